@@ -1,0 +1,59 @@
+/** Domain types of a timeline. Everything here is plain data: it crosses the wire and the stores. */
+
+export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick';
+export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick'];
+
+export type ConvType = 'user' | 'group';
+
+/** The conversation an entry belongs to, from the inbox owner's point of view. */
+export interface Conv {
+  type: ConvType;
+  /** For 1:1, the *other* party; for a group, the group id (tenant-local ids). */
+  id: string;
+}
+
+export interface RecallRef {
+  appinfo: string;
+  sendTime: number;
+}
+
+/** JSON value as carried in a message body. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** One item of an inbox (or of a group stream, where `seq` is the gseq). */
+export interface Entry {
+  seq: number;
+  kind: EntryKind;
+  /** Dedup key: unique per inbox. Same in every copy of a message. */
+  appinfo: string;
+  conv: Conv;
+  from: string;
+  sendTime: number;
+  /** kind "msg": application type (e.g. "text") and body. kind "group": body describes the event. */
+  type?: string;
+  body?: Json;
+  /** kind "read" / "receipt": an entry in this inbox. */
+  referSeq?: number;
+  /** kind "read": all entries of this inbox that were read (extension; referSeq is the highest). */
+  seqs?: number[];
+  /** kind "receipt": all readers so far. */
+  readBy?: string[];
+  /** kind "recall": which message is recalled. */
+  recall?: RecallRef;
+}
+
+/** An entry before its inbox has given it a seq. */
+export type NewEntry = Omit<Entry, 'seq'>;
+
+/** Result of appending one entry. */
+export interface AppendOutcome {
+  seq: number;
+  /** True when the appinfo was already in this inbox; seq is then the original one. */
+  duplicate: boolean;
+}
+
+/** A message of a read-fanout group stream. */
+export interface GroupMessage extends Entry {
+  /** Same as seq; named for the wire. */
+  gseq: number;
+}

@@ -1,0 +1,201 @@
+/**
+ * Ports: the interfaces adapters implement (libs/store, libs/seq, libs/bus) for both the
+ * embedded engine and the distributed services. Each port has one contract suite.
+ */
+import type { AppendOutcome, Entry, Json, NewEntry } from './entry.ts';
+import type { GroupKey, InboxKey } from './ids.ts';
+import type { Tier } from './tiers.ts';
+
+// ---------------------------------------------------------------- timeline
+
+export interface TimelineStore {
+  /**
+   * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
+   * order. Idempotent by appinfo: an entry whose appinfo is already in this inbox is not
+   * written and its original seq is returned with `duplicate: true` (also when the same
+   * appinfo appears twice in one call). Entries and the appinfo index are written atomically;
+   * durable when the promise resolves. A seq not above the inbox head is a bug: it throws.
+   */
+  append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]>;
+  /** appinfo → seq for those of the given appinfos stored in this inbox. */
+  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>>;
+  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null>;
+  /** Entries with seq > afterSeq, ascending, at most limit. */
+  readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]>;
+  /** Entries with seq < beforeSeq, descending, at most limit. */
+  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]>;
+  /** Highest stored seq, 0 for an empty inbox. */
+  headSeq(inbox: InboxKey): Promise<number>;
+  /** Adds readers to the receipt state of entry `seq`; returns all readers, sorted. */
+  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]>;
+  getReaders(inbox: InboxKey, seq: number): Promise<string[]>;
+}
+
+// ---------------------------------------------------------------- groups
+
+export interface GroupRecord {
+  key: GroupKey;
+  tenant: string;
+  id: string;
+  name: string;
+  /** The creator; may recall others' messages. */
+  admin: string;
+  tier: Tier;
+  memberCount: number;
+  createdAt: number;
+}
+
+/** One stretch of membership. gseqs bound what a read-fanout member may read. */
+export interface MemberWindow {
+  joinedAt: number;
+  /** Group stream head when the member joined: sees gseq > fromGseq. */
+  fromGseq: number;
+  removedAt?: number;
+  /** Group stream head when removed: sees gseq <= toGseq. */
+  toGseq?: number;
+}
+
+export interface Membership {
+  user: string;
+  windows: MemberWindow[];
+}
+
+export interface MembershipChangeAt {
+  time: number;
+  gseq: number;
+}
+
+export interface GroupStore {
+  /** Creates the group with its initial members; false when the key already exists. */
+  createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean>;
+  getGroup(key: GroupKey): Promise<GroupRecord | null>;
+  updateGroup(key: GroupKey, patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>): Promise<void>;
+  /** Opens a window for each user not currently a member; returns the users actually added. */
+  addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]>;
+  /** Closes the open window of each current member; returns the users actually removed. */
+  removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]>;
+  getMembership(key: GroupKey, user: string): Promise<Membership | null>;
+  /** Current members (open window), sorted. */
+  listMembers(key: GroupKey): Promise<string[]>;
+  /** Groups this user has ever been a member of (any window), as group keys. */
+  groupsOf(inbox: InboxKey): Promise<GroupKey[]>;
+}
+
+/** Read-fanout group streams: one copy per message, numbered by gseq. */
+export interface GroupStreamStore {
+  /** Same contract as TimelineStore.append, on (group, gseq). */
+  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]>;
+  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>>;
+  readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]>;
+  readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]>;
+  headSeq(group: GroupKey): Promise<number>;
+  /** Per-user read cursor in a group stream; only moves forward. Returns the stored cursor. */
+  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number>;
+  getCursor(group: GroupKey, inbox: InboxKey): Promise<number>;
+}
+
+// ---------------------------------------------------------------- seq ceilings
+
+/**
+ * Persisted section ceilings (WeChat seqsvr): no seq above a section's ceiling is handed out
+ * before the ceiling is durable. Writes carry the owner's epoch; a stale epoch is fenced.
+ */
+export interface SeqCeilingStore {
+  /** A new, never-before-returned epoch for `scope` (persisted counter). */
+  nextEpoch(scope: string): Promise<number>;
+  /**
+   * Takes ownership of a section for `epoch` (must be >= the stored epoch, else FencedError)
+   * and returns its persisted ceiling (0 when new).
+   */
+  claim(section: string, epoch: number): Promise<number>;
+  /** Persists a higher ceiling; FencedError if another owner claimed with a higher epoch. */
+  raise(section: string, ceiling: number, epoch: number): Promise<void>;
+}
+
+// ---------------------------------------------------------------- persisted jobs (local bus)
+
+export interface StoredJob {
+  /** Dedup key: putting a job whose id exists is a no-op. */
+  id: string;
+  queue: string;
+  payload: Json;
+  attempts: number;
+  /** Epoch ms before which the job must not run (backoff). */
+  notBefore: number;
+  createdAt: number;
+  lastError?: string;
+}
+
+export interface JobStore {
+  /** Durable when resolved; false when a job with this id is already pending. */
+  put(job: StoredJob): Promise<boolean>;
+  update(job: StoredJob): Promise<void>;
+  remove(id: string): Promise<void>;
+  /** Pending jobs, oldest first. */
+  list(queue?: string): Promise<StoredJob[]>;
+  /** Moves a job to the dead-letter set (atomically removing it from pending). */
+  bury(job: StoredJob): Promise<void>;
+  listDead(): Promise<StoredJob[]>;
+  /** Moves a dead job back to pending with attempts reset; false when absent. */
+  revive(id: string, now: number): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------- bus
+
+export interface PushMessage {
+  inbox: InboxKey;
+  /** Seq that came before the first entry in this inbox. */
+  prevSeq: number;
+  entries: Entry[];
+}
+
+export interface JobContext {
+  id: string;
+  attempt: number;
+}
+
+export interface QueueOptions {
+  /** Jobs of one queue run at most this many at once (the worker pool size). */
+  concurrency: number;
+  /** Jobs with the same key run at most `perKeyConcurrency` at once (per-group bound). */
+  keyOf?: (payload: Json) => string | undefined;
+  perKeyConcurrency?: number | (() => number);
+}
+
+export interface WorkQueue {
+  /** Durable when resolved; dedup by id (same id enqueued twice runs once while pending). */
+  enqueue(queue: string, id: string, payload: Json): Promise<void>;
+  /** Starts consuming. Failed handlers are retried with exponential backoff, then dead-lettered. */
+  consume(queue: string, handler: (payload: Json, ctx: JobContext) => Promise<void>, options: QueueOptions): Promise<void>;
+  deadLetters(): Promise<StoredJob[]>;
+  replay(id: string): Promise<boolean>;
+  /** Stops taking jobs and waits for running ones. */
+  close(): Promise<void>;
+}
+
+export interface PushBus {
+  publish(msg: PushMessage): void;
+  /** Delivers pushes for one inbox to this process; returns an unsubscribe. */
+  subscribe(inbox: InboxKey, onPush: (msg: PushMessage) => void): () => void;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- single-writer inbox
+
+/**
+ * The only way entries enter an inbox. Calls for one inbox are serialized by its owner
+ * (in-process in embedded mode, the shard owner over NATS in distributed mode), which
+ * allocates seqs and publishes a push after the append is durable.
+ */
+export interface InboxWriter {
+  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]>;
+  /**
+   * Merges `readers` into the receipt state of the message `appinfo` in this inbox and, when
+   * the set grew, appends one `receipt` entry carrying all readers. Concurrent calls for one
+   * inbox are serialized and merged (no lost update). No-op if the message is not there.
+   */
+  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void>;
+  /** Current head seq of the inbox as the writer knows it. */
+  headSeq(inbox: InboxKey): Promise<number>;
+  close(): Promise<void>;
+}
