@@ -1,0 +1,44 @@
+/**
+ * Architecture boundaries (DESIGN §3): apps → libs; adapters → core; core → nothing of ours;
+ * every lib is imported through its one public entry; no cycles.
+ */
+module.exports = {
+  forbidden: [
+    { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'core-depends-on-nothing-of-ours',
+      severity: 'error',
+      from: { path: '^libs/core/' },
+      to: { path: '^(libs/(?!core/)|apps/)' },
+    },
+    {
+      name: 'libs-never-import-apps',
+      severity: 'error',
+      from: { path: '^libs/' },
+      to: { path: '^apps/' },
+    },
+    {
+      name: 'no-deep-imports-across-packages',
+      comment: 'import another package by its name (its src/index.ts), never a file inside it',
+      severity: 'error',
+      from: { path: '^(libs|apps)/([^/]+)/' },
+      to: {
+        path: '^(libs|apps)/([^/]+)/',
+        pathNot: ['^(libs|apps)/$2/', '^(libs|apps)/[^/]+/src/index\\.ts$'],
+      },
+    },
+    {
+      name: 'apps-do-not-import-each-other',
+      severity: 'error',
+      from: { path: '^apps/([^/]+)/src/' },
+      to: { path: '^apps/', pathNot: ['^apps/$1/', '^apps/gateway/src/index\\.ts$'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(node_modules|/test/|\\.test\\.ts$)' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

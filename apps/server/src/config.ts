@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Every setting of the single-process server, validated once here at the edge. */
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  SEQLINE_DATA_DIR: z.string().default('./data'),
+  SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET must be at least 16 characters').optional(),
+  SEQLINE_TRANSPORT: z.enum(['uws', 'ws']).default('uws'),
+  SEQLINE_ALLOW_WS_FALLBACK: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  SEQLINE_ALLOWED_ORIGINS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
+  SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
+  SEQLINE_READ_FANOUT: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+export type ServerConfig = z.infer<typeof envSchema> & { dataDir: string; secret: string };
+
+export class ConfigError extends Error {}
+
+export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const dataDir = resolve(parsed.data.SEQLINE_DATA_DIR);
+  await mkdir(dataDir, { recursive: true });
+  const secret = parsed.data.SEQLINE_SECRET ?? await loadOrCreateSecret(dataDir);
+  return { ...parsed.data, dataDir, secret };
+}
+
+/** Used when SEQLINE_SECRET is unset: created on first start and kept (0600) in the data dir. */
+export async function loadOrCreateSecret(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'secret');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const secret = randomBytes(32).toString('base64url');
+    await writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' }).catch(async (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
+    return (await readFile(file, 'utf8')).trim();
+  }
+}
