@@ -1,1 +1,6 @@
-export {};
+export { SectionAllocator } from './section-allocator.ts';
+export type { SectionAllocatorOptions } from './section-allocator.ts';
+export { InboxOwner } from './inbox-owner.ts';
+export { sectionOfShard } from './owner-options.ts';
+export type { InboxOwnerOptions } from './owner-options.ts';
+export { ShardNotOwnedError, InboxOwnerClosedError } from './errors.ts';

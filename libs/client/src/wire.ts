@@ -1,0 +1,184 @@
+/**
+ * The parts of the wire protocol (PROTOCOL.md v1) the client speaks. Kept here, not imported
+ * from @seqline/protocol, so the SDK carries no server-side validation code at runtime.
+ */
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'OVERLOADED'
+  | 'RECALL_EXPIRED'
+  | 'INTERNAL';
+
+export const ERROR_CODES: readonly ErrorCode[] = [
+  'BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'TOO_LARGE',
+  'RATE_LIMITED', 'OVERLOADED', 'RECALL_EXPIRED', 'INTERNAL',
+];
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick';
+export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick'];
+
+export interface Conv {
+  type: 'user' | 'group';
+  id: string;
+}
+
+/** One item of the inbox. Fields beyond the required ones are passed through unchecked. */
+export interface Entry {
+  seq: number;
+  kind: EntryKind;
+  appinfo: string;
+  conv: Conv;
+  from: string;
+  sendTime: number;
+  type?: string;
+  body?: Json;
+  referSeq?: number;
+  seqs?: number[];
+  readBy?: string[];
+  recall?: { appinfo: string; sendTime: number };
+}
+
+export interface GroupMessage extends Entry {
+  gseq: number;
+}
+
+export type Recipient = { user: string } | { group: string };
+
+/** A read-fanout group whose stream has news past the user's cursor. */
+export interface GroupNews {
+  id: string;
+  headGseq: number;
+  cursor: number;
+}
+
+export interface SyncResult {
+  entries: Entry[];
+  headSeq: number;
+  hasMore: boolean;
+  groups: GroupNews[];
+}
+
+export type Tier = 'small' | 'large' | 'huge';
+
+/**
+ * Every op of v1: its arguments and its result (without `id` / `ok`). The group ops name the
+ * group `group`, not `id` as PROTOCOL.md's table does: a frame's `id` is the request number,
+ * so a group `id` would collide with it (the project's docs/protocol.md and the gateway agree).
+ */
+export interface Ops {
+  send: {
+    args: { appinfo: string; to: Recipient; type: string; body: Json };
+    result: { seq: number; sendTime: number; duplicate: boolean };
+  };
+  sync: { args: { maxSeq: number; limit?: number }; result: SyncResult };
+  history: { args: { beforeSeq: number; limit?: number }; result: { entries: Entry[]; hasMore: boolean } };
+  read: { args: { seqs: number[] }; result: { seq: number } };
+  recall: { args: { appinfo: string }; result: { seq: number } };
+  'group.create': {
+    args: { name: string; members: string[]; group?: string };
+    result: { group: string; tier: Tier };
+  };
+  'group.add': { args: { group: string; members: string[] }; result: { tier: Tier; memberCount: number } };
+  'group.remove': { args: { group: string; members: string[] }; result: { tier: Tier; memberCount: number } };
+  'group.info': {
+    args: { group: string };
+    result: { group?: string; name: string; tier: Tier; memberCount: number; fanout: 'write' | 'read'; headGseq: number };
+  };
+  'group.history': {
+    args: { group: string; afterGseq?: number; beforeGseq?: number; limit?: number };
+    result: { messages: GroupMessage[]; hasMore: boolean };
+  };
+  'group.ack': { args: { group: string; gseq: number }; result: { cursor: number } };
+}
+
+export type OpName = keyof Ops;
+export type OpArgs<O extends OpName> = Ops[O]['args'];
+export type OpResult<O extends OpName> = Ops[O]['result'];
+
+/** A reply frame: `{id, ok: true, ...result}` or `{id, ok: false, error}`. */
+export type ReplyFrame =
+  | { kind: 'reply'; id: number | null; ok: true; result: Record<string, unknown> }
+  | { kind: 'reply'; id: number | null; ok: false; error: { code: ErrorCode | string; message: string } };
+
+export interface PushFrame {
+  kind: 'push';
+  prevSeq: number;
+  entries: Entry[];
+}
+
+export type ServerFrame = ReplyFrame | PushFrame;
+
+// ---- minimal, safe guards: enough that the sync logic never acts on a malformed seq ----
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A seq is a non-negative safe integer (0 means "nothing yet"). */
+export function isSeq(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+export function isEntry(v: unknown): v is Entry {
+  if (!isObj(v)) return false;
+  const conv = v['conv'];
+  return (
+    isSeq(v['seq']) && v['seq'] > 0 &&
+    typeof v['kind'] === 'string' && (ENTRY_KINDS as readonly string[]).includes(v['kind']) &&
+    typeof v['appinfo'] === 'string' &&
+    isObj(conv) && (conv['type'] === 'user' || conv['type'] === 'group') && typeof conv['id'] === 'string' &&
+    typeof v['from'] === 'string' &&
+    typeof v['sendTime'] === 'number'
+  );
+}
+
+export function isEntryList(v: unknown): v is Entry[] {
+  return Array.isArray(v) && v.every(isEntry);
+}
+
+/** True when seqs strictly increase and all are above `after`. */
+export function isAscendingAfter(entries: readonly Entry[], after: number): boolean {
+  let prev = after;
+  for (const e of entries) {
+    if (e.seq <= prev) return false;
+    prev = e.seq;
+  }
+  return true;
+}
+
+/** Parses one text frame from the server; null when it is not a frame we understand. */
+export function parseServerFrame(text: string): ServerFrame | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isObj(v)) return null;
+  if (v['op'] === 'push') {
+    if (!isSeq(v['prevSeq']) || !isEntryList(v['entries'])) return null;
+    return { kind: 'push', prevSeq: v['prevSeq'], entries: v['entries'] };
+  }
+  const id = v['id'];
+  if (!(id === null || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
+  if (v['ok'] === true) {
+    const { id: _id, ok: _ok, ...result } = v;
+    return { kind: 'reply', id, ok: true, result };
+  }
+  if (v['ok'] === false) {
+    const err = v['error'];
+    const code = isObj(err) && typeof err['code'] === 'string' ? err['code'] : 'INTERNAL';
+    const message = isObj(err) && typeof err['message'] === 'string' ? err['message'] : 'error without message';
+    return { kind: 'reply', id, ok: false, error: { code, message } };
+  }
+  return null;
+}

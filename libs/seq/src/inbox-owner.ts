@@ -1,0 +1,287 @@
+/**
+ * The single writer of a set of inbox shards (DESIGN §5). Embedded mode runs one owner for all
+ * shards; distributed mode runs one per owned shard set (`ownedShards`) behind NATS.
+ *
+ * Memory: per-inbox state (queue + cached head) exists only while an inbox is active and is
+ * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
+ * bounded by SectionAllocator's `maxKeys`). A swept inbox re-reads its head from the store.
+ */
+import { FencedError, shardOf, systemClock } from '@seqline/core';
+import type {
+  AppendOutcome, Clock, Entry, InboxKey, InboxWriter, Logger, NewEntry, PushBus, SeqCeilingStore,
+  TimelineStore,
+} from '@seqline/core';
+import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
+import { readersByAppinfo, takeRun } from './inbox-queue.ts';
+import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbox-queue.ts';
+import { SectionAllocator } from './section-allocator.ts';
+import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
+import { planReceipts } from './receipt-plan.ts';
+import { sectionOfShard } from './owner-options.ts';
+import type { InboxOwnerOptions } from './owner-options.ts';
+
+export class InboxOwner implements InboxWriter {
+  readonly shardCount: number;
+  readonly epoch: number;
+  private readonly timeline: TimelineStore;
+  private readonly ceilings: SeqCeilingStore;
+  private readonly push: PushBus;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly step: number | undefined;
+  private readonly owned: ReadonlySet<number>;
+  private readonly limits: RunLimits;
+  private readonly idleInboxMs: number;
+  private readonly maxCachedInboxes: number;
+  private readonly maxKeysPerSection: number | undefined;
+  private readonly allocators = new Map<number, SectionAllocator>();
+  /** Insertion order = least recently enqueued first (re-inserted on use). */
+  private readonly states = new Map<InboxKey, InboxState>();
+  private readonly sweepTimer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(options: InboxOwnerOptions) {
+    this.timeline = options.timeline;
+    this.ceilings = options.ceilings;
+    this.push = options.push;
+    this.logger = options.logger.child({ component: 'inbox-owner', epoch: options.epoch });
+    this.clock = options.clock ?? systemClock;
+    this.shardCount = options.shardCount ?? 64;
+    this.epoch = options.epoch;
+    this.step = options.step;
+    this.owned = new Set(options.ownedShards ?? Array.from({ length: this.shardCount }, (_, i) => i));
+    for (const s of this.owned) {
+      if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
+    }
+    const maxEntries = options.maxBatchEntries ?? 512;
+    this.limits = { maxEntries, maxOps: maxEntries };
+    this.idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
+    this.maxCachedInboxes = options.maxCachedInboxes ?? 100_000;
+    this.maxKeysPerSection = options.maxKeysPerSection;
+    this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, this.idleInboxMs / 2));
+    this.sweepTimer.unref();
+  }
+
+  /** Claims every owned section up front (otherwise each is claimed on first use). */
+  async start(): Promise<void> {
+    await Promise.all([...this.owned].map((s) => this.allocatorFor(s)));
+  }
+
+  owns(inbox: InboxKey): boolean {
+    return this.owned.has(shardOf(inbox, this.shardCount));
+  }
+
+  get cachedInboxes(): number { return this.states.size; }
+
+  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    return new Promise((resolve, reject) => {
+      if (!this.checkAccepting(inbox, reject)) return;
+      if (entries.length === 0) return resolve([]);
+      this.enqueue(inbox, { kind: 'append', entries, resolve, reject });
+    });
+  }
+
+  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (!this.checkAccepting(inbox, reject)) return;
+      if (readers.length === 0) return resolve();
+      this.enqueue(inbox, { kind: 'receipt', appinfo, readers: [...readers], resolve, reject });
+    });
+  }
+
+  async headSeq(inbox: InboxKey): Promise<number> {
+    const shard = shardOf(inbox, this.shardCount);
+    if (!this.owned.has(shard)) throw new ShardNotOwnedError(shard, inbox);
+    return this.states.get(inbox)?.head ?? this.timeline.headSeq(inbox);
+  }
+
+  /** Stops taking work and waits for everything queued to finish. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    for (;;) {
+      const running = [...this.states.values()].flatMap((s) => (s.draining ? [s.draining] : []));
+      if (running.length === 0) break;
+      await Promise.all(running);
+    }
+  }
+
+  /** Drops inbox state that has been idle for `idleInboxMs`; returns how many were dropped. */
+  sweepIdle(): number {
+    const cutoff = this.clock.now() - this.idleInboxMs;
+    let dropped = 0;
+    for (const [inbox, state] of this.states) {
+      if (isIdle(state) && state.lastUsed <= cutoff) {
+        this.states.delete(inbox);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  // ------------------------------------------------------------------ queue
+
+  private checkAccepting(inbox: InboxKey, reject: (err: unknown) => void): boolean {
+    if (this.closed) return reject(new InboxOwnerClosedError()), false;
+    const shard = shardOf(inbox, this.shardCount);
+    if (!this.owned.has(shard)) return reject(new ShardNotOwnedError(shard, inbox)), false;
+    return true;
+  }
+
+  private enqueue(inbox: InboxKey, op: InboxOp): void {
+    let state = this.states.get(inbox);
+    if (state) {
+      this.states.delete(inbox); // re-insert: keeps the Map in least-recently-used order
+    } else {
+      state = { inbox, shard: shardOf(inbox, this.shardCount), head: undefined, pending: [], draining: undefined, lastUsed: 0 };
+      if (this.states.size >= this.maxCachedInboxes) this.dropOldestIdle();
+    }
+    this.states.set(inbox, state);
+    state.pending.push(op);
+    state.draining ??= this.drain(state);
+  }
+
+  private async drain(state: InboxState): Promise<void> {
+    // Yield once so calls made in the same tick are merged into the first run.
+    await null;
+    try {
+      while (state.pending.length > 0) {
+        const run = takeRun(state.pending, this.limits);
+        await this.execute(state, run);
+      }
+    } finally {
+      state.draining = undefined;
+      state.lastUsed = this.clock.now();
+    }
+  }
+
+  /** Runs merged; if a merged run fails, retries each op alone so one bad op fails only itself. */
+  private async execute(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
+    try {
+      await this.executeRun(state, run);
+    } catch (err) {
+      if (run.length === 1 || err instanceof FencedError) {
+        for (const op of run) op.reject(err);
+        return;
+      }
+      this.logger.warn({ inbox: state.inbox, ops: run.length, err }, 'merged inbox write failed; retrying ops one by one');
+      for (const op of run) {
+        try {
+          await this.executeRun(state, op.kind === 'append' ? [op] : [op]); // narrows to one run type
+        } catch (e) {
+          op.reject(e);
+        }
+      }
+    }
+  }
+
+  private async executeRun(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
+    if (run[0]?.kind === 'append') {
+      const ops = run as AppendOp[];
+      const outcomes = await this.write(state, ops.flatMap((op) => op.entries));
+      let at = 0;
+      for (const op of ops) op.resolve(outcomes.slice(at, (at += op.entries.length)));
+    } else {
+      const ops = run as ReceiptOp[];
+      await this.applyReceipts(state, readersByAppinfo(ops));
+      for (const op of ops) op.resolve();
+    }
+  }
+
+  /**
+   * Makes room for one more inbox by dropping the least recently used idle ones. The scan is
+   * bounded so a burst of busy inboxes cannot make every enqueue O(n); the cap is then soft
+   * until the sweep catches up.
+   */
+  private dropOldestIdle(): void {
+    let excess = this.states.size - this.maxCachedInboxes + 1;
+    let scanned = 0;
+    for (const [inbox, state] of this.states) {
+      if (excess <= 0 || ++scanned > 256) break;
+      if (isIdle(state)) {
+        this.states.delete(inbox);
+        excess--;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ writing
+
+  private async allocatorFor(shard: number): Promise<SectionAllocator> {
+    let alloc = this.allocators.get(shard);
+    if (!alloc) {
+      alloc = new SectionAllocator({
+        section: sectionOfShard(shard), ceilings: this.ceilings, epoch: this.epoch, step: this.step,
+        maxKeys: this.maxKeysPerSection, logger: this.logger,
+      });
+      this.allocators.set(shard, alloc);
+    }
+    if (!alloc.isStarted) await alloc.start();
+    return alloc;
+  }
+
+  /**
+   * Dedups, allocates, appends durably, then pushes. Outcomes align with `entries`. On a failed
+   * append the allocated seqs are burnt and the head is re-read from the store next time (the
+   * append may have landed after all, e.g. a timeout).
+   */
+  private async write(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    const alloc = await this.allocatorFor(state.shard);
+    if (state.head === undefined) {
+      const storeHead = await this.timeline.headSeq(state.inbox);
+      alloc.observe(state.inbox, storeHead);
+      state.head = storeHead;
+    }
+    const headBefore = state.head;
+    const found = await this.timeline.findSeqs(state.inbox, [...new Set(entries.map((e) => e.appinfo))]);
+    const { outcomes, fresh } = dedupAgainst(entries, found);
+    if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
+
+    const seqs = await alloc.next(state.inbox, fresh.length);
+    const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: seqs[k] as number }));
+    let results: AppendOutcome[];
+    try {
+      results = await this.timeline.append(state.inbox, toStore);
+      if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
+    } catch (err) {
+      state.head = undefined;
+      throw err;
+    }
+    const stored: Entry[] = [];
+    results.forEach((r, k) => {
+      outcomes[(fresh[k] as { index: number }).index] = { seq: r.seq, duplicate: r.duplicate };
+      if (!r.duplicate) stored.push(toStore[k] as Entry);
+    });
+    const last = stored[stored.length - 1];
+    if (last) {
+      state.head = Math.max(headBefore, last.seq);
+      this.publish({ inbox: state.inbox, prevSeq: headBefore, entries: stored });
+    }
+    return resolveInBatchDuplicates(outcomes, entries);
+  }
+
+  private publish(msg: { inbox: InboxKey; prevSeq: number; entries: Entry[] }): void {
+    try {
+      this.push.publish(msg);
+    } catch (err) {
+      // The append is durable; a lost push only means the client syncs.
+      this.logger.warn({ inbox: msg.inbox, err }, 'push publish failed');
+    }
+  }
+
+  /**
+   * Receipt entries are appended first and the reader set merged after: if we fail between
+   * the two, a retry sees the set not grown yet and rewrites the same receipt appinfo, which
+   * dedups. The other order could lose the receipt entry for good.
+   */
+  private async applyReceipts(state: InboxState, byAppinfo: Map<string, string[]>): Promise<void> {
+    const todo = await planReceipts(this.timeline, state.inbox, byAppinfo, this.clock.now(), this.logger);
+    if (todo.length === 0) return;
+    await this.write(state, todo.map((p) => p.entry));
+    await Promise.all(todo.map((p) => this.timeline.addReaders(state.inbox, p.seq, p.readers)));
+  }
+}
+
+function isIdle(state: InboxState): boolean {
+  return state.draining === undefined && state.pending.length === 0;
+}

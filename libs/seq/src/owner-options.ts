@@ -1,0 +1,30 @@
+import type { Clock, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+
+export interface InboxOwnerOptions {
+  timeline: TimelineStore;
+  ceilings: SeqCeilingStore;
+  push: PushBus;
+  logger: Logger;
+  clock?: Clock;
+  /** Fixed for a deployment: a user's section is its shard. Default 64. */
+  shardCount?: number;
+  /** Shards this owner writes; default all. Appends for others fail with ShardNotOwnedError. */
+  ownedShards?: number[];
+  /** Owner epoch for every section it claims (from `ceilings.nextEpoch`). */
+  epoch: number;
+  /** Ceiling step per section. Default 10 000. */
+  step?: number;
+  /** Most entries merged into one store append. Default 512. */
+  maxBatchEntries?: number;
+  /** Inbox state idle this long is dropped. Default 5 min. */
+  idleInboxMs?: number;
+  /** Above this many cached inboxes the oldest idle ones are dropped at once. Default 100 000. */
+  maxCachedInboxes?: number;
+  /** Most keys per section allocator (see SectionAllocator.maxKeys). */
+  maxKeysPerSection?: number;
+}
+
+/** Section name of a shard in the ceiling store. */
+export function sectionOfShard(shard: number): string {
+  return `inbox-shard-${shard}`;
+}

@@ -1,0 +1,191 @@
+/**
+ * Test doubles of the ports, for unit tests of libs/seq only (the product adapters live in
+ * libs/store). Each records what the tests need to check ordering and durability.
+ */
+import { FencedError } from '@seqline/core';
+import type {
+  AppendOutcome, Entry, InboxKey, Logger, PushBus, PushMessage, SeqCeilingStore, TimelineStore,
+} from '@seqline/core';
+
+export type CeilingEvent =
+  | { op: 'claim'; section: string; epoch: number; ceiling: number }
+  | { op: 'raise'; section: string; epoch: number; ceiling: number };
+
+/** Ceiling store double: state changes when a call resolves (= durable); optional gates. */
+export class FakeCeilingStore implements SeqCeilingStore {
+  readonly sections = new Map<string, { ceiling: number; epoch: number }>();
+  /** Durable changes, in the order they became durable. */
+  readonly events: CeilingEvent[] = [];
+  raiseCalls = 0;
+  /** Awaited before a raise is applied: lets a test delay or order raises. */
+  beforeRaise: ((section: string, ceiling: number) => Promise<void>) | undefined;
+  /** Thrown (once) by the next raise. */
+  failNextRaise: Error | undefined;
+  private readonly epochs = new Map<string, number>();
+
+  durableCeiling(section: string): number {
+    return this.sections.get(section)?.ceiling ?? 0;
+  }
+
+  async nextEpoch(scope: string): Promise<number> {
+    const e = (this.epochs.get(scope) ?? 0) + 1;
+    this.epochs.set(scope, e);
+    return e;
+  }
+
+  async claim(section: string, epoch: number): Promise<number> {
+    await null;
+    const s = this.sections.get(section) ?? { ceiling: 0, epoch: 0 };
+    if (epoch < s.epoch) throw new FencedError(`claim ${section}: epoch ${epoch} < ${s.epoch}`);
+    this.sections.set(section, { ceiling: s.ceiling, epoch });
+    this.events.push({ op: 'claim', section, epoch, ceiling: s.ceiling });
+    return s.ceiling;
+  }
+
+  async raise(section: string, ceiling: number, epoch: number): Promise<void> {
+    this.raiseCalls++;
+    if (this.beforeRaise) await this.beforeRaise(section, ceiling);
+    await null;
+    if (this.failNextRaise) {
+      const err = this.failNextRaise;
+      this.failNextRaise = undefined;
+      throw err;
+    }
+    const s = this.sections.get(section) ?? { ceiling: 0, epoch: 0 };
+    if (epoch < s.epoch) throw new FencedError(`raise ${section}: epoch ${epoch} < ${s.epoch}`);
+    this.sections.set(section, { ceiling: Math.max(s.ceiling, ceiling), epoch });
+    this.events.push({ op: 'raise', section, epoch, ceiling });
+  }
+}
+
+interface FakeInbox {
+  entries: Entry[];
+  index: Map<string, number>;
+  readers: Map<number, Set<string>>;
+}
+
+/** Timeline store double honouring the port contract (idempotent, seq > head, atomic). */
+export class FakeTimelineStore implements TimelineStore {
+  readonly inboxes = new Map<string, FakeInbox>();
+  appendCalls = 0;
+  /** Called before an append is applied; may throw to fail it (nothing is written). */
+  beforeAppend: ((inbox: InboxKey, entries: Entry[]) => Promise<void> | void) | undefined;
+  /** Called after an append was applied; may throw (the write landed, the caller sees an error). */
+  afterAppend: ((inbox: InboxKey, entries: Entry[]) => void) | undefined;
+  /** Thrown (once) by the next addReaders. */
+  failNextAddReaders: Error | undefined;
+
+  private box(inbox: string): FakeInbox {
+    let b = this.inboxes.get(inbox);
+    if (!b) this.inboxes.set(inbox, (b = { entries: [], index: new Map(), readers: new Map() }));
+    return b;
+  }
+
+  all(inbox: string): Entry[] {
+    return [...(this.inboxes.get(inbox)?.entries ?? [])];
+  }
+
+  async append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    this.appendCalls++;
+    if (this.beforeAppend) await this.beforeAppend(inbox, entries);
+    await null;
+    const b = this.box(inbox);
+    let head = b.entries.at(-1)?.seq ?? 0;
+    const seen = new Map<string, number>();
+    const outcomes: AppendOutcome[] = [];
+    const toWrite: Entry[] = [];
+    for (const e of entries) {
+      const original = b.index.get(e.appinfo) ?? seen.get(e.appinfo);
+      if (original !== undefined) {
+        outcomes.push({ seq: original, duplicate: true });
+        continue;
+      }
+      if (e.seq <= head) throw new Error(`seq ${e.seq} not above head ${head} in ${inbox}`);
+      head = e.seq;
+      seen.set(e.appinfo, e.seq);
+      toWrite.push(structuredClone(e));
+      outcomes.push({ seq: e.seq, duplicate: false });
+    }
+    for (const e of toWrite) {
+      b.entries.push(e);
+      b.index.set(e.appinfo, e.seq);
+    }
+    this.afterAppend?.(inbox, entries);
+    return outcomes;
+  }
+
+  async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
+    await null;
+    const b = this.box(inbox);
+    const out = new Map<string, number>();
+    for (const a of appinfos) {
+      const s = b.index.get(a);
+      if (s !== undefined) out.set(a, s);
+    }
+    return out;
+  }
+
+  async getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
+    return structuredClone(this.box(inbox).entries.find((e) => e.seq === seq) ?? null);
+  }
+
+  async readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
+    return this.box(inbox).entries.filter((e) => e.seq > afterSeq).slice(0, limit);
+  }
+
+  async readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
+    return this.box(inbox).entries.filter((e) => e.seq < beforeSeq).reverse().slice(0, limit);
+  }
+
+  async headSeq(inbox: InboxKey): Promise<number> {
+    await null;
+    return this.box(inbox).entries.at(-1)?.seq ?? 0;
+  }
+
+  async addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+    await null;
+    if (this.failNextAddReaders) {
+      const err = this.failNextAddReaders;
+      this.failNextAddReaders = undefined;
+      throw err;
+    }
+    const b = this.box(inbox);
+    let set = b.readers.get(seq);
+    if (!set) b.readers.set(seq, (set = new Set()));
+    for (const r of readers) set.add(r);
+    return [...set].sort();
+  }
+
+  async getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
+    await null;
+    return [...(this.box(inbox).readers.get(seq) ?? [])].sort();
+  }
+}
+
+/** Push bus double: records every publish. */
+export class RecordingPushBus implements PushBus {
+  readonly published: PushMessage[] = [];
+  publish(msg: PushMessage): void { this.published.push(structuredClone(msg)); }
+  subscribe(): () => void { return () => {}; }
+  async close(): Promise<void> {}
+  forInbox(inbox: string): PushMessage[] { return this.published.filter((m) => m.inbox === inbox); }
+}
+
+/** Logger double that keeps warn/error records (tests assert nothing is silently swallowed). */
+export class MemoryLogger implements Logger {
+  readonly records: Array<{ level: string; obj: object; msg?: string }> = [];
+  debug(obj: object, msg?: string): void { this.records.push({ level: 'debug', obj, msg }); }
+  info(obj: object, msg?: string): void { this.records.push({ level: 'info', obj, msg }); }
+  warn(obj: object, msg?: string): void { this.records.push({ level: 'warn', obj, msg }); }
+  error(obj: object, msg?: string): void { this.records.push({ level: 'error', obj, msg }); }
+  child(): Logger { return this; }
+}
+
+/** A promise plus its resolver, for gating fakes. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve(v: T): void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
