@@ -1,1 +1,1 @@
-export {};
+export { openEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded/engine.ts';

@@ -1,1 +1,2 @@
-export {};
+/** Port contract suites (vitest): every adapter of a port runs the same suite. */
+export * from './contracts/index.ts';

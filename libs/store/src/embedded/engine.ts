@@ -1,0 +1,103 @@
+/**
+ * The embedded engine: one LMDB environment (one directory) with a named sub-database per
+ * table, shared by every store so a transaction can span tables. All writes go through one
+ * WriteBatcher (group commit) with lmdb-js's default durable commit; every store method that
+ * writes resolves only after its commit is flushed to disk.
+ */
+import { mkdir } from 'node:fs/promises';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import {
+  silentLogger,
+  type Entry, type GroupRecord, type GroupStore, type GroupStreamStore, type JobStore, type Logger,
+  type MemberWindow, type SeqCeilingStore, type StoredJob, type TimelineStore,
+} from '@seqline/core';
+import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
+import { LmdbGroupStreamStore } from './group-stream.ts';
+import { LmdbGroupStore } from './groups.ts';
+import { LmdbJobStore } from './jobs.ts';
+import { DB_COUNT, DB_NAMES } from './keys.ts';
+import { SeqLog, type AppinfoKey, type SeqKey } from './seq-log.ts';
+import { LmdbTimelineStore } from './timeline.ts';
+import { WriteBatcher } from './write-batcher.ts';
+
+export interface EmbeddedEngineOptions {
+  /** Directory holding the LMDB files (created if missing). */
+  dir: string;
+  logger?: Logger;
+}
+
+export interface EmbeddedEngine {
+  timeline: TimelineStore;
+  groups: GroupStore;
+  groupStreams: GroupStreamStore;
+  ceilings: SeqCeilingStore;
+  jobs: JobStore;
+  /** Waits for queued writes, then closes the environment. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Initial map size; lmdb-js v3 grows the map on demand, so this is not a limit. */
+const INITIAL_MAP_SIZE = 256 * 1024 * 1024;
+
+export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promise<EmbeddedEngine> {
+  const logger = (options.logger ?? silentLogger).child({ component: 'embedded-store' });
+  await mkdir(options.dir, { recursive: true });
+  const env = open({
+    path: options.dir,
+    noSubdir: false, // `dir` is a directory even when its name has a dot
+    maxDbs: DB_COUNT + 4,
+    mapSize: INITIAL_MAP_SIZE,
+  });
+  const db = <V, K extends Key>(name: string): Database<V, K> => env.openDB<V, K>({ name });
+  const writes = new WriteBatcher(env);
+
+  const timeline = new LmdbTimelineStore(
+    new SeqLog({
+      entries: db<Entry, SeqKey>(DB_NAMES.timeline),
+      appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
+      heads: db<number, string>(DB_NAMES.timelineHeads),
+    }, writes),
+    db<string[], SeqKey>(DB_NAMES.timelineReaders),
+    writes,
+  );
+  const groupStreams = new LmdbGroupStreamStore(
+    new SeqLog({
+      entries: db<Entry, SeqKey>(DB_NAMES.groupStream),
+      appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
+      heads: db<number, string>(DB_NAMES.groupHeads),
+    }, writes),
+    db<number, [string, string]>(DB_NAMES.groupCursors),
+    writes,
+  );
+  const groups = new LmdbGroupStore({
+    groups: db<GroupRecord, string>(DB_NAMES.groups),
+    members: db<MemberWindow[], [string, string]>(DB_NAMES.members),
+    currentMembers: db<true, [string, string]>(DB_NAMES.currentMembers),
+    userGroups: db<true, [string, string]>(DB_NAMES.userGroups),
+  }, writes);
+  const ceilings = new LmdbSeqCeilingStore(
+    db<number, string>(DB_NAMES.epochs),
+    db<StoredCeiling, string>(DB_NAMES.ceilings),
+    writes,
+  );
+  const jobs = new LmdbJobStore({
+    pending: db<StoredJob, string>(DB_NAMES.jobs),
+    order: db<true, [number, string]>(DB_NAMES.jobOrder),
+    queueOrder: db<true, [string, number, string]>(DB_NAMES.jobQueueOrder),
+    dead: db<StoredJob, string>(DB_NAMES.deadJobs),
+    deadOrder: db<true, [number, string]>(DB_NAMES.deadOrder),
+  }, writes);
+  logger.info({ dir: options.dir }, 'embedded store opened');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= closeEnv(env).then(() => logger.info({ dir: options.dir }, 'embedded store closed'));
+    return closing;
+  };
+  return { timeline, groups, groupStreams, ceilings, jobs, close };
+}
+
+async function closeEnv(env: RootDatabase): Promise<void> {
+  await env.flushed;
+  await env.close();
+}

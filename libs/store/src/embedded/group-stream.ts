@@ -1,0 +1,48 @@
+/** Read-fanout group streams on LMDB: a SeqLog per group plus per-member read cursors. */
+import type { Database } from 'lmdb';
+import { BadRequestError, type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey } from '@seqline/core';
+import type { SeqLog } from './seq-log.ts';
+import type { WriteBatcher } from './write-batcher.ts';
+
+export class LmdbGroupStreamStore implements GroupStreamStore {
+  constructor(
+    private readonly log: SeqLog,
+    private readonly cursors: Database<number, [group: string, inbox: string]>,
+    private readonly writes: WriteBatcher,
+  ) {}
+
+  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    return this.log.append(group, entries);
+  }
+
+  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
+    return this.log.findSeqs(group, appinfos);
+  }
+
+  readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {
+    return this.log.readAfter(group, afterGseq, limit);
+  }
+
+  readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]> {
+    return this.log.readBefore(group, beforeGseq, limit);
+  }
+
+  headSeq(group: GroupKey): Promise<number> {
+    return this.log.headSeq(group);
+  }
+
+  /** Compare-and-raise as one batched write (writes run one at a time): racing acks keep the highest. */
+  async setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
+    if (!Number.isSafeInteger(gseq) || gseq < 0) throw new BadRequestError(`invalid gseq ${String(gseq)}`);
+    return this.writes.run(() => {
+      const current = this.cursors.get([group, inbox]) ?? 0;
+      if (gseq <= current) return current;
+      this.cursors.put([group, inbox], gseq);
+      return gseq;
+    });
+  }
+
+  async getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
+    return this.cursors.get([group, inbox]) ?? 0;
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Key layout of the embedded engine. Keys are ordered-binary arrays, so a prefix such as
+ * `[inbox]` bounds a range scan and numeric parts sort numerically (seq 9 before seq 10).
+ */
+/** Upper bound for numeric key parts: every seq, gseq and timestamp is a safe integer. */
+export const MAX_KEY_NUMBER = Number.MAX_SAFE_INTEGER;
+
+/** Named sub-databases of the one LMDB environment. */
+export const DB_NAMES = {
+  timeline: 'timeline',           // [inbox, seq] → Entry
+  timelineAppinfo: 'timeline_appinfo', // [inbox, appinfo] → seq
+  timelineReaders: 'timeline_readers', // [inbox, seq] → sorted reader ids
+  timelineHeads: 'timeline_heads', // inbox → highest seq
+  groupStream: 'group_stream',    // [group, gseq] → Entry
+  groupAppinfo: 'group_appinfo',  // [group, appinfo] → gseq
+  groupHeads: 'group_heads',      // group → highest gseq
+  groupCursors: 'group_cursors',  // [group, inbox] → gseq
+  groups: 'groups',               // group key → GroupRecord
+  members: 'group_members',       // [group, user] → MemberWindow[]
+  currentMembers: 'group_current', // [group, user] → true while a window is open
+  userGroups: 'user_groups',      // [inbox, group] → true once ever a member
+  epochs: 'seq_epochs',           // scope → last epoch handed out
+  ceilings: 'seq_ceilings',       // section → { ceiling, epoch }
+  jobs: 'jobs',                   // id → StoredJob (pending)
+  jobOrder: 'job_order',          // [createdAt, id] → true (pending, oldest first)
+  jobQueueOrder: 'job_queue_order', // [queue, createdAt, id] → true
+  deadJobs: 'jobs_dead',          // id → StoredJob
+  deadOrder: 'jobs_dead_order',   // [createdAt, id] → true
+} as const;
+
+export const DB_COUNT = Object.keys(DB_NAMES).length;
+
+/** Sorts after every string key part (used as the end of a `[prefix, string]` range). */
+export const MAX_KEY_STRING = '\u{10FFFF}';
+
+/** Largest UTF-8 size of a string used inside a key; LMDB keys are limited to ~2 KB. */
+export const MAX_KEY_PART_BYTES = 512;

@@ -1,0 +1,118 @@
+/**
+ * A numbered, appinfo-deduplicated log on LMDB: the shared core of inbox timelines and group
+ * streams. Appends go through the WriteBatcher: concurrent appends (to any streams) share one
+ * transaction and commit, and each append's work still sees every earlier write. The head of
+ * a stream is its own key, written with the entries, so reading it is one B-tree lookup.
+ */
+import type { Database } from 'lmdb';
+import { BadRequestError, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
+import { MAX_KEY_NUMBER, MAX_KEY_PART_BYTES } from './keys.ts';
+import type { WriteBatcher } from './write-batcher.ts';
+
+export type SeqKey = [stream: string, seq: number];
+export type AppinfoKey = [stream: string, appinfo: string];
+
+export interface SeqLogDbs {
+  entries: Database<Entry, SeqKey>;
+  appinfos: Database<number, AppinfoKey>;
+  /** stream → highest seq; always equal to the last key of the stream in `entries`. */
+  heads: Database<number, string>;
+}
+
+export class SeqLog {
+  constructor(
+    private readonly dbs: SeqLogDbs,
+    private readonly writes: WriteBatcher,
+  ) {}
+
+  async append(stream: string, batch: Entry[]): Promise<AppendOutcome[]> {
+    if (batch.length === 0) return [];
+    for (const entry of batch) checkEntry(stream, entry);
+    return this.writes.run(() => this.appendInTxn(stream, batch));
+  }
+
+  /**
+   * Runs inside the write transaction. Every check happens before the first write (see
+   * WriteBatcher: a throw fails only this append, writes already made would commit).
+   */
+  private appendInTxn(stream: string, batch: Entry[]): AppendOutcome[] {
+    let head = this.dbs.heads.get(stream) ?? 0;
+    const seen = new Map<string, number>();
+    const outcomes: AppendOutcome[] = [];
+    const toWrite: Entry[] = [];
+    for (const entry of batch) {
+      const original = seen.get(entry.appinfo) ?? this.dbs.appinfos.get([stream, entry.appinfo]);
+      if (original !== undefined) {
+        outcomes.push({ seq: original, duplicate: true });
+        continue;
+      }
+      if (entry.seq <= head) {
+        throw new InternalError(`seq ${entry.seq} is not above head ${head} of ${stream}`);
+      }
+      head = entry.seq;
+      seen.set(entry.appinfo, entry.seq);
+      outcomes.push({ seq: entry.seq, duplicate: false });
+      toWrite.push(entry);
+    }
+    for (const entry of toWrite) {
+      this.dbs.entries.put([stream, entry.seq], entry);
+      this.dbs.appinfos.put([stream, entry.appinfo], entry.seq);
+    }
+    if (toWrite.length > 0) this.dbs.heads.put(stream, head);
+    return outcomes;
+  }
+
+  async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (const appinfo of appinfos) {
+      if (!fitsInKey(appinfo)) continue; // could never have been stored
+      const seq = this.dbs.appinfos.get([stream, appinfo]);
+      if (seq !== undefined) found.set(appinfo, seq);
+    }
+    return found;
+  }
+
+  async getEntry(stream: string, seq: number): Promise<Entry | null> {
+    return this.dbs.entries.get([stream, seq]) ?? null;
+  }
+
+  hasEntry(stream: string, seq: number): boolean {
+    return this.dbs.entries.doesExist([stream, seq]);
+  }
+
+  async readAfter(stream: string, afterSeq: number, limit: number): Promise<Entry[]> {
+    if (!(limit > 0)) return [];
+    const range = this.dbs.entries.getRange({
+      start: [stream, afterSeq],
+      exclusiveStart: true,
+      end: [stream, MAX_KEY_NUMBER],
+      inclusiveEnd: true,
+      limit,
+    });
+    return Array.from(range, ({ value }) => value);
+  }
+
+  async readBefore(stream: string, beforeSeq: number, limit: number): Promise<Entry[]> {
+    if (!(limit > 0)) return [];
+    const range = this.dbs.entries.getRange({ start: [stream, beforeSeq], exclusiveStart: true, end: [stream], reverse: true, limit });
+    return Array.from(range, ({ value }) => value);
+  }
+
+  async headSeq(stream: string): Promise<number> {
+    return this.dbs.heads.get(stream) ?? 0;
+  }
+}
+
+function checkEntry(stream: string, entry: Entry): void {
+  if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || entry.seq >= MAX_KEY_NUMBER) {
+    throw new InternalError(`invalid seq ${String(entry.seq)} for ${stream}`);
+  }
+  if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) {
+    throw new BadRequestError('entry without appinfo');
+  }
+  if (!fitsInKey(entry.appinfo)) throw new BadRequestError('appinfo too long');
+}
+
+export function fitsInKey(part: string): boolean {
+  return Buffer.byteLength(part, 'utf8') <= MAX_KEY_PART_BYTES;
+}

@@ -1,0 +1,298 @@
+/**
+ * Contract suites of the bus ports (WorkQueue, PushBus). Every adapter runs them: the local one
+ * in embedded mode and the NATS one against a real server. Each test uses fresh queue and inbox
+ * names, so one shared server (and one shared dead-letter set) serves every test.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { inboxKey } from '@seqline/core';
+import type { Entry, InboxKey, Json, JobContext, PushBus, PushMessage, WorkQueue } from '@seqline/core';
+
+/**
+ * Opens a WorkQueue on the adapter's shared durable backing: a second call is "the same
+ * deployment after a restart". The adapter must be configured to retry fast (first retry within
+ * ~300 ms) and to dead-letter a job that keeps failing within ~5 s.
+ */
+export type OpenWorkQueue = () => WorkQueue | Promise<WorkQueue>;
+export type OpenPushBus = () => PushBus | Promise<PushBus>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` stops throwing (or returns true), failing after `timeoutMs`. */
+export async function eventually(check: () => unknown | Promise<unknown>, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await check()) !== false) return;
+      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    } catch (err) { if (Date.now() > deadline) throw err; }
+    await sleep(intervalMs);
+  }
+}
+
+let uniqueCounter = 0;
+/** A name unique across tests and runs: only [a-z0-9_] (valid as a NATS token and durable). */
+export const uniqueName = (prefix: string): string =>
+  `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}_${++uniqueCounter}`;
+
+/** Tracks how many handlers run at once, overall and per key. */
+class ConcurrencyProbe {
+  running = 0;
+  maxRunning = 0;
+  private readonly perKey = new Map<string, number>();
+  readonly maxPerKey = new Map<string, number>();
+
+  async around(key: string, body: () => Promise<void>): Promise<void> {
+    const n = (this.perKey.get(key) ?? 0) + 1;
+    this.perKey.set(key, n);
+    this.maxPerKey.set(key, Math.max(this.maxPerKey.get(key) ?? 0, n));
+    this.maxRunning = Math.max(this.maxRunning, ++this.running);
+    try { await body(); } finally {
+      this.running--;
+      this.perKey.set(key, (this.perKey.get(key) ?? 1) - 1);
+    }
+  }
+}
+
+const keyOfGroup = (payload: Json): string | undefined =>
+  payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof payload.group === 'string' ? payload.group : undefined;
+
+export function workQueueContract(name: string, open: OpenWorkQueue): void {
+  describe(`WorkQueue contract: ${name}`, () => {
+    const opened: WorkQueue[] = [];
+    const openQueue = async () => { const wq = await open(); opened.push(wq); return wq; };
+    afterEach(async () => { await Promise.all(opened.splice(0).map((wq) => wq.close())); });
+
+    it('runs a job enqueued after consume, once, with its payload, id and attempt 1', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      const calls: [Json, JobContext][] = [];
+      await wq.consume(q, async (payload, ctx) => { calls.push([payload, ctx]); }, { concurrency: 2 });
+      await wq.enqueue(q, `${q}-1`, { hello: 'world', n: [1, 2] });
+      await eventually(() => expect(calls).toHaveLength(1));
+      await sleep(300);
+      expect(calls).toEqual([[{ hello: 'world', n: [1, 2] }, { id: `${q}-1`, attempt: 1 }]]);
+    });
+
+    it('runs jobs enqueued before consume started', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      for (let i = 0; i < 5; i++) await wq.enqueue(q, `${q}-${i}`, i);
+      const seen: Json[] = [];
+      await wq.consume(q, async (payload) => { seen.push(payload); }, { concurrency: 3 });
+      await eventually(() => expect([...seen].sort()).toEqual([0, 1, 2, 3, 4]));
+    });
+
+    it('runs a job id enqueued twice while pending only once', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      for (const [id, payload] of [['dup', 'first'], ['dup', 'second'], ['other', 'other']]) await wq.enqueue(q, `${q}-${id}`, payload!);
+      const seen: Json[] = [];
+      await wq.consume(q, async (payload) => { seen.push(payload); }, { concurrency: 4 });
+      await eventually(() => expect(seen).toHaveLength(2));
+      await sleep(300);
+      expect([...seen].sort()).toEqual(['first', 'other']);
+    });
+
+    it('never runs more than `concurrency` handlers at once, and does run them in parallel', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      const [probe, done] = [new ConcurrencyProbe(), { n: 0 }];
+      await wq.consume(q, (_p) => probe.around('-', async () => { await sleep(30); done.n++; }), { concurrency: 4 });
+      await Promise.all(Array.from({ length: 24 }, (_, i) => wq.enqueue(q, `${q}-${i}`, i)));
+      await eventually(() => expect(done.n).toBe(24));
+      expect(probe.maxRunning).toSatisfy((max: number) => max >= 2 && max <= 4);
+    });
+
+    it('bounds handlers per key while other keys keep flowing', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      const probe = new ConcurrencyProbe();
+      const finishedAt = new Map<string, number>();
+      await wq.consume(q, (payload) => {
+        const group = keyOfGroup(payload) ?? '-';
+        return probe.around(group, async () => { await sleep(25); finishedAt.set(group, Date.now()); });
+      }, { concurrency: 8, keyOf: keyOfGroup, perKeyConcurrency: 3 });
+      const groups = [...Array<string>(40).fill('hot'), ...Array<string>(6).fill('cold')];
+      // Concurrent enqueues: the hot backlog is all there before the cold jobs arrive.
+      await Promise.all(groups.map((group, i) => wq.enqueue(q, `${q}-${i}`, { group })));
+      await eventually(() => expect(finishedAt.size).toBe(2), 20_000);
+      await eventually(() => expect(probe.running).toBe(0));
+      expect(probe.maxPerKey.get('hot')).toSatisfy((n: number) => n >= 2 && n <= 3);
+      expect(probe.maxPerKey.get('cold')).toBeLessThanOrEqual(3);
+      // The cold group was not queued behind the hot group's backlog.
+      expect(finishedAt.get('cold')!).toBeLessThan(finishedAt.get('hot')!);
+    });
+
+    it('reads a function perKeyConcurrency live', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      let [limit, overLimit, running, maxAfterRaise, done] = [1, 0, 0, 0, 0];
+      await wq.consume(q, async () => {
+        if (++running > limit) overLimit++;
+        if (limit === 4) maxAfterRaise = Math.max(maxAfterRaise, running);
+        await sleep(20);
+        running--; done++;
+      }, { concurrency: 10, keyOf: keyOfGroup, perKeyConcurrency: () => limit });
+      for (let i = 0; i < 40; i++) await wq.enqueue(q, `${q}-${i}`, { group: 'g' });
+      await eventually(() => expect(done).toBeGreaterThanOrEqual(8));
+      limit = 4;
+      await eventually(() => expect(done).toBe(40), 20_000);
+      expect(overLimit).toBe(0);
+      expect(maxAfterRaise).toSatisfy((max: number) => max >= 2 && max <= 4);
+    });
+
+    it('retries a failing job with growing attempt numbers until it succeeds', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      const [attempts, succeeded]: [number[], { now?: true }] = [[], {}];
+      await wq.consume(q, async (_p, ctx) => {
+        attempts.push(ctx.attempt);
+        if (ctx.attempt < 3) throw new Error(`transient ${ctx.attempt}`);
+        succeeded.now = true;
+      }, { concurrency: 1 });
+      await wq.enqueue(q, `${q}-flaky`, 'x');
+      await eventually(() => expect(succeeded.now).toBe(true));
+      await sleep(300);
+      expect(attempts).toEqual([1, 2, 3]);
+      expect((await wq.deadLetters()).filter((job) => job.queue === q)).toEqual([]);
+    });
+
+    it('does not hold other jobs behind a failing one', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      const ok: Json[] = [];
+      await wq.consume(q, async (payload) => { if (payload === 'bad') throw new Error('always fails'); ok.push(payload); }, { concurrency: 1 });
+      await wq.enqueue(q, `${q}-bad`, 'bad');
+      for (let i = 0; i < 5; i++) await wq.enqueue(q, `${q}-${i}`, i);
+      await eventually(() => expect(ok).toHaveLength(5));
+    });
+
+    it('dead-letters a job that keeps failing; replay runs it again', async () => {
+      const [wq, q] = [await openQueue(), uniqueName('q')];
+      const id = `${q}-poison`;
+      let [failing, calls, succeeded] = [true, 0, false];
+      await wq.consume(q, async () => { calls++; if (failing) throw new Error('poison'); succeeded = true; }, { concurrency: 2 });
+      await wq.enqueue(q, id, { body: 'p' });
+      const deadOfQueue = async () => (await wq.deadLetters()).filter((job) => job.queue === q);
+      await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 15_000, 100);
+      expect((await deadOfQueue())[0]).toMatchObject({
+        id, queue: q, payload: { body: 'p' }, attempts: expect.toSatisfy((n: number) => n >= 2), lastError: expect.stringContaining('poison'),
+      });
+      const callsWhenDead = calls;
+      await sleep(500);
+      expect(calls).toBe(callsWhenDead);
+      failing = false;
+      expect(await wq.replay(id)).toBe(true);
+      await eventually(() => expect(succeeded).toBe(true));
+      await eventually(async () => expect(await deadOfQueue()).toEqual([]));
+      expect([await wq.replay(id), await wq.replay(`${q}-never-existed`)]).toEqual([false, false]);
+    });
+
+    it('a new instance resumes jobs a closed instance accepted', async () => {
+      const [first, q] = [await openQueue(), uniqueName('q')];
+      for (let i = 0; i < 3; i++) await first.enqueue(q, `${q}-${i}`, i);
+      await first.close();
+      const second = await openQueue();
+      const seen: Json[] = [];
+      await second.consume(q, async (payload) => { seen.push(payload); }, { concurrency: 2 });
+      await eventually(() => expect([...seen].sort()).toEqual([0, 1, 2]));
+    });
+
+    it('close waits for running handlers, starts nothing new, and leaves the rest pending', async () => {
+      const [first, q] = [await openQueue(), uniqueName('q')];
+      const started: Json[] = [];
+      let finished = 0;
+      for (let i = 0; i < 3; i++) await first.enqueue(q, `${q}-${i}`, i);
+      await first.consume(q, async (payload) => { started.push(payload); await sleep(200); finished++; }, { concurrency: 1 });
+      await eventually(() => expect(started).toHaveLength(1));
+      await first.close();
+      expect(finished).toBe(1);
+      await sleep(300);
+      expect(started).toHaveLength(1);
+      const second = await openQueue();
+      const rest: Json[] = [];
+      await second.consume(q, async (payload) => { rest.push(payload); }, { concurrency: 2 });
+      await eventually(() => expect([...started, ...rest].sort()).toEqual([0, 1, 2]));
+      await sleep(300);
+      expect(rest).toHaveLength(2);
+    });
+  });
+}
+
+const push = (inbox: InboxKey, prevSeq: number, text = `m${prevSeq}`): PushMessage => ({ inbox, prevSeq, entries: [{
+  seq: prevSeq + 1, kind: 'msg', appinfo: `app-${inbox}-${prevSeq}`, conv: { type: 'user', id: 'peer' },
+  from: 'peer', sendTime: 1_700_000_000_000 + prevSeq, type: 'text', body: { text },
+} satisfies Entry] });
+
+export function pushBusContract(name: string, open: OpenPushBus): void {
+  describe(`PushBus contract: ${name}`, () => {
+    const opened: PushBus[] = [];
+    const openBus = async () => { const bus = await open(); opened.push(bus); return bus; };
+    afterEach(async () => { await Promise.all(opened.splice(0).map((bus) => bus.close())); });
+    const fresh = async (user: string) => ({ bus: await openBus(), inbox: inboxKey(uniqueName('t'), user) });
+
+    it('delivers a push to the subscriber of its inbox, intact', async () => {
+      const { bus, inbox } = await fresh('alice');
+      const got: PushMessage[] = [];
+      bus.subscribe(inbox, (msg) => got.push(msg));
+      const sent = push(inbox, 41, 'héllo ✓');
+      bus.publish(sent);
+      await eventually(() => expect(got).toEqual([sent]));
+    });
+
+    it('keeps inboxes apart, including keys with dots, colons and wildcard characters', async () => {
+      const bus = await openBus();
+      const tenant = uniqueName('t');
+      const users = ['a.b', 'a_b', 'a:b', 'a*b', 'a>b', 'a b', 'A.B', 'ü.é', 'a', 'a.b.'];
+      const got = new Map<string, number[]>();
+      for (const user of users) bus.subscribe(inboxKey(tenant, user), (msg) => got.set(user, [...(got.get(user) ?? []), msg.prevSeq]));
+      users.forEach((user, i) => bus.publish(push(inboxKey(tenant, user), i)));
+      await eventually(() => expect(got.size).toBe(users.length));
+      await sleep(100);
+      expect(users.map((user) => got.get(user))).toEqual(users.map((_, i) => [i]));
+    });
+
+    it('fans out to several subscribers of one inbox; unsubscribe stops only that one', async () => {
+      const { bus, inbox } = await fresh('bob');
+      const [a, b]: [number[], number[]] = [[], []];
+      const unsubscribeA = bus.subscribe(inbox, (msg) => a.push(msg.prevSeq));
+      bus.subscribe(inbox, (msg) => b.push(msg.prevSeq));
+      bus.publish(push(inbox, 1));
+      await eventually(() => expect([a, b]).toEqual([[1], [1]]));
+      unsubscribeA();
+      unsubscribeA(); // idempotent
+      bus.publish(push(inbox, 2));
+      await eventually(() => expect(b).toEqual([1, 2]));
+      await sleep(100);
+      expect(a).toEqual([1]);
+    });
+
+    it('a throwing subscriber breaks neither the others nor later pushes', async () => {
+      const { bus, inbox } = await fresh('carol');
+      const got: number[] = [];
+      bus.subscribe(inbox, () => { throw new Error('subscriber bug'); });
+      bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      bus.publish(push(inbox, 1));
+      bus.publish(push(inbox, 2));
+      await eventually(() => expect(got).toEqual([1, 2]));
+    });
+
+    it('delivers the pushes of one inbox in publish order', async () => {
+      const { bus, inbox } = await fresh('dave');
+      const got: number[] = [];
+      bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      const expected = Array.from({ length: 200 }, (_, i) => i);
+      for (const i of expected) bus.publish(push(inbox, i));
+      await eventually(() => expect(got).toEqual(expected));
+    });
+
+    it('stops delivering after the last unsubscribe, and after close', async () => {
+      const { bus, inbox } = await fresh('erin');
+      const got: number[] = [];
+      const unsubscribe = bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      bus.publish(push(inbox, 1));
+      await eventually(() => expect(got).toEqual([1]));
+      unsubscribe();
+      bus.publish(push(inbox, 2));
+      bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      bus.publish(push(inbox, 3));
+      await eventually(() => expect(got).toEqual([1, 3]));
+      await bus.close();
+      expect(() => bus.publish(push(inbox, 4))).not.toThrow();
+      await sleep(100);
+      expect(got).toEqual([1, 3]);
+    });
+  });
+}

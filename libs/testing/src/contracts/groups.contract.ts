@@ -1,0 +1,145 @@
+/**
+ * GroupStore contract. Decisions pinned here: updateGroup/addMembers/removeMembers on a
+ * missing group reject with NotFoundError; memberCount is stored as given (callers keep it);
+ * listMembers and groupsOf are sorted; membership windows are kept oldest first.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  NotFoundError, groupKey, inboxKey,
+  type GroupKey, type GroupRecord, type GroupStore,
+} from '@seqline/core';
+import { acrossReopen, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
+
+export function groupStoreContract(name: string, open: StoreOpener<GroupStore>): void {
+  describe(`GroupStore contract: ${name}`, () => {
+    const ctx = useSharedStore(open);
+    const at = (time: number, gseq = 0): { time: number; gseq: number } => ({ time, gseq });
+
+    async function created(members: string[], tenant = uniqueTenant(), id = 'g'): Promise<GroupRecord> {
+      const group = record(tenant, id);
+      expect(await ctx.store.createGroup(group, members, at(1000, 0))).toBe(true);
+      return group;
+    }
+
+    it('creates a group once; a second create with the same key changes nothing', async () => {
+      const group = await created(['carol', 'alice', 'bob', 'alice']);
+      expect(await ctx.store.getGroup(group.key)).toEqual(group);
+      const again = { ...group, name: 'other', admin: 'mallory', memberCount: 1 };
+      expect(await ctx.store.createGroup(again, ['mallory'], at(2000, 9))).toBe(false);
+      expect(await ctx.store.getGroup(group.key)).toEqual(group);
+      expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob', 'carol']);
+    });
+
+    it('getGroup and listMembers of an unknown group are null and empty', async () => {
+      const key = groupKey(uniqueTenant(), 'nope');
+      expect(await ctx.store.getGroup(key)).toBeNull();
+      expect(await ctx.store.listMembers(key)).toEqual([]);
+      expect(await ctx.store.getMembership(key, 'alice')).toBeNull();
+    });
+
+    it('updateGroup patches only the given fields', async () => {
+      const group = await created(['alice']);
+      await ctx.store.updateGroup(group.key, { name: 'renamed' });
+      expect(await ctx.store.getGroup(group.key)).toEqual({ ...group, name: 'renamed' });
+      await ctx.store.updateGroup(group.key, { tier: 'large', memberCount: 150 });
+      expect(await ctx.store.getGroup(group.key)).toEqual({ ...group, name: 'renamed', tier: 'large', memberCount: 150 });
+    });
+
+    it('mutations of a missing group reject with NotFoundError', async () => {
+      const key = groupKey(uniqueTenant(), 'missing');
+      await expect(ctx.store.updateGroup(key, { name: 'x' })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(ctx.store.addMembers(key, ['alice'], at(1))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(ctx.store.removeMembers(key, ['alice'], at(1))).rejects.toBeInstanceOf(NotFoundError);
+      expect(await ctx.store.getGroup(key)).toBeNull();
+      expect(await ctx.store.listMembers(key)).toEqual([]);
+    });
+
+    it('initial members get a window from the creation point', async () => {
+      const group = record(uniqueTenant(), 'g');
+      await ctx.store.createGroup(group, ['alice'], at(1234, 17));
+      expect(await ctx.store.getMembership(group.key, 'alice')).toEqual({ user: 'alice', windows: [{ joinedAt: 1234, fromGseq: 17 }] });
+      expect(await ctx.store.getMembership(group.key, 'bob')).toBeNull();
+    });
+
+    it('addMembers returns only users who were not members', async () => {
+      const group = await created(['alice']);
+      expect(await ctx.store.addMembers(group.key, ['bob', 'alice', 'carol', 'bob'], at(2000, 5))).toEqual(['bob', 'carol']);
+      expect(await ctx.store.addMembers(group.key, ['bob'], at(3000, 6))).toEqual([]);
+      expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob', 'carol']);
+      expect(await ctx.store.getMembership(group.key, 'bob')).toEqual({ user: 'bob', windows: [{ joinedAt: 2000, fromGseq: 5 }] });
+    });
+
+    it('removeMembers closes the open window of current members only', async () => {
+      const group = await created(['alice', 'bob']);
+      expect(await ctx.store.removeMembers(group.key, ['bob', 'zed', 'bob'], at(5000, 40))).toEqual(['bob']);
+      expect(await ctx.store.removeMembers(group.key, ['bob'], at(6000, 41))).toEqual([]);
+      expect(await ctx.store.listMembers(group.key)).toEqual(['alice']);
+      expect(await ctx.store.getMembership(group.key, 'bob')).toEqual({
+        user: 'bob', windows: [{ joinedAt: 1000, fromGseq: 0, removedAt: 5000, toGseq: 40 }],
+      });
+    });
+
+    it('re-joining opens a new window after the closed one', async () => {
+      const group = await created(['alice', 'bob']);
+      await ctx.store.removeMembers(group.key, ['bob'], at(2000, 10));
+      expect(await ctx.store.addMembers(group.key, ['bob'], at(3000, 20))).toEqual(['bob']);
+      expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob']);
+      await ctx.store.removeMembers(group.key, ['bob'], at(4000, 30));
+      expect((await ctx.store.getMembership(group.key, 'bob'))?.windows).toEqual([
+        { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 10 },
+        { joinedAt: 3000, fromGseq: 20, removedAt: 4000, toGseq: 30 },
+      ]);
+    });
+
+    it('groupsOf lists every group ever joined, within the tenant, sorted', async () => {
+      const tenant = uniqueTenant();
+      const g2 = await created(['alice', 'bob'], tenant, 'g2');
+      const g1 = await created(['alice'], tenant, 'g1');
+      await created(['bob'], tenant, 'g3');
+      await ctx.store.removeMembers(g2.key, ['alice'], at(2000, 1));
+      expect(await ctx.store.groupsOf(inboxKey(tenant, 'alice'))).toEqual([g1.key, g2.key]);
+      expect(await ctx.store.groupsOf(inboxKey(tenant, 'bob'))).toEqual([groupKey(tenant, 'g2'), groupKey(tenant, 'g3')]);
+      expect(await ctx.store.groupsOf(inboxKey(tenant, 'nobody'))).toEqual([]);
+      expect(await ctx.store.groupsOf(inboxKey(uniqueTenant(), 'alice'))).toEqual([]);
+      await ctx.store.addMembers(groupKey(tenant, 'g3'), ['alice'], at(3000, 2));
+      expect(await ctx.store.groupsOf(inboxKey(tenant, 'alice'))).toEqual([g1.key, g2.key, groupKey(tenant, 'g3')]);
+    });
+
+    it('racing adds of one user open exactly one window', async () => {
+      const group = await created(['alice']);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ctx.store.addMembers(group.key, ['bob'], at(2000 + i, i))));
+      expect(results.flat()).toEqual(['bob']);
+      expect((await ctx.store.getMembership(group.key, 'bob'))?.windows).toHaveLength(1);
+    });
+
+    it('racing adds and removes of different users all apply', async () => {
+      const initial = Array.from({ length: 30 }, (_, i) => `old${String(i).padStart(2, '0')}`);
+      const joining = Array.from({ length: 30 }, (_, i) => `new${String(i).padStart(2, '0')}`);
+      const group = await created(initial);
+      await Promise.all(shuffled([
+        ...joining.map((user) => () => ctx.store.addMembers(group.key, [user], at(2000))),
+        ...initial.map((user) => () => ctx.store.removeMembers(group.key, [user], at(2000))),
+      ]).map((op) => op()));
+      expect(await ctx.store.listMembers(group.key)).toEqual(joining);
+    });
+
+    it('groups and windows survive a reopen', async () => {
+      const tenant = uniqueTenant();
+      const group = record(tenant, 'g');
+      await acrossReopen(open, async (store) => {
+        await store.createGroup(group, ['alice', 'bob'], at(1000, 0));
+        await store.removeMembers(group.key, ['bob'], at(2000, 3));
+      }, async (store) => {
+        expect(await store.getGroup(group.key)).toEqual(group);
+        expect(await store.listMembers(group.key)).toEqual(['alice']);
+        expect((await store.getMembership(group.key, 'bob'))?.windows).toEqual([{ joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 3 }]);
+        expect(await store.groupsOf(inboxKey(tenant, 'bob'))).toEqual([group.key]);
+        expect(await store.createGroup(group, [], at(3000))).toBe(false);
+      });
+    });
+  });
+}
+
+function record(tenant: string, id: string): GroupRecord & { key: GroupKey } {
+  return { key: groupKey(tenant, id), tenant, id, name: `group ${id} 群`, admin: 'alice', tier: 'small', memberCount: 3, createdAt: 1000 };
+}

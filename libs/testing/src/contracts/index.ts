@@ -1,0 +1,11 @@
+export { timelineStoreContract } from './timeline.contract.ts';
+export { groupStoreContract } from './groups.contract.ts';
+export { groupStreamStoreContract } from './group-stream.contract.ts';
+export { seqCeilingStoreContract } from './ceilings.contract.ts';
+export { jobStoreContract } from './jobs.contract.ts';
+export {
+  acrossReopen, msgEntry, uniqueName, uniqueTenant,
+  type OpenedStore, type StoreOpener,
+} from './harness.ts';
+// Bus port suites (bus.ts is maintained with libs/bus); its uniqueName duplicates harness.ts's.
+export { eventually, pushBusContract, workQueueContract, type OpenPushBus, type OpenWorkQueue } from './bus.ts';

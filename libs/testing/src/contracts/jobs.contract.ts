@@ -1,0 +1,120 @@
+/**
+ * JobStore contract (persisted jobs of the local bus). Decisions pinned here: update of a job
+ * that is no longer pending is a no-op (it never resurrects one); revive resets attempts and
+ * notBefore. A shared database may hold other tests' jobs, so every test uses its own queue
+ * names and id prefix and filters unqueued listings by that prefix.
+ */
+import { describe, expect, it } from 'vitest';
+import type { JobStore, StoredJob } from '@seqline/core';
+import { acrossReopen, shuffled, uniqueName, useSharedStore, type StoreOpener } from './harness.ts';
+
+export function jobStoreContract(name: string, open: StoreOpener<JobStore>): void {
+  describe(`JobStore contract: ${name}`, () => {
+    const ctx = useSharedStore(open);
+
+    /** Jobs of one test: unique id prefix and queue. */
+    function scope(): { queue: string; job: (id: string, createdAt: number, extra?: Partial<StoredJob>) => StoredJob; mine: (jobs: StoredJob[]) => string[] } {
+      const prefix = uniqueName('job');
+      const queue = uniqueName('queue');
+      return {
+        queue,
+        job: (id, createdAt, extra = {}) => ({
+          id: `${prefix}-${id}`, queue, payload: { id, nested: { list: [1, 'two'] }, text: 'ünï' }, attempts: 0, notBefore: 0, createdAt, ...extra,
+        }),
+        mine: (jobs) => jobs.filter((job) => job.id.startsWith(`${prefix}-`)).map((job) => job.id.slice(prefix.length + 1)),
+      };
+    }
+
+    it('put stores a job once; a second put of the id is refused and changes nothing', async () => {
+      const { queue, job } = scope();
+      const first = job('a', 100);
+      expect(await ctx.store.put(first)).toBe(true);
+      expect(await ctx.store.put({ ...first, payload: 'other', createdAt: 1 })).toBe(false);
+      expect(await ctx.store.list(queue)).toEqual([first]);
+    });
+
+    it('racing puts of one id: exactly one wins', async () => {
+      const { queue, job } = scope();
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ctx.store.put(job('same', 100 + i))));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await ctx.store.list(queue)).toHaveLength(1);
+    });
+
+    it('lists pending jobs oldest first, by createdAt then id, per queue or all', async () => {
+      const { queue, job, mine } = scope();
+      const other = scope();
+      const jobs = [job('c', 200), job('b', 100), job('a', 100), job('d', 50), other.job('x', 150)];
+      for (const j of shuffled(jobs)) await ctx.store.put(j);
+      expect(mine(await ctx.store.list(queue))).toEqual(['d', 'a', 'b', 'c']);
+      expect(other.mine(await ctx.store.list(other.queue))).toEqual(['x']);
+      const all = await ctx.store.list();
+      expect(mine(all)).toEqual(['d', 'a', 'b', 'c']);
+      const positions = [job('d', 0), job('b', 0), other.job('x', 0), job('c', 0)].map(({ id }) => all.findIndex((j) => j.id === id));
+      expect(positions).toEqual([...positions].sort((x, y) => x - y));
+      expect(await ctx.store.list(uniqueName('empty-queue'))).toEqual([]);
+    });
+
+    it('update replaces a pending job, reorders it, and never resurrects one', async () => {
+      const { queue, job, mine } = scope();
+      await ctx.store.put(job('a', 100));
+      await ctx.store.put(job('b', 200));
+      const retried = job('a', 300, { attempts: 3, notBefore: 9_999, lastError: 'boom' });
+      await ctx.store.update(retried);
+      expect(mine(await ctx.store.list(queue))).toEqual(['b', 'a']);
+      expect((await ctx.store.list(queue))[1]).toEqual(retried);
+      await ctx.store.remove(retried.id);
+      await ctx.store.update({ ...retried, attempts: 4 });
+      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      await ctx.store.update(job('never', 1));
+      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+    });
+
+    it('remove deletes a pending job and ignores an unknown id', async () => {
+      const { queue, job, mine } = scope();
+      await ctx.store.put(job('a', 1));
+      await ctx.store.put(job('b', 2));
+      await ctx.store.remove(job('a', 1).id);
+      await ctx.store.remove(job('unknown', 1).id);
+      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      expect(await ctx.store.put(job('a', 1))).toBe(true);
+    });
+
+    it('bury moves a job to the dead letters; revive brings it back with attempts reset', async () => {
+      const { queue, job, mine } = scope();
+      await ctx.store.put(job('a', 1));
+      await ctx.store.put(job('b', 2));
+      const failed = job('a', 1, { attempts: 12, notBefore: 5_000, lastError: 'gave up after 30 min' });
+      await ctx.store.bury(failed);
+      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      const dead = (await ctx.store.listDead()).filter((j) => j.id === failed.id);
+      expect(dead).toEqual([failed]);
+      expect(await ctx.store.revive(failed.id, 77_000)).toBe(true);
+      expect((await ctx.store.listDead()).some((j) => j.id === failed.id)).toBe(false);
+      const [revived] = (await ctx.store.list(queue)).filter((j) => j.id === failed.id);
+      expect(revived).toMatchObject({ id: failed.id, queue, payload: failed.payload, attempts: 0, notBefore: 77_000, createdAt: 1 });
+      expect(await ctx.store.revive(failed.id, 78_000)).toBe(false);
+      expect(await ctx.store.revive(job('never', 1).id, 78_000)).toBe(false);
+    });
+
+    it('lists dead letters oldest first', async () => {
+      const { job, mine } = scope();
+      for (const j of shuffled([job('c', 30), job('a', 10), job('b', 10)])) await ctx.store.bury(j);
+      expect(mine(await ctx.store.listDead())).toEqual(['a', 'b', 'c']);
+    });
+
+    it('pending jobs and dead letters survive a reopen', async () => {
+      const { queue, job, mine } = scope();
+      await acrossReopen(open, async (store) => {
+        await store.put(job('a', 1));
+        await store.put(job('b', 2, { attempts: 2 }));
+        await store.bury(job('a', 1, { lastError: 'x' }));
+      }, async (store) => {
+        expect(await store.list(queue)).toEqual([job('b', 2, { attempts: 2 })]);
+        expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x' })]);
+        expect(await store.put(job('b', 3))).toBe(false);
+        expect(await store.revive(job('a', 1).id, 5)).toBe(true);
+        expect(mine(await store.list(queue))).toEqual(['a', 'b']);
+      });
+    });
+  });
+}

@@ -1,0 +1,220 @@
+/**
+ * The append/read contract shared by TimelineStore (inbox, seq) and GroupStreamStore
+ * (group, gseq): seqs come from a single writer, gaps are fine, appinfo deduplicates.
+ */
+import { expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { AppendOutcome, Entry } from '@seqline/core';
+import { acrossReopen, msgEntry, seqsOf, uniqueTenant, type StoreOpener } from './harness.ts';
+
+export interface SeqLogPort<K extends string> {
+  append(key: K, entries: Entry[]): Promise<AppendOutcome[]>;
+  findSeqs(key: K, appinfos: string[]): Promise<Map<string, number>>;
+  readAfter(key: K, afterSeq: number, limit: number): Promise<Entry[]>;
+  readBefore(key: K, beforeSeq: number, limit: number): Promise<Entry[]>;
+  headSeq(key: K): Promise<number>;
+}
+
+/** Registers the shared tests inside the caller's describe block. */
+export function seqLogTests<K extends string>(
+  ctx: { readonly store: SeqLogPort<K> },
+  open: StoreOpener<SeqLogPort<K>>,
+  makeKey: (tenant: string, id: string) => K,
+): void {
+  const freshKey = (id = 'stream'): K => makeKey(uniqueTenant(), id);
+  const fresh = (count: number, from = 1, prefix = 'm'): Entry[] =>
+    Array.from({ length: count }, (_, i) => msgEntry(from + i, `${prefix}${from + i}`));
+
+  it('is empty before the first append', async () => {
+    const key = freshKey();
+    expect(await ctx.store.headSeq(key)).toBe(0);
+    expect(await ctx.store.readAfter(key, 0, 10)).toEqual([]);
+    expect(await ctx.store.readBefore(key, 100, 10)).toEqual([]);
+    expect((await ctx.store.findSeqs(key, ['a', 'b'])).size).toBe(0);
+  });
+
+  it('append returns the seqs in order and moves the head', async () => {
+    const key = freshKey();
+    expect(await ctx.store.append(key, fresh(3))).toEqual([
+      { seq: 1, duplicate: false }, { seq: 2, duplicate: false }, { seq: 3, duplicate: false },
+    ]);
+    expect(await ctx.store.headSeq(key)).toBe(3);
+    expect(await ctx.store.append(key, [msgEntry(4, 'x4')])).toEqual([{ seq: 4, duplicate: false }]);
+    expect(await ctx.store.headSeq(key)).toBe(4);
+    expect(await ctx.store.append(key, [])).toEqual([]);
+  });
+
+  it('readAfter is ascending, exclusive of afterSeq and bounded by limit', async () => {
+    const key = freshKey();
+    await ctx.store.append(key, fresh(10));
+    expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(seqsOf(await ctx.store.readAfter(key, 3, 4))).toEqual([4, 5, 6, 7]);
+    expect(seqsOf(await ctx.store.readAfter(key, 9, 4))).toEqual([10]);
+    expect(await ctx.store.readAfter(key, 10, 4)).toEqual([]);
+    expect(await ctx.store.readAfter(key, 50, 4)).toEqual([]);
+    expect(await ctx.store.readAfter(key, 0, 0)).toEqual([]);
+  });
+
+  it('readBefore is descending, exclusive of beforeSeq and bounded by limit', async () => {
+    const key = freshKey();
+    await ctx.store.append(key, fresh(10));
+    expect(seqsOf(await ctx.store.readBefore(key, 11, 3))).toEqual([10, 9, 8]);
+    expect(seqsOf(await ctx.store.readBefore(key, 5, 100))).toEqual([4, 3, 2, 1]);
+    expect(seqsOf(await ctx.store.readBefore(key, 1_000_000, 2))).toEqual([10, 9]);
+    expect(await ctx.store.readBefore(key, 1, 10)).toEqual([]);
+    expect(await ctx.store.readBefore(key, 5, 0)).toEqual([]);
+  });
+
+  it('accepts gaps in seqs', async () => {
+    const key = freshKey();
+    await ctx.store.append(key, [msgEntry(1, 'g1'), msgEntry(2, 'g2')]);
+    await ctx.store.append(key, [msgEntry(10_005, 'g10005'), msgEntry(20_000_000, 'g20m')]);
+    expect(await ctx.store.headSeq(key)).toBe(20_000_000);
+    expect(seqsOf(await ctx.store.readAfter(key, 2, 10))).toEqual([10_005, 20_000_000]);
+    expect(seqsOf(await ctx.store.readAfter(key, 3, 1))).toEqual([10_005]);
+    expect(seqsOf(await ctx.store.readBefore(key, 10_005, 10))).toEqual([2, 1]);
+    expect(seqsOf(await ctx.store.readBefore(key, 10_004, 10))).toEqual([2, 1]);
+  });
+
+  it('a resent appinfo returns the original seq and is not written again', async () => {
+    const key = freshKey();
+    await ctx.store.append(key, [msgEntry(1, 'a', { body: { text: 'first' } })]);
+    expect(await ctx.store.append(key, [msgEntry(2, 'a', { body: { text: 'resend' } })])).toEqual([{ seq: 1, duplicate: true }]);
+    // A retry of the very same call (same seq) is a duplicate too, not a seq error.
+    expect(await ctx.store.append(key, [msgEntry(1, 'a')])).toEqual([{ seq: 1, duplicate: true }]);
+    expect(await ctx.store.headSeq(key)).toBe(1);
+    const all = await ctx.store.readAfter(key, 0, 10);
+    expect(all).toHaveLength(1);
+    expect(all[0]?.body).toEqual({ text: 'first' });
+  });
+
+  it('deduplicates within one call and mixes duplicates with new entries', async () => {
+    const key = freshKey();
+    expect(await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
+      { seq: 1, duplicate: false }, { seq: 2, duplicate: false }, { seq: 1, duplicate: true },
+    ]);
+    expect(await ctx.store.headSeq(key)).toBe(2);
+    expect(await ctx.store.append(key, [msgEntry(3, 'b'), msgEntry(4, 'c'), msgEntry(5, 'c')])).toEqual([
+      { seq: 2, duplicate: true }, { seq: 4, duplicate: false }, { seq: 4, duplicate: true },
+    ]);
+    expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1, 2, 4]);
+    expect(await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(4, 'c')])).toEqual([
+      { seq: 1, duplicate: true }, { seq: 2, duplicate: true }, { seq: 4, duplicate: true },
+    ]);
+  });
+
+  it('rejects a seq not above the head and writes nothing of that call', async () => {
+    const key = freshKey();
+    await ctx.store.append(key, fresh(10));
+    await expect(ctx.store.append(key, [msgEntry(10, 'late10')])).rejects.toThrow();
+    await expect(ctx.store.append(key, [msgEntry(4, 'late4')])).rejects.toThrow();
+    await expect(ctx.store.append(key, [msgEntry(11, 'ok11'), msgEntry(7, 'bad7')])).rejects.toThrow();
+    await expect(ctx.store.append(key, [msgEntry(12, 'ok12'), msgEntry(12, 'same12')])).rejects.toThrow();
+    expect(await ctx.store.headSeq(key)).toBe(10);
+    expect((await ctx.store.findSeqs(key, ['late10', 'late4', 'ok11', 'bad7', 'ok12', 'same12'])).size).toBe(0);
+    expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await ctx.store.append(key, [msgEntry(11, 'ok11')])).toEqual([{ seq: 11, duplicate: false }]);
+  });
+
+  it('findSeqs maps the stored appinfos of this stream only', async () => {
+    const key = freshKey();
+    const other = makeKey(uniqueTenant(), 'stream');
+    await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(7, 'b')]);
+    await ctx.store.append(other, [msgEntry(3, 'c')]);
+    const found = await ctx.store.findSeqs(key, ['a', 'b', 'c', 'nope']);
+    expect([...found.entries()].sort()).toEqual([['a', 1], ['b', 7]]);
+    expect((await ctx.store.findSeqs(key, [])).size).toBe(0);
+  });
+
+  it('keeps streams apart, including keys that prefix each other', async () => {
+    const tenant = uniqueTenant();
+    const a = makeKey(tenant, 'al');
+    const b = makeKey(tenant, 'alice');
+    await ctx.store.append(a, [msgEntry(1, 'same'), msgEntry(2, 'only-a')]);
+    expect(await ctx.store.append(b, [msgEntry(1, 'same')])).toEqual([{ seq: 1, duplicate: false }]);
+    expect(seqsOf(await ctx.store.readAfter(a, 0, 10))).toEqual([1, 2]);
+    expect(seqsOf(await ctx.store.readAfter(b, 0, 10))).toEqual([1]);
+    expect(seqsOf(await ctx.store.readBefore(b, 100, 10))).toEqual([1]);
+    expect(await ctx.store.headSeq(a)).toBe(2);
+    expect(await ctx.store.headSeq(b)).toBe(1);
+    expect((await ctx.store.findSeqs(b, ['only-a'])).size).toBe(0);
+  });
+
+  it('pages through 1000 entries forwards and backwards without skip or repeat', async () => {
+    const key = freshKey();
+    const seqs: number[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const entries = Array.from({ length: 100 }, (_, i) => {
+        const n = batch * 100 + i;
+        const seq = n * 8 + (n % 7) + 1; // strictly increasing, uneven gaps
+        seqs.push(seq);
+        return msgEntry(seq, `big-${n}`);
+      });
+      await ctx.store.append(key, entries);
+    }
+    const forward: number[] = [];
+    for (let after = 0, page = await ctx.store.readAfter(key, after, 37); page.length > 0; page = await ctx.store.readAfter(key, after, 37)) {
+      forward.push(...seqsOf(page));
+      after = page.at(-1)?.seq ?? after;
+    }
+    expect(forward).toEqual(seqs);
+    const backward: number[] = [];
+    for (let before = Number.MAX_SAFE_INTEGER, page = await ctx.store.readBefore(key, before, 41); page.length > 0; page = await ctx.store.readBefore(key, before, 41)) {
+      backward.push(...seqsOf(page));
+      before = page.at(-1)?.seq ?? before;
+    }
+    expect(backward).toEqual([...seqs].reverse());
+    expect(seqsOf(await ctx.store.readAfter(key, 0, 1000))).toEqual(seqs);
+  });
+
+  it('property: any batches → readAfter(0) holds one entry per appinfo, in seq order', async () => {
+    const appinfo = fc.constantFrom('p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9');
+    const batches = fc.array(fc.array(fc.record({ appinfo, gap: fc.integer({ min: 1, max: 5 }) }), { maxLength: 6 }), { maxLength: 8 });
+    await fc.assert(fc.asyncProperty(batches, async (plan) => {
+      const key = freshKey('prop');
+      const stored = new Map<string, number>();
+      let next = 0;
+      for (const batch of plan) {
+        const entries = batch.map(({ appinfo: a, gap }) => msgEntry((next += gap), a));
+        const expected = entries.map((entry): AppendOutcome => {
+          const original = stored.get(entry.appinfo);
+          if (original !== undefined) return { seq: original, duplicate: true };
+          stored.set(entry.appinfo, entry.seq);
+          return { seq: entry.seq, duplicate: false };
+        });
+        expect(await ctx.store.append(key, entries)).toEqual(expected);
+      }
+      const all = await ctx.store.readAfter(key, 0, 1000);
+      const model = [...stored.entries()].sort((x, y) => x[1] - y[1]);
+      expect(all.map((entry) => [entry.appinfo, entry.seq])).toEqual(model);
+      expect(await ctx.store.headSeq(key)).toBe(model.at(-1)?.[1] ?? 0);
+      expect([...(await ctx.store.findSeqs(key, [...stored.keys()])).entries()].sort()).toEqual([...stored.entries()].sort());
+    }), { numRuns: 40 });
+  });
+
+  it('concurrent appends to many streams all land', async () => {
+    const tenant = uniqueTenant();
+    const keys = Array.from({ length: 40 }, (_, i) => makeKey(tenant, `c${i}`));
+    // One sequential writer per stream (the single-writer rule), all streams in parallel.
+    await Promise.all(keys.map(async (key) => {
+      for (let seq = 1; seq <= 15; seq++) await ctx.store.append(key, [msgEntry(seq, `${key}-${seq}`)]);
+    }));
+    for (const key of keys) {
+      expect(await ctx.store.headSeq(key)).toBe(15);
+      expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+    }
+  });
+
+  it('entries, head and dedup survive a reopen', async () => {
+    const key = freshKey();
+    await acrossReopen(open, async (store) => {
+      await store.append(key, [msgEntry(1, 'r1'), msgEntry(5, 'r5')]);
+      return store.readAfter(key, 0, 10);
+    }, async (store, before) => {
+      expect(await store.readAfter(key, 0, 10)).toEqual(before);
+      expect(await store.headSeq(key)).toBe(5);
+      expect(await store.append(key, [msgEntry(6, 'r1')])).toEqual([{ seq: 1, duplicate: true }]);
+      await expect(store.append(key, [msgEntry(5, 'r-new')])).rejects.toThrow();
+    });
+  });
+}

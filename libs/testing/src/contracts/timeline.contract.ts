@@ -1,0 +1,124 @@
+/**
+ * TimelineStore contract. Decisions pinned here (every adapter must agree):
+ * - receipt state (addReaders/getReaders) is kept apart from the entry: getEntry returns the
+ *   entry exactly as appended, and getReaders starts empty even for an entry with `readBy`;
+ * - addReaders on a seq that holds no entry rejects with NotFoundError.
+ */
+import { describe, expect, it } from 'vitest';
+import { NotFoundError, inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
+import { acrossReopen, msgEntry, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
+import { seqLogTests } from './seq-log.contract.ts';
+
+export function timelineStoreContract(name: string, open: StoreOpener<TimelineStore>): void {
+  describe(`TimelineStore contract: ${name}`, () => {
+    const ctx = useSharedStore(open);
+    const freshInbox = (): InboxKey => inboxKey(uniqueTenant(), 'alice');
+
+    describe('append and read', () => {
+      seqLogTests(ctx, open, inboxKey);
+    });
+
+    describe('entries', () => {
+      it('round-trips every field of every kind', async () => {
+        const inbox = freshInbox();
+        const entries = roundTripEntries();
+        await ctx.store.append(inbox, entries);
+        expect(await ctx.store.readAfter(inbox, 0, 100)).toEqual(entries);
+        expect(await ctx.store.readBefore(inbox, 1000, 100)).toEqual([...entries].reverse());
+        for (const entry of entries) expect(await ctx.store.getEntry(inbox, entry.seq)).toEqual(entry);
+      });
+
+      it('getEntry is null for a missing seq and for another inbox', async () => {
+        const inbox = freshInbox();
+        await ctx.store.append(inbox, [msgEntry(3, 'x')]);
+        expect(await ctx.store.getEntry(inbox, 2)).toBeNull();
+        expect(await ctx.store.getEntry(inbox, 4)).toBeNull();
+        expect(await ctx.store.getEntry(freshInbox(), 3)).toBeNull();
+      });
+    });
+
+    describe('readers', () => {
+      it('addReaders merges into a sorted set and returns all readers', async () => {
+        const inbox = freshInbox();
+        await ctx.store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b')]);
+        expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
+        expect(await ctx.store.addReaders(inbox, 1, ['carol', 'bob'])).toEqual(['bob', 'carol']);
+        expect(await ctx.store.addReaders(inbox, 1, ['bob', 'dave', 'dave'])).toEqual(['bob', 'carol', 'dave']);
+        expect(await ctx.store.addReaders(inbox, 1, [])).toEqual(['bob', 'carol', 'dave']);
+        expect(await ctx.store.getReaders(inbox, 1)).toEqual(['bob', 'carol', 'dave']);
+        expect(await ctx.store.getReaders(inbox, 2)).toEqual([]);
+      });
+
+      it('receipt state does not change the stored entry', async () => {
+        const inbox = freshInbox();
+        const receipt: Entry = { ...msgEntry(1, 'rc'), kind: 'receipt', referSeq: 1, readBy: ['zed'] };
+        await ctx.store.append(inbox, [receipt]);
+        expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
+        await ctx.store.addReaders(inbox, 1, ['amy']);
+        expect(await ctx.store.getEntry(inbox, 1)).toEqual(receipt);
+      });
+
+      it('addReaders on a missing entry rejects with NotFoundError', async () => {
+        const inbox = freshInbox();
+        await ctx.store.append(inbox, [msgEntry(1, 'a')]);
+        await expect(ctx.store.addReaders(inbox, 2, ['bob'])).rejects.toBeInstanceOf(NotFoundError);
+        expect(await ctx.store.getReaders(inbox, 2)).toEqual([]);
+      });
+
+      it('concurrent addReaders for one entry end with the union (no lost update)', async () => {
+        const inbox = freshInbox();
+        await ctx.store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b')]);
+        const readers = Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(2, '0')}`);
+        const results = await Promise.all(shuffled(readers).flatMap((reader) => [
+          ctx.store.addReaders(inbox, 1, [reader, 'common']).then((all) => ({ reader, all })),
+          ctx.store.addReaders(inbox, 2, [reader]).then((all) => ({ reader, all })),
+        ]));
+        for (const { reader, all } of results) {
+          expect(all).toContain(reader);
+          expect(all).toEqual([...all].sort());
+        }
+        expect(await ctx.store.getReaders(inbox, 1)).toEqual([...readers, 'common'].sort());
+        expect(await ctx.store.getReaders(inbox, 2)).toEqual(readers);
+      });
+
+      it('readers survive a reopen', async () => {
+        const inbox = freshInbox();
+        await acrossReopen(open, async (store) => {
+          await store.append(inbox, [msgEntry(1, 'a')]);
+          await store.addReaders(inbox, 1, ['x', 'y']);
+        }, async (store) => {
+          expect(await store.getReaders(inbox, 1)).toEqual(['x', 'y']);
+          expect(await store.addReaders(inbox, 1, ['w'])).toEqual(['w', 'x', 'y']);
+        });
+      });
+    });
+  });
+}
+
+/** One entry of each kind, with every optional field and awkward JSON in bodies. */
+function roundTripEntries(): Entry[] {
+  return [
+    {
+      seq: 1, kind: 'msg', appinfo: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d', conv: { type: 'user', id: 'bob' },
+      from: 'bob', sendTime: 1_700_000_000_123, type: 'text',
+      body: {
+        text: 'héllo 世界 🎉 \u0000 "quoted" \\ back', empty: '', n: -12.5, big: Number.MAX_SAFE_INTEGER,
+        ok: true, no: false, nothing: null, list: [1, 'two', [3, { four: 4 }], []], nested: { a: { b: { c: ['deep'] } } },
+      },
+    },
+    { seq: 2, kind: 'msg', appinfo: 'null-body', conv: { type: 'group', id: 'g1' }, from: 'carol', sendTime: 1, type: 'custom', body: null },
+    { seq: 3, kind: 'msg', appinfo: 'array-body', conv: { type: 'user', id: 'bob' }, from: 'alice', sendTime: 2, type: 'x', body: ['a', 1, false] },
+    { seq: 5, kind: 'read', appinfo: 'read-1', conv: { type: 'user', id: 'bob' }, from: 'alice', sendTime: 3, referSeq: 3, seqs: [1, 2, 3] },
+    { seq: 6, kind: 'receipt', appinfo: 'receipt-1', conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 4, referSeq: 1, readBy: ['bob', 'carol'] },
+    {
+      seq: 7, kind: 'recall', appinfo: 'recall-1', conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 5,
+      recall: { appinfo: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d', sendTime: 1_700_000_000_123 },
+    },
+    {
+      seq: 8, kind: 'group', appinfo: 'group-1', conv: { type: 'group', id: 'g1' }, from: 'carol', sendTime: 6,
+      type: 'members.added', body: { users: ['alice', 'dave'], tier: 'small' },
+    },
+    { seq: 9, kind: 'tick', appinfo: 'tick-1', conv: { type: 'group', id: 'huge' }, from: 'system', sendTime: 7 },
+    { seq: 10, kind: 'msg', appinfo: 'string-body-ü', conv: { type: 'user', id: 'd.e-f_g@h' }, from: 'd.e-f_g@h', sendTime: 8, type: 'text', body: '纯文本' },
+  ];
+}
