@@ -1,1 +1,1 @@
-export {};
+export { parseDuration } from './duration.ts';

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { loadOrCreateSecret } from '@seqline/protocol';
 import { z } from 'zod';
 
 /** Every setting of the single-process server, validated once here at the edge. */
@@ -32,19 +32,4 @@ export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerCo
   await mkdir(dataDir, { recursive: true });
   const secret = parsed.data.SEQLINE_SECRET ?? await loadOrCreateSecret(dataDir);
   return { ...parsed.data, dataDir, secret };
-}
-
-/** Used when SEQLINE_SECRET is unset: created on first start and kept (0600) in the data dir. */
-export async function loadOrCreateSecret(dataDir: string): Promise<string> {
-  const file = join(dataDir, 'secret');
-  try {
-    return (await readFile(file, 'utf8')).trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const secret = randomBytes(32).toString('base64url');
-    await writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' }).catch(async (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EEXIST') throw e;
-    });
-    return (await readFile(file, 'utf8')).trim();
-  }
 }

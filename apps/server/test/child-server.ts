@@ -1,0 +1,67 @@
+/** Runs apps/server as a child process (the real `npm start` entry), for crash tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { SECRET } from './harness.ts';
+
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export class ChildServer {
+  private proc: ChildProcess | undefined;
+  output = '';
+  constructor(readonly port: number, readonly dataDir: string, readonly env: Record<string, string> = {}) {}
+
+  get url(): string { return `ws://127.0.0.1:${this.port}/v1/ws`; }
+
+  async start(): Promise<void> {
+    const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      env: {
+        ...process.env, PORT: String(this.port), HOST: '127.0.0.1', SEQLINE_DATA_DIR: this.dataDir,
+        SEQLINE_SECRET: SECRET, LOG_LEVEL: 'info', SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000', ...this.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.proc = proc;
+    await new Promise<void>((resolve, reject) => {
+      const onData = (d: Buffer) => {
+        this.output += d.toString();
+        if (this.output.includes('seqline listening')) resolve();
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', (d: Buffer) => { this.output += d.toString(); });
+      proc.once('exit', (code) => reject(new Error(`server exited early (${code}): ${this.output.slice(-2000)}`)));
+      setTimeout(() => reject(new Error(`server did not start: ${this.output.slice(-2000)}`)), 20_000);
+    });
+  }
+
+  /** SIGKILL: no cleanup, no flush — the crash the promises must survive. */
+  async kill9(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGKILL');
+    await exited;
+    this.output = '';
+  }
+
+  /** SIGTERM and wait for a clean exit; resolves to the exit code. */
+  async terminate(): Promise<number | null> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null) return proc?.exitCode ?? null;
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    proc.kill('SIGTERM');
+    return exited;
+  }
+}

@@ -1,0 +1,114 @@
+/** Test harness: an in-process embedded server and a raw protocol client over a real WebSocket. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger, type Clock } from '@seqline/core';
+import { issueToken } from '@seqline/protocol';
+import WebSocket from 'ws';
+import { loadServerConfig, startEmbeddedServer, type RunningServer } from '../src/index.ts';
+
+export const SECRET = 'test-secret-0123456789abcdef';
+
+export class MutableClock implements Clock {
+  offset = 0;
+  now(): number { return Date.now() + this.offset; }
+}
+
+export interface TestServer extends RunningServer {
+  dataDir: string;
+  clock: MutableClock;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'seqline-e2e-'));
+  const clock = new MutableClock();
+  const config = await loadServerConfig({
+    PORT: '0', HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_SECRET: SECRET,
+    SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000', ...env,
+  });
+  const server = await startEmbeddedServer(config, silentLogger, clock);
+  return {
+    ...server, dataDir, clock, url: `ws://127.0.0.1:${server.port}/v1/ws`,
+    async stop() { await server.close(); await rm(dataDir, { recursive: true, force: true }); },
+  };
+}
+
+export interface WireEntry {
+  seq: number; kind: string; appinfo: string; conv: { type: string; id: string }; from: string;
+  sendTime: number; type?: string; body?: unknown; referSeq?: number; readBy?: string[];
+  recall?: { appinfo: string; sendTime: number };
+}
+export interface Push { op: 'push'; prevSeq: number; entries: WireEntry[] }
+export type Reply = { id: number | null; ok: true; [k: string]: unknown } | { id: number | null; ok: false; error: { code: string; message: string } };
+
+export class TestClient {
+  readonly pushes: Push[] = [];
+  private nextId = 1;
+  private readonly waiting = new Map<number, (r: Reply) => void>();
+  readonly unmatched: Reply[] = [];
+  private constructor(readonly ws: WebSocket, readonly user: string) {
+    ws.on('message', (data: WebSocket.RawData) => {
+      const msg = JSON.parse(String(data)) as Record<string, unknown>;
+      if (msg.op === 'push') { this.pushes.push(msg as unknown as Push); return; }
+      const reply = msg as unknown as Reply;
+      const resolve = typeof reply.id === 'number' ? this.waiting.get(reply.id) : undefined;
+      if (resolve && typeof reply.id === 'number') { this.waiting.delete(reply.id); resolve(reply); } else this.unmatched.push(reply);
+    });
+  }
+
+  static async connect(url: string, user: string, tenant = 'default'): Promise<TestClient> {
+    const token = await issueToken({ secret: SECRET, user, tenant, ttlSeconds: 3600 });
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    return new TestClient(ws, user);
+  }
+
+  call(op: string, args: Record<string, unknown> = {}): Promise<Reply> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.ws.send(JSON.stringify({ id, op, ...args }));
+    });
+  }
+
+  /** Calls and expects ok; returns the result fields. */
+  async ok<T = Record<string, unknown>>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+    const r = await this.call(op, args);
+    if (!r.ok) throw new Error(`${op} failed: ${r.error.code} ${r.error.message}`);
+    return r as unknown as T;
+  }
+
+  sendRaw(data: string): void { this.ws.send(data); }
+
+  /** Every entry of the inbox after `after`, paging sync. */
+  async syncAll(after = 0, limit = 1000): Promise<WireEntry[]> {
+    const out: WireEntry[] = [];
+    let maxSeq = after;
+    for (;;) {
+      const r = await this.ok<{ entries: WireEntry[]; hasMore: boolean }>('sync', { maxSeq, limit });
+      out.push(...r.entries);
+      maxSeq = r.entries.at(-1)?.seq ?? maxSeq;
+      if (!r.hasMore) return out;
+    }
+  }
+
+  close(): void { this.ws.close(); }
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let counter = 0;
+export function appinfo(): string {
+  counter += 1;
+  return `app-${process.pid}-${Date.now()}-${counter}`;
+}
