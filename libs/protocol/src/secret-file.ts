@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -8,16 +8,33 @@ import { join } from 'node:path';
  */
 export async function loadOrCreateSecret(dataDir: string): Promise<string> {
   const file = join(dataDir, 'secret');
-  try {
-    return (await readFile(file, 'utf8')).trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  const existing = await readSecret(file);
+  if (existing !== null) return existing;
   await mkdir(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('base64url');
-  // 'wx': two processes starting at once both end up reading the one that won.
-  await writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' }).catch((e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
-  return (await readFile(file, 'utf8')).trim();
+  // Written whole under a temporary name, then linked into place: link() fails when the file
+  // exists, so processes starting at once all end up with the winner's secret, and nobody can
+  // read a half-written file (as with open('wx') followed by a write).
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temp, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
+  try {
+    await link(temp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+  const secret = await readSecret(file);
+  if (secret === null) throw new Error(`could not create the token secret at ${file}`);
+  return secret;
+}
+
+async function readSecret(file: string): Promise<string | null> {
+  try {
+    const secret = (await readFile(file, 'utf8')).trim();
+    if (secret === '') throw new Error(`token secret file ${file} is empty; delete it or set SEQLINE_SECRET`);
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
 }

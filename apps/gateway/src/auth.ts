@@ -1,0 +1,41 @@
+/** Who is calling: origin policy and token verification, shared by the upgrade and the HTTP API. */
+import { ForbiddenError, UnauthorizedError } from '@seqline/core';
+import type { Caller } from '@seqline/messaging';
+import { readRequestToken } from '@seqline/protocol';
+import type { TransportRequest } from './transport/transport.ts';
+
+/** Verifies a token (e.g. createTokenVerifier from @seqline/protocol); rejects with UnauthorizedError. */
+export type VerifyToken = (token: string) => Promise<{ user: string; tenant: string }>;
+
+export interface OriginPolicy {
+  /** True when a request with this Origin header value may proceed. */
+  allows(origin: string): boolean;
+}
+
+/**
+ * `undefined` allows every origin: tokens are never ambient (no cookies), so a foreign page
+ * cannot ride on a user's session. A list restricts browsers to those origins; "*" allows all.
+ */
+export function originPolicy(allowedOrigins: string[] | undefined): OriginPolicy {
+  if (allowedOrigins === undefined || allowedOrigins.includes('*')) return { allows: () => true };
+  const allowed = new Set(allowedOrigins.map(normaliseOrigin));
+  return { allows: (origin) => allowed.has(normaliseOrigin(origin)) };
+}
+
+function normaliseOrigin(origin: string): string {
+  return origin.trim().replace(/\/+$/, '').toLowerCase();
+}
+
+/** Non-browser clients send no Origin and are not subject to the policy. */
+export function checkOrigin(req: TransportRequest, policy: OriginPolicy): void {
+  const origin = req.header('origin');
+  if (origin !== undefined && !policy.allows(origin)) throw new ForbiddenError('origin not allowed');
+}
+
+export async function authenticate(req: TransportRequest, policy: OriginPolicy, verifyToken: VerifyToken): Promise<Caller> {
+  checkOrigin(req, policy);
+  const token = readRequestToken(req.header('authorization'), req.query);
+  if (token === undefined) throw new UnauthorizedError('missing token');
+  const claims = await verifyToken(token);
+  return { tenant: claims.tenant, user: claims.user };
+}

@@ -1,0 +1,74 @@
+/** One decoded request → one Messaging call → the op's documented result fields (PROTOCOL.md "Ops"). */
+import type { Caller, Messaging } from '@seqline/messaging';
+import { toWireEntry, toWireGroupMessage, type ClientRequest } from '@seqline/protocol';
+
+/**
+ * Results are rebuilt field by field rather than spread: whatever else a Messaging
+ * implementation returns stays on the server. Group ids go out as `group` (see docs/protocol.md).
+ */
+export async function dispatch(messaging: Messaging, caller: Caller, request: ClientRequest): Promise<object> {
+  switch (request.op) {
+    case 'send': {
+      const r = await messaging.send(caller, request.args);
+      return { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate };
+    }
+    case 'sync': {
+      const r = await messaging.sync(caller, request.args.maxSeq, request.args.limit);
+      return {
+        entries: r.entries.map(toWireEntry),
+        headSeq: r.headSeq,
+        hasMore: r.hasMore,
+        groups: r.groups.map((g) => ({ id: g.id, headGseq: g.headGseq, cursor: g.cursor })),
+      };
+    }
+    case 'history': {
+      const r = await messaging.history(caller, request.args.beforeSeq, request.args.limit);
+      return { entries: r.entries.map(toWireEntry), hasMore: r.hasMore };
+    }
+    case 'read': {
+      const r = await messaging.read(caller, request.args.seqs);
+      return { seq: r.seq };
+    }
+    case 'recall': {
+      const r = await messaging.recall(caller, request.args.appinfo);
+      return { seq: r.seq };
+    }
+    case 'group.create': {
+      const { name, members, group } = request.args;
+      const r = await messaging.createGroup(caller, group === undefined ? { name, members } : { name, members, id: group });
+      return { group: r.id, tier: r.tier };
+    }
+    case 'group.add': {
+      const r = await messaging.addMembers(caller, request.args.group, request.args.members);
+      return { tier: r.tier, memberCount: r.memberCount };
+    }
+    case 'group.remove': {
+      const r = await messaging.removeMembers(caller, request.args.group, request.args.members);
+      return { tier: r.tier, memberCount: r.memberCount };
+    }
+    case 'group.info': {
+      const r = await messaging.groupInfo(caller, request.args.group);
+      return { group: r.id, name: r.name, tier: r.tier, memberCount: r.memberCount, fanout: r.fanout, headGseq: r.headGseq };
+    }
+    case 'group.history': {
+      const { group, afterGseq, beforeGseq, limit } = request.args;
+      const r = await messaging.groupHistory(caller, {
+        id: group,
+        limit,
+        ...(afterGseq !== undefined ? { afterGseq } : {}),
+        ...(beforeGseq !== undefined ? { beforeGseq } : {}),
+      });
+      return { messages: r.messages.map(toWireGroupMessage), hasMore: r.hasMore };
+    }
+    case 'group.ack': {
+      const r = await messaging.groupAck(caller, request.args.group, request.args.gseq);
+      return { cursor: r.cursor };
+    }
+    default:
+      return unreachable(request);
+  }
+}
+
+function unreachable(request: never): never {
+  throw new Error(`unhandled op ${(request as { op: string }).op}`);
+}

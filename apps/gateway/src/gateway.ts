@@ -1,0 +1,174 @@
+/** createGateway: WebSocket + HTTP front door over a Messaging implementation. */
+import { Registry } from 'prom-client';
+import { InternalError, OverloadedError, toSeqlineError, type Logger, type SeqlineError } from '@seqline/core';
+import type { Caller, Messaging } from '@seqline/messaging';
+import { encodeHttpError, httpStatusOf, MAX_FRAME_BYTES } from '@seqline/protocol';
+import { authenticate, originPolicy, type VerifyToken } from './auth.ts';
+import { ClientSession, type SessionLimits } from './client-session.ts';
+import { createHttpApi } from './http-api.ts';
+import { InFlight } from './in-flight.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { TokenBucketRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { createTransport } from './transport/select.ts';
+import type { UwsLoadResult } from './transport/uws-loader.ts';
+import { CLOSE_CODES, type HttpReply, type TransportName, type UpgradeDecision } from './transport/transport.ts';
+
+export const WS_PATH = '/v1/ws';
+
+export interface GatewayOptions {
+  port: number;
+  /** Default "0.0.0.0". */
+  host?: string;
+  messaging: Messaging;
+  verifyToken: VerifyToken;
+  logger: Logger;
+  /** Browser origins allowed (requests with an Origin header). Undefined = any; "*" = any. */
+  allowedOrigins?: string[];
+  /** Per-user token bucket (default 100/s, burst 200); false disables. Ignored when rateLimiter is given. */
+  rateLimit?: { perSecond: number; burst: number } | false;
+  /** A shared limiter (e.g. Redis) instead of the in-process token buckets. */
+  rateLimiter?: RateLimiter;
+  /** Unsent bytes per socket above which it is closed (default 1 MiB). */
+  maxBackpressureBytes?: number;
+  /** Undecodable frames in a row before a socket is closed (default 20). */
+  maxConsecutiveBadFrames?: number;
+  /** Concurrent requests per socket before OVERLOADED (default 256). */
+  maxInFlightPerConnection?: number;
+  /** WebSocket messages above this are not answered: the socket is closed with 1009 (default 256 KiB). */
+  maxPayloadBytes?: number;
+  /** 8–960 s, default 120 (pings keep healthy sockets alive; uWS aborts the process outside this range). */
+  idleTimeoutSeconds?: number;
+  /** Default "uws" (native uWebSockets.js); "ws" is the explicit slower choice. */
+  transport?: TransportName;
+  /** When the native uWS binary cannot load, run on `ws` (with a warning) instead of refusing to start. */
+  allowWsFallback?: boolean;
+  /** Prometheus registry to register on (default: a new one, served at /metrics). */
+  metrics?: Registry;
+  /** How long close() waits for in-flight requests before closing sockets (default 5 s). */
+  shutdownGraceMs?: number;
+  /** Test hook: replaces the native uWS loader. */
+  loadUws?: () => UwsLoadResult;
+}
+
+export interface Gateway {
+  /** The bound port (the real one when options.port was 0). */
+  readonly port: number;
+  readonly host: string;
+  readonly transport: TransportName;
+  /** True when running on the native uWebSockets.js binary. */
+  readonly native: boolean;
+  readonly metrics: Registry;
+  connectionCount(): number;
+  /** Stops accepting, lets in-flight requests answer (bounded), closes sockets with 1001. */
+  close(): Promise<void>;
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  validateOptions(options);
+  const logger = options.logger.child({ component: 'gateway' });
+  const registry = options.metrics ?? new Registry();
+  const metrics = new GatewayMetrics(registry);
+  const origins = originPolicy(options.allowedOrigins);
+  const inFlight = new InFlight();
+  const sessions = new Set<ClientSession>();
+  const rateLimiter = options.rateLimiter
+    ?? (options.rateLimit === false ? null : new TokenBucketRateLimiter(options.rateLimit ?? { perSecond: 100, burst: 200 }));
+  const maxBackpressureBytes = options.maxBackpressureBytes ?? 1024 * 1024;
+  const limits: SessionLimits = {
+    maxBackpressureBytes,
+    maxConsecutiveBadFrames: options.maxConsecutiveBadFrames ?? 20,
+    maxInFlightPerConnection: options.maxInFlightPerConnection ?? 256,
+  };
+  let closing = false;
+  const isClosing = () => closing;
+
+  const transport = createTransport<Caller>(
+    { logger, ...pick(options, 'transport', 'allowWsFallback', 'loadUws') },
+    {
+      wsPath: WS_PATH,
+      async upgrade(req): Promise<UpgradeDecision<Caller>> {
+        if (closing) return { accept: false, reply: refusal(new OverloadedError('server shutting down')) };
+        try {
+          return { accept: true, session: await authenticate(req, origins, options.verifyToken) };
+        } catch (err) {
+          const error = toSeqlineError(err);
+          // Never log the token or the URL (its query may hold the token).
+          if (error.code === 'INTERNAL') logger.error({ err }, 'token verification failed');
+          else logger.debug({ code: error.code, reason: error.message }, 'upgrade refused');
+          metrics.errors.inc({ code: error.code });
+          return { accept: false, reply: refusal(error.code === 'INTERNAL' ? new InternalError() : error) };
+        }
+      },
+      open(conn, caller) {
+        const session = new ClientSession(conn, caller, {
+          messaging: options.messaging, logger, metrics, rateLimiter, limits, inFlight, isClosing,
+          onClosed: (s) => sessions.delete(s),
+        });
+        if (conn.isOpen) sessions.add(session);
+        return session;
+      },
+      http: createHttpApi({
+        messaging: options.messaging, verifyToken: options.verifyToken, origins, logger, metrics, rateLimiter,
+        inFlight, wsPath: WS_PATH, isClosing,
+      }),
+    },
+    {
+      maxPayloadBytes: Math.max(options.maxPayloadBytes ?? 256 * 1024, MAX_FRAME_BYTES + 1024),
+      maxHttpBodyBytes: MAX_FRAME_BYTES,
+      maxBackpressureBytes,
+      idleTimeoutSeconds: options.idleTimeoutSeconds ?? 120,
+    },
+  );
+
+  const host = options.host ?? '0.0.0.0';
+  const port = await transport.listen(host, options.port);
+  logger.info({ host, port, transport: transport.name, native: transport.native }, 'gateway listening');
+
+  let closed: Promise<void> | null = null;
+  return {
+    port,
+    host,
+    transport: transport.name,
+    native: transport.native,
+    metrics: registry,
+    connectionCount: () => sessions.size,
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        transport.stopListening();
+        const drained = await inFlight.idle(options.shutdownGraceMs ?? 5000);
+        if (!drained) logger.warn({ inFlight: inFlight.size }, 'closing with requests still in flight');
+        for (const session of [...sessions]) session.close(CLOSE_CODES.goingAway, 'server shutting down');
+        await transport.close();
+        logger.info({ port }, 'gateway closed');
+      })();
+      return closed;
+    },
+  };
+}
+
+/** Bad numbers are refused here: some would abort the process inside native uWS. */
+function validateOptions(options: GatewayOptions): void {
+  const check = (name: string, value: number | undefined, min: number, max: number) => {
+    if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) {
+      throw new RangeError(`gateway option ${name} must be an integer in [${min}, ${max}], got ${value}`);
+    }
+  };
+  check('port', options.port, 0, 65_535);
+  check('idleTimeoutSeconds', options.idleTimeoutSeconds, 8, 960);
+  check('maxBackpressureBytes', options.maxBackpressureBytes, 1024, 2 ** 31 - 1);
+  check('maxPayloadBytes', options.maxPayloadBytes, 1024, 2 ** 31 - 1);
+  check('maxConsecutiveBadFrames', options.maxConsecutiveBadFrames, 0, Number.MAX_SAFE_INTEGER);
+  check('maxInFlightPerConnection', options.maxInFlightPerConnection, 1, Number.MAX_SAFE_INTEGER);
+  check('shutdownGraceMs', options.shutdownGraceMs, 0, Number.MAX_SAFE_INTEGER);
+}
+
+function refusal(error: SeqlineError): HttpReply {
+  return { status: httpStatusOf(error.code), headers: { 'content-type': 'application/json' }, body: encodeHttpError(error) };
+}
+
+function pick<T extends object, K extends keyof T>(source: T, ...keys: K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}

@@ -1,0 +1,122 @@
+/** HTTP routes: `POST /v1/send`, `GET /v1/sync`, `GET /healthz`, `GET /metrics`. */
+import { BadRequestError, NotFoundError, OverloadedError, RateLimitedError, TooLargeError, type Logger, type SeqlineError } from '@seqline/core';
+import type { Caller, Messaging } from '@seqline/messaging';
+import {
+  encodeHttpError, encodeHttpResult, httpStatusOf, MAX_FRAME_BYTES, parseHttpSendBody, parseHttpSyncQuery,
+  type ClientRequest, type ParsedArgs,
+} from '@seqline/protocol';
+import { authenticate, type OriginPolicy, type VerifyToken } from './auth.ts';
+import { dispatch } from './dispatch.ts';
+import { toClientError } from './errors.ts';
+import type { InFlight } from './in-flight.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import type { HttpReply, HttpRequest } from './transport/transport.ts';
+
+export interface HttpApiDeps {
+  messaging: Messaging;
+  verifyToken: VerifyToken;
+  origins: OriginPolicy;
+  logger: Logger;
+  metrics: GatewayMetrics;
+  rateLimiter: RateLimiter | null;
+  inFlight: InFlight;
+  wsPath: string;
+  isClosing(): boolean;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+type Route = { method: string; handle: (req: HttpRequest) => Promise<HttpReply> };
+
+export function createHttpApi(deps: HttpApiDeps): (req: HttpRequest) => Promise<HttpReply> {
+  const routes = new Map<string, Route>([
+    ['/healthz', { method: 'GET', handle: async () => healthz(deps) }],
+    ['/metrics', { method: 'GET', handle: async () => metrics(deps) }],
+    ['/v1/send', { method: 'POST', handle: (req) => apiCall(deps, req, 'send', parseSend(req)) }],
+    ['/v1/sync', { method: 'GET', handle: (req) => apiCall(deps, req, 'sync', parseHttpSyncQuery(req.query)) }],
+  ]);
+
+  return async (req) => {
+    const route = routes.get(req.path);
+    let reply: HttpReply;
+    if (route && req.method === route.method) reply = await route.handle(req);
+    else if (route && req.method === 'OPTIONS') reply = preflight(deps, req, route.method);
+    else if (route) reply = errorReply(new BadRequestError(`use ${route.method} ${req.path}`), 405, { allow: route.method });
+    else if (req.path === deps.wsPath) reply = errorReply(new BadRequestError('WebSocket upgrade required'), 426);
+    else reply = errorReply(new NotFoundError(`no route ${req.method} ${req.path}`));
+    deps.metrics.httpRequests.inc({ route: route ? req.path : 'other', status: String(reply.status) });
+    return withCors(deps, req, reply);
+  };
+}
+
+function parseSend(req: HttpRequest): ParsedArgs<'send'> {
+  if (req.bodyTooLarge) return { ok: false, error: new TooLargeError(`request body exceeds ${MAX_FRAME_BYTES} bytes`) };
+  return parseHttpSendBody(req.body);
+}
+
+async function apiCall<O extends 'send' | 'sync'>(deps: HttpApiDeps, req: HttpRequest, op: O, parsed: ParsedArgs<O>): Promise<HttpReply> {
+  deps.metrics.frames.inc({ op });
+  let caller: Caller;
+  try {
+    caller = await authenticate(req, deps.origins, deps.verifyToken);
+  } catch (err) {
+    return errorReply(toClientError(err, deps.logger, deps.metrics, { op, http: true }));
+  }
+  if (!parsed.ok) return errorReply(toClientError(parsed.error, deps.logger, deps.metrics, { op, http: true }));
+  const context = { op, http: true, tenant: caller.tenant, user: caller.user };
+  try {
+    if (deps.isClosing()) throw new OverloadedError('server shutting down');
+    const allowed = (await deps.rateLimiter?.take(`${caller.tenant}:${caller.user}`)) ?? true;
+    if (!allowed) throw new RateLimitedError();
+  } catch (err) {
+    return errorReply(toClientError(err, deps.logger, deps.metrics, context));
+  }
+  deps.inFlight.begin();
+  const stopTimer = deps.metrics.opDuration.startTimer({ op });
+  try {
+    const request = { id: 0, op, args: parsed.args } as ClientRequest;
+    const result = await dispatch(deps.messaging, caller, request);
+    return { status: 200, headers: JSON_HEADERS, body: encodeHttpResult(result) };
+  } catch (err) {
+    return errorReply(toClientError(err, deps.logger, deps.metrics, context));
+  } finally {
+    stopTimer();
+    deps.inFlight.end();
+  }
+}
+
+function healthz(deps: HttpApiDeps): HttpReply {
+  if (deps.isClosing()) return { status: 503, headers: JSON_HEADERS, body: JSON.stringify({ ok: false, closing: true }) };
+  return { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true }) };
+}
+
+async function metrics(deps: HttpApiDeps): Promise<HttpReply> {
+  const text = await deps.metrics.registry.metrics();
+  return { status: 200, headers: { 'content-type': deps.metrics.registry.contentType }, body: text };
+}
+
+function errorReply(error: SeqlineError, status?: number, headers?: Record<string, string>): HttpReply {
+  return { status: status ?? httpStatusOf(error.code), headers: { ...JSON_HEADERS, ...headers }, body: encodeHttpError(error) };
+}
+
+/** Browsers ask before a cross-origin POST with Authorization; only allowed origins get a yes. */
+function preflight(deps: HttpApiDeps, req: HttpRequest, method: string): HttpReply {
+  const origin = req.header('origin');
+  if (origin === undefined || !deps.origins.allows(origin)) return { status: 403, body: '' };
+  return {
+    status: 204,
+    headers: {
+      'access-control-allow-methods': `${method}, OPTIONS`,
+      'access-control-allow-headers': 'authorization, content-type',
+      'access-control-max-age': '600',
+    },
+    body: '',
+  };
+}
+
+function withCors(deps: HttpApiDeps, req: HttpRequest, reply: HttpReply): HttpReply {
+  const origin = req.header('origin');
+  if (origin === undefined || !deps.origins.allows(origin)) return reply;
+  return { ...reply, headers: { ...reply.headers, 'access-control-allow-origin': origin, vary: 'Origin' } };
+}

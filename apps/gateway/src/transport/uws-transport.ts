@@ -1,0 +1,183 @@
+/**
+ * uWebSockets.js transport (default, benchmarked). uWS rules followed here: request objects are
+ * valid only synchronously (read everything first), an HttpResponse used after an `await` needs
+ * `onAborted` set beforehand, and writes after the first tick go inside `cork`.
+ */
+import type { HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from 'uWebSockets.js';
+import type { UwsModule } from './uws-loader.ts';
+import {
+  CLOSE_CODES, statusLine, type ConnectionListener, type HttpReply, type SocketConnection, type Transport,
+  type TransportHandlers, type TransportLimits, type TransportRequest,
+} from './transport.ts';
+
+interface SocketData<S> {
+  session: S;
+  conn?: UwsConnection;
+  listener?: ConnectionListener;
+  /** Set when the socket closed inside `open` (before a listener existed). */
+  closedWith?: number;
+}
+
+class UwsConnection implements SocketConnection {
+  isOpen = true;
+  constructor(private readonly ws: WebSocket<unknown>) {}
+
+  send(text: string): boolean {
+    if (!this.isOpen) return false;
+    return this.ws.send(text, false) !== 2; // 2 = dropped over the backpressure limit
+  }
+
+  bufferedAmount(): number {
+    return this.isOpen ? this.ws.getBufferedAmount() : 0;
+  }
+
+  close(code: number, reason: string): void {
+    if (!this.isOpen) return;
+    this.isOpen = false; // end() runs the close handler synchronously
+    this.ws.end(code, reason);
+  }
+
+  terminate(): void {
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    this.ws.close();
+  }
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandlers<S>, limits: TransportLimits): Transport {
+  const app: TemplatedApp = uws.App();
+  const sockets = new Set<WebSocket<SocketData<S>>>();
+  let listenSocket: us_listen_socket | null = null;
+
+  app.ws<SocketData<S>>(handlers.wsPath, {
+    compression: uws.DISABLED,
+    maxPayloadLength: limits.maxPayloadBytes,
+    // uWS drops frames above this; the gateway closes the socket below it, so none is lost silently.
+    maxBackpressure: limits.maxBackpressureBytes * 2,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: limits.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
+    upgrade(res, req, context) {
+      const request = readRequest(req);
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const state = { aborted: false };
+      res.onAborted(() => { state.aborted = true; });
+      handlers.upgrade(request).then(
+        (decision) => {
+          if (state.aborted) return;
+          res.cork(() => {
+            if (decision.accept) res.upgrade<SocketData<S>>({ session: decision.session }, key, protocol, extensions, context);
+            else writeReply(res, decision.reply);
+          });
+        },
+        () => { if (!state.aborted) res.cork(() => writeReply(res, { status: 500, body: '' })); },
+      );
+    },
+    open(ws) {
+      sockets.add(ws);
+      const data = ws.getUserData();
+      data.conn = new UwsConnection(ws as WebSocket<unknown>);
+      const listener = handlers.open(data.conn, data.session);
+      // end() runs the close handler synchronously: a socket closed during open is reported now.
+      if (data.closedWith !== undefined) listener.closed(data.closedWith);
+      else data.listener = listener;
+    },
+    message(ws, message, isBinary) {
+      ws.getUserData().listener?.message(message, isBinary);
+    },
+    close(ws, code) {
+      sockets.delete(ws);
+      const data = ws.getUserData();
+      if (data.conn) data.conn.isOpen = false;
+      if (data.listener) data.listener.closed(code);
+      else data.closedWith = code;
+    },
+  });
+
+  app.any('/*', (res, req) => {
+    const request = readRequest(req);
+    const state = { aborted: false };
+    res.onAborted(() => { state.aborted = true; });
+    const respond = (reply: HttpReply) => {
+      if (!state.aborted) res.cork(() => writeReply(res, reply));
+    };
+    const dispatch = (body: Buffer, bodyTooLarge: boolean) => {
+      handlers.http({ ...request, body, bodyTooLarge }).then(respond, () => respond({ status: 500, body: '' }));
+    };
+    if (!BODY_METHODS.has(request.method)) return dispatch(Buffer.alloc(0), false);
+    readBody(res, limits.maxHttpBodyBytes, dispatch);
+  });
+
+  return {
+    name: 'uws',
+    native: true,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) return reject(new Error(`uWS could not listen on ${host}:${port}`));
+          listenSocket = socket;
+          resolve(uws.us_socket_local_port(socket as unknown as Parameters<UwsModule['us_socket_local_port']>[0]));
+        });
+      });
+    },
+    stopListening() {
+      if (listenSocket) uws.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+    },
+    async close() {
+      this.stopListening();
+      for (const ws of [...sockets]) {
+        const conn = ws.getUserData().conn;
+        if (conn) conn.close(CLOSE_CODES.goingAway, 'server shutting down');
+        else ws.end(CLOSE_CODES.goingAway, 'server shutting down');
+      }
+      // Let close frames flush before the hard close below.
+      await new Promise((resolve) => setTimeout(resolve, 50).unref());
+      // The native App has close() (not in the bundled typings): it also drops idle keep-alive HTTP sockets.
+      const closable = app as TemplatedApp & { close?: () => void };
+      if (typeof closable.close === 'function') closable.close();
+    },
+  };
+}
+
+function readRequest(req: { getMethod(): string; getUrl(): string; getQuery(): string | undefined; forEach(cb: (k: string, v: string) => void): void }): TransportRequest {
+  const headers = new Map<string, string>();
+  req.forEach((key, value) => { headers.set(key, value); });
+  return {
+    method: req.getMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    header: (name) => headers.get(name),
+  };
+}
+
+/** Collects the body up to `maxBytes`; beyond that stops collecting and reports it too large. */
+function readBody(res: HttpResponse, maxBytes: number, done: (body: Buffer, tooLarge: boolean) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  res.onData((chunk, isLast) => {
+    if (finished) return;
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      finished = true;
+      return done(Buffer.alloc(0), true);
+    }
+    chunks.push(Buffer.from(new Uint8Array(chunk))); // copy: uWS reuses chunk memory
+    if (isLast) {
+      finished = true;
+      done(Buffer.concat(chunks), false);
+    }
+  });
+}
+
+function writeReply(res: HttpResponse, reply: HttpReply): void {
+  res.writeStatus(statusLine(reply.status));
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value);
+  // A 413 is sent before the body was read: close so the unread rest is not parsed as a request.
+  res.end(reply.body, reply.status === 413);
+}

@@ -1,0 +1,127 @@
+/**
+ * Zod schemas of every op's arguments (PROTOCOL.md "Ops"). Arguments sit at the top level of
+ * a frame next to `id` and `op`; unknown keys are ignored so clients may send newer fields.
+ *
+ * The group ops' `id` argument would collide with the frame's own `id` (the client's request
+ * number), so on the wire the group is named `group` (alias `groupId`) — docs/protocol.md.
+ */
+import { z } from 'zod';
+import { ID_PATTERN, type Json } from '@seqline/core';
+import {
+  DEFAULT_PAGE_LIMIT, MAX_APPINFO_LENGTH, MAX_GROUP_NAME_LENGTH, MAX_MEMBERS_PER_FRAME,
+  MAX_PAGE_LIMIT, MAX_READ_SEQS, MAX_TYPE_LENGTH,
+} from './limits.ts';
+
+/** A tenant-local user or group id: never contains ':' (the tenant separator). */
+export const idSchema = z.string().regex(ID_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 _ . @ -');
+
+export const appinfoSchema = z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`);
+
+/** A seq / gseq position: a non-negative safe integer (0 = before the first entry). */
+export const seqSchema = z.int().min(0);
+
+/** Page size: default 200; values above 1000 are clamped (hasMore tells the client to page on). */
+export const limitSchema = z.int().min(1).transform((n) => Math.min(n, MAX_PAGE_LIMIT)).default(DEFAULT_PAGE_LIMIT);
+
+export type Recipient = { user: string } | { group: string };
+
+export const recipientSchema = z
+  .strictObject({ user: idSchema.optional(), group: idSchema.optional() })
+  .refine((to) => (to.user === undefined) !== (to.group === undefined), 'must be {"user": id} or {"group": id}')
+  .transform((to): Recipient => (to.user !== undefined ? { user: to.user } : { group: to.group ?? '' }));
+
+/** Any JSON value (the frame was JSON-parsed); size and depth are checked after parsing. */
+const bodySchema = z.custom<Json>((v) => v !== undefined, { error: 'is required' });
+
+const membersSchema = z.array(idSchema).max(MAX_MEMBERS_PER_FRAME);
+
+export const sendArgsSchema = z.object({
+  appinfo: appinfoSchema,
+  to: recipientSchema,
+  type: z.string().min(1, 'must not be empty').max(MAX_TYPE_LENGTH),
+  body: bodySchema,
+});
+
+export const syncArgsSchema = z.object({ maxSeq: seqSchema, limit: limitSchema });
+
+/** beforeSeq defaults to "after the newest": a client without a position gets the latest page. */
+export const historyArgsSchema = z.object({
+  beforeSeq: seqSchema.default(Number.MAX_SAFE_INTEGER),
+  limit: limitSchema,
+});
+
+export const readArgsSchema = z.object({
+  seqs: z.array(z.int().min(1)).min(1, 'must name at least one seq').max(MAX_READ_SEQS),
+});
+
+export const recallArgsSchema = z.object({ appinfo: appinfoSchema });
+
+export const groupCreateArgsSchema = z.object({
+  name: z.string().min(1, 'must not be empty').max(MAX_GROUP_NAME_LENGTH),
+  members: membersSchema,
+  /** Chosen group id; the server generates one when absent. */
+  group: idSchema.optional(),
+});
+
+export const groupMembersArgsSchema = z.object({
+  group: idSchema,
+  members: membersSchema.min(1, 'must name at least one member'),
+});
+
+export const groupInfoArgsSchema = z.object({ group: idSchema });
+
+export const groupHistoryArgsSchema = z
+  .object({
+    group: idSchema,
+    afterGseq: seqSchema.optional(),
+    beforeGseq: seqSchema.optional(),
+    limit: limitSchema,
+  })
+  .refine((a) => a.afterGseq === undefined || a.beforeGseq === undefined, {
+    message: 'give afterGseq or beforeGseq, not both',
+    path: ['beforeGseq'],
+  });
+
+export const groupAckArgsSchema = z.object({ group: idSchema, gseq: seqSchema });
+
+/** op name → schema of its arguments. */
+export const opArgsSchemas = {
+  send: sendArgsSchema,
+  sync: syncArgsSchema,
+  history: historyArgsSchema,
+  read: readArgsSchema,
+  recall: recallArgsSchema,
+  'group.create': groupCreateArgsSchema,
+  'group.add': groupMembersArgsSchema,
+  'group.remove': groupMembersArgsSchema,
+  'group.info': groupInfoArgsSchema,
+  'group.history': groupHistoryArgsSchema,
+  'group.ack': groupAckArgsSchema,
+} as const;
+
+export type Op = keyof typeof opArgsSchemas;
+export const OPS = Object.keys(opArgsSchemas) as Op[];
+
+export type OpArgs<O extends Op> = z.output<(typeof opArgsSchemas)[O]>;
+export type SendArgs = OpArgs<'send'>;
+export type SyncArgs = OpArgs<'sync'>;
+export type HistoryArgs = OpArgs<'history'>;
+export type ReadArgs = OpArgs<'read'>;
+export type RecallArgs = OpArgs<'recall'>;
+export type GroupCreateArgs = OpArgs<'group.create'>;
+export type GroupMembersArgs = OpArgs<'group.add'>;
+export type GroupInfoArgs = OpArgs<'group.info'>;
+export type GroupHistoryArgs = OpArgs<'group.history'>;
+export type GroupAckArgs = OpArgs<'group.ack'>;
+
+/** A decoded client frame: discriminated on `op`, with typed arguments. */
+export type ClientRequest = { [O in Op]: { id: number; op: O; args: OpArgs<O> } }[Op];
+
+/** Ops whose arguments name a group (and accept `groupId` as an alias of `group`). */
+export function isGroupOp(op: Op): boolean {
+  return op.startsWith('group.');
+}
+
+export function isOp(value: unknown): value is Op {
+  return typeof value === 'string' && Object.hasOwn(opArgsSchemas, value);
+}

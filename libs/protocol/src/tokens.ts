@@ -1,0 +1,111 @@
+/**
+ * The wire auth contract: JWT HS256 with `sub` = user id, `tid` = tenant id, `exp`.
+ * A token without `tid` belongs to the tenant "default" (docs/protocol.md).
+ */
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { BadRequestError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
+
+export const DEFAULT_TENANT = 'default';
+/** HS256 with a short secret is guessable offline; refuse secrets below this many bytes. */
+export const MIN_SECRET_BYTES = 16;
+
+export type TokenSecret = string | Uint8Array;
+
+export interface TokenClaims {
+  user: string;
+  tenant: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+export type TokenVerifier = (token: string) => Promise<TokenClaims>;
+
+export interface IssueTokenOptions {
+  secret: TokenSecret;
+  user: string;
+  tenant?: string;
+  ttlSeconds: number;
+  /** Issue time, epoch ms (default: now) — lets tests mint already-expired tokens. */
+  now?: number;
+}
+
+export async function issueToken(options: IssueTokenOptions): Promise<string> {
+  const key = secretKey(options.secret);
+  const tenant = options.tenant ?? DEFAULT_TENANT;
+  if (!ID_PATTERN.test(options.user)) throw new BadRequestError(`user: invalid id "${options.user}"`);
+  if (!ID_PATTERN.test(tenant)) throw new BadRequestError(`tenant: invalid id "${tenant}"`);
+  if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) {
+    throw new BadRequestError('ttlSeconds: must be a positive number');
+  }
+  const issuedAt = Math.floor((options.now ?? Date.now()) / 1000);
+  return new SignJWT({ tid: tenant })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(options.user)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + Math.ceil(options.ttlSeconds))
+    .sign(key);
+}
+
+export interface TokenVerifierOptions {
+  clock?: Clock;
+  /** Allowed clock skew between the issuer and this process (default 5 s). */
+  clockToleranceSeconds?: number;
+}
+
+/** Returns a verifier that resolves the claims or rejects with UnauthorizedError (never echoes the token). */
+export function createTokenVerifier(secret: TokenSecret, options: TokenVerifierOptions = {}): TokenVerifier {
+  const key = secretKey(secret);
+  const clockTolerance = options.clockToleranceSeconds ?? 5;
+  return async (token: string): Promise<TokenClaims> => {
+    if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        requiredClaims: ['sub', 'exp'],
+        clockTolerance,
+        ...(options.clock ? { currentDate: new Date(options.clock.now()) } : {}),
+      }));
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token expired');
+      throw new UnauthorizedError('invalid token');
+    }
+    const user = payload.sub;
+    const tenant = payload['tid'] ?? DEFAULT_TENANT;
+    if (typeof user !== 'string' || !ID_PATTERN.test(user)) throw new UnauthorizedError('invalid token: sub');
+    if (typeof tenant !== 'string' || !ID_PATTERN.test(tenant)) throw new UnauthorizedError('invalid token: tid');
+    return { user, tenant, expiresAt: (payload.exp ?? 0) * 1000 };
+  };
+}
+
+/**
+ * The token of a request: `Authorization: Bearer <token>` first, else the `token` query
+ * parameter (browsers cannot set headers on a WebSocket). Undefined when neither is present.
+ */
+export function readRequestToken(authorization: string | undefined, query: string | URLSearchParams): string | undefined {
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match?.[1]) return match[1];
+  }
+  const params = typeof query === 'string' ? new URLSearchParams(query) : query;
+  return params.get('token') ?? undefined;
+}
+
+/** "90", "90s", "15m", "24h", "7d" → seconds. */
+export function parseTtl(text: string): number {
+  const match = /^(\d+)\s*([smhd]?)$/.exec(text.trim());
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[match?.[2] ?? ''];
+  const value = Number(match?.[1]);
+  if (!match || unit === undefined || !Number.isSafeInteger(value) || value <= 0) {
+    throw new BadRequestError(`ttl: "${text}" is not a duration like 3600, 90s, 15m, 24h or 7d`);
+  }
+  return value * unit;
+}
+
+function secretKey(secret: TokenSecret): Uint8Array {
+  const key = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
+  if (key.byteLength < MIN_SECRET_BYTES) {
+    throw new Error(`token secret must be at least ${MIN_SECRET_BYTES} bytes`);
+  }
+  return key;
+}
