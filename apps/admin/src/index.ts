@@ -1,1 +1,1 @@
-export { parseDuration } from './duration.ts';
+export {};

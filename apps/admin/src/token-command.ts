@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
-import { issueToken, loadOrCreateSecret } from '@seqline/protocol';
-import { parseDuration } from './duration.ts';
+import { issueToken, loadOrCreateSecret, parseTtl } from '@seqline/protocol';
 
 /** `token issue`: signs a client token with the same secret the server uses. */
 export function tokenCommand(): Command {
@@ -14,7 +13,7 @@ export function tokenCommand(): Command {
     .option('--data-dir <dir>', 'server data dir holding the secret when SEQLINE_SECRET is unset', process.env.SEQLINE_DATA_DIR ?? './data')
     .option('--json', 'print {"token", "expiresAt"} as JSON')
     .action(async (opts: { user: string; tenant: string; ttl: string; dataDir: string; json?: boolean }) => {
-      const ttlSeconds = parseDuration(opts.ttl);
+      const ttlSeconds = parseTtl(opts.ttl);
       const secret = process.env.SEQLINE_SECRET ?? await loadOrCreateSecret(resolve(opts.dataDir));
       const jwt = await issueToken({ secret, user: opts.user, tenant: opts.tenant, ttlSeconds });
       if (opts.json) {
