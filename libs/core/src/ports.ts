@@ -4,7 +4,8 @@
  */
 import type { AppendOutcome, Entry, Json, NewEntry } from './entry.ts';
 import type { GroupKey, InboxKey } from './ids.ts';
-import type { Tier } from './tiers.ts';
+import type { Tier, TierThresholds } from './tiers.ts';
+import type { Limits } from './config.ts';
 
 // ---------------------------------------------------------------- timeline
 
@@ -198,4 +199,25 @@ export interface InboxWriter {
   /** Current head seq of the inbox as the writer knows it. */
   headSeq(inbox: InboxKey): Promise<number>;
   close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- operator settings
+
+/** What an operator changes live (admin CLI): tier thresholds and work limits. */
+export interface Settings {
+  tiers: TierThresholds;
+  limits: Limits;
+  /** Bumped on every save; watchers compare it to notice a change cheaply. */
+  version: number;
+}
+
+export interface SettingsStore {
+  /** The stored settings, or null when none were ever saved (defaults apply). */
+  load(): Promise<Settings | null>;
+  /**
+   * Saves if the stored version still equals `expectedVersion` (0 = none stored yet) and
+   * returns the saved settings with version = expectedVersion + 1; false when someone else
+   * saved in between (the caller reloads and retries).
+   */
+  save(settings: Omit<Settings, 'version'>, expectedVersion: number): Promise<Settings | false>;
 }
