@@ -1,0 +1,137 @@
+/**
+ * GroupStore decorator: caches getGroup, getMembership and listMembers in one Redis hash per
+ * group, with a short TTL, and drops that hash after every write. Writes go to the durable
+ * store first; the hash is deleted once the write has settled (also when it failed: a
+ * timed-out write may have applied).
+ *
+ * The classic cache-aside race (a reader fetches the old value, a writer writes and deletes,
+ * the reader then stores the old value for a whole TTL) is closed with a version token kept
+ * in the same hash: a reader takes the token before reading the store and may fill only if
+ * the token is still there afterwards. The writer's DEL removes the token with the values, so
+ * a fill based on a read from before the write finds no token (or a new one) and is refused.
+ */
+import { randomBytes } from 'node:crypto';
+import type { GroupKey, GroupRecord, GroupStore, InboxKey, Membership, MembershipChangeAt } from '@seqline/core';
+import { RedisGuard, type RedisCacheOptions } from './guard.ts';
+import { LuaScript } from './lua.ts';
+
+export interface CachedGroupOptions extends RedisCacheOptions {
+  /** Lifetime of a group's cached hash, counted from its creation (not extended by reads). Default 30 s. */
+  ttlMs?: number;
+}
+
+export interface GroupCacheStats {
+  hits: number;
+  misses: number;
+  invalidations: number;
+}
+
+const VERSION_FIELD = '~v';
+
+/** Answers {token} or {token, value}; creates the token (and the hash's TTL) when absent. */
+const LOOKUP_SCRIPT = new LuaScript('group-lookup', `
+local v = redis.call('HGET', KEYS[1], '${VERSION_FIELD}')
+if not v then
+  redis.call('HSET', KEYS[1], '${VERSION_FIELD}', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return {ARGV[2]}
+end
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value then return {v, value} end
+return {v}
+`);
+
+/** Stores ARGV[3] under field ARGV[1] only if the version token is still ARGV[2]. */
+const FILL_SCRIPT = new LuaScript('group-fill', `
+if redis.call('HGET', KEYS[1], '${VERSION_FIELD}') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`);
+
+export class CachedGroupStore implements GroupStore {
+  private readonly guard: RedisGuard;
+  private readonly ttlMs: number;
+  private readonly counters: GroupCacheStats = { hits: 0, misses: 0, invalidations: 0 };
+
+  constructor(private readonly inner: GroupStore, options: CachedGroupOptions) {
+    this.guard = new RedisGuard(options, 'group-cache');
+    this.ttlMs = options.ttlMs ?? 30_000;
+  }
+
+  async createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
+    return this.writing(group.key, () => this.inner.createGroup(group, members, at));
+  }
+
+  async updateGroup(key: GroupKey, patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>): Promise<void> {
+    return this.writing(key, () => this.inner.updateGroup(key, patch));
+  }
+
+  async addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+    return this.writing(key, () => this.inner.addMembers(key, users, at));
+  }
+
+  async removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+    return this.writing(key, () => this.inner.removeMembers(key, users, at));
+  }
+
+  getGroup(key: GroupKey): Promise<GroupRecord | null> {
+    return this.cached(key, 'g', () => this.inner.getGroup(key));
+  }
+
+  getMembership(key: GroupKey, user: string): Promise<Membership | null> {
+    return this.cached(key, `m:${user}`, () => this.inner.getMembership(key, user));
+  }
+
+  listMembers(key: GroupKey): Promise<string[]> {
+    return this.cached(key, 'L', () => this.inner.listMembers(key));
+  }
+
+  /** Not cached: it changes with every membership change of the user, in any group. */
+  groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
+    return this.inner.groupsOf(inbox);
+  }
+
+  stats(): GroupCacheStats {
+    return { ...this.counters };
+  }
+
+  /** Stops background retries. The Redis client belongs to the caller and stays open. */
+  close(): void {
+    this.guard.close();
+  }
+
+  private async writing<T>(group: GroupKey, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      const key = this.guard.key('grp', group);
+      if (key !== null) {
+        this.counters.invalidations++;
+        await this.guard.invalidate(key);
+      }
+    }
+  }
+
+  /** Cache-aside read of one field; any Redis trouble means "read the store". */
+  private async cached<T>(group: GroupKey, field: string, load: () => Promise<T>): Promise<T> {
+    const key = this.guard.key('grp', group);
+    if (key === null || this.guard.isPending(key)) {
+      this.counters.misses++;
+      return load();
+    }
+    const fresh = randomBytes(9).toString('base64url');
+    const looked = await this.guard.attempt('group-lookup', () => LOOKUP_SCRIPT.run(this.guard.redis, [key], [field, fresh, this.ttlMs]));
+    const reply = looked.ok && Array.isArray(looked.value) ? looked.value : [];
+    const [token, value] = reply as [unknown, unknown];
+    if (typeof value === 'string') {
+      this.counters.hits++;
+      return JSON.parse(value) as T;
+    }
+    this.counters.misses++;
+    const loaded = await load();
+    if (typeof token === 'string') {
+      await this.guard.attempt('group-fill', () => FILL_SCRIPT.run(this.guard.redis, [key], [field, token, JSON.stringify(loaded)]));
+    }
+    return loaded;
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * TimelineStore decorator: the durable store stays the truth, Redis holds the most recent
+ * entries of each inbox (to serve `sync` without the database) and recently stored appinfos
+ * (dedup fast path). Nothing is written to Redis before the durable append resolved, and a
+ * cached answer is given only where the cache provably holds every entry of the range
+ * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
+ */
+import type { AppendOutcome, Entry, InboxKey, TimelineStore } from '@seqline/core';
+import { RedisGuard, type RedisCacheOptions } from './guard.ts';
+import type { ScriptArg } from './lua.ts';
+import { META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
+
+export interface CachedTimelineOptions extends RedisCacheOptions {
+  /** Most recent entries kept per inbox. Default 512. */
+  maxEntries?: number;
+  /** An inbox's cache expires this long after its last write. Default 1 h. */
+  ttlMs?: number;
+  /** Appinfos remembered per inbox for the dedup fast path. Default 1024. */
+  dedupMaxPerInbox?: number;
+  /** The dedup set of an inbox expires this long after its last append. Default 10 min. */
+  dedupTtlMs?: number;
+  /**
+   * Answer headSeq from the cache when it has the inbox. Off by default: a cache write that
+   * failed leaves the cached head behind the durable one, which is harmless in a sync answer
+   * but not for an inbox writer, which would publish a push with a too-low prevSeq (a client
+   * applying it would skip entries). Turn it on only for read-side instances (gateway sync).
+   */
+  headSeqFromCache?: boolean;
+}
+
+export interface TimelineCacheStats {
+  /** readAfter answered from Redis. */
+  readHits: number;
+  /** readAfter answered by the durable store (no cache, range not covered, Redis failed). */
+  readMisses: number;
+  headHits: number;
+  headMisses: number;
+  /** Appinfos found in the dedup fast path / looked up in the durable index. */
+  dedupHits: number;
+  dedupMisses: number;
+  /** Cache writes after a durable append that failed (the inbox's cache was then invalidated). */
+  writeFailures: number;
+}
+
+type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
+
+export class CachedTimelineStore implements TimelineStore {
+  private readonly guard: RedisGuard;
+  private readonly maxEntries: number;
+  private readonly ttlMs: number;
+  private readonly dedupMax: number;
+  private readonly dedupTtlMs: number;
+  private readonly headFromCache: boolean;
+  private readonly counters: TimelineCacheStats = {
+    readHits: 0, readMisses: 0, headHits: 0, headMisses: 0, dedupHits: 0, dedupMisses: 0, writeFailures: 0,
+  };
+
+  constructor(private readonly inner: TimelineStore, options: CachedTimelineOptions) {
+    this.guard = new RedisGuard(options, 'timeline-cache');
+    this.maxEntries = options.maxEntries ?? 512;
+    this.ttlMs = options.ttlMs ?? 60 * 60_000;
+    this.dedupMax = options.dedupMaxPerInbox ?? 1024;
+    this.dedupTtlMs = options.dedupTtlMs ?? 10 * 60_000;
+    this.headFromCache = options.headSeqFromCache ?? false;
+    if (!(this.maxEntries >= 1) || !(this.dedupMax >= 1)) throw new RangeError('cache sizes must be >= 1');
+  }
+
+  async append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    let outcomes: AppendOutcome[];
+    try {
+      outcomes = await this.inner.append(inbox, entries);
+    } catch (err) {
+      // The append may have landed anyway (a timeout): readers should go to the store.
+      const key = this.guard.key('tl', inbox);
+      if (key !== null) await this.guard.invalidate(key);
+      throw err;
+    }
+    const stored = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
+    // Resolving only after the cache has the entries gives read-your-writes through the
+    // cache, and the push (published after append resolves) never outruns it.
+    await Promise.all([this.cacheAppended(inbox, stored), this.rememberAppinfos(inbox, entries, outcomes)]);
+    return outcomes;
+  }
+
+  async readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
+    const key = this.guard.key('tl', inbox);
+    if (limit > 0 && key !== null && !this.guard.isPending(key)) {
+      const answer = await this.readCached(key, afterSeq, limit);
+      if (answer.kind === 'hit') {
+        this.counters.readHits++;
+        return answer.entries;
+      }
+    }
+    this.counters.readMisses++;
+    const rows = await this.inner.readAfter(inbox, afterSeq, limit);
+    // A short answer is a timeless claim (nothing else lies in (afterSeq, last]) that also
+    // reached the durable head, so it may fill the cache. A full page may not: the cache head
+    // would sit below the store's, and an answer from it would say "nothing newer" too early.
+    const last = rows.at(-1);
+    if (key !== null && last !== undefined && rows.length < limit && !this.guard.isPending(key)) {
+      await this.merge(key, afterSeq, last.seq, rows, 'force');
+    }
+    return rows;
+  }
+
+  async headSeq(inbox: InboxKey): Promise<number> {
+    const key = this.guard.key('tl', inbox);
+    if (this.headFromCache && key !== null && !this.guard.isPending(key)) {
+      const head = await this.cachedHead(key);
+      if (head !== undefined) {
+        this.counters.headHits++;
+        return head;
+      }
+    }
+    this.counters.headMisses++;
+    if (key === null) return this.inner.headSeq(inbox);
+    // The durable head is at hand: a cache that ends below it missed a write (a crash between
+    // the durable append and the cache update, say) and would keep answering "nothing new".
+    // Writers ask for the head exactly when they take over an inbox, so this repairs it then.
+    const [head, cached] = await Promise.all([this.inner.headSeq(inbox), this.cachedHead(key)]);
+    if (cached !== undefined && cached < head) {
+      await this.guard.attempt('timeline-repair', () => REPAIR_SCRIPT.run(this.guard.redis, [key], [head]));
+    }
+    return head;
+  }
+
+  /**
+   * "Present" in Redis is trusted: it was written after a durable append, and an inbox never
+   * forgets an appinfo. "Absent" proves nothing (Redis may have lost it): ask the store.
+   */
+  async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
+    const wanted = [...new Set(appinfos)];
+    const key = this.guard.key('dd', inbox);
+    if (wanted.length === 0 || key === null) return this.inner.findSeqs(inbox, wanted);
+    const cached = await this.guard.attempt('dedup-lookup', () => this.guard.redis.zmscore(key, ...wanted));
+    if (!cached.ok) {
+      this.counters.dedupMisses += wanted.length;
+      return this.inner.findSeqs(inbox, wanted);
+    }
+    const found = new Map<string, number>();
+    const missing: string[] = [];
+    wanted.forEach((appinfo, i) => {
+      const seq = Number(cached.value[i] ?? NaN);
+      if (Number.isSafeInteger(seq)) found.set(appinfo, seq);
+      else missing.push(appinfo);
+    });
+    this.counters.dedupHits += found.size;
+    this.counters.dedupMisses += missing.length;
+    if (missing.length > 0) {
+      for (const [appinfo, seq] of await this.inner.findSeqs(inbox, missing)) found.set(appinfo, seq);
+    }
+    return found;
+  }
+
+  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
+    return this.inner.getEntry(inbox, seq);
+  }
+
+  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
+    return this.inner.readBefore(inbox, beforeSeq, limit);
+  }
+
+  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+    return this.inner.addReaders(inbox, seq, readers);
+  }
+
+  getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
+    return this.inner.getReaders(inbox, seq);
+  }
+
+  stats(): TimelineCacheStats {
+    return { ...this.counters };
+  }
+
+  /** Stops background retries. The Redis client belongs to the caller and stays open. */
+  close(): void {
+    this.guard.close();
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async cachedHead(key: string): Promise<number | undefined> {
+    if (this.guard.isPending(key)) return undefined;
+    const meta = await this.guard.attempt('timeline-meta', () => META_SCRIPT.run(this.guard.redis, [key], []));
+    const head = meta.ok && Array.isArray(meta.value) && meta.value.length === 2 ? Number(meta.value[1]) : NaN;
+    return Number.isSafeInteger(head) ? head : undefined;
+  }
+
+  private async readCached(key: string, afterSeq: number, limit: number): Promise<ReadAnswer> {
+    const result = await this.guard.attempt('timeline-read', () => READ_SCRIPT.run(this.guard.redis, [key], [Math.floor(afterSeq), limit]));
+    if (!result.ok || !Array.isArray(result.value) || result.value[0] !== 'hit') return { kind: 'miss' };
+    const rows = result.value.slice(3) as unknown[];
+    const entries: Entry[] = [];
+    for (const row of rows) {
+      if (typeof row !== 'string') return { kind: 'miss' };
+      entries.push(JSON.parse(row) as Entry);
+    }
+    return { kind: 'hit', entries };
+  }
+
+  /** Adds freshly durable entries; `stored` are the non-duplicate entries of one append. */
+  private async cacheAppended(inbox: InboxKey, stored: Entry[]): Promise<void> {
+    const first = stored[0];
+    const last = stored.at(-1);
+    const key = this.guard.key('tl', inbox);
+    if (first === undefined || last === undefined || key === null) return;
+    // These seqs were all above the head, so (first - 1, last] holds exactly these entries.
+    const probed = await this.merge(key, first.seq - 1, last.seq, stored, 'probe');
+    if (probed !== 'gap') return;
+    // The cache ends below first - 1: seq gap or a missed write? The durable predecessor
+    // (already written before this append, so stable) tells which.
+    let predecessor: number;
+    try {
+      predecessor = (await this.inner.readBefore(inbox, first.seq, 1))[0]?.seq ?? 0;
+    } catch {
+      await this.failWrite(key);
+      return;
+    }
+    await this.merge(key, predecessor, last.seq, stored, 'force');
+  }
+
+  /** Merges a claim into the cache; on failure the inbox's cache is invalidated. */
+  private async merge(key: string, from: number, head: number, entries: Entry[], mode: 'probe' | 'force'): Promise<string | undefined> {
+    // Only the newest maxEntries can survive the trim: send no more, and claim from the cut.
+    let rows = entries;
+    // Seqs are positive integers: (x, head] and (max(0, floor(x)), head] hold the same ones.
+    let claimFrom = Math.max(0, Math.floor(from));
+    if (rows.length > this.maxEntries) {
+      claimFrom = (rows[rows.length - this.maxEntries - 1] as Entry).seq;
+      rows = rows.slice(-this.maxEntries);
+    }
+    const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs];
+    for (const entry of rows) args.push(entry.seq, JSON.stringify(entry));
+    const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key], args));
+    if (result.ok && typeof result.value === 'string') return result.value;
+    await this.failWrite(key);
+    return undefined;
+  }
+
+  private async failWrite(key: string): Promise<void> {
+    this.counters.writeFailures++;
+    await this.guard.invalidate(key);
+  }
+
+  private async rememberAppinfos(inbox: InboxKey, entries: Entry[], outcomes: AppendOutcome[]): Promise<void> {
+    const key = this.guard.key('dd', inbox);
+    if (key === null || entries.length === 0) return;
+    // Duplicates too: their outcome carries the original seq, an equally durable fact.
+    const args: ScriptArg[] = [this.dedupMax, this.dedupTtlMs];
+    entries.forEach((entry, i) => {
+      const outcome = outcomes[i];
+      if (outcome !== undefined) args.push(outcome.seq, entry.appinfo);
+    });
+    // A lost write here only makes the next lookup ask the durable index.
+    await this.guard.attempt('dedup-remember', () => REMEMBER_APPINFOS_SCRIPT.run(this.guard.redis, [key], args));
+  }
+}

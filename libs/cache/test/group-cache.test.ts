@@ -1,0 +1,152 @@
+/** CachedGroupStore against the live Redis: hits, invalidation across processes, the fill race, TTL. */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { groupKey, type GroupKey, type GroupRecord, type GroupStore, type Membership } from '@seqline/core';
+import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { uniqueTenant } from '@seqline/testing';
+import { CachedGroupStore, type CachedGroupOptions } from '../src/index.ts';
+import { connectRedis, deleteKeys, describeWithRedis, probeRedis, sleep, tempDir, uniquePrefix } from './harness.ts';
+
+const probe = await probeRedis();
+
+describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
+  const data = tempDir('groups');
+  const keyPrefix = uniquePrefix();
+  let engine: EmbeddedEngine;
+  let redis: Redis;
+  const opened: CachedGroupStore[] = [];
+
+  beforeAll(async () => {
+    engine = await openEmbeddedEngine({ dir: data.dir });
+    redis = await connectRedis();
+  });
+  afterAll(async () => {
+    for (const store of opened) store.close();
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+    await engine.close();
+    data.remove();
+  });
+
+  const cached = (inner: GroupStore = engine.groups, options: Partial<CachedGroupOptions> = {}, client = redis): CachedGroupStore => {
+    const store = new CachedGroupStore(inner, { redis: client, keyPrefix, ...options });
+    opened.push(store);
+    return store;
+  };
+  const at = (time: number, gseq = 0): { time: number; gseq: number } => ({ time, gseq });
+  async function newGroup(store: GroupStore, members: string[]): Promise<GroupRecord> {
+    const tenant = uniqueTenant();
+    const group: GroupRecord = { key: groupKey(tenant, 'g'), tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small', memberCount: members.length, createdAt: 1 };
+    expect(await store.createGroup(group, members, at(1000))).toBe(true);
+    return group;
+  }
+
+  it('answers repeated reads from Redis, with the same values as the store', async () => {
+    const store = cached();
+    const group = await newGroup(store, ['alice', 'bob']);
+    const reads = async (): Promise<unknown[]> => [
+      await store.getGroup(group.key), await store.listMembers(group.key),
+      await store.getMembership(group.key, 'bob'), await store.getMembership(group.key, 'nobody'),
+    ];
+    const first = await reads();
+    const hits = store.stats().hits;
+    expect(await reads()).toEqual(first);
+    expect(store.stats().hits).toBe(hits + 4);
+    expect(first).toEqual([
+      await engine.groups.getGroup(group.key), await engine.groups.listMembers(group.key),
+      await engine.groups.getMembership(group.key, 'bob'), null,
+    ]);
+  });
+
+  it('every write invalidates, also for other processes sharing the cache', async () => {
+    const other = await connectRedis();
+    try {
+      const writer = cached();
+      const reader = cached(engine.groups, {}, other);
+      const group = await newGroup(writer, ['alice']);
+      expect(await reader.listMembers(group.key)).toEqual(['alice']);
+      expect(await reader.getMembership(group.key, 'bob')).toBeNull();
+      await writer.addMembers(group.key, ['bob'], at(2000, 3));
+      expect(await reader.listMembers(group.key)).toEqual(['alice', 'bob']);
+      expect(await reader.getMembership(group.key, 'bob')).toEqual({ user: 'bob', windows: [{ joinedAt: 2000, fromGseq: 3 }] });
+      await writer.removeMembers(group.key, ['bob'], at(3000, 4));
+      expect(await reader.listMembers(group.key)).toEqual(['alice']);
+      expect((await reader.getMembership(group.key, 'bob'))?.windows[0]?.toGseq).toBe(4);
+      await writer.updateGroup(group.key, { name: 'renamed', tier: 'large' });
+      expect(await reader.getGroup(group.key)).toMatchObject({ name: 'renamed', tier: 'large' });
+    } finally {
+      other.disconnect();
+    }
+  });
+
+  it('a read that loaded the old value before a write cannot store it after the write', async () => {
+    // The reader's store read is held until the writer has written and invalidated.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let loadedOld: () => void = () => {};
+    const loaded = new Promise<void>((resolve) => { loadedOld = resolve; });
+    const slowInner: GroupStore = Object.create(engine.groups) as GroupStore;
+    slowInner.getMembership = async (key: GroupKey, user: string): Promise<Membership | null> => {
+      const value = await engine.groups.getMembership(key, user);
+      loadedOld();
+      await held;
+      return value;
+    };
+    const reader = cached(slowInner);
+    const writer = cached();
+    const group = await newGroup(writer, ['alice']);
+    const staleRead = reader.getMembership(group.key, 'bob');
+    await loaded;
+    await writer.addMembers(group.key, ['bob'], at(2000, 1));
+    await writer.getGroup(group.key); // a fresh read re-creates the group's hash meanwhile
+    release();
+    expect(await staleRead).toBeNull(); // that caller raced the write, fine
+    expect(await reader.getMembership(group.key, 'bob')).toEqual({ user: 'bob', windows: [{ joinedAt: 2000, fromGseq: 1 }] });
+    expect(await writer.getMembership(group.key, 'bob')).not.toBeNull();
+  });
+
+  it('a write that fails still invalidates (it may have applied)', async () => {
+    let failNext = false;
+    const flaky: GroupStore = Object.create(engine.groups) as GroupStore;
+    flaky.addMembers = async (key, users, when) => {
+      const added = await engine.groups.addMembers(key, users, when);
+      if (failNext) throw new Error('timeout after apply');
+      return added;
+    };
+    const store = cached(flaky);
+    const group = await newGroup(store, ['alice']);
+    expect(await store.listMembers(group.key)).toEqual(['alice']);
+    failNext = true;
+    await expect(store.addMembers(group.key, ['bob'], at(2000))).rejects.toThrow('timeout after apply');
+    expect(await store.listMembers(group.key)).toEqual(['alice', 'bob']);
+  });
+
+  it('cached values live at most the TTL, counted from the first read', async () => {
+    const store = cached(engine.groups, { ttlMs: 300 });
+    const group = await newGroup(store, ['alice']);
+    expect(await store.listMembers(group.key)).toEqual(['alice']);
+    const key = `${keyPrefix}grp:0:{${group.key}}`;
+    const ttl = await redis.pttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(300);
+    await engine.groups.addMembers(group.key, ['bob'], at(2000)); // behind the cache's back
+    expect(await store.listMembers(group.key)).toEqual(['alice']); // cached, within the TTL
+    await sleep(150);
+    await store.getMembership(group.key, 'alice'); // reads do not extend the life
+    await sleep(250);
+    expect(await store.listMembers(group.key)).toEqual(['alice', 'bob']);
+  });
+
+  it('many concurrent readers and writers end with the store\'s answer', async () => {
+    const store = cached();
+    const group = await newGroup(store, ['u00']);
+    const users = Array.from({ length: 30 }, (_, i) => `u${String(i + 1).padStart(2, '0')}`);
+    await Promise.all([
+      ...users.map((user, i) => store.addMembers(group.key, [user], at(2000 + i, i))),
+      ...users.map(() => store.listMembers(group.key)),
+      ...users.map((user) => store.getMembership(group.key, user)),
+    ]);
+    expect(await store.listMembers(group.key)).toEqual(await engine.groups.listMembers(group.key));
+    for (const user of users) expect(await store.getMembership(group.key, user)).toEqual(await engine.groups.getMembership(group.key, user));
+  });
+});

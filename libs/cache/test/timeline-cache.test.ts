@@ -1,0 +1,260 @@
+/** CachedTimelineStore against the live Redis: coverage rules, staleness, dedup, concurrency. */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
+import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { CachedTimelineStore, type CachedTimelineOptions } from '../src/index.ts';
+import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
+
+const probe = await probeRedis();
+
+describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
+  const data = tempDir('timeline');
+  const keyPrefix = uniquePrefix();
+  let engine: EmbeddedEngine;
+  let redis: Redis;
+  let inner: TimelineStore;
+  const opened: CachedTimelineStore[] = [];
+
+  beforeAll(async () => {
+    engine = await openEmbeddedEngine({ dir: data.dir });
+    inner = engine.timeline;
+    redis = await connectRedis();
+  });
+  afterAll(async () => {
+    for (const store of opened) store.close();
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+    await engine.close();
+    data.remove();
+  });
+
+  const cached = (options: Partial<CachedTimelineOptions> = {}, client = redis): CachedTimelineStore => {
+    const store = new CachedTimelineStore(inner, { redis: client, keyPrefix, ...options });
+    opened.push(store);
+    return store;
+  };
+  const fresh = (): InboxKey => inboxKey(uniqueTenant(), 'alice');
+  const tlKey = (inbox: InboxKey): string => `${keyPrefix}tl:0:{${inbox}}`;
+  const batch = (seqs: number[], tag = 'm'): Entry[] => seqs.map((seq) => msgEntry(seq, `${tag}${seq}`));
+  const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  /** A cached answer may be stale (shorter) but never skip: it is a prefix of the store's. */
+  async function expectPrefixOfTruth(store: TimelineStore, inbox: InboxKey, after: number, limit: number): Promise<Entry[]> {
+    const got = await store.readAfter(inbox, after, limit);
+    const truth = await inner.readAfter(inbox, after, limit);
+    expect(got).toEqual(truth.slice(0, got.length));
+    return got;
+  }
+
+  it('serves covered ranges from Redis with the same answer as the store', async () => {
+    const store = cached();
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 5)));
+    await store.append(inbox, batch([6, 9, 10]));
+    const before = store.stats();
+    for (const after of [0, 1, 3, 5, 6, 8, 9, 10]) {
+      for (const limit of [1, 2, 4, 100]) {
+        expect(await store.readAfter(inbox, after, limit)).toEqual(await inner.readAfter(inbox, after, limit));
+      }
+    }
+    const after = store.stats();
+    expect(after.readHits - before.readHits).toBe(32);
+    expect(after.readMisses).toBe(before.readMisses);
+  });
+
+  it('a miss (expired key) answers from the store; a last page fills the cache, a full page does not', async () => {
+    const store = cached();
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 20)));
+    await redis.del(tlKey(inbox));
+    const stats = store.stats();
+    // A full page ends below the head: caching it would later answer "nothing newer" early.
+    expect(await store.readAfter(inbox, 4, 10)).toEqual(await inner.readAfter(inbox, 4, 10));
+    expect(await redis.exists(tlKey(inbox))).toBe(0);
+    expect(await store.readAfter(inbox, 4, 100)).toEqual(await inner.readAfter(inbox, 4, 100)); // reaches the head
+    expect(store.stats().readMisses).toBe(stats.readMisses + 2);
+    for (const [after, limit] of [[4, 10], [8, 3], [14, 100], [20, 5]] as const) {
+      expect(await store.readAfter(inbox, after, limit)).toEqual(await inner.readAfter(inbox, after, limit));
+    }
+    expect(store.stats().readHits).toBe(stats.readHits + 4);
+    expect(await store.readAfter(inbox, 2, 10)).toEqual(await inner.readAfter(inbox, 2, 10)); // below: store
+    expect(store.stats().readMisses).toBe(stats.readMisses + 3);
+    await store.append(inbox, batch([21]));
+    expect(await store.readAfter(inbox, 14, 10)).toEqual(await inner.readAfter(inbox, 14, 10));
+    expect(store.stats().readHits).toBe(stats.readHits + 5);
+  });
+
+  it('a writer asking the durable head drops a cache that missed a write (crash before the cache update)', async () => {
+    const writer = cached();
+    const inbox = fresh();
+    await writer.append(inbox, batch(range(1, 4)));
+    await inner.append(inbox, batch([5])); // durable; the process died before caching it
+    expect(await writer.readAfter(inbox, 4, 10)).toEqual([]); // stale, not wrong: no hole
+    // The next owner of the inbox starts by reading the durable head.
+    expect(await writer.headSeq(inbox)).toBe(5);
+    expect(await redis.exists(tlKey(inbox))).toBe(0);
+    expect(await writer.readAfter(inbox, 4, 10)).toEqual(batch([5]));
+    // An up-to-date cache is left alone.
+    await writer.append(inbox, batch([6]));
+    expect(await writer.headSeq(inbox)).toBe(6);
+    expect(await redis.exists(tlKey(inbox))).toBe(1);
+  });
+
+  it('keeps only the newest maxEntries and never answers below them', async () => {
+    const store = cached({ maxEntries: 8 });
+    const inbox = fresh();
+    for (let seq = 1; seq <= 30; seq += 3) await store.append(inbox, batch([seq, seq + 1, seq + 2]));
+    expect(await redis.zcard(tlKey(inbox))).toBe(9); // 8 entries + the coverage marker
+    const hits = store.stats().readHits;
+    expect(await store.readAfter(inbox, 22, 100)).toEqual(await inner.readAfter(inbox, 22, 100));
+    expect(store.stats().readHits).toBe(hits + 1);
+    expect(await store.readAfter(inbox, 21, 100)).toEqual(await inner.readAfter(inbox, 21, 100));
+    expect(await store.readAfter(inbox, 0, 100)).toEqual(await inner.readAfter(inbox, 0, 100));
+    expect(store.stats().readHits).toBe(hits + 1);
+    expect(await redis.pttl(tlKey(inbox))).toBeGreaterThan(0);
+  });
+
+  it('one append larger than the cache keeps its newest entries', async () => {
+    const store = cached({ maxEntries: 5 });
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 12)));
+    expect(await redis.zcard(tlKey(inbox))).toBe(6);
+    expect(await store.readAfter(inbox, 7, 10)).toEqual(await inner.readAfter(inbox, 7, 10));
+    expect(await store.readAfter(inbox, 3, 10)).toEqual(await inner.readAfter(inbox, 3, 10));
+  });
+
+  it('a seq gap is bridged with the durable predecessor, a missed write is not', async () => {
+    const store = cached();
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 3)));
+    await store.append(inbox, batch([10_004])); // takeover jump: nothing lies in (3, 10004)
+    const hits = store.stats().readHits;
+    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    expect(store.stats().readHits).toBe(hits + 1);
+
+    // Appends that reached the store but not the cache (a lost cache write):
+    await inner.append(inbox, batch([10_005, 10_006]));
+    await store.append(inbox, batch([10_007]));
+    for (const after of [0, 3, 10_004, 10_005, 10_006]) {
+      expect(await store.readAfter(inbox, after, 10)).toEqual(await inner.readAfter(inbox, after, 10));
+    }
+  });
+
+  it('a stale cache may answer short, never with a hole, and a reader ahead of it goes to the store', async () => {
+    const store = cached();
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 5)));
+    await inner.append(inbox, batch([6, 7])); // the cache missed these
+    expect(await expectPrefixOfTruth(store, inbox, 3, 10)).toHaveLength(2); // stale: 4, 5
+    const misses = store.stats().readMisses;
+    // The reader has seen 6: the cache (head 5) is provably behind and is not asked.
+    expect(await store.readAfter(inbox, 6, 10)).toEqual(batch([7]));
+    expect(store.stats().readMisses).toBe(misses + 1);
+    for (const after of range(0, 7)) await expectPrefixOfTruth(store, inbox, after, 10);
+  });
+
+  it('a failed cache write invalidates the inbox instead of leaving a hole', async () => {
+    const store = cached();
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 3)));
+    await redis.set(tlKey(inbox), 'not a sorted set'); // every script on this key now errors
+    await store.append(inbox, batch([4, 5]));
+    expect(store.stats().writeFailures).toBe(1);
+    expect(await redis.exists(tlKey(inbox))).toBe(0);
+    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    await store.append(inbox, batch([6]));
+    expect(await store.readAfter(inbox, 5, 10)).toEqual(batch([6]));
+  });
+
+  it('a failed durable append invalidates the cache and rethrows', async () => {
+    const store = cached();
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 3)));
+    await expect(store.append(inbox, batch([2], 'late'))).rejects.toThrow();
+    expect(await redis.exists(tlKey(inbox))).toBe(0);
+    expect(await store.readAfter(inbox, 0, 10)).toEqual(batch(range(1, 3)));
+  });
+
+  it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
+    const store = cached();
+    const inbox = fresh();
+    expect(await store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')]))
+      .toEqual([{ seq: 1, duplicate: false }, { seq: 2, duplicate: false }, { seq: 1, duplicate: true }]);
+    expect(await store.append(inbox, [msgEntry(4, 'b'), msgEntry(5, 'c')]))
+      .toEqual([{ seq: 2, duplicate: true }, { seq: 5, duplicate: false }]);
+    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    const before = store.stats();
+    const found = await store.findSeqs(inbox, ['a', 'b', 'c', 'c']);
+    expect([...found.entries()].sort()).toEqual([['a', 1], ['b', 2], ['c', 5]]);
+    expect(store.stats().dedupHits - before.dedupHits).toBe(3);
+    expect(store.stats().dedupMisses).toBe(before.dedupMisses);
+  });
+
+  it('"absent" in Redis falls back to the durable index', async () => {
+    const store = cached({ dedupMaxPerInbox: 2 });
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 4), 'x'));
+    await inner.append(inbox, [msgEntry(5, 'bypass')]);
+    const found = await store.findSeqs(inbox, ['x1', 'x4', 'bypass', 'never']);
+    expect([...found.entries()].sort()).toEqual([['bypass', 5], ['x1', 1], ['x4', 4]]);
+    await redis.del(`${keyPrefix}dd:0:{${inbox}}`);
+    expect((await store.findSeqs(inbox, ['x3'])).get('x3')).toBe(3);
+  });
+
+  it('headSeq comes from the cache only when asked to', async () => {
+    const reader = cached({ headSeqFromCache: true });
+    const writer = cached();
+    const inbox = fresh();
+    expect(await reader.headSeq(inbox)).toBe(0);
+    await writer.append(inbox, batch([1, 2, 7]));
+    const hits = reader.stats().headHits;
+    expect(await reader.headSeq(inbox)).toBe(7);
+    expect(reader.stats().headHits).toBe(hits + 1);
+    await inner.append(inbox, batch([8]));
+    expect(await writer.headSeq(inbox)).toBe(8); // the writer's view must be exact
+    expect(await reader.headSeq(inbox)).toBeLessThanOrEqual(8);
+  });
+
+  it('one writer process, several reader processes: readers hit and never skip', async () => {
+    const readerClients = await Promise.all([connectRedis(), connectRedis()]);
+    try {
+      const writer = cached();
+      const readers = readerClients.map((client) => cached({ headSeqFromCache: true }, client));
+      const inboxes = Array.from({ length: 8 }, fresh);
+      let writing = true;
+      const writes = Promise.all(inboxes.map(async (inbox, i) => {
+        let seq = 0;
+        for (let n = 0; n < 40; n++) {
+          const size = 1 + ((n + i) % 3);
+          seq += 1 + ((n * 7 + i) % 3); // uneven gaps
+          const entries = batch(range(seq, seq + size - 1), `w${n}-`);
+          seq += size - 1;
+          await writer.append(inbox, entries);
+        }
+      })).finally(() => { writing = false; });
+      // Each reader follows each inbox like a client: sync from its max seq, small pages.
+      const follow = async (reader: CachedTimelineStore, inbox: InboxKey): Promise<number[]> => {
+        const seen: number[] = [];
+        let maxSeq = 0;
+        for (;;) {
+          const done = !writing;
+          const page = await reader.readAfter(inbox, maxSeq, 4);
+          seen.push(...page.map((entry) => entry.seq));
+          maxSeq = page.at(-1)?.seq ?? maxSeq;
+          if (page.length === 0 && done) return seen;
+          if (page.length === 0) await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      const followed = await Promise.all(readers.flatMap((reader) => inboxes.map(async (inbox) => ({ inbox, seen: await follow(reader, inbox) }))));
+      await writes;
+      for (const { inbox, seen } of followed) {
+        expect(seen).toEqual((await inner.readAfter(inbox, 0, 10_000)).map((entry) => entry.seq));
+      }
+      for (const reader of readers) expect(reader.stats().readHits).toBeGreaterThan(reader.stats().readMisses);
+    } finally {
+      for (const client of readerClients) client.disconnect();
+    }
+  });
+});
