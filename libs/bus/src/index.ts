@@ -1,1 +1,14 @@
-export {};
+export { createLocalWorkQueue } from './local-work-queue.ts';
+export type { LocalWorkQueue, LocalWorkQueueOptions } from './local-work-queue.ts';
+export { createLocalPushBus } from './local-push-bus.ts';
+export type { LocalPushBusOptions } from './local-push-bus.ts';
+export { backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
+export type { BackoffPolicy } from './backoff.ts';
+export { KeyedDispatcher } from './keyed-dispatcher.ts';
+export type { DispatchLimits } from './keyed-dispatcher.ts';
+export type { QueueStats } from './queue-common.ts';
+export { createNatsWorkQueue } from './nats-work-queue.ts';
+export type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue.ts';
+export { createNatsPushBus } from './nats-push-bus.ts';
+export type { NatsPushBusOptions } from './nats-push-bus.ts';
+export { subjectToken, fromSubjectToken } from './subject-token.ts';

@@ -1,0 +1,293 @@
+import { InternalError, systemClock } from '@seqline/core';
+import type { Clock, Json, JobContext, Logger, QueueOptions, StoredJob, WorkQueue } from '@seqline/core';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { KeyedDispatcher } from './keyed-dispatcher.ts';
+import { NatsDeadLetters } from './nats-dead-letters.ts';
+import { ensureJobStreams, ensureQueueConsumer, isJobEnvelope, jobTopology } from './nats-streams.ts';
+import type { JobEnvelope } from './nats-streams.ts';
+import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
+import { isValidQueueName } from './subject-token.ts';
+
+export interface NatsWorkQueueOptions {
+  /** The caller's connection; close() leaves it open. */
+  nc: NatsConnection;
+  logger: Logger;
+  clock?: Clock;
+  /** Streams `<prefix>_JOBS` and `<prefix>_DLQ`. Default `SEQLINE`. */
+  streamPrefix?: string;
+  /** Prepended to the `jobs.<queue>` / `dlq.<queue>` subjects (e.g. `test1.`). Default none. */
+  subjectPrefix?: string;
+  /**
+   * Retry delays: after failed attempt n the delivery is nak'd with backoffMs[n-1] (the last
+   * value repeats). Default 5 s, 10 s, 30 s, 1 min, 2 min, 5 min.
+   */
+  backoffMs?: number[];
+  /**
+   * How long a delivery may go without an ack or a `working()` before the server hands it to
+   * another consumer: the crash-detection delay. Live deliveries are kept alive every ackWait/3.
+   * Default 30 s.
+   */
+  ackWaitMs?: number;
+  /** Attempts before dead-lettering. Default 12 (≈ 34 min with the default backoff). */
+  maxDeliver?: number;
+  /**
+   * `Nats-Msg-Id` dedup window (default 2 min). An id enqueued again after the window while
+   * still pending runs twice: handlers are idempotent by appinfo (I3), so that is harmless.
+   */
+  duplicateWindowMs?: number;
+  /** Server-side bound of unacked deliveries per queue, all processes together. Default 10 000. */
+  maxAckPending?: number;
+  /**
+   * Deliveries held beyond `concurrency`, waiting for their key's bound (kept alive with
+   * `working()`). JetStream delivers in stream order, so a burst of one key longer than this
+   * delays other keys queued behind it until it drains below the bound (head-of-line blocking);
+   * within the window, other keys overtake the saturated one. Default max(4×concurrency, 256).
+   */
+  prefetch?: number;
+}
+
+export interface NatsWorkQueue extends WorkQueue {
+  stats(): Record<string, QueueStats>;
+}
+
+type Handler = (payload: Json, ctx: JobContext) => Promise<void>;
+
+interface Delivery {
+  msg: JsMsg;
+  job: JobEnvelope;
+  receivedAt: number;
+}
+
+interface QueueRuntime {
+  name: string;
+  handler: Handler;
+  dispatcher: KeyedDispatcher<Delivery>;
+  held: Set<Delivery>;
+  capacity: number;
+  stopped: boolean;
+  batch?: ConsumerMessages;
+  roomFreed?: () => void;
+  loop?: Promise<void>;
+  heartbeat?: NodeJS.Timeout;
+  advisory?: Subscription;
+}
+
+const DEFAULT_BACKOFF_MS = [5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Distributed-mode work queue on JetStream: `enqueue` resolves on the stream's PubAck (stored on
+ * file), a job leaves the stream only when acked after its handler succeeded, and any number of
+ * processes share one durable pull consumer per queue. Delivery is at-least-once.
+ */
+export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueue {
+  const { nc } = options;
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger.child({ component: 'nats-work-queue' });
+  const topology = jobTopology(options.streamPrefix ?? 'SEQLINE', options.subjectPrefix ?? '');
+  const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
+  const maxDeliver = options.maxDeliver ?? 12;
+  if (backoffMs.length === 0 || backoffMs.some((ms) => !(ms > 0))) throw new InternalError('backoffMs must be positive delays');
+  if (!(maxDeliver >= 1)) throw new InternalError('maxDeliver must be at least 1');
+  const ackWaitMs = options.ackWaitMs ?? 30_000;
+  const js = jetstream(nc);
+  const runtimes = new Map<string, QueueRuntime>();
+  let closed = false;
+  let setup: Promise<{ jsm: JetStreamManager; dead: NatsDeadLetters }> | undefined;
+
+  function ready(): Promise<{ jsm: JetStreamManager; dead: NatsDeadLetters }> {
+    setup ??= (async () => {
+      const jsm = await jetstreamManager(nc);
+      await ensureJobStreams(jsm, topology, options.duplicateWindowMs ?? 120_000);
+      return { jsm, dead: new NatsDeadLetters(js, jsm, topology, logger) };
+    })().catch((err: unknown) => {
+      setup = undefined; // retry on the next call
+      throw err;
+    });
+    return setup;
+  }
+
+  function assertUsable(queue?: string): void {
+    if (closed) throw new InternalError('work queue is closed');
+    if (queue !== undefined && !isValidQueueName(queue)) throw new InternalError(`invalid queue name ${JSON.stringify(queue)}: use [A-Za-z0-9_-]`);
+  }
+
+  function retryDelay(attempt: number): number {
+    return backoffMs[Math.min(attempt, backoffMs.length) - 1]!;
+  }
+
+  async function run(rt: QueueRuntime, delivery: Delivery): Promise<void> {
+    const { msg, job } = delivery;
+    const attempt = msg.info.deliveryCount;
+    if (attempt > maxDeliver) {
+      // Every allowed attempt ended without an ack (its worker died or hung): park it unrun.
+      await buryAndAck(rt, delivery, maxDeliver, 'last attempt ended without an ack (worker crashed or hung)');
+      release(rt, delivery);
+      return;
+    }
+    try {
+      await rt.handler(job.payload, { id: job.id, attempt });
+      await msg.ackAck().catch((err: unknown) => {
+        logger.warn({ err, queue: rt.name, id: job.id }, 'ack not confirmed; the job may run again');
+      });
+    } catch (err) {
+      await onFailure(rt, delivery, attempt, err);
+    } finally {
+      release(rt, delivery);
+    }
+  }
+
+  async function onFailure(rt: QueueRuntime, { msg, job }: Delivery, attempt: number, err: unknown): Promise<void> {
+    const lastError = errorMessage(err);
+    if (attempt < maxDeliver) {
+      const delay = retryDelay(attempt);
+      logger.warn({ queue: rt.name, id: job.id, attempt, retryInMs: delay, lastError }, 'job failed; will retry');
+      msg.nak(delay);
+      return;
+    }
+    await buryAndAck(rt, { msg, job }, attempt, lastError);
+  }
+
+  async function buryAndAck(rt: QueueRuntime, { msg, job }: Pick<Delivery, 'msg' | 'job'>, attempts: number, lastError: string): Promise<void> {
+    try {
+      const { dead } = await ready();
+      await dead.bury(job, msg.seq, attempts, lastError, clock.now());
+      await msg.ackAck();
+    } catch (err) {
+      // Left unacked: it is delivered once more (and filed then), or the advisory files it.
+      logger.error({ err, queue: rt.name, id: job.id }, 'could not dead-letter a job');
+    }
+  }
+
+  function release(rt: QueueRuntime, delivery: Delivery): void {
+    rt.held.delete(delivery);
+    const wake = rt.roomFreed;
+    rt.roomFreed = undefined;
+    wake?.();
+  }
+
+  function accept(rt: QueueRuntime, msg: JsMsg, rtOptions: QueueOptions): void {
+    if (rt.stopped) {
+      msg.nak(); // another consumer can take it at once
+      return;
+    }
+    let job: unknown;
+    try {
+      job = msg.json();
+    } catch {
+      job = undefined;
+    }
+    if (!isJobEnvelope(job)) {
+      logger.error({ queue: rt.name, seq: msg.seq }, 'terminating a job message of unknown format');
+      msg.term('unknown job format');
+      return;
+    }
+    const delivery: Delivery = { msg, job, receivedAt: Date.now() };
+    rt.held.add(delivery);
+    rt.dispatcher.submit(delivery, keyOfPayload(rtOptions, job.payload, logger));
+  }
+
+  /** Pulls only as many deliveries as there is room for, so none waits unattended. */
+  async function pull(rt: QueueRuntime, queueOptions: QueueOptions): Promise<void> {
+    const consumer = await js.consumers.get(topology.jobsStream, rt.name);
+    while (!rt.stopped) {
+      const room = rt.capacity - rt.held.size;
+      if (room <= 0) {
+        await new Promise<void>((resolve) => { rt.roomFreed = resolve; });
+        continue;
+      }
+      try {
+        rt.batch = await consumer.fetch({ max_messages: room, expires: 5_000 });
+        if (rt.stopped) await rt.batch.close(); // close() ran while the pull was being set up
+        for await (const msg of rt.batch) accept(rt, msg, queueOptions);
+      } catch (err) {
+        if (rt.stopped) break;
+        logger.warn({ err, queue: rt.name }, 'pull failed; retrying');
+        await sleep(Math.min(ackWaitMs, 1_000));
+      } finally {
+        rt.batch = undefined;
+      }
+    }
+  }
+
+  /** Keeps every held delivery (running or waiting for its key) from being redelivered. */
+  function startHeartbeat(rt: QueueRuntime): NodeJS.Timeout {
+    const every = Math.max(20, Math.floor(ackWaitMs / 3));
+    return setInterval(() => {
+      const now = Date.now();
+      for (const delivery of rt.held) if (now - delivery.receivedAt >= every) delivery.msg.working();
+    }, every);
+  }
+
+  return {
+    async enqueue(queue: string, id: string, payload: Json): Promise<void> {
+      assertUsable(queue);
+      await ready();
+      const job: JobEnvelope = { id, queue, payload, createdAt: clock.now() };
+      await js.publish(topology.jobSubject(queue), JSON.stringify(job), { msgID: id });
+    },
+
+    async consume(queue: string, handler: Handler, queueOptions: QueueOptions): Promise<void> {
+      assertUsable(queue);
+      if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);
+      const { jsm, dead } = await ready();
+      // One delivery beyond maxDeliver lets a consumer file a job whose last attempt crashed.
+      await ensureQueueConsumer(jsm, topology, queue, { ackWaitMs, maxDeliver: maxDeliver + 1, maxAckPending: options.maxAckPending ?? 10_000 });
+      const rt: QueueRuntime = {
+        name: queue,
+        handler,
+        dispatcher: new KeyedDispatcher<Delivery>(queueOptions, (delivery) => run(rt, delivery)),
+        held: new Set(),
+        capacity: queueOptions.concurrency + (options.prefetch ?? Math.max(queueOptions.concurrency * 4, 256)),
+        stopped: false,
+      };
+      runtimes.set(queue, rt);
+      rt.heartbeat = startHeartbeat(rt);
+      rt.advisory = dead.watchMaxDeliveries(nc, queue, () => clock.now());
+      rt.loop = pull(rt, queueOptions).catch((err: unknown) => {
+        logger.error({ err, queue }, 'consumer stopped');
+      });
+    },
+
+    async deadLetters(): Promise<StoredJob[]> {
+      const { dead } = await ready();
+      return dead.list();
+    },
+
+    async replay(id: string): Promise<boolean> {
+      assertUsable();
+      const { dead } = await ready();
+      return dead.replay(id, clock.now());
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...runtimes.values()].map(async (rt) => {
+        rt.stopped = true;
+        rt.advisory?.unsubscribe();
+        rt.roomFreed?.();
+        await rt.batch?.close();
+        // Deliveries not started yet go back at once rather than after the ack wait.
+        for (const delivery of rt.dispatcher.stop()) {
+          rt.held.delete(delivery);
+          delivery.msg.nak();
+        }
+        await rt.dispatcher.idle();
+        await rt.loop;
+        clearInterval(rt.heartbeat);
+      }));
+      // Acks and naks are plain publishes: flush so the server has them before we return.
+      if (!nc.isClosed()) await nc.flush();
+    },
+
+    stats(): Record<string, QueueStats> {
+      const out: Record<string, QueueStats> = {};
+      // JetStream holds retries server-side: nothing is "delayed" in this process.
+      for (const rt of runtimes.values()) out[rt.name] = statsOf(rt.dispatcher, 0);
+      return out;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * I4 across a NATS restart: jobs acknowledged by `enqueue` survive a kill -9 of nats-server,
+ * and a consumer on a reconnecting connection finishes them all once the server is back.
+ * Runs its own throwaway nats-server (the binary scripts/services.sh installs, or NATS_SERVER_BIN).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '@seqline/core';
+import { connect } from '@nats-io/transport-node';
+import { eventually } from '@seqline/testing';
+import { createNatsWorkQueue } from '../src/index.ts';
+
+const binary = process.env.NATS_SERVER_BIN ?? fileURLToPath(new URL('../../../.services/bin/nats-server', import.meta.url));
+const available = existsSync(binary);
+const required = process.env.REQUIRE_SERVICES === '1';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function startServer(port: number, storeDir: string): ChildProcess {
+  return spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], { stdio: 'ignore' });
+}
+
+async function kill9(server: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGKILL');
+  await exited;
+}
+
+describe.skipIf(!available && !required)(`work queue across a nats-server kill -9 (${binary})`, () => {
+  it('loses no acknowledged job and finishes them all after the server comes back', async () => {
+    expect(available, `nats-server binary not found at ${binary}`).toBe(true);
+    const storeDir = await mkdtemp(join(tmpdir(), 'seqline-nats-'));
+    const port = await freePort();
+    let server = startServer(port, storeDir);
+    const nc = await eventuallyConnect(port);
+    const wq = createNatsWorkQueue({ nc, logger: silentLogger, backoffMs: [200], ackWaitMs: 1_000, maxDeliver: 20 });
+    try {
+      for (let i = 0; i < 30; i++) await wq.enqueue('fanout', `job-${i}`, i);
+      const done = new Set<number>();
+      await wq.consume('fanout', async (payload) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        done.add(payload as number);
+      }, { concurrency: 2 });
+      await eventually(() => expect(done.size).toBeGreaterThanOrEqual(5));
+
+      await kill9(server);
+      server = startServer(port, storeDir);
+      // Enqueue retries until the reconnect: the promise resolves only once the job is stored.
+      await eventually(() => wq.enqueue('fanout', 'job-30', 30), 20_000, 200);
+      await eventually(() => expect([...done].sort((a, b) => a - b)).toEqual(Array.from({ length: 31 }, (_, i) => i)), 30_000);
+    } finally {
+      await wq.close().catch(() => undefined);
+      await nc.close();
+      await kill9(server);
+      await rm(storeDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+async function eventuallyConnect(port: number) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await connect({ servers: `nats://127.0.0.1:${port}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

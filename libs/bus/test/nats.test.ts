@@ -1,0 +1,134 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { inboxKey, silentLogger } from '@seqline/core';
+import type { JobContext, PushMessage } from '@seqline/core';
+import { eventually, pushBusContract, uniqueName, workQueueContract } from '@seqline/testing';
+import { createNatsPushBus, createNatsWorkQueue } from '../src/index.ts';
+import { connectNats, deleteStreams, isolatedTopology, NATS_URL, probeNats } from './nats-harness.ts';
+
+const probe = await probeNats();
+const required = process.env.REQUIRE_SERVICES === '1';
+const topology = isolatedTopology();
+const contractBackoff = [150, 300];
+
+if (!probe.ok) {
+  if (!required) process.stderr.write(`[libs/bus] NATS tests skipped: ${probe.reason}\n`);
+  describe('NATS adapters', () => {
+    if (required) it('needs a NATS server (REQUIRE_SERVICES=1)', () => { throw new Error(probe.reason); });
+    else it.skip(`skipped: ${probe.reason}; start one with scripts/services.sh up or set NATS_URL`, () => {});
+  });
+} else {
+  afterAll(() => deleteStreams(topology.streamPrefix));
+
+  // Each open() is a separate connection, like a separate worker process.
+  workQueueContract(`nats at ${NATS_URL}`, async () => {
+    const nc = await connectNats('seqline-contract');
+    const wq = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, backoffMs: contractBackoff, ackWaitMs: 2_000, maxDeliver: 4 });
+    return { ...wq, close: async () => { await wq.close(); await nc.close(); } };
+  });
+
+  pushBusContract(`nats at ${NATS_URL}`, async () => {
+    const nc = await connectNats('seqline-push-contract');
+    const bus = createNatsPushBus(nc);
+    return { ...bus, close: async () => { await bus.close(); await nc.close(); } };
+  });
+
+  describe('nats work queue across processes', () => {
+    it('redelivers the job of a worker killed mid-handler (kill -9) to another consumer', async () => {
+      const ackWaitMs = 1_000;
+      const queue = uniqueName('crash');
+      const nc = await connectNats('seqline-crash-survivor');
+      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ackWaitMs, maxDeliver: 5 });
+      try {
+        await survivor.enqueue(queue, `${queue}-job`, { group: 'g1' });
+        const worker = startWorker(queue, ackWaitMs, 5);
+        await eventually(() => expect(worker.output()).toContain(`started ${queue}-job 1`), 20_000);
+
+        const runs: JobContext[] = [];
+        await survivor.consume(queue, async (_payload, ctx) => { runs.push(ctx); }, { concurrency: 2 });
+        // The child is alive and keeps its delivery with working(): no redelivery past the ack wait.
+        await new Promise((resolve) => setTimeout(resolve, 3 * ackWaitMs));
+        expect(runs).toEqual([]);
+
+        expect(await worker.kill()).toBe('SIGKILL');
+        await eventually(() => expect(runs).toEqual([{ id: `${queue}-job`, attempt: 2 }]), 10_000);
+      } finally {
+        await survivor.close();
+        await nc.close();
+      }
+    });
+
+    it('dead-letters, unrun, a job whose every attempt died with its worker', async () => {
+      const ackWaitMs = 500;
+      const queue = uniqueName('doomed');
+      const id = `${queue}-job`;
+      const nc = await connectNats('seqline-doomed-survivor');
+      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ackWaitMs, maxDeliver: 2 });
+      try {
+        await survivor.enqueue(queue, id, 'x');
+        for (const attempt of [1, 2]) {
+          const worker = startWorker(queue, ackWaitMs, 2);
+          await eventually(() => expect(worker.output()).toContain(`started ${id} ${attempt}`), 20_000);
+          expect(await worker.kill()).toBe('SIGKILL');
+        }
+        const runs: JobContext[] = [];
+        await survivor.consume(queue, async (_p, ctx) => { runs.push(ctx); }, { concurrency: 1 });
+        const deadOfQueue = async () => (await survivor.deadLetters()).filter((job) => job.queue === queue);
+        await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 10_000, 100);
+        expect((await deadOfQueue())[0]).toMatchObject({ attempts: 2, lastError: expect.stringContaining('without an ack') });
+        expect(runs).toEqual([]);
+      } finally {
+        await survivor.close();
+        await nc.close();
+      }
+    });
+  });
+
+  describe('nats push bus across connections', () => {
+    it('delivers a push published by one process to the process holding the inbox, and to no other', async () => {
+      const [gatewayA, gatewayB, writer] = await Promise.all([connectNats('gw-a'), connectNats('gw-b'), connectNats('writer')]);
+      const busA = createNatsPushBus(gatewayA);
+      const busB = createNatsPushBus(gatewayB);
+      const busW = createNatsPushBus(writer);
+      try {
+        const tenant = uniqueName('t');
+        const alice = inboxKey(tenant, 'alice.smith');
+        const bob = inboxKey(tenant, 'bob');
+        const gotA: PushMessage[] = [];
+        const gotB: PushMessage[] = [];
+        busA.subscribe(alice, (m) => gotA.push(m));
+        busA.subscribe(alice, () => {});
+        busB.subscribe(bob, (m) => gotB.push(m));
+        await Promise.all([gatewayA.flush(), gatewayB.flush()]);
+        const msg: PushMessage = { inbox: alice, prevSeq: 7, entries: [] };
+        busW.publish(msg);
+        busW.publish({ inbox: bob, prevSeq: 1, entries: [] });
+        await eventually(() => expect(gotA).toEqual([msg]));
+        await eventually(() => expect(gotB.map((m) => m.prevSeq)).toEqual([1]));
+      } finally {
+        await Promise.all([busA.close(), busB.close(), busW.close()]);
+        await Promise.all([gatewayA.close(), gatewayB.close(), writer.close()]);
+      }
+    });
+  });
+}
+
+/** A worker process (fixtures/nats-worker.ts) that takes deliveries and never finishes them. */
+function startWorker(queue: string, ackWaitMs: number, maxDeliver: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))], {
+    env: {
+      ...process.env, NATS_URL, QUEUE: queue, STREAM_PREFIX: topology.streamPrefix, SUBJECT_PREFIX: topology.subjectPrefix,
+      ACK_WAIT_MS: String(ackWaitMs), MAX_DELIVER: String(maxDeliver),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+  return {
+    output: () => out,
+    /** kill -9: no close(), no ack, no goodbye to the server. */
+    kill: async () => { child.kill('SIGKILL'); return exited; },
+  };
+}
