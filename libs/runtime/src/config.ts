@@ -1,0 +1,45 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+/** Settings of a distributed process (gateway or worker), validated once at the edge. */
+const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+export const distributedEnvSchema = z.object({
+  SCYLLA_CONTACT_POINTS: list.default(['127.0.0.1:9042']),
+  SCYLLA_LOCAL_DC: z.string().default('datacenter1'),
+  SCYLLA_KEYSPACE: z.string().regex(/^[a-z][a-z0-9_]{0,47}$/).default('seqline'),
+  SCYLLA_MIGRATE: bool.default(true),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  NATS_URL: list.default(['nats://127.0.0.1:4222']),
+  SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET (≥ 16 chars) is required in distributed mode'),
+  SEQLINE_SHARDS: z.coerce.number().int().min(1).max(4096).default(64),
+  SEQLINE_OWNER_ID: z.string().regex(/^[^|\s]+$/).default(`${hostname()}-${process.pid}`),
+  SEQLINE_LEASE_TTL_MS: z.coerce.number().int().min(1000).default(10_000),
+  /** Namespaces Redis keys, NATS subjects and streams, so deployments (or test runs) share servers safely. */
+  SEQLINE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_]{1,32}$/).default('seqline'),
+  SEQLINE_READ_FANOUT: bool.default(true),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  SEQLINE_TRANSPORT: z.enum(['uws', 'ws']).default('uws'),
+  SEQLINE_ALLOW_WS_FALLBACK: bool.default(false),
+  SEQLINE_ALLOWED_ORIGINS: list.default([]),
+  SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
+  SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+export type DistributedConfig = z.infer<typeof distributedEnvSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadDistributedConfig(env: NodeJS.ProcessEnv): DistributedConfig {
+  const parsed = distributedEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return parsed.data;
+}

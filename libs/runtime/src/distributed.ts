@@ -1,0 +1,76 @@
+/**
+ * Opens what every distributed process shares: CQL stores, Redis (caches, leases, limits),
+ * NATS (routing, work queues, push). Gateways and workers compose their roles on top.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import {
+  createNatsPushBus, createNatsWorkQueue, type NatsWorkQueue,
+} from '@seqline/bus';
+import {
+  CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher,
+} from '@seqline/cache';
+import { RemoteInboxWriter } from '@seqline/cluster';
+import type { GroupStore, Logger, PushBus, TimelineStore } from '@seqline/core';
+import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+import type { Redis } from 'ioredis';
+import type { DistributedConfig } from './config.ts';
+
+export interface DistributedInfra {
+  config: DistributedConfig;
+  stores: ScyllaStores;
+  redis: Redis;
+  nc: NatsConnection;
+  epoch: RedisEpochWatcher;
+  /** Cached for sync (may answer headSeq from Redis). */
+  readTimeline: CachedTimelineStore;
+  /** Cached for inbox owners (headSeq always from CQL: it becomes a push's prevSeq). */
+  writeTimeline: CachedTimelineStore;
+  groups: GroupStore;
+  queue: NatsWorkQueue;
+  push: PushBus;
+  /** Routes appends to the shard owners over NATS. */
+  writer: RemoteInboxWriter;
+  keyPrefix: string;
+  subjectPrefix: string;
+  close(): Promise<void>;
+}
+
+export async function openDistributedInfra(config: DistributedConfig, logger: Logger): Promise<DistributedInfra> {
+  const ns = config.SEQLINE_NAMESPACE;
+  const keyPrefix = `${ns}:`;
+  const subjectPrefix = `${ns}.inbox.append`;
+  const stores = await openScyllaStores({
+    contactPoints: config.SCYLLA_CONTACT_POINTS, localDataCenter: config.SCYLLA_LOCAL_DC,
+    keyspace: config.SCYLLA_KEYSPACE, logger, migrate: config.SCYLLA_MIGRATE,
+  });
+  const redis = createCacheRedisClient({ url: config.REDIS_URL, logger });
+  const nc = await connect({ servers: config.NATS_URL, name: `seqline-${config.SEQLINE_OWNER_ID}`, maxReconnectAttempts: -1 });
+  const epoch = new RedisEpochWatcher({ redis, logger });
+  await epoch.start();
+  const cacheOptions = { redis, keyPrefix, epoch, logger };
+  const readTimeline = new CachedTimelineStore(stores.timeline, { ...cacheOptions, headSeqFromCache: true });
+  const writeTimeline = new CachedTimelineStore(stores.timeline, cacheOptions);
+  const groups = new CachedGroupStore(stores.groups, cacheOptions);
+  const queue = createNatsWorkQueue({ nc, logger, streamPrefix: ns.toUpperCase(), subjectPrefix: `${ns}.` });
+  const push = createNatsPushBus(nc, { logger, subjectRoot: `${ns}.push.u` });
+  const writer = new RemoteInboxWriter({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix, logger });
+
+  let closing: Promise<void> | undefined;
+  return {
+    config, stores, redis, nc, epoch, readTimeline, writeTimeline, groups, queue, push, writer, keyPrefix, subjectPrefix,
+    close: () => (closing ??= (async () => {
+      await queue.close();
+      await writer.close();
+      await push.close();
+      readTimeline.close();
+      writeTimeline.close();
+      groups instanceof CachedGroupStore && groups.close();
+      epoch.stop();
+      await nc.drain().catch(() => undefined);
+      redis.disconnect();
+      await stores.close();
+    })()),
+  };
+}
+
+export type { TimelineStore };

@@ -1,0 +1,3 @@
+export { loadDistributedConfig, distributedEnvSchema, ConfigError, type DistributedConfig } from './config.ts';
+export { openDistributedInfra, type DistributedInfra } from './distributed.ts';
+export { stopOnSignals, failStart, type Stoppable } from './process.ts';
