@@ -9,7 +9,7 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import {
   silentLogger,
   type Entry, type GroupRecord, type GroupStore, type GroupStreamStore, type JobStore, type Logger,
-  type MemberWindow, type SeqCeilingStore, type StoredJob, type TimelineStore,
+  type MemberWindow, type SeqCeilingStore, type Settings, type SettingsStore, type StoredJob, type TimelineStore,
 } from '@seqline/core';
 import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
@@ -17,6 +17,7 @@ import { LmdbGroupStore } from './groups.ts';
 import { LmdbJobStore } from './jobs.ts';
 import { DB_COUNT, DB_NAMES } from './keys.ts';
 import { SeqLog, type AppinfoKey, type SeqKey } from './seq-log.ts';
+import { LmdbSettingsStore, SETTINGS_DB_NAME } from './settings.ts';
 import { LmdbTimelineStore } from './timeline.ts';
 import { WriteBatcher } from './write-batcher.ts';
 
@@ -32,6 +33,8 @@ export interface EmbeddedEngine {
   groupStreams: GroupStreamStore;
   ceilings: SeqCeilingStore;
   jobs: JobStore;
+  /** Operator settings (tier thresholds, limits), compare-and-set by version. */
+  settings: SettingsStore;
   /** Waits for queued writes, then closes the environment. Idempotent. */
   close(): Promise<void>;
 }
@@ -45,7 +48,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   const env = open({
     path: options.dir,
     noSubdir: false, // `dir` is a directory even when its name has a dot
-    maxDbs: DB_COUNT + 4,
+    maxDbs: DB_COUNT + 5, // + settings (settings.ts) and spare room
     mapSize: INITIAL_MAP_SIZE,
   });
   const db = <V, K extends Key>(name: string): Database<V, K> => env.openDB<V, K>({ name });
@@ -87,6 +90,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     dead: db<StoredJob, string>(DB_NAMES.deadJobs),
     deadOrder: db<true, [number, string]>(DB_NAMES.deadOrder),
   }, writes);
+  const settings = new LmdbSettingsStore(db<Settings, string>(SETTINGS_DB_NAME), writes);
   logger.info({ dir: options.dir }, 'embedded store opened');
 
   let closing: Promise<void> | undefined;
@@ -94,7 +98,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     closing ??= closeEnv(env).then(() => logger.info({ dir: options.dir }, 'embedded store closed'));
     return closing;
   };
-  return { timeline, groups, groupStreams, ceilings, jobs, close };
+  return { timeline, groups, groupStreams, ceilings, jobs, settings, close };
 }
 
 async function closeEnv(env: RootDatabase): Promise<void> {

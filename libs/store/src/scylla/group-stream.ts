@@ -1,0 +1,58 @@
+/**
+ * Read-fanout group streams on CQL: a CqlSeqLog over `group_stream` / `group_appinfo_index` /
+ * `group_buckets`, plus per-member read cursors in `group_cursor`.
+ */
+import {
+  BadRequestError,
+  type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey, type Logger,
+} from '@seqline/core';
+import { optNum, type Cql } from './cql.ts';
+import { CqlSeqLog } from './seq-log.ts';
+
+export const GROUP_STREAM_TABLES = { entries: 'group_stream', appinfos: 'group_appinfo_index', buckets: 'group_buckets', key: 'grp' };
+
+export class CqlGroupStreamStore implements GroupStreamStore {
+  private readonly log: CqlSeqLog;
+  private readonly setCursorQuery: string;
+  private readonly getCursorQuery: string;
+
+  constructor(private readonly cql: Cql, logger: Logger) {
+    this.log = new CqlSeqLog(cql, GROUP_STREAM_TABLES, logger);
+    const cursors = cql.table('group_cursor');
+    // Write timestamp = the cursor: last-write-wins becomes highest-cursor-wins, so racing
+    // acks from any number of processes keep the highest without a read or a Paxos round.
+    this.setCursorQuery = `UPDATE ${cursors} USING TIMESTAMP ? SET gseq = ? WHERE grp = ? AND inbox = ?`;
+    this.getCursorQuery = `SELECT gseq FROM ${cursors} WHERE grp = ? AND inbox = ?`;
+  }
+
+  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    return this.log.append(group, entries);
+  }
+
+  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
+    return this.log.findSeqs(group, appinfos);
+  }
+
+  readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {
+    return this.log.readAfter(group, afterGseq, limit);
+  }
+
+  readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]> {
+    return this.log.readBefore(group, beforeGseq, limit);
+  }
+
+  headSeq(group: GroupKey): Promise<number> {
+    return this.log.headSeq(group);
+  }
+
+  async setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
+    if (!Number.isSafeInteger(gseq) || gseq < 0) throw new BadRequestError(`invalid gseq ${String(gseq)}`);
+    await this.cql.write(this.setCursorQuery, [gseq, gseq, group, inbox]);
+    return this.getCursor(group, inbox);
+  }
+
+  async getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
+    const row = (await this.cql.read(this.getCursorQuery, [group, inbox])).first();
+    return optNum(row?.get('gseq')) ?? 0;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Groups and membership windows on CQL. One table, `groups ((grp), member)`: the group record
+ * lives in static columns and each member row holds that user's windows, so creating a group
+ * with its members is ONE conditional batch on one partition (atomic, and a second create
+ * changes nothing). The table is written only by LWTs; every member row carries `op`, the id
+ * of the write that last changed it, which is both the compare-and-set token and the way to
+ * learn the outcome of a write that timed out.
+ *
+ * `user_groups ((inbox), grp)` (plain writes) indexes groupsOf. It is written before the
+ * membership change, so a crash in between leaves a superset: groupsOf may name a group the
+ * user never joined (getMembership is then null), never miss one they did.
+ */
+import {
+  InternalError, NotFoundError, inboxKey, splitKey,
+  type GroupKey, type GroupRecord, type GroupStore, type InboxKey, type MemberWindow,
+  type Membership, type MembershipChangeAt, type Tier,
+} from '@seqline/core';
+import type { types } from 'cassandra-driver';
+import { chunks, isUnknownOutcome, mapLimit, newOp, num, optNum, sameOp, str, type Cql, type Row, type Statement } from './cql.ts';
+import { contentionPause } from './ceilings.ts';
+import { KeyedSerializer } from './keyed-serializer.ts';
+import { groupStatements, type GroupStatements } from './group-statements.ts';
+
+interface MemberRow { windows: MemberWindow[]; isMember: boolean; op: types.Uuid }
+type Patch = Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>;
+
+const MAX_ATTEMPTS = 30;
+/** Above this many users a change reads the whole partition instead of IN lists. */
+const WHOLE_PARTITION_ABOVE = 200;
+/** Groups are never deleted, so "exists" is cached (bounded: cleared when full). */
+const KNOWN_GROUPS_MAX = 100_000;
+
+export class CqlGroupStore implements GroupStore {
+  private readonly serial = new KeyedSerializer();
+  private readonly q: GroupStatements;
+  private readonly knownGroups = new Set<string>();
+
+  constructor(private readonly cql: Cql) {
+    this.q = groupStatements(cql);
+  }
+
+  createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
+    return this.serial.run(group.key, async () => {
+      if ((await this.getGroup(group.key)) !== null) return false;
+      const users = unique(members);
+      await this.indexUserGroups(group.key, users);
+      const op = newOp();
+      const window = [toUdt({ joinedAt: at.time, fromGseq: at.gseq })];
+      const statements: Statement[] = [
+        {
+          query: this.q.insertGroup,
+          params: [group.key, group.tenant, group.id, group.name, group.admin, group.tier, group.memberCount, group.createdAt, op],
+        },
+        ...users.map((user) => ({ query: this.q.insertMember, params: [group.key, user, window, true, op] })),
+      ];
+      try {
+        return (await this.cql.lwtBatch(statements)).wasApplied();
+      } catch (err) {
+        if (!isUnknownOutcome(err)) throw err;
+        const row = (await this.cql.serialRead(this.q.readCreatedOp, [group.key])).first();
+        return sameOp(row?.get('created_op'), op);
+      }
+    });
+  }
+
+  async getGroup(key: GroupKey): Promise<GroupRecord | null> {
+    const row = (await this.cql.read(this.q.readGroup, [key])).first();
+    if (row === null || row.get('created_op') === null) return null;
+    return {
+      key, tenant: str(row.get('tenant'), 'tenant'), id: str(row.get('id'), 'id'), name: str(row.get('name'), 'name'),
+      admin: str(row.get('admin'), 'admin'), tier: str(row.get('tier'), 'tier') as Tier,
+      memberCount: num(row.get('member_count')), createdAt: num(row.get('created_at')),
+    };
+  }
+
+  /** Setting fixed values is idempotent, so a timed-out update is simply sent again. */
+  async updateGroup(key: GroupKey, patch: Patch): Promise<void> {
+    const fields = (['name', 'tier', 'memberCount'] as const).filter((field) => patch[field] !== undefined);
+    if (fields.length === 0) {
+      if ((await this.getGroup(key)) === null) throw new NotFoundError(`no group ${key}`);
+      return;
+    }
+    const query = this.q.updateGroup(fields);
+    const params = [...fields.map((field) => patch[field]), key];
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      try {
+        if (!(await this.cql.lwt(query, params)).wasApplied()) throw new NotFoundError(`no group ${key}`);
+        return;
+      } catch (err) {
+        if (!isUnknownOutcome(err)) throw err;
+        await contentionPause(attempt);
+      }
+    }
+    throw new InternalError(`updateGroup ${key}: gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+    return this.change(key, unique(users), (user, row) => {
+      if (row?.isMember === true) return null;
+      return { windows: [...(row?.windows ?? []), { joinedAt: at.time, fromGseq: at.gseq }], isMember: true };
+    });
+  }
+
+  removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+    return this.change(key, unique(users), (user, row) => {
+      if (row?.isMember !== true) return null;
+      const last = row.windows.at(-1);
+      const windows = last === undefined || last.removedAt !== undefined
+        ? row.windows
+        : [...row.windows.slice(0, -1), { ...last, removedAt: at.time, toGseq: at.gseq }];
+      return { windows, isMember: false };
+    });
+  }
+
+  async getMembership(key: GroupKey, user: string): Promise<Membership | null> {
+    const row = (await this.cql.read(this.q.readMember, [key, user])).first();
+    const windows: unknown = row?.get('windows');
+    return Array.isArray(windows) ? { user, windows: windows.map(fromUdt) } : null;
+  }
+
+  async listMembers(key: GroupKey): Promise<string[]> {
+    const rows = await this.cql.readAll(this.q.listMembers, [key]);
+    return rows.filter((row) => row.get('is_member') === true).map((row) => str(row.get('member'), 'member')).sort();
+  }
+
+  async groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
+    const rows = await this.cql.readAll(this.q.groupsOf, [inbox]);
+    return rows.map((row) => str(row.get('grp'), 'grp') as GroupKey).sort();
+  }
+
+  /**
+   * Compare-and-set of the member rows `decide` changes, all in one conditional batch: a row
+   * that changed since it was read fails the whole batch, which is then re-read and re-decided.
+   * The first try reads at the plain consistency (cheap; the CAS catches anything stale), the
+   * retries read serially. Returns the users whose row this call changed.
+   */
+  private change(
+    key: GroupKey, users: string[],
+    decide: (user: string, row: MemberRow | undefined) => Omit<MemberRow, 'op'> | null,
+  ): Promise<string[]> {
+    return this.serial.run(key, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const serial = attempt > 0;
+        const [exists, rows] = await Promise.all([this.exists(key, serial), this.readMembers(key, users, serial)]);
+        if (!exists) throw new NotFoundError(`no group ${key}`);
+        const changes = users.flatMap((user) => {
+          const next = decide(user, rows.get(user));
+          return next === null ? [] : [{ user, next, before: rows.get(user) }];
+        });
+        if (changes.length === 0) return [];
+        const joining = changes.filter(({ next }) => next.isMember).map(({ user }) => user);
+        await this.indexUserGroups(key, joining);
+        const op = newOp();
+        const statements = changes.map(({ user, next, before }) => before === undefined
+          ? { query: this.q.insertMemberIfNew, params: [key, user, next.windows.map(toUdt), next.isMember, op] }
+          : { query: this.q.casMember, params: [next.windows.map(toUdt), next.isMember, op, key, user, before.op] });
+        try {
+          if ((await this.cql.lwtBatch(statements)).wasApplied()) return changes.map(({ user }) => user);
+        } catch (err) {
+          if (!isUnknownOutcome(err)) throw err;
+          const after = await this.readMembers(key, changes.map(({ user }) => user), true);
+          if (changes.every(({ user }) => sameOp(after.get(user)?.op, op))) return changes.map(({ user }) => user);
+        }
+        await contentionPause(attempt);
+      }
+      throw new InternalError(`membership of ${key}: gave up after ${MAX_ATTEMPTS} contended attempts`);
+    });
+  }
+
+  private async exists(key: GroupKey, serial: boolean): Promise<boolean> {
+    if (this.knownGroups.has(key)) return true;
+    const result = serial ? await this.cql.serialRead(this.q.readCreatedOp, [key]) : await this.cql.read(this.q.readCreatedOp, [key]);
+    const row = result.first();
+    const found = row !== null && row.get('created_op') !== null;
+    if (found) {
+      if (this.knownGroups.size >= KNOWN_GROUPS_MAX) this.knownGroups.clear();
+      this.knownGroups.add(key);
+    }
+    return found;
+  }
+
+  /** The users' member rows; `serial` makes it a Paxos read, which also settles in-flight LWTs. */
+  private async readMembers(key: GroupKey, users: string[], serial: boolean): Promise<Map<string, MemberRow>> {
+    const readChunk = (chunk: string[]) => serial
+      ? this.cql.serialRead(this.q.readMembers, [key, chunk])
+      : this.cql.read(this.q.readMembers, [key, chunk]);
+    const rows: Row[] = users.length > WHOLE_PARTITION_ABOVE
+      ? await this.cql.readAll(this.q.readAllMembers, [key], { serial })
+      : (await Promise.all(chunks(users, 100).map(readChunk))).flatMap((r) => r.rows);
+    const out = new Map<string, MemberRow>();
+    for (const row of rows) {
+      const windows: unknown = row.get('windows');
+      const op: unknown = row.get('op');
+      if (!Array.isArray(windows) || op === null) continue;
+      out.set(str(row.get('member'), 'member'), { windows: windows.map(fromUdt), isMember: row.get('is_member') === true, op: op as types.Uuid });
+    }
+    return out;
+  }
+
+  private async indexUserGroups(key: GroupKey, users: string[]): Promise<void> {
+    const { tenant } = splitKey(key);
+    await mapLimit(users, 64, (user) => this.cql.write(this.q.insertUserGroup, [inboxKey(tenant, user), key]));
+  }
+}
+
+interface WindowUdt { joined_at: unknown; from_gseq: unknown; removed_at?: unknown; to_gseq?: unknown }
+
+function toUdt(window: MemberWindow): WindowUdt {
+  return { joined_at: window.joinedAt, from_gseq: window.fromGseq, removed_at: window.removedAt ?? null, to_gseq: window.toGseq ?? null };
+}
+
+function fromUdt(value: unknown): MemberWindow {
+  const udt = value as WindowUdt;
+  const window: MemberWindow = { joinedAt: num(udt.joined_at), fromGseq: num(udt.from_gseq) };
+  const removedAt = optNum(udt.removed_at);
+  const toGseq = optNum(udt.to_gseq);
+  if (removedAt !== undefined) window.removedAt = removedAt;
+  if (toGseq !== undefined) window.toGseq = toGseq;
+  return window;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}

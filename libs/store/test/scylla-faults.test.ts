@@ -1,0 +1,138 @@
+/**
+ * Faults injected between the CQL adapter and a real cluster: an append that dies before its
+ * commit, and lightweight transactions that land but whose answer is lost (a client timeout).
+ * The adapter must neither expose half an append nor misreport an LWT it did apply.
+ */
+import { errors, type Client } from 'cassandra-driver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, groupKey, inboxKey } from '@seqline/core';
+import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
+import { migrateSchema, type ScyllaStores } from '@seqline/store';
+import { newClient, openTestStores, requireOrSkip, servicesAvailable, TEST_KEYSPACE } from './scylla-harness.ts';
+
+const probe = await servicesAvailable();
+
+type Fault = (query: string) => 'fail-before' | 'lose-answer' | undefined;
+
+/** Wraps the client's execute/batch: a statement matching `fault` fails before being sent, or is sent and its answer replaced by a timeout. */
+function injectFaults(client: Client, fault: Fault): { restore(): void; readonly hits: number } {
+  const execute = client.execute.bind(client);
+  const batch = client.batch.bind(client);
+  const timeout = (): Error => new errors.OperationTimedOutError('injected: answer lost', '127.0.0.1:9042');
+  let hits = 0;
+  const decide = (queries: string[]): ReturnType<Fault> => {
+    const what = queries.map(fault).find((f) => f !== undefined);
+    if (what !== undefined) hits++;
+    return what;
+  };
+  Object.assign(client, {
+    execute: async (query: string, params?: unknown, options?: unknown) => {
+      const what = decide([query]);
+      if (what === 'fail-before') throw timeout();
+      const result = await (execute as (q: string, p?: unknown, o?: unknown) => Promise<unknown>)(query, params, options);
+      if (what === 'lose-answer') throw timeout();
+      return result;
+    },
+    batch: async (queries: Array<{ query: string }>, options?: unknown) => {
+      const what = decide(queries.map((q) => q.query));
+      if (what === 'fail-before') throw timeout();
+      const result = await (batch as (q: unknown, o?: unknown) => Promise<unknown>)(queries, options);
+      if (what === 'lose-answer') throw timeout();
+      return result;
+    },
+  });
+  return { restore: () => Object.assign(client, { execute, batch }), get hits() { return hits; } };
+}
+
+if (requireOrSkip(probe, 'CQL adapter faults')) {
+  describe('CQL adapter under injected faults', () => {
+    let stores: ScyllaStores;
+    beforeAll(async () => {
+      const raw = newClient();
+      await migrateSchema(raw, { keyspace: TEST_KEYSPACE }).finally(() => raw.shutdown());
+      stores = await openTestStores();
+    }, 120_000);
+    afterAll(() => stores.close());
+
+    it('an append that dies before its commit shows nothing; the resend lands once', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'alice');
+      await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
+      const faults = injectFaults(stores.client, (q) => (q.includes("VALUES (?, '', ?)") ? 'fail-before' : undefined));
+      try {
+        await expect(stores.timeline.append(inbox, [msgEntry(2, 'lost'), msgEntry(3, 'lost-too')])).rejects.toThrow(/injected/);
+      } finally {
+        faults.restore();
+      }
+      expect(faults.hits).toBe(1);
+      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => e.seq)).toEqual([1]);
+      expect(await stores.timeline.headSeq(inbox)).toBe(1);
+      expect(await stores.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map());
+      // The writer burnt seqs 2..3; the client resends 'lost' and it gets 4.
+      expect(await stores.timeline.append(inbox, [msgEntry(4, 'lost')])).toEqual([{ seq: 4, duplicate: false }]);
+      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([[1, 'm1'], [4, 'lost']]);
+      // Later appends past the burnt seqs never bring the leftovers back.
+      await stores.timeline.append(inbox, [msgEntry(5, 'm5')]);
+      expect((await stores.timeline.readBefore(inbox, 100, 10)).map((e) => e.seq)).toEqual([5, 4, 1]);
+    });
+
+    it('a group create whose answer was lost still reports success, once', async () => {
+      const tenant = uniqueTenant();
+      const key = groupKey(tenant, 'g');
+      const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 2, createdAt: 1 };
+      const faults = injectFaults(stores.client, (q) => (q.includes('.groups (grp, tenant') ? 'lose-answer' : undefined));
+      try {
+        expect(await stores.groups.createGroup(record, ['alice', 'bob'], { time: 1, gseq: 0 })).toBe(true);
+        expect(await stores.groups.createGroup(record, ['carol'], { time: 2, gseq: 0 })).toBe(false);
+      } finally {
+        faults.restore();
+      }
+      expect(faults.hits).toBe(1); // the second create is refused by a plain read, no LWT
+      expect(await stores.groups.listMembers(key)).toEqual(['alice', 'bob']);
+    });
+
+    it('a membership change whose answer was lost is reported as made', async () => {
+      const tenant = uniqueTenant();
+      const key = groupKey(tenant, 'g');
+      await stores.groups.createGroup({ key, tenant, id: 'g', name: 'g', admin: 'a', tier: 'small', memberCount: 1, createdAt: 1 }, ['a'], { time: 1, gseq: 0 });
+      const faults = injectFaults(stores.client, (q) => (q.includes('IF op = ?') || q.includes('member, windows, is_member, op) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS') ? 'lose-answer' : undefined));
+      try {
+        expect(await stores.groups.addMembers(key, ['b', 'c'], { time: 2, gseq: 1 })).toEqual(['b', 'c']);
+        expect(await stores.groups.removeMembers(key, ['a'], { time: 3, gseq: 2 })).toEqual(['a']);
+      } finally {
+        faults.restore();
+      }
+      expect(faults.hits).toBe(2);
+      expect(await stores.groups.listMembers(key)).toEqual(['b', 'c']);
+      expect((await stores.groups.getMembership(key, 'b'))?.windows).toEqual([{ joinedAt: 2, fromGseq: 1 }]);
+    });
+
+    it('epochs, ceilings, jobs and settings recover from lost LWT answers', async () => {
+      const scope = uniqueName('scope');
+      const section = uniqueName('section');
+      const job = { id: uniqueName('job'), queue: uniqueName('queue'), payload: { x: 1 }, attempts: 0, notBefore: 0, createdAt: 5 };
+      const settingsStores = await openTestStores({ settingsName: uniqueName('settings') });
+      const faults = injectFaults(stores.client, (q) => (/ IF /.test(q) && !q.startsWith('SELECT') ? 'lose-answer' : undefined));
+      const settingsFaults = injectFaults(settingsStores.client, (q) => (/ IF /.test(q) ? 'lose-answer' : undefined));
+      try {
+        const epochs = [await stores.ceilings.nextEpoch(scope), await stores.ceilings.nextEpoch(scope)];
+        expect(epochs[1]).toBeGreaterThan(epochs[0] ?? Infinity);
+        expect(await stores.ceilings.claim(section, 3)).toBe(0);
+        await stores.ceilings.raise(section, 10_000, 3);
+        expect(await stores.jobs.put(job)).toBe(true);
+        expect(await stores.jobs.put(job)).toBe(false);
+        const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS } };
+        expect(await settingsStores.settings.save(base, 0)).toEqual({ ...base, version: 1 });
+        expect(await settingsStores.settings.save(base, 0)).toBe(false);
+      } finally {
+        faults.restore();
+        settingsFaults.restore();
+        await settingsStores.close();
+      }
+      expect(faults.hits).toBeGreaterThanOrEqual(6); // 2 epochs, claim, raise, 2 puts
+      expect(settingsFaults.hits).toBe(2);
+      expect(await stores.ceilings.claim(section, 3)).toBe(10_000);
+      await expect(stores.ceilings.raise(section, 1, 2)).rejects.toThrow(/owned by epoch 3/);
+      expect(await stores.jobs.list(job.queue)).toEqual([job]);
+    });
+  });
+}

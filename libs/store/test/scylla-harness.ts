@@ -1,0 +1,65 @@
+/**
+ * Test plumbing for the CQL adapter: where the cluster is, whether it answers, and the
+ * skip-or-fail rule (REQUIRE_SERVICES=1 turns "no cluster" into a failure, as in CI).
+ */
+import { Client } from 'cassandra-driver';
+import { describe, it } from 'vitest';
+import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+
+export const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
+  .split(',').map((point) => point.trim()).filter((point) => point.length > 0);
+export const LOCAL_DC = process.env.SCYLLA_LOCAL_DC ?? 'datacenter1';
+/** The keyspace the contract suites share (every test uses its own random tenant). */
+export const TEST_KEYSPACE = process.env.SCYLLA_TEST_KEYSPACE ?? 'seqline_test';
+
+export type Probe = { ok: true } | { ok: false; reason: string };
+
+/** Connects and runs one query, or explains why not. */
+export async function servicesAvailable(): Promise<Probe> {
+  const client = newClient();
+  try {
+    await client.connect();
+    await client.execute('SELECT release_version FROM system.local');
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, reason: `no CQL cluster at ${CONTACT_POINTS.join(',')} (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
+  } finally {
+    await client.shutdown().catch(() => undefined);
+  }
+}
+
+/**
+ * When the probe failed: registers one skipped test naming the reason (or, with
+ * REQUIRE_SERVICES=1, one failing test) and returns false; the caller registers its suites
+ * only when this returns true.
+ */
+export function requireOrSkip(probe: Probe, what: string): boolean {
+  if (probe.ok) return true;
+  const required = process.env.REQUIRE_SERVICES === '1';
+  if (!required) process.stderr.write(`[libs/store] ${what} skipped: ${probe.reason}\n`);
+  describe(what, () => {
+    if (required) it('needs a CQL cluster (REQUIRE_SERVICES=1)', () => { throw new Error(probe.reason); });
+    else it.skip(`skipped: ${probe.reason}; start one with scripts/services.sh up or set SCYLLA_CONTACT_POINTS`, () => {});
+  });
+  return false;
+}
+
+/** A bare driver client, for raw CQL in tests (schema checks, simulating a crashed writer). */
+export function newClient(): Client {
+  return new Client({
+    contactPoints: CONTACT_POINTS, localDataCenter: LOCAL_DC,
+    socketOptions: { connectTimeout: 2_000 }, queryOptions: { prepare: true },
+  });
+}
+
+export function openTestStores(options: { keyspace?: string; settingsName?: string } = {}): Promise<ScyllaStores> {
+  return openScyllaStores({
+    contactPoints: CONTACT_POINTS, localDataCenter: LOCAL_DC, keyspace: options.keyspace ?? TEST_KEYSPACE,
+    ...(options.settingsName === undefined ? {} : { settingsName: options.settingsName }),
+  });
+}
+
+/** A keyspace name unique to this run (dropped by the test that creates it). */
+export function scratchKeyspace(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}

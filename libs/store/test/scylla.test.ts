@@ -1,0 +1,126 @@
+/**
+ * Every port contract suite against the CQL adapter on a real cluster (Apache Cassandra 5 in
+ * dev/CI, any CQL cluster via SCYLLA_CONTACT_POINTS), plus the schema migration runner.
+ * Skipped with a message when no cluster answers, unless REQUIRE_SERVICES=1.
+ */
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  groupStoreContract, groupStreamStoreContract, jobStoreContract, seqCeilingStoreContract, settingsStoreContract, timelineStoreContract,
+  type StoreOpener,
+} from '@seqline/testing';
+import { DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus, type ScyllaStores } from '@seqline/store';
+import { CONTACT_POINTS, TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
+
+const probe = await servicesAvailable();
+
+if (requireOrSkip(probe, 'CQL adapter contracts')) {
+  {
+    const client = newClient();
+    try {
+      await migrateSchema(client, { keyspace: TEST_KEYSPACE });
+    } finally {
+      await client.shutdown();
+    }
+  }
+
+  /** Every open is a new driver client on the shared keyspace: a reopen is a restarted process. */
+  const opener = <T>(pick: (stores: ScyllaStores) => T): StoreOpener<T> => async () => {
+    const stores = await openTestStores();
+    return { store: pick(stores), close: () => stores.close() };
+  };
+  const name = `cql at ${CONTACT_POINTS.join(',')}`;
+
+  timelineStoreContract(name, opener((stores) => stores.timeline));
+  groupStoreContract(name, opener((stores) => stores.groups));
+  groupStreamStoreContract(name, opener((stores) => stores.groupStreams));
+  seqCeilingStoreContract(name, opener((stores) => stores.ceilings));
+  jobStoreContract(name, opener((stores) => stores.jobs));
+  // The settings record is a singleton per name: each dataKey gets its own row (a fresh store).
+  settingsStoreContract(name, async (dataKey) => {
+    const stores = await openTestStores({ settingsName: `test-${dataKey}` });
+    return { store: stores.settings, close: () => stores.close() };
+  });
+
+  describe('schema migrations', () => {
+    const client = newClient();
+    const created: string[] = [];
+    afterAll(async () => {
+      for (const keyspace of created) await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
+      await client.shutdown();
+    });
+
+    async function tables(keyspace: string): Promise<string[]> {
+      const result = await client.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [keyspace], { prepare: true });
+      return result.rows.map((row) => String(row.get('table_name'))).sort();
+    }
+
+    it('creates the keyspace and every table once; a second run applies nothing', async () => {
+      const keyspace = scratchKeyspace('seqline_mig');
+      created.push(keyspace);
+      const progress: string[] = [];
+      const first = await migrateSchema(client, { keyspace, onProgress: (p) => progress.push(`${p.name}:${p.status}`) });
+      expect(first).toEqual({ keyspace, applied: ['001_init'], skipped: [] });
+      expect(progress).toEqual(['001_init:applying', '001_init:applied']);
+      expect(await tables(keyspace)).toEqual([
+        'appinfo_index', 'dead_jobs', 'group_appinfo_index', 'group_buckets', 'group_cursor', 'group_stream', 'groups',
+        'inbox_buckets', 'job_order', 'jobs', 'schema_lock', 'schema_migrations', 'seq_ceiling', 'seq_epoch', 'settings', 'timeline',
+        'timeline_readers', 'user_groups',
+      ]);
+      const second = await migrateSchema(client, { keyspace });
+      expect(second).toEqual({ keyspace, applied: [], skipped: ['001_init'] });
+      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1], pending: [] });
+
+      const replication = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], { prepare: true });
+      expect(replication.first()?.get('replication')).toMatchObject({ class: 'org.apache.cassandra.locator.SimpleStrategy', replication_factor: '1' });
+      const ttl = await client.execute(
+        'SELECT table_name, default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name IN ?',
+        [keyspace, ['timeline', 'group_stream', 'appinfo_index', 'inbox_buckets']], { prepare: true },
+      );
+      for (const row of ttl.rows) expect(row.get('default_time_to_live'), String(row.get('table_name'))).toBe(15_552_000);
+    }, 180_000);
+
+    it('concurrent runners: one applies, the others wait and skip', async () => {
+      const keyspace = scratchKeyspace('seqline_mig');
+      created.push(keyspace);
+      const runners = [newClient(), newClient(), newClient()];
+      try {
+        const results = await Promise.all(runners.map((runner) => migrateSchema(runner, { keyspace })));
+        expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
+        expect(results.flatMap((r) => r.skipped)).toEqual(['001_init', '001_init']);
+      } finally {
+        await Promise.all(runners.map((runner) => runner.shutdown()));
+      }
+      expect((await schemaStatus(client, keyspace)).pending).toEqual([]);
+    }, 180_000);
+
+    it('applies only new migrations, and refuses an applied one that was edited', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'seqline-schema-'));
+      try {
+        await cp(DEFAULT_SCHEMA_DIR, dir, { recursive: true });
+        await writeFile(join(dir, '002_extra.cql'), '-- test only\nCREATE TABLE IF NOT EXISTS {{keyspace}}.extra_test (k text PRIMARY KEY, v text);\n');
+        expect((await schemaStatus(client, TEST_KEYSPACE, dir)).pending).toEqual(['002_extra']);
+        const result = await migrateSchema(client, { keyspace: TEST_KEYSPACE, schemaDir: dir });
+        expect(result.applied).toEqual(['002_extra']);
+        expect(result.skipped).toEqual(['001_init']);
+
+        const original = await readFile(join(dir, '001_init.cql'), 'utf8');
+        await writeFile(join(dir, '001_init.cql'), `${original}\n-- edited after it was applied\n`);
+        await expect(migrateSchema(client, { keyspace: TEST_KEYSPACE, schemaDir: dir })).rejects.toThrow(/changed after it was applied/);
+      } finally {
+        await client.execute(`DROP TABLE IF EXISTS ${TEST_KEYSPACE}.extra_test`);
+        await client.execute(`DELETE FROM ${TEST_KEYSPACE}.schema_migrations WHERE version = 2 IF EXISTS`);
+        await rm(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
+
+    it('splits the shipped migrations into statements that all name the keyspace placeholder', async () => {
+      const [init] = await loadMigrations();
+      expect(init?.version).toBe(1);
+      expect(init?.statements.length).toBeGreaterThan(10);
+      for (const statement of init?.statements ?? []) expect(statement).toMatch(/^CREATE (TABLE|TYPE) IF NOT EXISTS \{\{keyspace\}\}\./);
+    });
+  });
+}
