@@ -1,1 +1,13 @@
-export {};
+export { RedisShardLeases } from './shard-leases.ts';
+export type { RedisShardLeasesOptions, ShardLease, LeaseState, LeaseLostListener } from './shard-leases.ts';
+export { ShardOwnerHost } from './shard-owner-host.ts';
+export type { ShardOwnerHostOptions, ShardStatus } from './shard-owner-host.ts';
+export type { SlotState } from './shard-slot.ts';
+export { RemoteInboxWriter } from './remote-inbox-writer.ts';
+export type { RemoteInboxWriterOptions } from './remote-inbox-writer.ts';
+export { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
+export { FencedTimelineStore } from './fenced-timeline.ts';
+export { ShardLeaseLostError, toWireError, fromWireError } from './errors.ts';
+export type { WireError } from './errors.ts';
+export { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject, decodeRequest, decodeReply } from './wire.ts';
+export type { InboxRequest, InboxReply } from './wire.ts';

@@ -1,0 +1,56 @@
+/**
+ * The TimelineStore an owned shard's InboxOwner writes through. Every write checks the lease
+ * synchronously right before it is handed to the store, so the window between the last fence
+ * check and the write leaving the process is as short as it can be without store support (see
+ * README "Residual risk"). Reads pass through.
+ */
+import type { AppendOutcome, Entry, InboxKey, TimelineStore } from '@seqline/core';
+import { ShardLeaseLostError } from './errors.ts';
+
+export class FencedTimelineStore implements TimelineStore {
+  constructor(
+    private readonly inner: TimelineStore,
+    private readonly shard: number,
+    /** Why writing is not allowed now, or undefined when it is. */
+    private readonly blocker: () => string | undefined,
+  ) {}
+
+  append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    const refused = this.refusal();
+    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries);
+  }
+
+  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+    const refused = this.refusal();
+    return refused ? Promise.reject(refused) : this.inner.addReaders(inbox, seq, readers);
+  }
+
+  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
+    return this.inner.findSeqs(inbox, appinfos);
+  }
+
+  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
+    return this.inner.getEntry(inbox, seq);
+  }
+
+  readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
+    return this.inner.readAfter(inbox, afterSeq, limit);
+  }
+
+  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
+    return this.inner.readBefore(inbox, beforeSeq, limit);
+  }
+
+  headSeq(inbox: InboxKey): Promise<number> {
+    return this.inner.headSeq(inbox);
+  }
+
+  getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
+    return this.inner.getReaders(inbox, seq);
+  }
+
+  private refusal(): ShardLeaseLostError | undefined {
+    const reason = this.blocker();
+    return reason === undefined ? undefined : new ShardLeaseLostError(this.shard, reason);
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * Runs in a worker process: holds shard leases, runs one InboxOwner per owned shard and serves
+ * `inbox.append.<shard>` requests for it (DESIGN §5).
+ *
+ * Balancing (best effort; safety comes from the leases alone): hosts heartbeat into a registry
+ * of live owners; each shard is *wanted* by its rendezvous-hash owner among the live ones. A
+ * host takes a wanted shard as soon as its lease is free, takes any other candidate shard
+ * whose lease has been free for a full ttl (its preferred owner is not taking it), and gives
+ * back shards it is not the preferred owner of once the membership has been stable for a ttl.
+ */
+import { performance } from 'node:perf_hooks';
+import { InboxOwner } from '@seqline/seq';
+import type { InboxOwnerOptions } from '@seqline/seq';
+import type { Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import { FencedTimelineStore } from './fenced-timeline.ts';
+import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
+import { RedisShardLeases, errMessage } from './shard-leases.ts';
+import type { ShardLease } from './shard-leases.ts';
+import { ShardSlot } from './shard-slot.ts';
+import type { InFlight, SlotState } from './shard-slot.ts';
+import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
+
+export interface ShardOwnerHostOptions {
+  nc: NatsConnection;
+  redis: Redis;
+  ceilings: SeqCeilingStore;
+  timeline: TimelineStore;
+  push: PushBus;
+  logger: Logger;
+  /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */
+  ownerId: string;
+  /** Fixed for a deployment. Default 64. */
+  shardCount?: number;
+  /** Shards this host may own. Default 'all'. */
+  desiredShards?: 'all' | number[];
+  /** Default 10 s. */
+  leaseTtlMs?: number;
+  leaseMarginMs?: number;
+  /** Redis key prefix for leases and the owner registry. Default `seqline:`. */
+  keyPrefix?: string;
+  /** Default `inbox.append`. */
+  subjectPrefix?: string;
+  queueGroup?: string;
+  /** Requests handled at once by this host before replying OVERLOADED. Default 10 000. */
+  maxInFlight?: number;
+  /** Monotonic clock in ms for leases and wait-outs. Default `performance.now` (tests inject pauses). */
+  now?: () => number;
+  /** Passed to every InboxOwner. */
+  ownerOptions?: Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxKeysPerSection' | 'clock'>;
+}
+
+export interface ShardStatus { shard: number; state: SlotState; epoch: number }
+
+export class ShardOwnerHost {
+  readonly ownerId: string;
+  readonly shardCount: number;
+  readonly leases: RedisShardLeases;
+  private readonly options: ShardOwnerHostOptions;
+  private readonly logger: Logger;
+  private readonly registry: RedisOwnerRegistry;
+  private readonly candidates: number[];
+  private readonly subjectPrefix: string;
+  private readonly inFlight: InFlight;
+  private readonly now: () => number;
+  private readonly slots = new Map<number, ShardSlot>();
+  private readonly acquiring = new Set<number>();
+  private readonly freeSince = new Map<number, number>();
+  private members = '';
+  private membersSince = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private state: 'new' | 'running' | 'closing' | 'closed' = 'new';
+
+  constructor(options: ShardOwnerHostOptions) {
+    this.options = options;
+    this.ownerId = options.ownerId;
+    this.shardCount = options.shardCount ?? 64;
+    this.logger = options.logger.child({ component: 'shard-owner-host', ownerId: this.ownerId });
+    const keyPrefix = options.keyPrefix ?? 'seqline:';
+    this.now = options.now ?? (() => performance.now());
+    this.leases = new RedisShardLeases({
+      redis: options.redis, ceilings: options.ceilings, ownerId: this.ownerId, ttlMs: options.leaseTtlMs,
+      marginMs: options.leaseMarginMs, keyPrefix, logger: options.logger, now: this.now,
+    });
+    this.registry = new RedisOwnerRegistry(options.redis, keyPrefix, this.leases.ttlMs);
+    const desired = options.desiredShards ?? 'all';
+    this.candidates = desired === 'all' ? Array.from({ length: this.shardCount }, (_, i) => i) : [...new Set(desired)].sort((a, b) => a - b);
+    for (const s of this.candidates) {
+      if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
+    }
+    this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
+    this.inFlight = { count: 0, max: options.maxInFlight ?? 10_000 };
+  }
+
+  /** Registers, starts renewing and balancing; the first round runs before this resolves. */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('ShardOwnerHost.start called twice');
+    this.state = 'running';
+    this.leases.onLost((lease, reason) => this.onLeaseLost(lease, reason));
+    this.leases.start();
+    await this.runTick();
+    this.schedule();
+  }
+
+  /** Shards whose requests this host answers now. */
+  servingShards(): number[] {
+    return [...this.slots.values()].filter((s) => s.state === 'serving').map((s) => s.shard).sort((a, b) => a - b);
+  }
+
+  shardStates(): ShardStatus[] {
+    return [...this.slots.values()].map((s) => ({ shard: s.shard, state: s.state, epoch: s.epoch })).sort((a, b) => a.shard - b.shard);
+  }
+
+  /** Hands every shard back (finishing queued work first) and leaves the registry. */
+  async close(): Promise<void> {
+    if (this.state === 'closed' || this.state === 'closing') return;
+    this.state = 'closing';
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    await Promise.all([...this.slots.values()].map((slot) => this.drop(slot, 'host closing')));
+    this.leases.stop();
+    await this.registry.leave(this.ownerId).catch((err: unknown) => this.logger.warn({ err: errMessage(err) }, 'registry leave failed'));
+    this.state = 'closed';
+  }
+
+  // ------------------------------------------------------------------ balancing
+
+  private schedule(): void {
+    if (this.state !== 'running') return;
+    this.timer = setTimeout(() => {
+      void this.runTick().finally(() => this.schedule());
+    }, this.leases.renewIntervalMs);
+    this.timer.unref();
+  }
+
+  private runTick(): Promise<void> {
+    this.ticking = this.tick().catch((err: unknown) => {
+      this.logger.warn({ err: errMessage(err) }, 'shard balancing round failed');
+    });
+    return this.ticking;
+  }
+
+  private async tick(): Promise<void> {
+    for (const slot of this.slots.values()) {
+      const blocker = slot.state === 'serving' ? this.leases.writeBlocker(slot.lease) : undefined;
+      if (blocker !== undefined) void this.drop(slot, blocker);
+    }
+    const live = await this.liveOwners();
+    const now = this.now();
+    const ttl = this.leases.ttlMs;
+    const wanted = new Set(this.candidates.filter((s) => preferredOwner(s, live) === this.ownerId));
+
+    if (now - this.membersSince >= ttl) {
+      for (const slot of this.slots.values()) {
+        if (!wanted.has(slot.shard) && slot.state === 'serving') void this.drop(slot, 'rebalanced to its preferred owner');
+      }
+    }
+
+    const open = this.candidates.filter((s) => !this.slots.has(s) && !this.acquiring.has(s));
+    const holders = await this.leases.holders(open);
+    for (const shard of open) {
+      if (holders.get(shard) != null) {
+        this.freeSince.delete(shard);
+        continue;
+      }
+      const since = this.freeSince.get(shard) ?? now;
+      this.freeSince.set(shard, since);
+      if (wanted.has(shard) || now - since >= ttl) void this.acquire(shard);
+    }
+  }
+
+  private async liveOwners(): Promise<string[]> {
+    let live: string[];
+    try {
+      live = await this.registry.heartbeat(this.ownerId);
+    } catch (err) {
+      this.logger.warn({ err: errMessage(err) }, 'owner registry heartbeat failed');
+      live = this.members === '' ? [] : this.members.split(',');
+    }
+    if (!live.includes(this.ownerId)) live = [...live, this.ownerId].sort();
+    const key = live.join(',');
+    if (key !== this.members) {
+      if (this.members !== '') this.logger.info({ owners: live }, 'shard owners changed');
+      this.members = key;
+      this.membersSince = this.now();
+    }
+    return live;
+  }
+
+  // ------------------------------------------------------------------ shard lifecycle
+
+  private async acquire(shard: number): Promise<void> {
+    if (this.state !== 'running' || this.slots.has(shard) || this.acquiring.has(shard)) return;
+    this.acquiring.add(shard);
+    let slot: ShardSlot | undefined;
+    try {
+      const lease = await this.leases.acquire(shard);
+      if (!lease) return;
+      if (this.state !== 'running') {
+        await this.leases.release(lease);
+        return;
+      }
+      slot = this.newSlot(lease);
+      this.slots.set(shard, slot);
+      this.freeSince.delete(shard);
+    } catch (err) {
+      this.logger.warn({ shard, err: errMessage(err) }, 'shard acquisition failed');
+      return;
+    } finally {
+      this.acquiring.delete(shard);
+    }
+    try {
+      if (!(await slot.activate())) await this.drop(slot, 'stopped while activating');
+    } catch (err) {
+      this.logger.warn({ shard, err: errMessage(err) }, 'shard activation failed');
+      await this.drop(slot, 'activation failed');
+    }
+  }
+
+  private newSlot(lease: ShardLease): ShardSlot {
+    const o = this.options;
+    const owner = new InboxOwner({
+      ...o.ownerOptions,
+      timeline: new FencedTimelineStore(o.timeline, lease.shard, () => this.leases.writeBlocker(lease)),
+      ceilings: o.ceilings,
+      push: o.push,
+      logger: this.logger.child({ shard: lease.shard }),
+      shardCount: this.shardCount,
+      ownedShards: [lease.shard],
+      epoch: lease.epoch,
+    });
+    return new ShardSlot({
+      nc: o.nc, subject: shardSubject(this.subjectPrefix, lease.shard), queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,
+      shardCount: this.shardCount, leases: this.leases, lease, owner, inFlight: this.inFlight, logger: this.logger, now: this.now,
+      onUnwritable: (slot, reason) => void this.drop(slot, reason),
+    });
+  }
+
+  private onLeaseLost(lease: ShardLease, reason: string): void {
+    const slot = this.slots.get(lease.shard);
+    if (slot && slot.lease === lease) void this.drop(slot, reason);
+  }
+
+  /**
+   * Stops serving the shard, lets its owner finish (queued writes of a lost lease fail at the
+   * fence), then deletes the lease key if it is still ours. The next round may take it again,
+   * with a new epoch and a new wait-out.
+   */
+  private async drop(slot: ShardSlot, reason: string): Promise<void> {
+    if (slot.state === 'stopping' || slot.state === 'stopped') return slot.stop();
+    this.logger.info({ shard: slot.shard, epoch: slot.epoch, reason }, 'dropping shard');
+    try {
+      await slot.stop();
+    } catch (err) {
+      this.logger.warn({ shard: slot.shard, err: errMessage(err) }, 'shard owner did not close cleanly');
+    }
+    if (this.slots.get(slot.shard) === slot) this.slots.delete(slot.shard);
+    await this.leases.release(slot.lease).catch((err: unknown) => {
+      this.logger.warn({ shard: slot.shard, err: errMessage(err) }, 'lease release failed (it expires by itself)');
+    });
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * One owned shard inside a ShardOwnerHost: its lease, its InboxOwner (one per lease epoch) and
+ * its `inbox.append.<shard>` subscription. Lifecycle: starting (claim the section with the
+ * epoch, which fences the previous owner's ceiling raises) → waiting (out the previous
+ * owner's lease, rule a) → serving → stopping → stopped. Never restarts: a shard that comes
+ * back gets a new lease, a new epoch and a new slot.
+ */
+import { FencedError, shardOf } from '@seqline/core';
+import type { Logger } from '@seqline/core';
+import type { InboxOwner } from '@seqline/seq';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { ShardLeaseLostError, toWireError } from './errors.ts';
+import type { WireError } from './errors.ts';
+import type { RedisShardLeases, ShardLease } from './shard-leases.ts';
+import { decodeRequest, encodeJson } from './wire.ts';
+import type { InboxReply, InboxRequest } from './wire.ts';
+
+export type SlotState = 'starting' | 'waiting' | 'serving' | 'stopping' | 'stopped';
+
+/** Requests being handled by one host, across its shards (no backpressure in core NATS). */
+export interface InFlight { count: number; readonly max: number }
+
+export interface ShardSlotDeps {
+  nc: NatsConnection;
+  subject: string;
+  queueGroup: string;
+  shardCount: number;
+  leases: RedisShardLeases;
+  lease: ShardLease;
+  owner: InboxOwner;
+  inFlight: InFlight;
+  logger: Logger;
+  /** Monotonic clock, the one the leases use. */
+  now(): number;
+  /** The slot found itself unable to write (self-fenced, fenced): the host drops it. */
+  onUnwritable(slot: ShardSlot, reason: string): void;
+}
+
+export class ShardSlot {
+  readonly shard: number;
+  readonly lease: ShardLease;
+  private stateNow: SlotState = 'starting';
+  private sub: Subscription | undefined;
+  private wake: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly deps: ShardSlotDeps) {
+    this.lease = deps.lease;
+    this.shard = deps.lease.shard;
+  }
+
+  get state(): SlotState { return this.stateNow; }
+  get epoch(): number { return this.lease.epoch; }
+
+  /** Claims, waits out the previous owner, subscribes. False when stopped on the way. */
+  async activate(): Promise<boolean> {
+    await this.deps.owner.start();
+    if (this.stateNow !== 'starting') return false;
+    this.stateNow = 'waiting';
+    // Timers may fire a little early against the monotonic clock: loop until really past.
+    for (let waitMs = this.lease.writableAt - this.deps.now(); waitMs > 0; waitMs = this.lease.writableAt - this.deps.now()) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.ceil(waitMs) + 1);
+        this.wake = () => { clearTimeout(timer); resolve(); };
+      });
+      this.wake = undefined;
+      if (this.stateNow !== 'waiting') return false;
+    }
+    if (this.stateNow !== 'waiting') return false;
+    const blocker = this.deps.leases.writeBlocker(this.lease);
+    if (blocker !== undefined) {
+      this.deps.onUnwritable(this, blocker);
+      return false;
+    }
+    // Subscribe only now: until the wait-out is over no request may reach this owner.
+    this.sub = this.deps.nc.subscribe(this.deps.subject, {
+      queue: this.deps.queueGroup,
+      callback: (err, msg) => {
+        if (err) this.deps.logger.warn({ shard: this.shard, err: err.message }, 'shard subscription error');
+        else void this.handle(msg);
+      },
+    });
+    this.stateNow = 'serving';
+    this.deps.logger.info({ shard: this.shard, epoch: this.epoch }, 'serving shard');
+    return true;
+  }
+
+  /** Unsubscribes and lets the InboxOwner finish (or fail, once fenced) what it queued. */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    this.stateNow = 'stopping';
+    this.wake?.();
+    try {
+      this.sub?.unsubscribe();
+    } catch (err) {
+      this.deps.logger.warn({ shard: this.shard, err: String(err) }, 'unsubscribe failed');
+    }
+    await this.deps.owner.close();
+    this.stateNow = 'stopped';
+  }
+
+  private async handle(msg: Msg): Promise<void> {
+    const inFlight = this.deps.inFlight;
+    if (inFlight.count >= inFlight.max) {
+      return respond(msg, { ok: false, error: { code: 'OVERLOADED', message: 'inbox owner overloaded', retryable: true } });
+    }
+    inFlight.count++;
+    try {
+      respond(msg, await this.serve(msg));
+    } finally {
+      inFlight.count--;
+    }
+  }
+
+  private async serve(msg: Msg): Promise<InboxReply> {
+    // Rule (b): checked before anything else, so a process that wakes from a pause refuses.
+    const blocker = this.stateNow === 'serving' ? this.deps.leases.writeBlocker(this.lease) : `shard is ${this.stateNow}`;
+    if (blocker !== undefined) {
+      if (this.stateNow === 'serving') this.deps.onUnwritable(this, blocker);
+      return failure(toWireError(new ShardLeaseLostError(this.shard, blocker)));
+    }
+    let req: InboxRequest;
+    try {
+      req = decodeRequest(msg.data);
+    } catch (err) {
+      return failure(toWireError(err));
+    }
+    const shard = shardOf(req.inbox, this.deps.shardCount);
+    if (shard !== this.shard) {
+      // Caller and owner disagree on shardCount: retrying cannot help.
+      return failure({ code: 'INTERNAL', message: `inbox ${req.inbox} is in shard ${shard}, not ${this.shard}`, retryable: false });
+    }
+    try {
+      return await this.run(req);
+    } catch (err) {
+      if (err instanceof FencedError) this.deps.onUnwritable(this, 'fenced by a newer epoch');
+      if (!(err instanceof ShardLeaseLostError)) {
+        this.deps.logger.warn({ shard: this.shard, op: req.op, err: String(err) }, 'inbox request failed');
+      }
+      return failure(toWireError(err));
+    }
+  }
+
+  private async run(req: InboxRequest): Promise<InboxReply> {
+    const owner = this.deps.owner;
+    switch (req.op) {
+      case 'append': return { ok: true, outcomes: await owner.append(req.inbox, req.entries) };
+      case 'receipt': await owner.addReceipt(req.inbox, req.appinfo, req.readers); return { ok: true };
+      case 'head': return { ok: true, head: await owner.headSeq(req.inbox) };
+    }
+  }
+}
+
+function failure(error: WireError): InboxReply {
+  return { ok: false, error };
+}
+
+function respond(msg: Msg, reply: InboxReply): void {
+  if (msg.reply) msg.respond(encodeJson(reply));
+}

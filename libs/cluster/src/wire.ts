@@ -1,0 +1,111 @@
+/**
+ * The `inbox.append.<shard>` request/reply contract (JSON over core NATS). Both sides validate:
+ * the owner never trusts a request, the caller never trusts a reply.
+ */
+import { BadRequestError, ENTRY_KINDS } from '@seqline/core';
+import type { AppendOutcome, EntryKind, InboxKey, NewEntry } from '@seqline/core';
+import type { WireError } from './errors.ts';
+
+export type InboxRequest =
+  | { op: 'append'; inbox: InboxKey; entries: NewEntry[] }
+  | { op: 'receipt'; inbox: InboxKey; appinfo: string; readers: string[] }
+  | { op: 'head'; inbox: InboxKey };
+
+export type InboxReply =
+  | { ok: true; outcomes?: AppendOutcome[]; head?: number }
+  | { ok: false; error: WireError };
+
+export const DEFAULT_SUBJECT_PREFIX = 'inbox.append';
+/** All owners of a shard subscribe in one queue group, so a request reaches one of them. */
+export const OWNER_QUEUE_GROUP = 'seqline-inbox-owners';
+
+export function shardSubject(prefix: string, shard: number): string {
+  return `${prefix}.${shard}`;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encodeJson(value: InboxRequest | InboxReply): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+function parseJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(data));
+  } catch {
+    throw new BadRequestError('request is not JSON');
+  }
+}
+
+/** Owner side: a typed request or BadRequestError. */
+export function decodeRequest(data: Uint8Array): InboxRequest {
+  const raw = parseJson(data);
+  if (!isObj(raw) || !isStr(raw.inbox) || !raw.inbox.includes(':')) throw new BadRequestError('request needs an inbox key');
+  const inbox = raw.inbox as InboxKey;
+  switch (raw.op) {
+    case 'append': {
+      if (!Array.isArray(raw.entries)) throw new BadRequestError('append needs entries');
+      return { op: 'append', inbox, entries: raw.entries.map(checkEntry) };
+    }
+    case 'receipt': {
+      if (!isStr(raw.appinfo)) throw new BadRequestError('receipt needs an appinfo');
+      if (!Array.isArray(raw.readers) || !raw.readers.every(isStr)) throw new BadRequestError('receipt needs readers');
+      return { op: 'receipt', inbox, appinfo: raw.appinfo, readers: raw.readers as string[] };
+    }
+    case 'head':
+      return { op: 'head', inbox };
+    default:
+      throw new BadRequestError(`unknown op ${String(raw.op)}`);
+  }
+}
+
+/** Structural check only: content rules (body size, kinds allowed from a client) are the gateway's. */
+function checkEntry(value: unknown): NewEntry {
+  if (!isObj(value)) throw new BadRequestError('entry is not an object');
+  if (!isStr(value.appinfo)) throw new BadRequestError('entry without appinfo');
+  if (!ENTRY_KINDS.includes(value.kind as EntryKind)) throw new BadRequestError(`bad entry kind ${String(value.kind)}`);
+  if (!isObj(value.conv) || !isStr(value.conv.id) || (value.conv.type !== 'user' && value.conv.type !== 'group')) {
+    throw new BadRequestError('entry without conv');
+  }
+  if (typeof value.from !== 'string') throw new BadRequestError('entry without from');
+  if (typeof value.sendTime !== 'number' || !Number.isFinite(value.sendTime)) throw new BadRequestError('entry without sendTime');
+  if ('seq' in value) throw new BadRequestError('a new entry has no seq');
+  return value as unknown as NewEntry;
+}
+
+/** Caller side: a typed reply, or an Error when the owner answered something malformed. */
+export function decodeReply(data: Uint8Array): InboxReply {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(decoder.decode(data));
+  } catch {
+    throw new Error('inbox owner reply is not JSON');
+  }
+  if (!isObj(raw)) throw new Error('inbox owner reply is not an object');
+  if (raw.ok === true) {
+    const reply: InboxReply = { ok: true };
+    if (raw.outcomes !== undefined) {
+      if (!Array.isArray(raw.outcomes) || !raw.outcomes.every(isOutcome)) throw new Error('bad outcomes in reply');
+      reply.outcomes = raw.outcomes;
+    }
+    if (raw.head !== undefined) {
+      if (!Number.isSafeInteger(raw.head)) throw new Error('bad head in reply');
+      reply.head = raw.head as number;
+    }
+    return reply;
+  }
+  const err = raw.error;
+  if (raw.ok !== false || !isObj(err) || !isStr(err.code) || typeof err.retryable !== 'boolean') {
+    throw new Error('malformed inbox owner reply');
+  }
+  return { ok: false, error: err as unknown as WireError };
+}
+
+function isOutcome(v: unknown): v is AppendOutcome {
+  return isObj(v) && Number.isSafeInteger(v.seq) && typeof v.duplicate === 'boolean';
+}

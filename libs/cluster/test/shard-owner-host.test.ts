@@ -1,0 +1,233 @@
+/**
+ * ShardOwnerHost + RemoteInboxWriter on the real Redis and NATS (unique prefixes per run) with
+ * the embedded LMDB engine as timeline and ceiling store.
+ */
+import { performance } from 'node:perf_hooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import { inboxKey, shardOf } from '@seqline/core';
+import type { AppendOutcome } from '@seqline/core';
+import { clusterRig, readAll } from './support/cluster.ts';
+import type { ClusterRig } from './support/cluster.ts';
+import { firstNonIncreasing, inboxInShard, msg, sleep, waitFor } from './support/doubles.ts';
+import { newNats, newRedis, openTempStore, probeServices } from './support/services.ts';
+import type { TempStore } from './support/services.ts';
+
+const services = await probeServices();
+const TTL = 1000;
+const SHARDS = 8;
+const allShards = Array.from({ length: SHARDS }, (_, i) => i);
+
+describe.skipIf(!services.ok)('ShardOwnerHost', () => {
+  let nc: NatsConnection;
+  let redis: Redis;
+  let store: TempStore;
+  let rig: ClusterRig;
+
+  beforeAll(async () => {
+    nc = await newNats();
+    redis = newRedis();
+    store = await openTempStore();
+  });
+  afterAll(async () => {
+    await nc.close();
+    redis.disconnect();
+    await store.close();
+  });
+  afterEach(async () => { await rig.cleanup(); });
+  const fresh = (): ClusterRig => (rig = clusterRig({ nc, redis, store, shardCount: SHARDS, ttl: TTL }));
+  const timeline = () => store.engine.timeline;
+
+  it('splits the shards between two hosts and serves appends, receipts and heads from the owner', async () => {
+    fresh();
+    const a = rig.host('host-a');
+    const b = rig.host('host-b');
+    await Promise.all([a.start(), b.start()]);
+    await waitFor('both hosts serving a disjoint split of all shards', () => {
+      const sa = a.servingShards();
+      const sb = b.servingShards();
+      return sa.length > 0 && sb.length > 0 && [...sa, ...sb].sort((x, y) => x - y).join() === allShards.join();
+    }, 20_000);
+
+    const writer = rig.writer();
+    const tenant = `t${Date.now().toString(36)}`;
+    for (const shard of allShards) {
+      const inbox = inboxInShard(tenant, shard, SHARDS);
+      const owner = a.servingShards().includes(shard) ? a : b;
+      const first = await writer.append(inbox, [msg(`${inbox}-1`), msg(`${inbox}-2`)]);
+      expect(first.map((o) => o.duplicate)).toEqual([false, false]);
+      expect(first[1]!.seq).toBeGreaterThan(first[0]!.seq);
+      // A resend is answered with the original seqs (I3).
+      expect(await writer.append(inbox, [msg(`${inbox}-2`), msg(`${inbox}-1`)])).toEqual([
+        { seq: first[1]!.seq, duplicate: true }, { seq: first[0]!.seq, duplicate: true },
+      ]);
+      expect((await readAll(timeline(), inbox)).map((e) => e.seq)).toEqual(first.map((o) => o.seq));
+      expect(await writer.headSeq(inbox)).toBe(first[1]!.seq);
+      expect(owner.push.published.filter((p) => p.inbox === inbox)).toHaveLength(1);
+      await writer.addReceipt(inbox, `${inbox}-1`, ['carol']);
+      const receipt = (await readAll(timeline(), inbox)).at(-1);
+      expect(receipt).toMatchObject({ kind: 'receipt', referSeq: first[0]!.seq, readBy: ['carol'] });
+    }
+  });
+
+  it('hands shards over when a host closes: the successor waits out the lease and continues strictly higher', async () => {
+    fresh();
+    const a = rig.host('host-a');
+    await a.start();
+    await waitFor('a serves all', () => a.servingShards().length === SHARDS);
+    const writer = rig.writer();
+    const inbox = inboxKey(`t${Date.now().toString(36)}`, 'alice');
+    const before: AppendOutcome[] = [];
+    for (let i = 0; i < 5; i++) before.push(...(await writer.append(inbox, [msg()])));
+
+    const b = rig.host('host-b');
+    await b.start();
+    await a.close();
+    const released = performance.now();
+    const shard = shardOf(inbox, SHARDS);
+    await waitFor('b serves the shard', () => b.servingShards().includes(shard));
+    expect(performance.now() - released).toBeGreaterThanOrEqual(TTL);
+    const after = await writer.append(inbox, [msg()]);
+    const seqs = [...before, ...after].map((o) => o.seq);
+    expect(firstNonIncreasing(seqs)).toBeUndefined();
+    // The successor started from the persisted ceiling: a jump forward, never a step back.
+    expect(after[0]!.seq).toBeGreaterThan(before.at(-1)!.seq);
+    expect((await readAll(timeline(), inbox)).map((e) => e.seq)).toEqual(seqs);
+  });
+
+  it('keeps every append of a send loop across a handover: none lost, none duplicated, none going back', async () => {
+    fresh();
+    const a = rig.host('host-a');
+    await a.start();
+    await waitFor('a serves all', () => a.servingShards().length === SHARDS);
+    const b = rig.host('host-b');
+    await b.start();
+    const writer = rig.writer();
+    const tenant = `t${Date.now().toString(36)}`;
+    const inboxes = [0, 1, 2, 3].map((i) => inboxKey(tenant, `loop${i}`));
+    let stop = false;
+    const loops = inboxes.map(async (inbox) => {
+      const outcomes: AppendOutcome[] = [];
+      const appinfos: string[] = [];
+      for (let i = 0; !stop; i++) {
+        const appinfo = `${inbox}-${i}`;
+        appinfos.push(appinfo);
+        outcomes.push(...(await writer.append(inbox, [msg(appinfo)])));
+      }
+      return { inbox, outcomes, appinfos };
+    });
+    await sleep(300);
+    await a.close(); // hands every shard over mid-loop
+    await waitFor('b serves all', () => b.servingShards().length === SHARDS, 20_000);
+    await sleep(300);
+    stop = true;
+    for (const { inbox, outcomes, appinfos } of await Promise.all(loops)) {
+      expect(outcomes.every((o) => !o.duplicate)).toBe(true);
+      expect(firstNonIncreasing(outcomes.map((o) => o.seq))).toBeUndefined();
+      const stored = await readAll(timeline(), inbox);
+      expect(stored.map((e) => e.appinfo)).toEqual(appinfos);
+      expect(stored.map((e) => e.seq)).toEqual(outcomes.map((o) => o.seq));
+    }
+  });
+
+  it('an owner that wakes from a pause past its lease refuses to write; the shard resumes after a new wait-out', async () => {
+    fresh();
+    let jump = 0;
+    const a = rig.host('host-a', { now: () => performance.now() + jump });
+    await a.start();
+    await waitFor('a serves all', () => a.servingShards().length === SHARDS);
+    const writer = rig.writer();
+    const inbox = inboxKey(`t${Date.now().toString(36)}`, 'paused');
+    const shard = shardOf(inbox, SHARDS);
+    const first = await writer.append(inbox, [msg()]);
+    const epochBefore = a.shardStates().find((s) => s.shard === shard)!.epoch;
+
+    // What a pause of three ttls looks like to the process: its keys expired, its clock moved on.
+    await Promise.all(allShards.map((s) => redis.pexpire(a.leases.keyOf(s), 1)));
+    jump = TTL * 3;
+    const woke = performance.now();
+    const raw = await nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'append', inbox, entries: [msg()] }), { timeout: 2000 });
+    expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
+
+    const second = await writer.append(inbox, [msg()]);
+    expect(performance.now() - woke).toBeGreaterThanOrEqual(TTL); // a new lease, waited out
+    expect(rig.logger.find('dropping shard', { shard }).length).toBeGreaterThan(0);
+    expect(a.shardStates().find((s) => s.shard === shard)!.epoch).toBeGreaterThan(epochBefore);
+    expect(second[0]!.seq).toBeGreaterThan(first[0]!.seq);
+    expect((await readAll(timeline(), inbox)).map((e) => e.seq)).toEqual([first[0]!.seq, second[0]!.seq]);
+  });
+});
+
+describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
+  let nc: NatsConnection;
+  let redis: Redis;
+  let store: TempStore;
+  let rig: ClusterRig;
+
+  beforeAll(async () => {
+    nc = await newNats();
+    redis = newRedis();
+    store = await openTempStore();
+    rig = clusterRig({ nc, redis, store, shardCount: 2, ttl: 600 });
+    const host = rig.host('host-a');
+    await host.start();
+    await waitFor('host serves both shards', () => host.servingShards().length === 2);
+  });
+  afterAll(async () => {
+    await rig.cleanup();
+    await nc.close();
+    redis.disconnect();
+    await store.close();
+  });
+
+  it('gives up with OverloadedError at its deadline when no owner answers', async () => {
+    const writer = rig.writer({ subjectPrefix: 'test.nobody.home', deadlineMs: 600 });
+    const t0 = performance.now();
+    await expect(writer.append(inboxKey('t', 'x'), [msg()])).rejects.toMatchObject({ name: 'OverloadedError', code: 'OVERLOADED' });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(600);
+  });
+
+  it('rethrows a final error from the owner as its SeqlineError class, without retrying', async () => {
+    const writer = rig.writer({ deadlineMs: 10_000 });
+    const spy = nc.subscribe(`${rig.subjectPrefix}.>`);
+    let seen = 0;
+    void (async () => { for await (const _ of spy) seen++; })();
+    const bad = { ...msg(), kind: 'nonsense' } as unknown as ReturnType<typeof msg>;
+    const t0 = performance.now();
+    await expect(writer.append(inboxKey('t', 'y'), [bad])).rejects.toMatchObject({ name: 'BadRequestError', code: 'BAD_REQUEST' });
+    expect(performance.now() - t0).toBeLessThan(1000);
+    await nc.flush();
+    spy.unsubscribe();
+    expect(seen).toBe(1);
+  });
+
+  it('splits a call larger than the NATS payload limit into ordered requests', async () => {
+    const writer = rig.writer();
+    const spy = nc.subscribe(`${rig.subjectPrefix}.>`);
+    let seen = 0;
+    void (async () => { for await (const _ of spy) seen++; })();
+    const inbox = inboxKey(`t${Date.now().toString(36)}`, 'big');
+    const big = 'x'.repeat(60 * 1024);
+    const entries = Array.from({ length: 40 }, (_, i) => msg(`big-${i}`, big)); // ~2.4 MB
+    const outcomes = await writer.append(inbox, entries);
+    await nc.flush();
+    spy.unsubscribe();
+    expect(seen).toBeGreaterThanOrEqual(3);
+    expect(outcomes).toHaveLength(40);
+    expect(firstNonIncreasing(outcomes.map((o) => o.seq))).toBeUndefined();
+    const stored = await readAll(store.engine.timeline, inbox);
+    expect(stored.map((e) => e.appinfo)).toEqual(entries.map((e) => e.appinfo));
+  });
+
+  it('refuses an entry that cannot fit in one NATS message', async () => {
+    const writer = rig.writer();
+    const huge = msg('huge', 'x'.repeat(2 * 1024 * 1024));
+    await expect(writer.append(inboxKey('t', 'z'), [huge])).rejects.toMatchObject({ code: 'TOO_LARGE' });
+  });
+
+  it('answers a raw malformed request with a final BAD_REQUEST', async () => {
+    const reply = await nc.request(`${rig.subjectPrefix}.0`, 'not json', { timeout: 2000 });
+    expect(reply.json()).toEqual({ ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON', retryable: false } });
+  });
+});

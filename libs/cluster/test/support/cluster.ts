@@ -1,0 +1,64 @@
+/** Builds ShardOwnerHosts and RemoteInboxWriters that share one test run's prefixes and store. */
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import type { Entry, InboxKey, TimelineStore } from '@seqline/core';
+import { RemoteInboxWriter, ShardOwnerHost } from '../../src/index.ts';
+import type { RemoteInboxWriterOptions, ShardOwnerHostOptions } from '../../src/index.ts';
+import { MemoryLogger, RecordingPushBus } from './doubles.ts';
+import { deletePrefix, uniqueId } from './services.ts';
+import type { TempStore } from './services.ts';
+
+export interface ClusterRig {
+  keyPrefix: string;
+  subjectPrefix: string;
+  shardCount: number;
+  ttl: number;
+  logger: MemoryLogger;
+  host(ownerId: string, extra?: Partial<ShardOwnerHostOptions>): ShardOwnerHost & { push: RecordingPushBus };
+  writer(extra?: Partial<RemoteInboxWriterOptions>): RemoteInboxWriter;
+  /** Closes every host and writer made here and deletes the run's Redis keys. */
+  cleanup(): Promise<void>;
+}
+
+export function clusterRig(deps: { nc: NatsConnection; redis: Redis; store: TempStore; shardCount: number; ttl: number }): ClusterRig {
+  const keyPrefix = uniqueId('seqline-test:cluster:') + ':';
+  const subjectPrefix = uniqueId('test.inbox.append.');
+  const logger = new MemoryLogger();
+  const hosts: ShardOwnerHost[] = [];
+  const writers: RemoteInboxWriter[] = [];
+  return {
+    keyPrefix, subjectPrefix, shardCount: deps.shardCount, ttl: deps.ttl, logger,
+    host(ownerId, extra = {}) {
+      const push = new RecordingPushBus();
+      const host = new ShardOwnerHost({
+        nc: deps.nc, redis: deps.redis, ceilings: deps.store.engine.ceilings, timeline: deps.store.engine.timeline,
+        push, logger: logger.child({ host: ownerId }), ownerId, shardCount: deps.shardCount, leaseTtlMs: deps.ttl,
+        keyPrefix, subjectPrefix, ...extra,
+      });
+      hosts.push(host);
+      return Object.assign(host, { push });
+    },
+    writer(extra = {}) {
+      const w = new RemoteInboxWriter({
+        nc: deps.nc, shardCount: deps.shardCount, subjectPrefix, requestTimeoutMs: 1000, deadlineMs: 20_000, ...extra,
+      });
+      writers.push(w);
+      return w;
+    },
+    async cleanup() {
+      await Promise.all(writers.map((w) => w.close()));
+      await Promise.all(hosts.map((h) => h.close()));
+      await deletePrefix(deps.redis, keyPrefix);
+    },
+  };
+}
+
+/** Every stored entry of an inbox, ascending. */
+export async function readAll(timeline: TimelineStore, inbox: InboxKey): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for (;;) {
+    const page = await timeline.readAfter(inbox, out.at(-1)?.seq ?? 0, 500);
+    if (page.length === 0) return out;
+    out.push(...page);
+  }
+}
