@@ -1,6 +1,7 @@
 /**
- * Runs in a worker process: holds shard leases, runs one InboxOwner per owned shard and serves
- * `inbox.append.<shard>` requests for it (DESIGN §5).
+ * Runs in a worker process: holds shard leases, runs one InboxOwner (and, given a group stream
+ * store, one GroupStreamWriter) per owned shard and serves `inbox.append.<shard>` requests for
+ * it (DESIGN §5).
  *
  * Balancing (best effort; safety comes from the leases alone): hosts heartbeat into a registry
  * of live owners; each shard is *wanted* by its rendezvous-hash owner among the live ones. A
@@ -9,11 +10,12 @@
  * back shards it is not the preferred owner of once the membership has been stable for a ttl.
  */
 import { performance } from 'node:perf_hooks';
-import { InboxOwner } from '@seqline/seq';
+import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
-import type { Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
+import { FencedGroupStreamStore } from './fenced-group-stream.ts';
 import { FencedTimelineStore } from './fenced-timeline.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
@@ -27,6 +29,12 @@ export interface ShardOwnerHostOptions {
   redis: Redis;
   ceilings: SeqCeilingStore;
   timeline: TimelineStore;
+  /**
+   * Read-fanout group streams (the CQL GroupStreamStore in distributed mode): the owner of a
+   * shard also writes the group streams of that shard. Without it `gappend`/`ghead` requests
+   * fail with a final (not retried) INTERNAL error.
+   */
+  groupStreams?: GroupStreamStore;
   push: PushBus;
   logger: Logger;
   /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */
@@ -47,7 +55,7 @@ export interface ShardOwnerHostOptions {
   maxInFlight?: number;
   /** Monotonic clock in ms for leases and wait-outs. Default `performance.now` (tests inject pauses). */
   now?: () => number;
-  /** Passed to every InboxOwner. */
+  /** Passed to every InboxOwner (`step` and `maxBatchEntries` to every GroupStreamWriter too). */
   ownerOptions?: Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxKeysPerSection' | 'clock'>;
 }
 
@@ -231,9 +239,21 @@ export class ShardOwnerHost {
       ownedShards: [lease.shard],
       epoch: lease.epoch,
     });
+    // Same lease epoch for both sections: only the holder of shard-<n> ever claims group-shard-<n>,
+    // and nextEpoch('shard-<n>') strictly increases, so a successor's claim always wins.
+    const groupWriter = o.groupStreams && new GroupStreamWriter({
+      streams: new FencedGroupStreamStore(o.groupStreams, lease.shard, () => this.leases.writeBlocker(lease)),
+      ceilings: o.ceilings,
+      logger: this.logger.child({ shard: lease.shard }),
+      epoch: lease.epoch,
+      shardCount: this.shardCount,
+      ownedShards: [lease.shard],
+      step: o.ownerOptions?.step,
+      maxBatchEntries: o.ownerOptions?.maxBatchEntries,
+    });
     return new ShardSlot({
       nc: o.nc, subject: shardSubject(this.subjectPrefix, lease.shard), queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,
-      shardCount: this.shardCount, leases: this.leases, lease, owner, inFlight: this.inFlight, logger: this.logger, now: this.now,
+      shardCount: this.shardCount, leases: this.leases, lease, owner, groupWriter, inFlight: this.inFlight, logger: this.logger, now: this.now,
       onUnwritable: (slot, reason) => void this.drop(slot, reason),
     });
   }

@@ -1,19 +1,20 @@
 /**
- * One owned shard inside a ShardOwnerHost: its lease, its InboxOwner (one per lease epoch) and
- * its `inbox.append.<shard>` subscription. Lifecycle: starting (claim the section with the
- * epoch, which fences the previous owner's ceiling raises) → waiting (out the previous
- * owner's lease, rule a) → serving → stopping → stopped. Never restarts: a shard that comes
- * back gets a new lease, a new epoch and a new slot.
+ * One owned shard inside a ShardOwnerHost: its lease, its InboxOwner and GroupStreamWriter (one
+ * each per lease epoch; the shard's inboxes and its group streams have the same single writer)
+ * and its `inbox.append.<shard>` subscription. Lifecycle: starting (claim both sections,
+ * `inbox-shard-<n>` and `group-shard-<n>`, with the epoch, which fences the previous owner's
+ * ceiling raises) → waiting (out the previous owner's lease, rule a) → serving → stopping →
+ * stopped. Never restarts: a shard that comes back gets a new lease, a new epoch and a new slot.
  */
 import { FencedError, shardOf } from '@seqline/core';
 import type { Logger } from '@seqline/core';
-import type { InboxOwner } from '@seqline/seq';
+import type { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ShardLeaseLostError, toWireError } from './errors.ts';
 import type { WireError } from './errors.ts';
 import type { RedisShardLeases, ShardLease } from './shard-leases.ts';
-import { decodeRequest, encodeJson } from './wire.ts';
-import type { InboxReply, InboxRequest } from './wire.ts';
+import { decodeRequest, encodeJson, routingKey } from './wire.ts';
+import type { InboxReply, ShardRequest } from './wire.ts';
 
 export type SlotState = 'starting' | 'waiting' | 'serving' | 'stopping' | 'stopped';
 
@@ -28,6 +29,8 @@ export interface ShardSlotDeps {
   leases: RedisShardLeases;
   lease: ShardLease;
   owner: InboxOwner;
+  /** Writes the shard's group streams; absent when the host has no group stream store. */
+  groupWriter: GroupStreamWriter | undefined;
   inFlight: InFlight;
   logger: Logger;
   /** Monotonic clock, the one the leases use. */
@@ -54,7 +57,7 @@ export class ShardSlot {
 
   /** Claims, waits out the previous owner, subscribes. False when stopped on the way. */
   async activate(): Promise<boolean> {
-    await this.deps.owner.start();
+    await Promise.all([this.deps.owner.start(), this.deps.groupWriter?.start()]);
     if (this.stateNow !== 'starting') return false;
     this.stateNow = 'waiting';
     // Timers may fire a little early against the monotonic clock: loop until really past.
@@ -85,7 +88,7 @@ export class ShardSlot {
     return true;
   }
 
-  /** Unsubscribes and lets the InboxOwner finish (or fail, once fenced) what it queued. */
+  /** Unsubscribes and lets both writers finish (or fail, once fenced) what they queued. */
   stop(): Promise<void> {
     this.stopping ??= this.doStop();
     return this.stopping;
@@ -99,7 +102,7 @@ export class ShardSlot {
     } catch (err) {
       this.deps.logger.warn({ shard: this.shard, err: String(err) }, 'unsubscribe failed');
     }
-    await this.deps.owner.close();
+    await Promise.all([this.deps.owner.close(), this.deps.groupWriter?.close()]);
     this.stateNow = 'stopped';
   }
 
@@ -123,37 +126,49 @@ export class ShardSlot {
       if (this.stateNow === 'serving') this.deps.onUnwritable(this, blocker);
       return failure(toWireError(new ShardLeaseLostError(this.shard, blocker)));
     }
-    let req: InboxRequest;
+    let req: ShardRequest;
     try {
       req = decodeRequest(msg.data);
     } catch (err) {
       return failure(toWireError(err));
     }
-    const shard = shardOf(req.inbox, this.deps.shardCount);
+    const key = routingKey(req);
+    const shard = shardOf(key, this.deps.shardCount);
     if (shard !== this.shard) {
       // Caller and owner disagree on shardCount: retrying cannot help.
-      return failure({ code: 'INTERNAL', message: `inbox ${req.inbox} is in shard ${shard}, not ${this.shard}`, retryable: false });
+      return failure({ code: 'INTERNAL', message: `${key} is in shard ${shard}, not ${this.shard}`, retryable: false });
     }
     try {
       return await this.run(req);
     } catch (err) {
       if (err instanceof FencedError) this.deps.onUnwritable(this, 'fenced by a newer epoch');
       if (!(err instanceof ShardLeaseLostError)) {
-        this.deps.logger.warn({ shard: this.shard, op: req.op, err: String(err) }, 'inbox request failed');
+        this.deps.logger.warn({ shard: this.shard, op: req.op, err: String(err) }, 'shard request failed');
       }
       return failure(toWireError(err));
     }
   }
 
-  private async run(req: InboxRequest): Promise<InboxReply> {
-    const owner = this.deps.owner;
+  private async run(req: ShardRequest): Promise<InboxReply> {
+    const { owner, groupWriter } = this.deps;
     switch (req.op) {
       case 'append': return { ok: true, outcomes: await owner.append(req.inbox, req.entries) };
       case 'receipt': await owner.addReceipt(req.inbox, req.appinfo, req.readers); return { ok: true };
       case 'head': return { ok: true, head: await owner.headSeq(req.inbox) };
+      case 'gappend':
+        if (!groupWriter) return NO_GROUP_STREAMS;
+        return { ok: true, outcomes: await groupWriter.append(req.group, req.entries) };
+      case 'ghead':
+        if (!groupWriter) return NO_GROUP_STREAMS;
+        return { ok: true, head: await groupWriter.headSeq(req.group) };
     }
   }
 }
+
+/** A misconfigured deployment (this host was built without a group stream store): not retried. */
+const NO_GROUP_STREAMS: InboxReply = {
+  ok: false, error: { code: 'INTERNAL', message: 'this shard owner has no group stream store', retryable: false },
+};
 
 function failure(error: WireError): InboxReply {
   return { ok: false, error };

@@ -1,9 +1,10 @@
 /**
- * The `inbox.append.<shard>` request/reply contract (JSON over core NATS). Both sides validate:
- * the owner never trusts a request, the caller never trusts a reply.
+ * The `inbox.append.<shard>` request/reply contract (JSON over core NATS). The shard's owner
+ * writes both its inboxes and its group streams, so one subject carries both kinds of ops.
+ * Both sides validate: the owner never trusts a request, the caller never trusts a reply.
  */
 import { BadRequestError, ENTRY_KINDS } from '@seqline/core';
-import type { AppendOutcome, EntryKind, InboxKey, NewEntry } from '@seqline/core';
+import type { AppendOutcome, EntryKind, GroupKey, InboxKey, NewEntry } from '@seqline/core';
 import type { WireError } from './errors.ts';
 
 export type InboxRequest =
@@ -11,8 +12,18 @@ export type InboxRequest =
   | { op: 'receipt'; inbox: InboxKey; appinfo: string; readers: string[] }
   | { op: 'head'; inbox: InboxKey };
 
+/** Group stream ops, routed by `shardOf(group)` like inboxes. */
+export type GroupRequest =
+  | { op: 'gappend'; group: GroupKey; entries: NewEntry[] }
+  | { op: 'ghead'; group: GroupKey };
+
+export type ShardRequest = InboxRequest | GroupRequest;
+
+/** An append outcome on the wire; `prevSeq` only in `gappend` replies, for entries stored by the call. */
+export type WireOutcome = AppendOutcome & { prevSeq?: number };
+
 export type InboxReply =
-  | { ok: true; outcomes?: AppendOutcome[]; head?: number }
+  | { ok: true; outcomes?: WireOutcome[]; head?: number }
   | { ok: false; error: WireError };
 
 export const DEFAULT_SUBJECT_PREFIX = 'inbox.append';
@@ -26,7 +37,12 @@ export function shardSubject(prefix: string, shard: number): string {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function encodeJson(value: InboxRequest | InboxReply): Uint8Array {
+/** The key a request is routed by (its shard is `shardOf(key)`). */
+export function routingKey(req: ShardRequest): string {
+  return 'group' in req ? req.group : req.inbox;
+}
+
+export function encodeJson(value: ShardRequest | InboxReply): Uint8Array {
   return encoder.encode(JSON.stringify(value));
 }
 
@@ -43,14 +59,15 @@ function parseJson(data: Uint8Array): unknown {
 }
 
 /** Owner side: a typed request or BadRequestError. */
-export function decodeRequest(data: Uint8Array): InboxRequest {
+export function decodeRequest(data: Uint8Array): ShardRequest {
   const raw = parseJson(data);
-  if (!isObj(raw) || !isStr(raw.inbox) || !raw.inbox.includes(':')) throw new BadRequestError('request needs an inbox key');
+  if (!isObj(raw)) throw new BadRequestError('request is not an object');
+  if (raw.op === 'gappend' || raw.op === 'ghead') return decodeGroupRequest(raw);
+  if (!isStr(raw.inbox) || !raw.inbox.includes(':')) throw new BadRequestError('request needs an inbox key');
   const inbox = raw.inbox as InboxKey;
   switch (raw.op) {
     case 'append': {
-      if (!Array.isArray(raw.entries)) throw new BadRequestError('append needs entries');
-      return { op: 'append', inbox, entries: raw.entries.map(checkEntry) };
+      return { op: 'append', inbox, entries: checkEntries(raw.entries) };
     }
     case 'receipt': {
       if (!isStr(raw.appinfo)) throw new BadRequestError('receipt needs an appinfo');
@@ -62,6 +79,17 @@ export function decodeRequest(data: Uint8Array): InboxRequest {
     default:
       throw new BadRequestError(`unknown op ${String(raw.op)}`);
   }
+}
+
+function decodeGroupRequest(raw: Obj): GroupRequest {
+  if (!isStr(raw.group) || !raw.group.includes(':')) throw new BadRequestError('request needs a group key');
+  const group = raw.group as GroupKey;
+  return raw.op === 'gappend' ? { op: 'gappend', group, entries: checkEntries(raw.entries) } : { op: 'ghead', group };
+}
+
+function checkEntries(value: unknown): NewEntry[] {
+  if (!Array.isArray(value)) throw new BadRequestError('append needs entries');
+  return value.map(checkEntry);
 }
 
 /** Structural check only: content rules (body size, kinds allowed from a client) are the gateway's. */
@@ -106,6 +134,7 @@ export function decodeReply(data: Uint8Array): InboxReply {
   return { ok: false, error: err as unknown as WireError };
 }
 
-function isOutcome(v: unknown): v is AppendOutcome {
-  return isObj(v) && Number.isSafeInteger(v.seq) && typeof v.duplicate === 'boolean';
+function isOutcome(v: unknown): v is WireOutcome {
+  return isObj(v) && Number.isSafeInteger(v.seq) && typeof v.duplicate === 'boolean'
+    && (v.prevSeq === undefined || Number.isSafeInteger(v.prevSeq));
 }

@@ -40,6 +40,32 @@ describe('inbox request codec', () => {
   });
 });
 
+describe('group stream request codec', () => {
+  it('accepts gappend and ghead, keyed by group', () => {
+    const entry = msg('g1');
+    expect(decodeRequest(enc({ op: 'gappend', group: 't:g', entries: [entry] }))).toEqual({ op: 'gappend', group: 't:g', entries: [entry] });
+    expect(decodeRequest(enc({ op: 'ghead', group: 't:g' }))).toEqual({ op: 'ghead', group: 't:g' });
+  });
+
+  it.each([
+    ['no group', { op: 'ghead' }],
+    ['an inbox instead of a group', { op: 'gappend', inbox: 't:u', entries: [] }],
+    ['unscoped group', { op: 'ghead', group: 'g' }],
+    ['entries not an array', { op: 'gappend', group: 't:g', entries: 'x' }],
+    ['entry with a gseq', { op: 'gappend', group: 't:g', entries: [{ ...msg(), seq: 5 }] }],
+    ['a JSON array', [{ op: 'ghead', group: 't:g' }]],
+  ])('refuses %s with BadRequestError', (_name, body) => {
+    expect(() => decodeRequest(enc(body))).toThrow(BadRequestError);
+  });
+
+  it('accepts prevSeq in outcomes only as a safe integer', () => {
+    const outcomes = [{ seq: 9, duplicate: false, prevSeq: 4 }, { seq: 4, duplicate: true }];
+    expect(decodeReply(enc({ ok: true, outcomes }))).toEqual({ ok: true, outcomes });
+    expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: 9, duplicate: false, prevSeq: '4' }] }))).toThrow();
+    expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: 9, duplicate: false, prevSeq: 1.5 }] }))).toThrow();
+  });
+});
+
 describe('wire errors', () => {
   it('marks request errors final and ownership/transient errors retryable', () => {
     expect(toWireError(new BadRequestError('x'))).toEqual({ code: 'BAD_REQUEST', message: 'x', retryable: false });

@@ -1,9 +1,12 @@
-/** Builds ShardOwnerHosts and RemoteInboxWriters that share one test run's prefixes and store. */
+/**
+ * Builds ShardOwnerHosts, RemoteInboxWriters and RemoteGroupStreamWriters that share one test
+ * run's prefixes and store.
+ */
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
-import type { Entry, InboxKey, TimelineStore } from '@seqline/core';
-import { RemoteInboxWriter, ShardOwnerHost } from '../../src/index.ts';
-import type { RemoteInboxWriterOptions, ShardOwnerHostOptions } from '../../src/index.ts';
+import type { Entry } from '@seqline/core';
+import { RemoteGroupStreamWriter, RemoteInboxWriter, ShardOwnerHost } from '../../src/index.ts';
+import type { RemoteWriterOptions, ShardOwnerHostOptions } from '../../src/index.ts';
 import { MemoryLogger, RecordingPushBus } from './doubles.ts';
 import { deletePrefix, uniqueId } from './services.ts';
 import type { TempStore } from './services.ts';
@@ -15,7 +18,8 @@ export interface ClusterRig {
   ttl: number;
   logger: MemoryLogger;
   host(ownerId: string, extra?: Partial<ShardOwnerHostOptions>): ShardOwnerHost & { push: RecordingPushBus };
-  writer(extra?: Partial<RemoteInboxWriterOptions>): RemoteInboxWriter;
+  writer(extra?: Partial<RemoteWriterOptions>): RemoteInboxWriter;
+  groupWriter(extra?: Partial<RemoteWriterOptions>): RemoteGroupStreamWriter;
   /** Closes every host and writer made here and deletes the run's Redis keys. */
   cleanup(): Promise<void>;
 }
@@ -25,23 +29,29 @@ export function clusterRig(deps: { nc: NatsConnection; redis: Redis; store: Temp
   const subjectPrefix = uniqueId('test.inbox.append.');
   const logger = new MemoryLogger();
   const hosts: ShardOwnerHost[] = [];
-  const writers: RemoteInboxWriter[] = [];
+  const writers: Array<{ close(): Promise<void> }> = [];
+  const writerOptions = (extra: Partial<RemoteWriterOptions>): RemoteWriterOptions => ({
+    nc: deps.nc, shardCount: deps.shardCount, subjectPrefix, requestTimeoutMs: 1000, deadlineMs: 20_000, ...extra,
+  });
   return {
     keyPrefix, subjectPrefix, shardCount: deps.shardCount, ttl: deps.ttl, logger,
     host(ownerId, extra = {}) {
       const push = new RecordingPushBus();
       const host = new ShardOwnerHost({
         nc: deps.nc, redis: deps.redis, ceilings: deps.store.engine.ceilings, timeline: deps.store.engine.timeline,
-        push, logger: logger.child({ host: ownerId }), ownerId, shardCount: deps.shardCount, leaseTtlMs: deps.ttl,
+        groupStreams: deps.store.engine.groupStreams, push, logger: logger.child({ host: ownerId }), ownerId, shardCount: deps.shardCount, leaseTtlMs: deps.ttl,
         keyPrefix, subjectPrefix, ...extra,
       });
       hosts.push(host);
       return Object.assign(host, { push });
     },
     writer(extra = {}) {
-      const w = new RemoteInboxWriter({
-        nc: deps.nc, shardCount: deps.shardCount, subjectPrefix, requestTimeoutMs: 1000, deadlineMs: 20_000, ...extra,
-      });
+      const w = new RemoteInboxWriter(writerOptions(extra));
+      writers.push(w);
+      return w;
+    },
+    groupWriter(extra = {}) {
+      const w = new RemoteGroupStreamWriter(writerOptions(extra));
       writers.push(w);
       return w;
     },
@@ -53,11 +63,13 @@ export function clusterRig(deps: { nc: NatsConnection; redis: Redis; store: Temp
   };
 }
 
-/** Every stored entry of an inbox, ascending. */
-export async function readAll(timeline: TimelineStore, inbox: InboxKey): Promise<Entry[]> {
+/** Every stored entry of an inbox (TimelineStore) or a group stream (GroupStreamStore), ascending. */
+export async function readAll<K extends string>(
+  log: { readAfter(key: K, after: number, limit: number): Promise<Entry[]> }, key: K,
+): Promise<Entry[]> {
   const out: Entry[] = [];
   for (;;) {
-    const page = await timeline.readAfter(inbox, out.at(-1)?.seq ?? 0, 500);
+    const page = await log.readAfter(key, out.at(-1)?.seq ?? 0, 500);
     if (page.length === 0) return out;
     out.push(...page);
   }

@@ -1,7 +1,7 @@
 /** Test doubles and builders for the cluster tests (never used by product code). */
 import { performance } from 'node:perf_hooks';
-import { inboxKey, shardOf } from '@seqline/core';
-import type { InboxKey, Logger, NewEntry, PushBus, PushMessage } from '@seqline/core';
+import { groupKey, inboxKey, shardOf } from '@seqline/core';
+import type { GroupKey, InboxKey, Logger, NewEntry, PushBus, PushMessage } from '@seqline/core';
 
 export interface LogRecord { level: string; msg: string | undefined; obj: Record<string, unknown>; at: number }
 
@@ -37,6 +37,20 @@ export class RecordingPushBus implements PushBus {
 let counter = 0;
 export function msg(appinfo = `app-${process.pid}-${++counter}`, text = 'hi'): NewEntry {
   return { kind: 'msg', appinfo, conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 1_700_000_000_000, type: 'text', body: { text } };
+}
+
+/** A message as it goes into a read-fanout group stream. */
+export function groupMsg(group: GroupKey, appinfo = `gapp-${process.pid}-${++counter}`, text = 'hi all'): NewEntry {
+  const id = group.slice(group.indexOf(':') + 1);
+  return { kind: 'msg', appinfo, conv: { type: 'group', id }, from: 'bob', sendTime: 1_700_000_000_000, type: 'text', body: { text } };
+}
+
+/** A group of `tenant` that hashes into `shard`. */
+export function groupInShard(tenant: string, shard: number, shardCount: number): GroupKey {
+  for (let i = 0; ; i++) {
+    const key = groupKey(tenant, `g${i}`);
+    if (shardOf(key, shardCount) === shard) return key;
+  }
 }
 
 /** An inbox of `tenant` that hashes into `shard`. */

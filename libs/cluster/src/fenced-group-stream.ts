@@ -1,0 +1,47 @@
+/**
+ * The GroupStreamStore an owned shard's GroupStreamWriter writes through: like
+ * FencedTimelineStore, every append checks the lease synchronously right before it is handed
+ * to the store. Reads pass through, and so do read cursors: a cursor belongs to its reader
+ * (written by whoever serves that user, compare-and-raise in the store), not to the single
+ * writer of the stream.
+ */
+import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey } from '@seqline/core';
+import { ShardLeaseLostError } from './errors.ts';
+
+export class FencedGroupStreamStore implements GroupStreamStore {
+  constructor(
+    private readonly inner: GroupStreamStore,
+    private readonly shard: number,
+    /** Why writing is not allowed now, or undefined when it is. */
+    private readonly blocker: () => string | undefined,
+  ) {}
+
+  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    const reason = this.blocker();
+    return reason === undefined ? this.inner.append(group, entries) : Promise.reject(new ShardLeaseLostError(this.shard, reason));
+  }
+
+  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
+    return this.inner.findSeqs(group, appinfos);
+  }
+
+  readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {
+    return this.inner.readAfter(group, afterGseq, limit);
+  }
+
+  readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]> {
+    return this.inner.readBefore(group, beforeGseq, limit);
+  }
+
+  headSeq(group: GroupKey): Promise<number> {
+    return this.inner.headSeq(group);
+  }
+
+  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
+    return this.inner.setCursor(group, inbox, gseq);
+  }
+
+  getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
+    return this.inner.getCursor(group, inbox);
+  }
+}

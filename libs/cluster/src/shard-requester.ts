@@ -1,0 +1,134 @@
+/**
+ * The caller side of `inbox.append.<shard>`, shared by RemoteInboxWriter and
+ * RemoteGroupStreamWriter: routes a request to the owner of `shardOf(key)` and retries it
+ * until a deadline. Retrying is safe because every write op is idempotent by appinfo (a retry
+ * of an append that did land returns the original seq), so no-responders, timeouts and
+ * retryable owner errors (handover, fencing, overload) are retried with full-jitter backoff;
+ * final errors are rethrown at once as their SeqlineError class; at the deadline the caller
+ * gets OverloadedError.
+ */
+import { performance } from 'node:perf_hooks';
+import { OverloadedError, TooLargeError, shardOf, silentLogger } from '@seqline/core';
+import type { Logger, NewEntry } from '@seqline/core';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { fromWireError } from './errors.ts';
+import { DEFAULT_SUBJECT_PREFIX, decodeReply, encodeJson, routingKey, shardSubject } from './wire.ts';
+import type { InboxReply, ShardRequest } from './wire.ts';
+
+/** Options of both remote writers. */
+export interface RemoteWriterOptions {
+  nc: NatsConnection;
+  /** Must equal the owners' shardCount. Default 64. */
+  shardCount?: number;
+  /** Default `inbox.append`. */
+  subjectPrefix?: string;
+  /** One request's timeout. Default 3 s. */
+  requestTimeoutMs?: number;
+  /**
+   * Total time a call keeps retrying. Default 20 s: a shard handover at the default lease ttl
+   * (10 s) costs up to ttl/3 (noticing) + ttl + margin (wait-out) ≈ 14.4 s.
+   */
+  deadlineMs?: number;
+  /** First retry delay, doubled per attempt up to `maxBackoffMs` (full jitter). Default 50 ms. */
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Most entries per request. Default 512 (the owner's merge limit). */
+  maxEntriesPerRequest?: number;
+  logger?: Logger;
+}
+
+export type OkReply = InboxReply & { ok: true };
+
+/** Leaves room under NATS max_payload for the request envelope. */
+const ENVELOPE_BYTES = 1024;
+
+export class ShardRequester {
+  readonly shardCount: number;
+  private readonly nc: NatsConnection;
+  private readonly subjectPrefix: string;
+  private readonly requestTimeoutMs: number;
+  private readonly deadlineMs: number;
+  private readonly initialBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly maxEntries: number;
+  private readonly logger: Logger;
+  private closed = false;
+
+  /** `what` names the callee in errors and logs (`inbox owner`, `group stream owner`). */
+  constructor(options: RemoteWriterOptions, component: string, private readonly what: string) {
+    this.nc = options.nc;
+    this.shardCount = options.shardCount ?? 64;
+    this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 3000;
+    this.deadlineMs = options.deadlineMs ?? 20_000;
+    this.initialBackoffMs = options.initialBackoffMs ?? 50;
+    this.maxBackoffMs = options.maxBackoffMs ?? 1000;
+    this.maxEntries = options.maxEntriesPerRequest ?? 512;
+    this.logger = (options.logger ?? silentLogger).child({ component });
+  }
+
+  /** Later calls fail with OverloadedError; the NATS connection belongs to the caller. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** One request, retried until it succeeds, fails finally, or the deadline passes. */
+  async call(req: ShardRequest): Promise<OkReply> {
+    if (this.closed) throw new OverloadedError(`${this.what} writer is closed`);
+    const key = routingKey(req);
+    const shard = shardOf(key, this.shardCount);
+    const subject = shardSubject(this.subjectPrefix, shard);
+    const payload = encodeJson(req);
+    const deadline = performance.now() + this.deadlineMs;
+    let lastError = 'no attempt';
+    for (let attempt = 0; ; attempt++) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) break;
+      let reply: InboxReply;
+      try {
+        const msg = await this.nc.request(subject, payload, { timeout: Math.max(1, Math.min(this.requestTimeoutMs, remaining)) });
+        reply = decodeReply(msg.data);
+      } catch (err) {
+        if (this.nc.isClosed()) throw new OverloadedError(`${this.what} unavailable: NATS connection closed`);
+        // No responders (no owner yet), timeout (owner paused or gone), malformed reply.
+        lastError = err instanceof Error ? err.message : String(err);
+        await this.backoff(attempt, deadline);
+        continue;
+      }
+      if (reply.ok) return reply;
+      if (!reply.error.retryable) throw fromWireError(reply.error);
+      lastError = `${reply.error.code}: ${reply.error.message}`;
+      await this.backoff(attempt, deadline);
+    }
+    this.logger.warn({ shard, op: req.op, key, lastError }, `${this.what} unavailable`);
+    throw new OverloadedError(`${this.what} unavailable (shard ${shard}: ${lastError})`);
+  }
+
+  /**
+   * Splits entries by count and by encoded size (NATS max_payload, 1 MiB by default), keeping
+   * their order. An entry that alone exceeds the limit is TOO_LARGE.
+   */
+  *chunks(entries: NewEntry[]): Generator<NewEntry[]> {
+    const budget = (this.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
+    let chunk: NewEntry[] = [];
+    let bytes = 0;
+    for (const entry of entries) {
+      const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
+      if (size > budget) throw new TooLargeError(`entry ${entry.appinfo} is larger than a NATS message`);
+      if (chunk.length > 0 && (bytes + size > budget || chunk.length >= this.maxEntries)) {
+        yield chunk;
+        chunk = [];
+        bytes = 0;
+      }
+      chunk.push(entry);
+      bytes += size;
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  private async backoff(attempt: number, deadline: number): Promise<void> {
+    const cap = Math.min(this.maxBackoffMs, this.initialBackoffMs * 2 ** Math.min(attempt, 20));
+    const delay = Math.min(Math.random() * cap, Math.max(0, deadline - performance.now()));
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The pieces a shard slot writes group streams with, on the embedded LMDB engine (no Redis or
+ * NATS): the lease fence in front of the store, and a GroupStreamWriter limited to the slot's
+ * shard and claiming with the slot's epoch.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FencedError, inboxKey, silentLogger } from '@seqline/core';
+import type { Entry } from '@seqline/core';
+import { GroupStreamWriter, ShardNotOwnedError } from '@seqline/seq';
+import { FencedGroupStreamStore, ShardLeaseLostError } from '../src/index.ts';
+import { groupInShard, groupMsg } from './support/doubles.ts';
+import { openTempStore, uniqueId } from './support/services.ts';
+import type { TempStore } from './support/services.ts';
+
+const SHARDS = 8;
+
+describe('FencedGroupStreamStore and a per-shard GroupStreamWriter', () => {
+  let store: TempStore;
+  beforeAll(async () => { store = await openTempStore(); });
+  afterAll(async () => { await store.close(); });
+
+  it('refuses appends while the lease says no, and passes reads and read cursors through', async () => {
+    let blocked: string | undefined;
+    const fenced = new FencedGroupStreamStore(store.engine.groupStreams, 2, () => blocked);
+    const group = groupInShard(uniqueId('t'), 2, SHARDS);
+    const entry = (seq: number): Entry => ({ ...groupMsg(group), seq });
+    expect(await fenced.append(group, [entry(5)])).toEqual([{ seq: 5, duplicate: false }]);
+
+    blocked = 'self-fenced';
+    await expect(fenced.append(group, [entry(6)])).rejects.toBeInstanceOf(ShardLeaseLostError);
+    await expect(fenced.append(group, [entry(6)])).rejects.toMatchObject({ code: 'OVERLOADED', shard: 2 });
+    expect(await fenced.headSeq(group)).toBe(5);
+    expect((await fenced.readAfter(group, 0, 10)).map((e) => e.seq)).toEqual([5]);
+    expect(await fenced.setCursor(group, inboxKey('t', 'reader'), 5)).toBe(5);
+    expect(await fenced.getCursor(group, inboxKey('t', 'reader'))).toBe(5);
+  });
+
+  it('a writer for one shard claims only that section up front and refuses groups of other shards', async () => {
+    const ceilings = store.engine.ceilings;
+    const scope = uniqueId('shard-scope-');
+    const previous = await ceilings.nextEpoch(scope);
+    const owned = 5;
+    const tenant = uniqueId('t');
+    const writer = new GroupStreamWriter({
+      streams: store.engine.groupStreams, ceilings, logger: silentLogger, epoch: await ceilings.nextEpoch(scope),
+      shardCount: SHARDS, ownedShards: [owned],
+    });
+    await writer.start();
+    // Claimed with the writer's epoch before any write: the previous epoch is fenced now.
+    await expect(ceilings.claim(`group-shard-${owned}`, previous)).rejects.toBeInstanceOf(FencedError);
+
+    const mine = groupInShard(tenant, owned, SHARDS);
+    const other = groupInShard(tenant, 6, SHARDS);
+    const [o] = await writer.append(mine, [groupMsg(mine)]);
+    expect(o).toMatchObject({ duplicate: false, prevSeq: 0 });
+    await expect(writer.append(other, [groupMsg(other)])).rejects.toBeInstanceOf(ShardNotOwnedError);
+    await expect(writer.headSeq(other)).rejects.toBeInstanceOf(ShardNotOwnedError);
+    expect(await store.engine.groupStreams.headSeq(other)).toBe(0);
+    await writer.close();
+  });
+
+  it('a successor claiming the section with a higher epoch fences the previous writer at its next ceiling raise', async () => {
+    const ceilings = store.engine.ceilings;
+    const scope = uniqueId('shard-scope-');
+    const shard = 1;
+    const group = groupInShard(uniqueId('t'), shard, SHARDS);
+    const make = (epoch: number): GroupStreamWriter => new GroupStreamWriter({
+      streams: store.engine.groupStreams, ceilings, logger: silentLogger, epoch, shardCount: SHARDS, ownedShards: [shard], step: 3,
+    });
+    const old = make(await ceilings.nextEpoch(scope));
+    await old.start();
+    const first = await old.append(group, [groupMsg(group)]);
+    const successor = make(await ceilings.nextEpoch(scope));
+    await successor.start();
+    // The old writer still has seqs under its ceiling; past it the raise is refused.
+    await expect(old.append(group, Array.from({ length: 4 }, () => groupMsg(group)))).rejects.toBeInstanceOf(FencedError);
+    const [next] = await successor.append(group, [groupMsg(group)]);
+    expect(next!.seq).toBeGreaterThan(first[0]!.seq);
+    expect(next!.prevSeq).toBe(first[0]!.seq);
+    await Promise.all([old.close(), successor.close()]);
+  });
+});

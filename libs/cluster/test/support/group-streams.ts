@@ -1,0 +1,32 @@
+/** A GroupStreamStore decorator for the cluster tests: records who appended, can stall an append. */
+import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey } from '@seqline/core';
+import { sleep } from './doubles.ts';
+
+/** Wraps the real store (never replaces it): every call reaches it, appends are recorded. */
+export class RecordingGroupStreams implements GroupStreamStore {
+  readonly appended: Array<{ group: GroupKey; gseqs: number[] }> = [];
+  /** The next append waits this long before reaching the store (a slow database). */
+  stallNextAppendMs = 0;
+
+  constructor(private readonly inner: GroupStreamStore) {}
+
+  async append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+    const stall = this.stallNextAppendMs;
+    this.stallNextAppendMs = 0;
+    if (stall > 0) await sleep(stall);
+    const outcomes = await this.inner.append(group, entries);
+    this.appended.push({ group, gseqs: entries.map((e) => e.seq) });
+    return outcomes;
+  }
+
+  wroteTo(group: GroupKey): boolean {
+    return this.appended.some((a) => a.group === group);
+  }
+
+  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> { return this.inner.findSeqs(group, appinfos); }
+  readAfter(group: GroupKey, after: number, limit: number): Promise<Entry[]> { return this.inner.readAfter(group, after, limit); }
+  readBefore(group: GroupKey, before: number, limit: number): Promise<Entry[]> { return this.inner.readBefore(group, before, limit); }
+  headSeq(group: GroupKey): Promise<number> { return this.inner.headSeq(group); }
+  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> { return this.inner.setCursor(group, inbox, gseq); }
+  getCursor(group: GroupKey, inbox: InboxKey): Promise<number> { return this.inner.getCursor(group, inbox); }
+}
