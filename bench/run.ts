@@ -1,0 +1,101 @@
+/**
+ * `npm run bench [-- name …]`: runs every bench (or the named ones) one after the other and
+ * prints a table of figures with their targets and the raw limit measured in the same run.
+ * Figures are reports, not assertions: a missed target does not fail the run; a bench that
+ * cannot run at all does (exit code 1).
+ */
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { FIGURE_HEADER, figureRows, formatTable, type BenchResult, type Figure } from './stats.ts';
+import { cpuTimes, ownCpuSeconds } from './support.ts';
+
+interface BenchSpec {
+  name: string;
+  aliases: string[];
+  what: string;
+  run: () => Promise<BenchResult>;
+}
+
+const BENCHES: BenchSpec[] = [
+  { name: 'append', aliases: [], what: 'appends/s through InboxOwner on LMDB', run: async () => (await import('./append.ts')).runAppendBench() },
+  { name: 'seq', aliases: ['alloc'], what: 'seq allocations/s in memory', run: async () => (await import('./seq.ts')).runSeqBench() },
+  { name: 'sync', aliases: [], what: 'sync of 200 entries over WebSocket', run: async () => (await import('./sync.ts')).runSyncBench() },
+  { name: 'push', aliases: ['push-latency', 'latency'], what: '1:1 send → push latency at a fixed offered load', run: async () => (await import('./push-latency.ts')).runPushLatencyBench() },
+  { name: 'connections', aliases: ['conn', 'rss'], what: 'RSS per idle WebSocket', run: async () => (await import('./connections.ts')).runConnectionsBench() },
+];
+
+function select(args: string[]): BenchSpec[] {
+  if (args.length === 0) return BENCHES;
+  return args.map((arg) => {
+    const spec = BENCHES.find((b) => b.name === arg || b.aliases.includes(arg));
+    if (!spec) {
+      process.stderr.write(`unknown bench "${arg}"; choose from: ${BENCHES.map((b) => b.name).join(', ')}\n`);
+      process.exit(2);
+    }
+    return spec;
+  });
+}
+
+function machine(): string {
+  const model = cpus()[0]?.model ?? 'unknown cpu';
+  return `${availableParallelism()} cpu (${model}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, node ${process.version}, ${process.platform}-${process.arch}`;
+}
+
+function pct(part: number, whole: number): string {
+  return `${Math.round((100 * part) / whole)}%`;
+}
+
+async function main(): Promise<void> {
+  const chosen = select(process.argv.slice(2));
+  const out = (line = '') => process.stdout.write(`${line}\n`);
+  out(`seqline bench — ${machine()}`);
+  const load = loadavg()[0] ?? 0;
+  if (load > availableParallelism() / 2) {
+    out(`warning: load average ${load.toFixed(1)} before starting — other processes compete for the CPUs and the disk; figures will be pessimistic`);
+  }
+  const figures: Figure[] = [];
+  const failed: string[] = [];
+  const contention: string[] = [];
+  const started = performance.now();
+  for (const bench of chosen) {
+    out();
+    out(`== ${bench.name}: ${bench.what}`);
+    const t0 = performance.now();
+    const load0 = loadavg()[0] ?? 0;
+    const cpu0 = await cpuTimes();
+    const own0 = ownCpuSeconds();
+    try {
+      const result = await bench.run();
+      for (const note of result.notes) out(`   ${note}`);
+      out(formatTable(FIGURE_HEADER, figureRows(result.figures)).replace(/^/gm, '   '));
+      figures.push(...result.figures);
+    } catch (err) {
+      failed.push(bench.name);
+      out(`   FAILED: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+    const cpu1 = await cpuTimes();
+    // Benches share the machine with whatever else runs: say how much CPU others took meanwhile.
+    const capacity = Math.max(1e-9, (cpu1.total - cpu0.total) / 100); // CPU-seconds available (USER_HZ 100)
+    const busy = (cpu1.busy - cpu0.busy) / 100;
+    const own = ownCpuSeconds() - own0;
+    const others = Math.max(0, busy - own);
+    contention.push(`${bench.name} ${pct(others, capacity)}`);
+    out(`   (${((performance.now() - t0) / 1000).toFixed(1)} s; CPU of all cores: bench ${pct(own, capacity)}, other processes ${pct(others, capacity)}; load avg ${load0.toFixed(1)} → ${(loadavg()[0] ?? 0).toFixed(1)})`);
+  }
+  out();
+  out(`== summary (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  out(formatTable(FIGURE_HEADER, figureRows(figures)));
+  out(`share of all cores used by other processes during: ${contention.join(', ')}`);
+  if (failed.length > 0) out(`benches that could not run: ${failed.join(', ')}`);
+  // Native handles (LMDB threads, sockets of a failed bench) must not keep a finished run alive.
+  process.exit(failed.length > 0 ? 1 : 0);
+}
+
+// Exit through process.exit so support.ts's exit hook kills the server children.
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

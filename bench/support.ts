@@ -1,0 +1,159 @@
+/** Process plumbing for the benches: temp dirs, ports, child servers, RSS and fd limits. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Shared by the server children and the token issuer; only used on loopback. */
+export const BENCH_SECRET = 'bench-secret-0123456789abcdef';
+
+const SERVER_MAIN = fileURLToPath(new URL('../apps/server/src/main.ts', import.meta.url));
+const RAW_SERVER_MAIN = fileURLToPath(new URL('./raw-ws-server.ts', import.meta.url));
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Temp dirs not removed yet: an interrupted run removes them on exit. */
+const liveTempDirs = new Set<string>();
+
+export async function tempDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), `seqline-bench-${prefix}-`));
+  liveTempDirs.add(dir);
+  return { dir, remove: async () => { await rm(dir, { recursive: true, force: true }); liveTempDirs.delete(dir); } };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** CPU seconds used by children that have exited (read from /proc just before they stop). */
+let exitedChildCpu = 0;
+
+/** CPU seconds this process and its bench servers have used so far. */
+export function ownCpuSeconds(): number {
+  const self = process.cpuUsage();
+  return (self.user + self.system) / 1e6 + exitedChildCpu;
+}
+
+/** utime + stime of a live process, in seconds (USER_HZ is 100 on Linux). */
+async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the ")" of the command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Every child we start, so a crashing bench never leaves a server behind. */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of liveTempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+export interface ChildServer {
+  pid: number;
+  port: number;
+  url: string;
+  /** SIGTERM, then SIGKILL if it has not exited after 10 s. */
+  stop(): Promise<void>;
+}
+
+/** `npm start` in a child process (the real entry point), listening on loopback. Default log level
+ * (info): nothing is logged per request, and the ready line is an info line. */
+export function startSeqlineChild(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  return startChild(SERVER_MAIN, 'seqline listening', {
+    HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_SECRET: BENCH_SECRET, LOG_LEVEL: 'info', ...env,
+  }, '/v1/ws');
+}
+
+/** The bare uWebSockets.js server of bench/raw-ws-server.ts: the transport floor. */
+export function startRawChild(): Promise<ChildServer> {
+  return startChild(RAW_SERVER_MAIN, 'raw listening', {}, '/raw');
+}
+
+async function startChild(main: string, readyText: string, env: Record<string, string>, path: string): Promise<ChildServer> {
+  const port = await freePort();
+  // e.g. SEQLINE_BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the servers.
+  const extra = (process.env['SEQLINE_BENCH_SERVER_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  const proc = spawn(process.execPath, [...extra, '--import', 'tsx', main], {
+    env: { ...process.env, PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(proc);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${main} did not start: ${output.slice(-2000)}`)), 30_000);
+    proc.stdout?.on('data', (d: Buffer) => {
+      // Keep only the tail: a long run must not grow this string without bound.
+      output = (output + d.toString()).slice(-8000);
+      if (output.includes(readyText)) { clearTimeout(timer); resolve(); }
+    });
+    proc.stderr?.on('data', (d: Buffer) => { output = (output + d.toString()).slice(-8000); });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${main} exited early (${code}): ${output.slice(-2000)}`)); });
+  });
+  const pid = proc.pid;
+  if (pid === undefined) throw new Error(`${main}: no pid`);
+  return {
+    pid, port, url: `ws://127.0.0.1:${port}${path}`,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) { children.delete(proc); return; }
+      exitedChildCpu += await cpuSecondsOf(pid).catch(() => 0);
+      const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+      proc.kill('SIGTERM');
+      const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+      children.delete(proc);
+    },
+  };
+}
+
+/** Resident set size of a process in bytes (VmRSS of /proc/<pid>/status). */
+export async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!match?.[1]) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]) * 1024;
+}
+
+/** Soft limit on open files of this process (children inherit it); Infinity when unlimited. */
+export async function openFileLimit(): Promise<number> {
+  const limits = await readFile('/proc/self/limits', 'utf8');
+  const match = /^Max open files\s+(\S+)/m.exec(limits);
+  const soft = match?.[1];
+  if (soft === undefined || soft === 'unlimited') return Number.POSITIVE_INFINITY;
+  return Number(soft);
+}
+
+/** Runs `task` over `items` with at most `concurrency` at once; results in input order. */
+export async function mapLimited<T, R>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await task(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}
+
+/** Jiffies of all CPUs from /proc/stat: busy (everything but idle and iowait) and total. */
+export async function cpuTimes(): Promise<{ busy: number; total: number }> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0] ?? '';
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: total - idle, total };
+}
