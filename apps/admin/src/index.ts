@@ -1,1 +1,2 @@
-export {};
+export { buildProgram, runCli } from './program.ts';
+export { EXIT, type ExitCode } from './errors.ts';

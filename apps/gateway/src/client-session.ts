@@ -1,7 +1,7 @@
 /** One authenticated WebSocket: frames in, replies and pushes out. */
 import { OverloadedError, RateLimitedError, type Logger, type SeqlineError } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
-import { decodeRequest, encodeError, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
+import { decodeRequest, encodeError, encodeGroupPush, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
 import type { InFlight } from './in-flight.ts';
@@ -44,7 +44,10 @@ export class ClientSession implements ConnectionListener {
     deps.metrics.connectionsOpened.inc();
     try {
       this.unsubscribe = deps.messaging.subscribe(caller, (push) => {
-        if (this.sendFrame(encodePush(push.prevSeq, push.entries))) deps.metrics.pushes.inc();
+        const frame = push.group === undefined
+          ? encodePush(push.prevSeq, push.entries)
+          : encodeGroupPush(push.group, push.prevSeq, push.entries);
+        if (this.sendFrame(frame)) deps.metrics.pushes.inc();
       });
     } catch (err) {
       this.logger.error({ err }, 'push subscription failed; closing socket');

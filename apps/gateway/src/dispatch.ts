@@ -64,6 +64,11 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
       const r = await messaging.groupAck(caller, request.args.group, request.args.gseq);
       return { cursor: r.cursor };
     }
+    case 'group.readers': {
+      const { group, gseq, after, limit } = request.args;
+      const r = await messaging.groupReaders(caller, { id: group, gseq, limit, ...(after !== undefined ? { after } : {}) });
+      return { gseq: r.gseq, readCount: r.readCount, unreadCount: r.unreadCount, readers: r.readers, hasMore: r.hasMore };
+    }
     default:
       return unreachable(request);
   }

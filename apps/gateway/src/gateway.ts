@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { InternalError, OverloadedError, toSeqlineError, type Logger, type SeqlineError } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { encodeHttpError, httpStatusOf, MAX_FRAME_BYTES } from '@seqline/protocol';
+import { createAdminApi, type AdminApiOptions } from './admin-api.ts';
 import { authenticate, originPolicy, type VerifyToken } from './auth.ts';
 import { ClientSession, type SessionLimits } from './client-session.ts';
 import { createHttpApi } from './http-api.ts';
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   metrics?: Registry;
   /** How long close() waits for in-flight requests before closing sockets (default 5 s). */
   shutdownGraceMs?: number;
+  /** Mounts the admin API under /v1/admin/ (admin-token protected); absent = no admin routes. */
+  admin?: AdminApiOptions;
   /** Test hook: replaces the native uWS loader. */
   loadUws?: () => UwsLoadResult;
 }
@@ -110,6 +113,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       http: createHttpApi({
         messaging: options.messaging, verifyToken: options.verifyToken, origins, logger, metrics, rateLimiter,
         inFlight, wsPath: WS_PATH, isClosing,
+        ...(options.admin ? { admin: createAdminApi({ ...options.admin, origins, logger, metrics, inFlight, isClosing }) } : {}),
       }),
     },
     {

@@ -5,6 +5,7 @@ import {
   encodeHttpError, encodeHttpResult, httpStatusOf, MAX_FRAME_BYTES, parseHttpSendBody, parseHttpSyncQuery,
   type ClientRequest, type ParsedArgs,
 } from '@seqline/protocol';
+import { ADMIN_PREFIX } from './admin-api.ts';
 import { authenticate, type OriginPolicy, type VerifyToken } from './auth.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
@@ -23,6 +24,8 @@ export interface HttpApiDeps {
   inFlight: InFlight;
   wsPath: string;
   isClosing(): boolean;
+  /** The admin API (admin-api.ts) for paths under /v1/admin/, when the server mounts one. */
+  admin?: (req: HttpRequest) => Promise<HttpReply>;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -44,8 +47,10 @@ export function createHttpApi(deps: HttpApiDeps): (req: HttpRequest) => Promise<
     else if (route && req.method === 'OPTIONS') reply = preflight(deps, req, route.method);
     else if (route) reply = errorReply(new BadRequestError(`use ${route.method} ${req.path}`), 405, { allow: route.method });
     else if (req.path === deps.wsPath) reply = errorReply(new BadRequestError('WebSocket upgrade required'), 426);
+    else if (deps.admin && req.path.startsWith(ADMIN_PREFIX)) reply = await deps.admin(req);
     else reply = errorReply(new NotFoundError(`no route ${req.method} ${req.path}`));
-    deps.metrics.httpRequests.inc({ route: route ? req.path : 'other', status: String(reply.status) });
+    const label = route ? req.path : deps.admin && req.path.startsWith(ADMIN_PREFIX) ? 'admin' : 'other';
+    deps.metrics.httpRequests.inc({ route: label, status: String(reply.status) });
     return withCors(deps, req, reply);
   };
 }

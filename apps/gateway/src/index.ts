@@ -6,3 +6,4 @@ export { isNativeUws, loadNativeUws, uwsBinaryPath, UwsUnavailableError, type Uw
 export type { TransportName } from './transport/transport.ts';
 // The token contract lives in @seqline/protocol; re-exported for the apps that start a gateway.
 export { createTokenVerifier, issueToken, parseTtl, type TokenClaims, type TokenVerifier } from '@seqline/protocol';
+export { ADMIN_PREFIX, type AdminApiOptions } from './admin-api.ts';

@@ -93,6 +93,9 @@ export class FakeMessaging implements Messaging {
   groupAck(caller: Caller, id: string, gseq: number) {
     return this.record('groupAck', caller, [id, gseq], { cursor: gseq });
   }
+  groupReaders(caller: Caller, input: Parameters<Messaging['groupReaders']>[1]) {
+    return this.record('groupReaders', caller, [input], { gseq: input.gseq, readCount: 1, unreadCount: 0, readers: ['bob'], hasMore: false });
+  }
 
   subscribe(caller: Caller, onPush: (msg: PushMessage) => void): () => void {
     const set = this.subscribers.get(key(caller)) ?? new Set();

@@ -1,16 +1,24 @@
 import { join } from 'node:path';
-import { DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, systemClock, type Clock, type Logger } from '@seqline/core';
+import { systemClock, type Clock, type Logger } from '@seqline/core';
 import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus';
 import { createGateway } from '@seqline/gateway';
-import { createMessaging, startWorkers } from '@seqline/messaging';
-import { createTokenVerifier } from '@seqline/protocol';
-import { InboxOwner } from '@seqline/seq';
+import {
+  AdminService, createMessaging, LiveSettings, startWorkers, type Messaging, type MessagingDeps, type Workers,
+} from '@seqline/messaging';
+import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
+import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import { openEmbeddedEngine } from '@seqline/store';
 import { v7 as uuidv7 } from 'uuid';
 import type { ServerConfig } from './config.ts';
 
 export interface RunningServer {
   port: number;
+  /** Tier thresholds and limits in force, changed live through the admin API. */
+  settings: LiveSettings;
+  /** Per-tier worker pools: live counters (pool use, per-group concurrency, merged inserts). */
+  workers: Workers;
+  /** The messaging service the gateway serves (in-process callers, tests). */
+  messaging: Messaging;
   /** Stop accepting, finish in-flight work, close the database. */
   close(): Promise<void>;
 }
@@ -26,18 +34,20 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   const push = createLocalPushBus({ logger });
   const writer = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch });
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
-  const limits = { ...DEFAULT_LIMITS };
-  const tiers = { ...DEFAULT_TIER_THRESHOLDS };
+  // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.
+  const groupWriter = new GroupStreamWriter({
+    streams: engine.groupStreams, ceilings: engine.ceilings, logger, epoch: await engine.ceilings.nextEpoch('group-writer'),
+  });
+  // Operator settings: read on every use, so an admin change applies without a restart.
+  const live = await LiveSettings.start({ store: engine.settings, logger });
 
-  const messaging = createMessaging({
-    writer, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams,
-    queue, push, logger, clock, tiers: () => tiers, readFanout: config.SEQLINE_READ_FANOUT,
+  const deps: MessagingDeps = {
+    writer, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams, groupWriter,
+    queue, push, logger, clock, tiers: () => live.tiers(), limits: () => live.limits(), readFanout: config.SEQLINE_READ_FANOUT,
     newId: () => uuidv7(),
-  });
-  await startWorkers({
-    queue, writer, logger, fanoutConcurrency: limits.smallPool, appendConcurrency: 64,
-    perGroupConcurrency: () => limits.largeGroupConcurrency,
-  });
+  };
+  const messaging = createMessaging(deps);
+  const workers = await startWorkers(deps);
   const gateway = await createGateway({
     port: config.PORT, host: config.HOST, messaging, logger,
     verifyToken: createTokenVerifier(config.secret),
@@ -45,16 +55,30 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
     allowWsFallback: config.SEQLINE_ALLOW_WS_FALLBACK,
+    admin: {
+      service: new AdminService({
+        settings: live, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams,
+        queue, queueStats: () => queue.stats(), poolStats: () => workers.stats().pools, jobs: engine.jobs,
+        readFanout: config.SEQLINE_READ_FANOUT, logger,
+      }),
+      verifyAdminToken: createAdminTokenVerifier(config.secret),
+    },
   });
 
   let closing: Promise<void> | undefined;
   return {
     port: gateway.port,
+    settings: live,
+    workers,
+    messaging,
     close: () => (closing ??= (async () => {
       await gateway.close();
       await queue.close();
+      workers.stop();
+      await groupWriter.close();
       await writer.close();
       await push.close();
+      await live.close();
       await engine.close();
     })()),
   };

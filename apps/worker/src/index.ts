@@ -1,1 +1,1 @@
-export {};
+export { startWorker, type RunningWorker } from './worker.ts';

@@ -11,3 +11,4 @@ export * from './membership.ts';
 export * from './paging.ts';
 export * from './entries.ts';
 export * from './config.ts';
+export * from './load-shedding.ts';

@@ -145,9 +145,15 @@ export interface JobStore {
 
 export interface PushMessage {
   inbox: InboxKey;
-  /** Seq that came before the first entry in this inbox. */
+  /** Seq that came before the first entry in this inbox (the previous gseq when `group` is set). */
   prevSeq: number;
   entries: Entry[];
+  /**
+   * Set for a read-fanout group push: the tenant-local group id. `entries` are then messages of
+   * that group stream (their `seq` is the gseq) and `prevSeq` the gseq before the first one;
+   * `inbox` is still the member the push is for. Gateways send it as a `group.push` frame.
+   */
+  group?: string;
 }
 
 export interface JobContext {

@@ -60,6 +60,25 @@ export interface GroupHistoryResult {
   hasMore: boolean;
 }
 
+/** Extension op `group.readers` (docs/large-groups.md): who read a read-fanout message. */
+export interface GroupReadersInput {
+  id: string;
+  gseq: number;
+  /** Page after this reader id (readers are sorted). */
+  after?: string;
+  limit?: number;
+}
+
+export interface GroupReadersResult {
+  gseq: number;
+  /** Members (other than the sender) allowed to read it whose cursor reached it. */
+  readCount: number;
+  /** Members allowed to read it who have not yet. */
+  unreadCount: number;
+  readers: string[];
+  hasMore: boolean;
+}
+
 export interface Messaging {
   send(caller: Caller, input: SendInput): Promise<SendResult>;
   sync(caller: Caller, maxSeq: number, limit: number): Promise<SyncResult>;
@@ -72,6 +91,7 @@ export interface Messaging {
   groupInfo(caller: Caller, id: string): Promise<GroupInfo>;
   groupHistory(caller: Caller, input: GroupHistoryInput): Promise<GroupHistoryResult>;
   groupAck(caller: Caller, id: string, gseq: number): Promise<{ cursor: number }>;
+  groupReaders(caller: Caller, input: GroupReadersInput): Promise<GroupReadersResult>;
   /** Push for this caller's inbox, delivered to this process; returns an unsubscribe. */
   subscribe(caller: Caller, onPush: (msg: PushMessage) => void): () => void;
 }

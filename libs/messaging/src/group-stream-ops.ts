@@ -1,25 +1,110 @@
-import { clampLimit, filterVisibleGroupMessages, ForbiddenError, groupKey, inboxKey, NotFoundError, pageOf } from '@seqline/core';
-import type { Caller, GroupHistoryInput, GroupHistoryResult } from './api.ts';
+import {
+  BadRequestError, canReadGseq, clampLimit, ForbiddenError, groupKey, inboxKey, NotFoundError, visibleRange,
+  type Entry, type GroupKey, type GseqRange, type Membership,
+} from '@seqline/core';
+import type { Caller, GroupHistoryInput, GroupHistoryResult, GroupReadersInput, GroupReadersResult } from './api.ts';
 import type { MessagingDeps } from './deps.ts';
 
-/** Pages a read-fanout group stream within the caller's membership windows (I5). */
-export async function groupHistory(d: MessagingDeps, caller: Caller, input: GroupHistoryInput): Promise<GroupHistoryResult> {
-  const key = groupKey(caller.tenant, input.id);
-  if (!(await d.groups.getGroup(key))) throw new NotFoundError(`group ${input.id} not found`);
+async function requireMembership(d: MessagingDeps, key: GroupKey, caller: Caller, id: string): Promise<Membership> {
+  if (!(await d.groups.getGroup(key))) throw new NotFoundError(`group ${id} not found`);
   const membership = await d.groups.getMembership(key, caller.user);
-  if (!membership) throw new ForbiddenError(`not a member of group ${input.id}`);
-  const n = clampLimit(input.limit);
-  const rows = input.afterGseq !== undefined
-    ? await d.groupStreams.readAfter(key, input.afterGseq, n + 1)
-    : await d.groupStreams.readBefore(key, input.beforeGseq ?? Number.MAX_SAFE_INTEGER, n + 1);
-  const { items, hasMore } = pageOf(rows, n);
-  const visible = filterVisibleGroupMessages(items, membership);
-  return { messages: visible.map((e) => ({ ...e, gseq: e.seq })), hasMore };
+  if (!membership) throw new ForbiddenError(`not a member of group ${id}`);
+  return membership;
 }
 
+/**
+ * Pages a group stream within the caller's membership windows (I5). Invisible stretches (before
+ * a join, between a removal and a re-join) are skipped in the store, not read and filtered, so a
+ * member who joined at gseq 50 000 pages from there without reading what came before.
+ */
+export async function groupHistory(d: MessagingDeps, caller: Caller, input: GroupHistoryInput): Promise<GroupHistoryResult> {
+  const key = groupKey(caller.tenant, input.id);
+  const ranges = visibleRange(await requireMembership(d, key, caller, input.id));
+  const n = clampLimit(input.limit);
+  const rows = input.afterGseq !== undefined
+    ? await pageForward(d, key, ranges, input.afterGseq, n + 1)
+    : await pageBackward(d, key, ranges, input.beforeGseq ?? Number.MAX_SAFE_INTEGER, n + 1);
+  return { messages: rows.slice(0, n).map((e) => ({ ...e, gseq: e.seq })), hasMore: rows.length > n };
+}
+
+/** Up to `want` visible entries with gseq > after, ascending. */
+async function pageForward(d: MessagingDeps, key: GroupKey, ranges: GseqRange[], after: number, want: number): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for (const r of ranges) {
+    if (r.upTo <= after) continue;
+    const need = want - out.length;
+    const rows = await d.groupStreams.readAfter(key, Math.max(after, r.after), need);
+    for (const row of rows) {
+      if (row.seq > r.upTo) break;
+      out.push(row);
+    }
+    if (out.length >= want) break;
+  }
+  return out;
+}
+
+/** Up to `want` visible entries with gseq < before, descending. */
+async function pageBackward(d: MessagingDeps, key: GroupKey, ranges: GseqRange[], before: number, want: number): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for (const r of [...ranges].reverse()) {
+    if (r.after + 1 >= before) continue;
+    const need = want - out.length;
+    const rows = await d.groupStreams.readBefore(key, Math.min(before, r.upTo + 1), need);
+    for (const row of rows) {
+      if (row.seq <= r.after) break;
+      out.push(row);
+    }
+    if (out.length >= want) break;
+  }
+  return out;
+}
+
+/** Moves the caller's cursor (only forward, never past the head); the cursor is "read up to". */
 export async function groupAck(d: MessagingDeps, caller: Caller, id: string, gseq: number): Promise<{ cursor: number }> {
   const key = groupKey(caller.tenant, id);
   if (!(await d.groups.getMembership(key, caller.user))) throw new ForbiddenError(`not a member of group ${id}`);
   const head = await d.groupStreams.headSeq(key);
   return { cursor: await d.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head)) };
+}
+
+const READER_CHUNK = 1000;
+
+/**
+ * Receipts in read-fanout groups (docs/large-groups.md): no per-reader receipt entries; a
+ * message's readers are the members who may read it and whose cursor has reached its gseq,
+ * computed on request. Only the message's sender and the group admin may ask.
+ */
+export async function groupReaders(d: MessagingDeps, caller: Caller, input: GroupReadersInput): Promise<GroupReadersResult> {
+  const key = groupKey(caller.tenant, input.id);
+  const group = await d.groups.getGroup(key);
+  if (!group) throw new NotFoundError(`group ${input.id} not found`);
+  const [message] = await d.groupStreams.readAfter(key, input.gseq - 1, 1);
+  if (!message || message.seq !== input.gseq) throw new NotFoundError(`no message at gseq ${input.gseq} in group ${input.id}`);
+  if (message.kind !== 'msg') throw new BadRequestError(`gseq ${input.gseq} is not a message`);
+  const own = await d.groups.getMembership(key, caller.user);
+  if (!canReadGseq(own, input.gseq)) throw new ForbiddenError(`not a member of group ${input.id} at gseq ${input.gseq}`);
+  if (caller.user !== message.from && caller.user !== group.admin) {
+    throw new ForbiddenError('only the sender or the group admin lists readers');
+  }
+  const members = (await d.groups.listMembers(key)).filter((m) => m !== message.from);
+  const readers: string[] = [];
+  let unread = 0;
+  for (let i = 0; i < members.length; i += READER_CHUNK) {
+    const chunk = members.slice(i, i + READER_CHUNK);
+    const state = await Promise.all(chunk.map((u) => Promise.all([
+      d.groupStreams.getCursor(key, inboxKey(caller.tenant, u)), d.groups.getMembership(key, u),
+    ])));
+    chunk.forEach((u, k) => {
+      const [cursor, m] = state[k] as [number, Membership | null];
+      if (!canReadGseq(m, input.gseq)) return; // joined after it: neither reader nor unread
+      if (cursor >= input.gseq) readers.push(u);
+      else unread++;
+    });
+  }
+  const limit = clampLimit(input.limit);
+  const page = readers.filter((u) => input.after === undefined || u > input.after);
+  return {
+    gseq: input.gseq, readCount: readers.length, unreadCount: unread,
+    readers: page.slice(0, limit), hasMore: page.length > limit,
+  };
 }

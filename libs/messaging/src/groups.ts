@@ -1,10 +1,12 @@
 import {
   assertGroupSize, BadRequestError, buildGroupEventEntry, fanoutModeFor, ForbiddenError, groupKey,
-  isCurrentMember, NotFoundError, tierFor, type GroupKey, type GroupRecord, type NewEntry, type Tier,
+  isCurrentMember, NotFoundError, tierFor, type FanoutMode, type GroupEventInput, type GroupKey, type GroupRecord,
+  type Json, type NewEntry, type Tier,
 } from '@seqline/core';
 import type { Caller, GroupInfo } from './api.ts';
+import type { MessagingContext } from './context.ts';
 import type { MessagingDeps } from './deps.ts';
-import { FANOUT_QUEUE, toJson, type FanoutJob } from './jobs.ts';
+import { fanoutQueueFor, toJson, type FanoutJob } from './queues.ts';
 
 /**
  * Group rules (recorded in docs/decisions.md): the creator is the admin; any current member may
@@ -22,19 +24,45 @@ async function requireMember(d: MessagingDeps, key: GroupKey, caller: Caller, id
   }
 }
 
-/** Writes a `group` control entry to the given members (degraded away for huge groups later). */
-async function announce(d: MessagingDeps, caller: Caller, key: GroupKey, recipients: string[], entry: NewEntry): Promise<void> {
+/** Writes a `group` control entry into the given members' inboxes, through the group's tier queue. */
+async function announce(d: MessagingDeps, tenant: string, key: GroupKey, tier: Tier, recipients: string[], entry: NewEntry): Promise<void> {
   if (recipients.length === 0) return;
-  const job: FanoutJob = { tenant: caller.tenant, groupKey: key, entry, recipients };
-  await d.queue.enqueue(FANOUT_QUEUE, `group:${caller.tenant}:${entry.appinfo}`, toJson(job));
+  const job: FanoutJob = { tenant, groupKey: key, entry, recipients };
+  await d.queue.enqueue(fanoutQueueFor(tier), `group:${tenant}:${entry.appinfo}`, toJson(job));
 }
 
-async function changeAt(d: MessagingDeps, key: GroupKey): Promise<{ time: number; gseq: number }> {
-  return { time: d.clock.now(), gseq: await d.groupStreams.headSeq(key) };
+/**
+ * A membership event. In a huge group its member list is replaced by `count`: the entry goes
+ * only to the members concerned (see changeMembers), who learn the rest from group.info.
+ */
+function groupEvent(tier: Tier, input: GroupEventInput & { members: string[] }): NewEntry {
+  if (tier !== 'huge') return buildGroupEventEntry(input);
+  const { members, ...rest } = input;
+  return withBody(buildGroupEventEntry(rest), { count: members.length });
+}
+
+function withBody(entry: NewEntry, extra: { [key: string]: Json }): NewEntry {
+  const body = typeof entry.body === 'object' && entry.body !== null && !Array.isArray(entry.body) ? entry.body : {};
+  return { ...entry, body: { ...body, ...extra } };
+}
+
+/**
+ * The switch point of a group that changed fanout mode. Into read-fanout: messages from
+ * `fromGseq` on are in the group stream. Back to write-fanout: the stream ends at `upToGseq`
+ * (page it up to there; later messages arrive in the inbox). See docs/large-groups.md.
+ */
+export function buildTierEntry(input: {
+  group: string; actor: string; tier: Tier; fanout: FanoutMode; gseq: number; time: number; appinfo: string;
+}): NewEntry {
+  const base = buildGroupEventEntry({
+    group: input.group, actor: input.actor, event: 'tier', tier: input.tier, time: input.time, appinfo: input.appinfo,
+  });
+  const bound: { [key: string]: Json } = input.fanout === 'read' ? { fromGseq: input.gseq } : { upToGseq: input.gseq };
+  return withBody(base, { fanout: input.fanout, ...bound });
 }
 
 export async function createGroup(
-  d: MessagingDeps, caller: Caller, input: { name: string; members: string[]; id?: string },
+  d: MessagingContext, caller: Caller, input: { name: string; members: string[]; id?: string },
 ): Promise<{ id: string; tier: Tier }> {
   const id = input.id ?? d.newId();
   const key = groupKey(caller.tenant, id);
@@ -50,42 +78,68 @@ export async function createGroup(
   if (!(await d.groups.createGroup(record, members, { time: now, gseq: 0 }))) {
     throw new BadRequestError(`group ${id} already exists`);
   }
-  const entry = buildGroupEventEntry({
+  // Every member must learn it is in a group once, so creation is announced even to a huge one
+  // (without its member list: 10 000 ids in each of 10 000 inboxes is what degradation avoids).
+  const entry = groupEvent(tier, {
     group: id, actor: caller.user, event: 'create', members, name: input.name, tier, time: now,
     appinfo: `group:${id}:create`,
   });
-  await announce(d, caller, key, members, entry);
+  await announce(d, caller.tenant, key, tier, members, entry);
   return { id, tier };
 }
 
 export async function changeMembers(
-  d: MessagingDeps, caller: Caller, id: string, members: string[], op: 'add' | 'remove',
+  d: MessagingContext, caller: Caller, id: string, members: string[], op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const key = groupKey(caller.tenant, id);
-  const group = await requireGroup(d, key, id);
+  const first = await requireGroup(d, key, id);
   await requireMember(d, key, caller, id);
   const unique = [...new Set(members)];
-  if (op === 'remove' && caller.user !== group.admin && unique.some((m) => m !== caller.user)) {
+  if (op === 'remove' && caller.user !== first.admin && unique.some((m) => m !== caller.user)) {
     throw new ForbiddenError('only the group admin removes other members');
   }
+  return d.membershipLocks.run(key, () => applyChange(d, caller, key, id, unique, op));
+}
+
+/** Runs under the group's membership lock. */
+async function applyChange(
+  d: MessagingContext, caller: Caller, key: GroupKey, id: string, unique: string[], op: 'add' | 'remove',
+): Promise<{ tier: Tier; memberCount: number }> {
+  const group = await requireGroup(d, key, id);
   const t = d.tiers();
-  const before = await d.groups.listMembers(key);
-  if (op === 'add') assertGroupSize(new Set([...before, ...unique]).size, t);
-  const at = await changeAt(d, key);
+  if (op === 'add') {
+    const before = await d.groups.listMembers(key);
+    assertGroupSize(new Set([...before, ...unique]).size, t);
+  }
+  // The head after every append already queued: window bounds are ordered with the stream.
+  const at = { time: d.clock.now(), gseq: await d.groupWriter.headSeq(key) };
   const changed = op === 'add'
     ? await d.groups.addMembers(key, unique, at)
     : await d.groups.removeMembers(key, unique, at);
   const after = await d.groups.listMembers(key);
   const tier = tierFor(after.length, group.tier, t);
   await d.groups.updateGroup(key, { memberCount: after.length, tier });
+
   if (changed.length > 0) {
-    const entry = buildGroupEventEntry({
+    const entry = groupEvent(tier, {
       group: id, actor: caller.user, event: op, members: changed, time: at.time,
       appinfo: `group:${id}:${op}:${d.newId()}`,
     });
-    // Removed members learn of their removal too; then they receive nothing more.
-    const recipients = op === 'add' ? after : [...new Set([...after, ...changed])];
-    await announce(d, caller, key, recipients, entry);
+    // Degradation: a huge group's membership news is not fanned out to every member (they read
+    // group.info); only those added or removed are told. Elsewhere everyone is, removed members
+    // included — they learn of their removal, then receive nothing more.
+    const recipients = tier === 'huge' ? changed : op === 'add' ? after : [...new Set([...after, ...changed])];
+    await announce(d, caller.tenant, key, tier, recipients, entry);
+  }
+  const modeBefore = fanoutModeFor(group.tier, d.readFanout);
+  const modeAfter = fanoutModeFor(tier, d.readFanout);
+  if (modeBefore !== modeAfter) {
+    const entry = buildTierEntry({
+      group: id, actor: caller.user, tier, fanout: modeAfter, gseq: at.gseq, time: at.time,
+      appinfo: `group:${id}:tier:${d.newId()}`,
+    });
+    await announce(d, caller.tenant, key, tier, after, entry);
+    d.logger.info({ group: key, from: group.tier, to: tier, members: after.length, gseq: at.gseq }, 'group switched fanout mode');
   }
   return { tier, memberCount: after.length };
 }

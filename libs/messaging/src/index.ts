@@ -1,4 +1,13 @@
 export * from './api.ts';
-export type { MessagingDeps } from './deps.ts';
+export type { MessagingDeps, GroupStreamAppender } from './deps.ts';
 export { createMessaging } from './messaging.ts';
-export { startWorkers, runFanout, FANOUT_QUEUE, RECEIPT_QUEUE, type FanoutJob, type ReceiptJob, type WorkerOptions } from './jobs.ts';
+export { startWorkers, type Workers, type WorkerStats, type WorkerTuning, type PoolName } from './workers.ts';
+export type { BatchStats } from './batch-scheduler.ts';
+export {
+  FANOUT_QUEUES, LEGACY_FANOUT_QUEUE, NOTIFY_QUEUE, RECEIPT_QUEUE, fanoutQueueFor,
+  type FanoutJob, type NotifyJob, type ReceiptJob,
+} from './queues.ts';
+export { streamMarkerAppinfo } from './send.ts';
+export { buildTierEntry } from './groups.ts';
+export { LiveSettings, type LiveSettingsOptions, type SettingsListener, type SettingsPatch } from './live-settings.ts';
+export * from './admin.ts';

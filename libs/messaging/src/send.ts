@@ -1,70 +1,143 @@
 import {
-  buildMessageCopy, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError, wasMemberAt,
-  type Entry, type NewEntry,
+  buildMessageCopy, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
+  wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
+  type NewEntry,
 } from '@seqline/core';
 import type { Caller, SendInput, SendResult } from './api.ts';
+import type { MessagingContext } from './context.ts';
 import type { MessagingDeps } from './deps.ts';
-import { FANOUT_QUEUE, toJson, type FanoutJob } from './jobs.ts';
+import { fanoutQueueFor, NOTIFY_QUEUE, toJson, type FanoutJob, type NotifyJob } from './queues.ts';
 
 export function fanoutJobId(tenant: string, appinfo: string): string {
   return `fanout:${tenant}:${appinfo}`;
 }
 
+export function notifyJobId(tenant: string, group: string, appinfo: string): string {
+  return `notify:${tenant}:${group}:${appinfo}`;
+}
+
+/**
+ * Appinfo of the marker stored with the sender's copy of a read-fanout message. The fanout mode
+ * is decided once, at send time; the marker (a `tick` entry: "this group's stream has news")
+ * is appended in the same atomic append as the copy, so a resend — even after the group
+ * changed tier — finds which way the original went and takes the same way: a message is never
+ * both written to inboxes and appended to the stream.
+ */
+export function streamMarkerAppinfo(appinfo: string): string {
+  return `tick:${appinfo}`;
+}
+
+function streamMarker(copy: NewEntry): NewEntry {
+  return { kind: 'tick', appinfo: streamMarkerAppinfo(copy.appinfo), conv: copy.conv, from: copy.from, sendTime: copy.sendTime };
+}
+
 /**
  * Send: the sender's own copy is appended first — that append is the dedup point (I3) and
- * its seq is the answer — then a fanout job is persisted before the send is acknowledged (I4).
- * A resend of an acknowledged-or-not message finds the sender's copy and re-enqueues the
- * fanout, which is idempotent per inbox; this closes the crash window between the two steps.
+ * its seq is the answer. Then, before the send is acknowledged (I4), either a fanout job is
+ * persisted (write-fanout) or the one copy is appended to the group stream and a push job
+ * persisted (read-fanout). A resend finds the sender's copy and redoes the second step, which
+ * is idempotent; this closes the crash window between the two.
  */
-export async function send(d: MessagingDeps, caller: Caller, input: SendInput): Promise<SendResult> {
+export async function send(d: MessagingContext, caller: Caller, input: SendInput): Promise<SendResult> {
+  return d.inFlight.track(() => 'user' in input.to
+    ? sendDirect(d, caller, input, input.to.user)
+    : sendToGroup(d, caller, input, input.to.group));
+}
+
+async function sendDirect(d: MessagingContext, caller: Caller, input: SendInput, to: string): Promise<SendResult> {
+  d.shedder.admit(workClassOf('user'));
   const { tenant, user } = caller;
-  const sendTime = d.clock.now();
-  let recipients: string[];
-  let gkey: string | undefined;
-  let conv: Entry['conv'];
-
-  if ('user' in input.to) {
-    conv = { type: 'user', id: input.to.user };
-    recipients = input.to.user === user ? [] : [input.to.user];
-  } else {
-    const key = groupKey(tenant, input.to.group);
-    const group = await d.groups.getGroup(key);
-    if (!group) throw new NotFoundError(`group ${input.to.group} not found`);
-    if (!isCurrentMember(await d.groups.getMembership(key, user))) {
-      throw new ForbiddenError(`not a member of group ${input.to.group}`);
-    }
-    conv = { type: 'group', id: input.to.group };
-    gkey = key;
-    recipients = (await d.groups.listMembers(key)).filter((m) => m !== user);
-  }
-
-  const copy: NewEntry = buildMessageCopy({
-    appinfo: input.appinfo, from: user, sendTime, type: input.type, body: input.body, conv,
+  const copy = buildMessageCopy({
+    appinfo: input.appinfo, from: user, sendTime: d.clock.now(), type: input.type, body: input.body,
+    conv: { type: 'user', id: to },
   });
-  const [outcome] = await d.writer.append(inboxKey(tenant, user), [copy]);
-  if (!outcome) throw new Error('append returned no outcome');
+  const { seq, duplicate, entry } = await appendOwnCopy(d, inboxKey(tenant, user), [copy]);
+  if (to !== user) {
+    const job: FanoutJob = { tenant, entry, recipients: [to] };
+    await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId(tenant, input.appinfo), toJson(job));
+  }
+  return { seq, sendTime: entry.sendTime, duplicate };
+}
 
-  let entry = copy;
+async function sendToGroup(d: MessagingContext, caller: Caller, input: SendInput, id: string): Promise<SendResult> {
+  const { tenant, user } = caller;
+  const key = groupKey(tenant, id);
+  const group = await d.groups.getGroup(key);
+  if (!group) throw new NotFoundError(`group ${id} not found`);
+  if (!isCurrentMember(await d.groups.getMembership(key, user))) {
+    throw new ForbiddenError(`not a member of group ${id}`);
+  }
+  d.shedder.admit(workClassOf('group', group.tier));
+  const inbox = inboxKey(tenant, user);
+  const copy = buildMessageCopy({
+    appinfo: input.appinfo, from: user, sendTime: d.clock.now(), type: input.type, body: input.body,
+    conv: { type: 'group', id },
+  });
+  const modeNow = fanoutModeFor(group.tier, d.readFanout);
+  const entries = [copy];
+  // A copy already stored means a resend: never add a marker to it (it would change the decision).
+  if (modeNow === 'read' && !(await d.timeline.findSeqs(inbox, [copy.appinfo])).has(copy.appinfo)) {
+    entries.push(streamMarker(copy));
+  }
+  const { seq, duplicate, entry } = await appendOwnCopy(d, inbox, entries);
+  const mode: FanoutMode = duplicate ? await originalMode(d, inbox, copy.appinfo) : modeNow;
+  if (mode === 'read') {
+    await appendToStream(d, tenant, key, id, entry);
+  } else {
+    await enqueueWriteFanout(d, group, user, entry, duplicate);
+  }
+  return { seq, sendTime: entry.sendTime, duplicate };
+}
+
+/** Appends the sender's copy (first entry); on a duplicate, returns the original as stored. */
+async function appendOwnCopy(
+  d: MessagingDeps, inbox: InboxKey, entries: NewEntry[],
+): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
+  const [outcome] = await d.writer.append(inbox, entries);
+  if (!outcome) throw new Error('append returned no outcome');
+  let entry = entries[0] as NewEntry;
   if (outcome.duplicate) {
-    const original = await d.timeline.getEntry(inboxKey(tenant, user), outcome.seq);
+    const original = await d.timeline.getEntry(inbox, outcome.seq);
     if (original) entry = stripSeq(original);
-    if (gkey) recipients = await membersAt(d, gkey, recipients, entry.sendTime);
   }
-  const job: FanoutJob = { tenant, entry, recipients, ...(gkey ? { groupKey: gkey } : {}) };
-  if (recipients.length > 0) {
-    await d.queue.enqueue(FANOUT_QUEUE, fanoutJobId(tenant, input.appinfo), toJson(job));
-  }
-  return { seq: outcome.seq, sendTime: entry.sendTime, duplicate: outcome.duplicate };
+  return { seq: outcome.seq, duplicate: outcome.duplicate, entry };
+}
+
+/** Which way a stored message went: read-fanout iff its marker is in the sender's inbox. */
+async function originalMode(d: MessagingDeps, inbox: InboxKey, appinfo: string): Promise<FanoutMode> {
+  const seq = (await d.timeline.findSeqs(inbox, [streamMarkerAppinfo(appinfo)])).get(streamMarkerAppinfo(appinfo));
+  if (seq === undefined) return 'write';
+  return (await d.timeline.getEntry(inbox, seq))?.kind === 'tick' ? 'read' : 'write';
+}
+
+async function enqueueWriteFanout(
+  d: MessagingDeps, group: GroupRecord, sender: string, entry: NewEntry, resend: boolean,
+): Promise<void> {
+  let recipients = (await d.groups.listMembers(group.key)).filter((m) => m !== sender);
+  if (resend) recipients = await membersAt(d, group.key, recipients, entry.sendTime);
+  if (recipients.length === 0) return;
+  const job: FanoutJob = { tenant: group.tenant, entry, recipients, groupKey: group.key };
+  await d.queue.enqueue(fanoutQueueFor(group.tier), fanoutJobId(group.tenant, entry.appinfo), toJson(job));
+}
+
+/**
+ * Read-fanout: one copy in the group stream (dedup by appinfo, so a resend or a retried recall
+ * returns the original gseq), then a durable job pushes it to the members connected.
+ */
+export async function appendToStream(d: MessagingDeps, tenant: string, key: GroupKey, id: string, entry: NewEntry): Promise<number> {
+  const [outcome] = await d.groupWriter.append(key, [entry]);
+  if (!outcome) throw new Error('group append returned no outcome');
+  const prevGseq = outcome.prevSeq ?? (await d.groupStreams.readBefore(key, outcome.seq, 1))[0]?.seq ?? 0;
+  const stored: Entry = { ...entry, seq: outcome.seq };
+  const job: NotifyJob = { tenant, groupKey: key, group: id, entry: stored, prevGseq };
+  await d.queue.enqueue(NOTIFY_QUEUE, notifyJobId(tenant, id, entry.appinfo), toJson(job));
+  return outcome.seq;
 }
 
 /** On a resend, only those who were members when the message was first sent get it. */
-async function membersAt(d: MessagingDeps, gkey: string, users: string[], time: number): Promise<string[]> {
-  const key = gkey as ReturnType<typeof groupKey>;
-  const keep: string[] = [];
-  for (const u of users) {
-    if (wasMemberAt(await d.groups.getMembership(key, u), time)) keep.push(u);
-  }
-  return keep;
+async function membersAt(d: MessagingDeps, key: GroupKey, users: string[], time: number): Promise<string[]> {
+  const memberships = await Promise.all(users.map((u) => d.groups.getMembership(key, u)));
+  return users.filter((_, i) => wasMemberAt(memberships[i] ?? null, time));
 }
 
 export function stripSeq(e: Entry): NewEntry {

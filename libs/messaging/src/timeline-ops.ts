@@ -1,11 +1,13 @@
 import {
   buildReadEntry, buildRecallEntry, checkRecall, clampLimit, groupKey, inboxKey, NotFoundError,
-  pageOf, readTargets, type Entry,
+  pageOf, readTargets, type Entry, type GroupRecord,
 } from '@seqline/core';
 import type { Caller, HistoryResult, SyncResult } from './api.ts';
+import type { MessagingContext } from './context.ts';
 import type { MessagingDeps } from './deps.ts';
-import { FANOUT_QUEUE, RECEIPT_QUEUE, toJson, type FanoutJob, type ReceiptJob } from './jobs.ts';
 import { listGroupNews } from './group-news.ts';
+import { fanoutQueueFor, RECEIPT_QUEUE, toJson, type FanoutJob, type ReceiptJob } from './queues.ts';
+import { appendToStream } from './send.ts';
 
 export async function sync(d: MessagingDeps, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
@@ -49,33 +51,51 @@ export async function read(d: MessagingDeps, caller: Caller, seqs: number[]): Pr
   return { seq: outcome.seq };
 }
 
-/** Recall: a `recall` entry in the caller's inbox now, then in every other copy's inbox. */
-export async function recall(d: MessagingDeps, caller: Caller, appinfo: string): Promise<{ seq: number }> {
+/**
+ * Recall: a `recall` entry in the caller's inbox now, then wherever the message went — into
+ * every other copy's inbox for write-fanout, or one entry into the group stream for
+ * read-fanout (found by looking the appinfo up in the stream: the recall follows the message,
+ * whatever the group's tier is now). A group admin recalling a read-fanout message has no
+ * copy of it in their inbox; it is found in the streams of the groups they administer.
+ */
+export async function recall(d: MessagingContext, caller: Caller, appinfo: string): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const seq = (await d.timeline.findSeqs(inbox, [appinfo])).get(appinfo);
-  const message = seq === undefined ? null : await d.timeline.getEntry(inbox, seq);
-  let isGroupAdmin = false;
-  let gkey: ReturnType<typeof groupKey> | undefined;
-  if (message?.conv.type === 'group') {
-    gkey = groupKey(caller.tenant, message.conv.id);
-    isGroupAdmin = (await d.groups.getGroup(gkey))?.admin === caller.user;
-  }
-  checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.clock.now() });
+  let message = seq === undefined ? null : await d.timeline.getEntry(inbox, seq);
+  message ??= await findInAdministeredStreams(d, caller, appinfo);
+  let group: GroupRecord | null = null;
+  if (message?.conv.type === 'group') group = await d.groups.getGroup(groupKey(caller.tenant, message.conv.id));
+  checkRecall({ caller: caller.user, message, isGroupAdmin: group?.admin === caller.user, now: d.clock.now() });
   if (!message) throw new NotFoundError('message not found');
   const entry = buildRecallEntry(message, caller.user, d.clock.now());
   const [outcome] = await d.writer.append(inbox, [entry]);
   if (!outcome) throw new Error('append returned no outcome');
 
-  const others = gkey
-    ? (await d.groups.listMembers(gkey)).filter((m) => m !== caller.user)
+  if (group && (await d.groupStreams.findSeqs(group.key, [appinfo])).has(appinfo)) {
+    await appendToStream(d, caller.tenant, group.key, group.id, entry);
+    return { seq: outcome.seq };
+  }
+  const others = group
+    ? (await d.groups.listMembers(group.key)).filter((m) => m !== caller.user)
     : [message.conv.id].filter((m) => m !== caller.user);
   if (others.length > 0) {
-    // The recall entry's conv is the caller's view; runFanout re-derives each recipient's view
-    // for 1:1 from `from`, which must then be the other party of the original conversation.
+    // The recall entry's conv is the caller's view; runMergedFanout re-derives each recipient's
+    // view for 1:1 from `from`, which must then be the other party of the original conversation.
     const fan: FanoutJob = {
-      tenant: caller.tenant, entry, recipients: others, ...(gkey ? { groupKey: gkey } : {}),
+      tenant: caller.tenant, entry, recipients: others, ...(group ? { groupKey: group.key } : {}),
     };
-    await d.queue.enqueue(FANOUT_QUEUE, `recall:${caller.tenant}:${appinfo}`, toJson(fan));
+    await d.queue.enqueue(fanoutQueueFor(group?.tier), `recall:${caller.tenant}:${appinfo}`, toJson(fan));
   }
   return { seq: outcome.seq };
+}
+
+async function findInAdministeredStreams(d: MessagingDeps, caller: Caller, appinfo: string): Promise<Entry | null> {
+  const keys = await d.groups.groupsOf(inboxKey(caller.tenant, caller.user));
+  const found = await Promise.all(keys.map(async (key) => {
+    const gseq = (await d.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
+    if (gseq === undefined || (await d.groups.getGroup(key))?.admin !== caller.user) return null;
+    const [row] = await d.groupStreams.readAfter(key, gseq - 1, 1);
+    return row?.seq === gseq ? row : null;
+  }));
+  return found.find((e) => e !== null) ?? null;
 }

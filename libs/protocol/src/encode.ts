@@ -71,3 +71,12 @@ export function encodeError(id: number | null, err: SeqlineError): string {
 export function encodePush(prevSeq: number, entries: Entry[]): string {
   return JSON.stringify({ op: 'push', prevSeq, entries: entries.map(toWireEntry) });
 }
+
+/**
+ * Extension frame (docs/protocol.md): new messages of a read-fanout group stream.
+ * `{"op": "group.push", "group", "prevGseq", "messages": [... with gseq]}` — a client whose
+ * last gseq of that group equals prevGseq applies them; otherwise it pages group.history.
+ */
+export function encodeGroupPush(group: string, prevGseq: number, entries: Entry[]): string {
+  return JSON.stringify({ op: 'group.push', group, prevGseq, messages: entries.map((e) => toWireGroupMessage({ ...e, gseq: e.seq })) });
+}

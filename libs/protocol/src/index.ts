@@ -12,3 +12,4 @@ export {
   ERROR_CODES, type ErrorCode,
 } from '@seqline/core';
 export * from './secret-file.ts';
+export * from './admin-tokens.ts';

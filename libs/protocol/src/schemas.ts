@@ -84,6 +84,14 @@ export const groupHistoryArgsSchema = z
 
 export const groupAckArgsSchema = z.object({ group: idSchema, gseq: seqSchema });
 
+/** Extension (docs/protocol.md): who read read-fanout message `gseq`; readers paged by id. */
+export const groupReadersArgsSchema = z.object({
+  group: idSchema,
+  gseq: z.int().min(1),
+  after: idSchema.optional(),
+  limit: z.int().min(1).transform((n) => Math.min(n, MAX_PAGE_LIMIT)).default(MAX_PAGE_LIMIT),
+});
+
 /** op name → schema of its arguments. */
 export const opArgsSchemas = {
   send: sendArgsSchema,
@@ -97,6 +105,7 @@ export const opArgsSchemas = {
   'group.info': groupInfoArgsSchema,
   'group.history': groupHistoryArgsSchema,
   'group.ack': groupAckArgsSchema,
+  'group.readers': groupReadersArgsSchema,
 } as const;
 
 export type Op = keyof typeof opArgsSchemas;
@@ -113,6 +122,7 @@ export type GroupMembersArgs = OpArgs<'group.add'>;
 export type GroupInfoArgs = OpArgs<'group.info'>;
 export type GroupHistoryArgs = OpArgs<'group.history'>;
 export type GroupAckArgs = OpArgs<'group.ack'>;
+export type GroupReadersArgs = OpArgs<'group.readers'>;
 
 /** A decoded client frame: discriminated on `op`, with typed arguments. */
 export type ClientRequest = { [O in Op]: { id: number; op: O; args: OpArgs<O> } }[Op];

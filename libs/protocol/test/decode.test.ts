@@ -38,6 +38,8 @@ describe('decodeRequest: valid frames of every op', () => {
     ['group.history', { group: 'g1', afterGseq: 5 }, { group: 'g1', afterGseq: 5, limit: 200 }],
     ['group.history', { group: 'g1', beforeGseq: 5, limit: 10 }, { group: 'g1', beforeGseq: 5, limit: 10 }],
     ['group.ack', { group: 'g1', gseq: 9 }, { group: 'g1', gseq: 9 }],
+    ['group.readers', { group: 'g1', gseq: 9 }, { group: 'g1', gseq: 9, limit: 1000 }],
+    ['group.readers', { group: 'g1', gseq: 9, after: 'bob', limit: 5 }, { group: 'g1', gseq: 9, after: 'bob', limit: 5 }],
   ];
   it.each(cases)('%s %j', (op, args, expected) => {
     const request = ok(decodeRequest(frame({ id: 7, op, ...args })));

@@ -10,7 +10,7 @@ import {
   CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher,
 } from '@seqline/cache';
 import { RemoteInboxWriter } from '@seqline/cluster';
-import type { GroupStore, Logger, PushBus, TimelineStore } from '@seqline/core';
+import type { GroupStore, Logger, PushBus } from '@seqline/core';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store';
 import type { Redis } from 'ioredis';
 import type { DistributedConfig } from './config.ts';
@@ -44,6 +44,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
     keyspace: config.SCYLLA_KEYSPACE, logger, migrate: config.SCYLLA_MIGRATE,
   });
   const redis = createCacheRedisClient({ url: config.REDIS_URL, logger });
+  await redisReady(redis, 10_000);
   const nc = await connect({ servers: config.NATS_URL, name: `seqline-${config.SEQLINE_OWNER_ID}`, maxReconnectAttempts: -1 });
   const epoch = new RedisEpochWatcher({ redis, logger });
   await epoch.start();
@@ -73,4 +74,11 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
   };
 }
 
-export type { TimelineStore };
+/** Leases need Redis from the start (the cache client has no offline queue): wait for it. */
+async function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis not ready after ${timeoutMs} ms`)), timeoutMs);
+    redis.once('ready', () => { clearTimeout(timer); resolve(); });
+  });
+}

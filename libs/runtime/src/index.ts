@@ -1,3 +1,4 @@
 export { loadDistributedConfig, distributedEnvSchema, ConfigError, type DistributedConfig } from './config.ts';
 export { openDistributedInfra, type DistributedInfra } from './distributed.ts';
 export { stopOnSignals, failStart, type Stoppable } from './process.ts';
+export { distributedMessagingDeps, type DistributedMessaging } from './messaging-deps.ts';

@@ -4,3 +4,5 @@ export { InboxOwner } from './inbox-owner.ts';
 export { sectionOfShard } from './owner-options.ts';
 export type { InboxOwnerOptions } from './owner-options.ts';
 export { ShardNotOwnedError, InboxOwnerClosedError } from './errors.ts';
+export { GroupStreamWriter, sectionOfGroupShard } from './group-stream-writer.ts';
+export type { GroupAppendOutcome, GroupStreamWriterOptions } from './group-stream-writer.ts';

@@ -3,6 +3,7 @@ export { groupStoreContract } from './groups.contract.ts';
 export { groupStreamStoreContract } from './group-stream.contract.ts';
 export { seqCeilingStoreContract } from './ceilings.contract.ts';
 export { jobStoreContract } from './jobs.contract.ts';
+export { settingsStoreContract } from './settings.contract.ts';
 export {
   acrossReopen, msgEntry, uniqueName, uniqueTenant,
   type OpenedStore, type StoreOpener,

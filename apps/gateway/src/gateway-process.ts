@@ -1,0 +1,49 @@
+import { RedisRateLimiter } from '@seqline/cache';
+import type { Logger } from '@seqline/core';
+import { AdminService, createMessaging } from '@seqline/messaging';
+import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
+import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
+import { createGateway, type Gateway } from './gateway.ts';
+
+export interface RunningGatewayProcess {
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+/**
+ * A distributed gateway: sockets, auth, rate limits (Redis) and the admin API. It owns no
+ * inbox: appends go to the shard owners over NATS, pushes arrive on `push.u.<inbox>` only for
+ * the users connected here.
+ */
+export async function startGatewayProcess(config: DistributedConfig, logger: Logger): Promise<RunningGatewayProcess> {
+  const infra = await openDistributedInfra(config, logger);
+  const messaging = await distributedMessagingDeps(infra, logger);
+  const gateway = await createGateway({
+    port: config.PORT, host: config.HOST, messaging: createMessaging(messaging.deps), logger,
+    verifyToken: createTokenVerifier(config.SEQLINE_SECRET),
+    allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
+    rateLimiter: new RedisRateLimiter({
+      redis: infra.redis, perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST,
+      keyPrefix: infra.keyPrefix, logger,
+    }),
+    transport: config.SEQLINE_TRANSPORT,
+    allowWsFallback: config.SEQLINE_ALLOW_WS_FALLBACK,
+    admin: {
+      service: new AdminService({
+        settings: messaging.settings, timeline: infra.readTimeline, groups: infra.groups,
+        groupStreams: infra.stores.groupStreams, queue: infra.queue, queueStats: () => infra.queue.stats(),
+        readFanout: config.SEQLINE_READ_FANOUT, logger,
+      }),
+      verifyAdminToken: createAdminTokenVerifier(config.SEQLINE_SECRET),
+    },
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    gateway,
+    close: () => (closing ??= (async () => {
+      await gateway.close();
+      await messaging.close();
+      await infra.close();
+    })()),
+  };
+}

@@ -1,0 +1,38 @@
+import type { Logger } from '@seqline/core';
+import { ShardOwnerHost } from '@seqline/cluster';
+import { startWorkers, type Workers } from '@seqline/messaging';
+import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
+
+export interface RunningWorker {
+  host: ShardOwnerHost;
+  workers: Workers;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker: owns inbox and group-stream shards (leases in Redis, epochs and ceilings in CQL),
+ * serves appends for them over NATS, and consumes fanout, notify and receipt jobs from JetStream.
+ */
+export async function startWorker(config: DistributedConfig, logger: Logger): Promise<RunningWorker> {
+  const infra = await openDistributedInfra(config, logger);
+  const host = new ShardOwnerHost({
+    nc: infra.nc, redis: infra.redis, ceilings: infra.stores.ceilings, timeline: infra.writeTimeline,
+    groupStreams: infra.stores.groupStreams, push: infra.push, logger, ownerId: config.SEQLINE_OWNER_ID,
+    shardCount: config.SEQLINE_SHARDS, leaseTtlMs: config.SEQLINE_LEASE_TTL_MS, keyPrefix: infra.keyPrefix,
+    subjectPrefix: infra.subjectPrefix,
+  });
+  await host.start();
+  const messaging = await distributedMessagingDeps(infra, logger);
+  const workers = await startWorkers(messaging.deps);
+  let closing: Promise<void> | undefined;
+  return {
+    host, workers,
+    close: () => (closing ??= (async () => {
+      await infra.queue.close();
+      workers.stop();
+      await host.close();
+      await messaging.close();
+      await infra.close();
+    })()),
+  };
+}

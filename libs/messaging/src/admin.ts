@@ -1,0 +1,235 @@
+/**
+ * AdminService: what an operator may see and change (the admin HTTP API serves it; the
+ * `seqline-admin` CLI calls that). Built over ports only, so the same service runs on the
+ * embedded engine and on the distributed stores. Callers are already authorized as admins.
+ */
+import {
+  BadRequestError, fanoutModeFor, groupKey, ID_PATTERN, inboxKey, NotFoundError, naturalTier,
+  type Entry, type FanoutMode, type GroupStore, type GroupStreamStore, type JobStore, type Limits,
+  type Logger, type StoredJob, type Tier, type TierThresholds, type TimelineStore, type WorkQueue,
+} from '@seqline/core';
+import type { LiveSettings } from './live-settings.ts';
+
+/** Live counters of one consumed queue; both bus adapters' `stats()` have this shape. */
+export interface QueueCounters {
+  /** Jobs handed to their handler and not finished. */
+  running: number;
+  /** Jobs ready but held back by the consumer's bounds. */
+  waiting: number;
+  /** Jobs waiting out a retry backoff. */
+  delayed: number;
+}
+
+/** Live counters of one worker pool (`Workers.stats().pools`): where the limits are enforced. */
+export interface PoolCounters {
+  running: number;
+  waiting: number;
+  poolLimit: number;
+  perGroupLimit: number;
+}
+
+export interface AdminDeps {
+  settings: Pick<LiveSettings, 'current' | 'update'>;
+  timeline: TimelineStore;
+  groups: GroupStore;
+  groupStreams: GroupStreamStore;
+  queue: WorkQueue;
+  /** Live per-queue counters of this process's consumers, when the queue adapter has them. */
+  queueStats?: () => Record<string, QueueCounters>;
+  /** Live counters of this process's worker pools (pool size and per-group bound in force). */
+  poolStats?: () => Record<string, PoolCounters>;
+  /** The pending jobs, when they sit in a store that can list them (embedded): per-group depth. */
+  jobs?: Pick<JobStore, 'list'>;
+  /** Whether huge groups use read-fanout (reported by `groupShow`). */
+  readFanout: boolean;
+  logger: Logger;
+}
+
+export interface TiersView { tiers: TierThresholds; version: number }
+export interface LimitsView { limits: Limits; version: number }
+
+export interface GroupShowOptions {
+  /** Members listed (default 100, at most 10 000); memberCount is always the full count. */
+  memberLimit?: number;
+  /** List members sorting after this id (paging). */
+  membersAfter?: string;
+}
+
+export interface QueueDepth {
+  /** Per queue: jobs running, waiting for a worker, or waiting out a retry backoff. */
+  queues: Record<string, QueueCounters>;
+  /** Per worker pool: batches running, jobs waiting, and the limits in force. */
+  pools: Record<string, PoolCounters>;
+  /** Pending jobs (not yet succeeded) of this group; null when the queue cannot tell. */
+  pendingForGroup: number | null;
+}
+
+export interface GroupView {
+  tenant: string;
+  id: string;
+  name: string;
+  admin: string;
+  tier: Tier;
+  /** The tier its size alone gives (differs from `tier` inside the hysteresis band). */
+  naturalTier: Tier;
+  fanout: FanoutMode;
+  memberCount: number;
+  members: string[];
+  /** More members sort after the last one listed. */
+  membersTruncated: boolean;
+  headGseq: number;
+  createdAt: number;
+  queue: QueueDepth;
+}
+
+export interface InboxView {
+  tenant: string;
+  user: string;
+  headSeq: number;
+  entries: Entry[];
+  hasMore: boolean;
+}
+
+export interface DeadLetter {
+  id: string;
+  queue: string;
+  attempts: number;
+  createdAt: number;
+  lastError?: string;
+  payload: StoredJob['payload'];
+}
+
+export interface ReplayResult {
+  replayed: string[];
+  /** Ids that were not (or no longer) dead letters. */
+  missing: string[];
+}
+
+export type ReplayTarget = { id: string } | 'all';
+
+export const MAX_ADMIN_PAGE = 10_000;
+
+export class AdminService {
+  constructor(private readonly d: AdminDeps) {}
+
+  tiersShow(): TiersView {
+    const s = this.d.settings.current();
+    return { tiers: s.tiers, version: s.version };
+  }
+
+  async tiersSet(patch: Partial<TierThresholds>): Promise<TiersView> {
+    requireSomething(patch, 'tiers');
+    const s = await this.d.settings.update({ tiers: patch });
+    return { tiers: s.tiers, version: s.version };
+  }
+
+  limitsShow(): LimitsView {
+    const s = this.d.settings.current();
+    return { limits: s.limits, version: s.version };
+  }
+
+  async limitsSet(patch: Partial<Limits>): Promise<LimitsView> {
+    requireSomething(patch, 'limits');
+    const s = await this.d.settings.update({ limits: patch });
+    return { limits: s.limits, version: s.version };
+  }
+
+  async groupShow(tenant: string, id: string, options: GroupShowOptions = {}): Promise<GroupView> {
+    checkId('tenant', tenant);
+    checkId('group', id);
+    const memberLimit = checkLimit(options.memberLimit ?? 100, 'memberLimit');
+    const key = groupKey(tenant, id);
+    const group = await this.d.groups.getGroup(key);
+    if (group === null) throw new NotFoundError(`group ${id} not found in tenant ${tenant}`);
+    const [all, headGseq, pendingForGroup] = await Promise.all([
+      this.d.groups.listMembers(key),
+      this.d.groupStreams.headSeq(key),
+      this.pendingJobsOf(key),
+    ]);
+    const after = options.membersAfter;
+    const from = after === undefined ? all : all.filter((user) => user > after);
+    return {
+      tenant, id, name: group.name, admin: group.admin, tier: group.tier,
+      naturalTier: naturalTier(group.memberCount, this.d.settings.current().tiers),
+      fanout: fanoutModeFor(group.tier, this.d.readFanout),
+      memberCount: group.memberCount,
+      members: from.slice(0, memberLimit),
+      membersTruncated: from.length > memberLimit,
+      headGseq,
+      createdAt: group.createdAt,
+      queue: { ...this.queueCounters(), pendingForGroup },
+    };
+  }
+
+  async inbox(tenant: string, user: string, after: number, limit: number): Promise<InboxView> {
+    checkId('tenant', tenant);
+    checkId('user', user);
+    if (!Number.isSafeInteger(after) || after < 0) throw new BadRequestError(`after must be a non-negative integer, got ${after}`);
+    checkLimit(limit, 'limit');
+    const key = inboxKey(tenant, user);
+    // One extra entry tells whether there is more without a second read.
+    const [entries, headSeq] = await Promise.all([this.d.timeline.readAfter(key, after, limit + 1), this.d.timeline.headSeq(key)]);
+    return { tenant, user, headSeq, entries: entries.slice(0, limit), hasMore: entries.length > limit };
+  }
+
+  async deadLetters(): Promise<DeadLetter[]> {
+    const dead = await this.d.queue.deadLetters();
+    return dead.map((job) => ({
+      id: job.id, queue: job.queue, attempts: job.attempts, createdAt: job.createdAt,
+      ...(job.lastError === undefined ? {} : { lastError: job.lastError }),
+      payload: job.payload,
+    }));
+  }
+
+  /** Moves dead letters back to their queue with a fresh retry budget. */
+  async replay(target: ReplayTarget, onProgress?: (done: number, total: number) => void): Promise<ReplayResult> {
+    const ids = target === 'all' ? (await this.d.queue.deadLetters()).map((job) => job.id) : [target.id];
+    const result: ReplayResult = { replayed: [], missing: [] };
+    for (const [i, id] of ids.entries()) {
+      if (await this.d.queue.replay(id)) result.replayed.push(id);
+      else result.missing.push(id);
+      onProgress?.(i + 1, ids.length);
+    }
+    this.d.logger.info({ replayed: result.replayed.length, missing: result.missing.length }, 'dead letters replayed');
+    return result;
+  }
+
+  /** Live counters of the queues and worker pools of this process ({} where there are none). */
+  queueCounters(): { queues: Record<string, QueueCounters>; pools: Record<string, PoolCounters> } {
+    const queues: Record<string, QueueCounters> = {};
+    for (const [name, q] of Object.entries(this.d.queueStats?.() ?? {})) {
+      queues[name] = { running: q.running, waiting: q.waiting, delayed: q.delayed };
+    }
+    const pools: Record<string, PoolCounters> = {};
+    for (const [name, p] of Object.entries(this.d.poolStats?.() ?? {})) {
+      pools[name] = { running: p.running, waiting: p.waiting, poolLimit: p.poolLimit, perGroupLimit: p.perGroupLimit };
+    }
+    return { queues, pools };
+  }
+
+  /** Scans the pending jobs (an operator's occasional look, so a scan is acceptable). */
+  private async pendingJobsOf(key: string): Promise<number | null> {
+    if (this.d.jobs === undefined) return null;
+    const pending = await this.d.jobs.list();
+    return pending.filter((job) => isObject(job.payload) && job.payload['groupKey'] === key).length;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function checkId(what: string, id: string): void {
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new BadRequestError(`${what}: invalid id ${JSON.stringify(id)}`);
+}
+
+function checkLimit(n: number, what: string): number {
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_ADMIN_PAGE) {
+    throw new BadRequestError(`${what} must be an integer in [1, ${MAX_ADMIN_PAGE}], got ${n}`);
+  }
+  return n;
+}
+
+function requireSomething(patch: object, what: string): void {
+  if (Object.values(patch).every((v) => v === undefined)) throw new BadRequestError(`${what}: nothing to change`);
+}

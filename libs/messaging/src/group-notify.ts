@@ -1,0 +1,95 @@
+/**
+ * Push of read-fanout group messages to members (the `notify.huge` jobs). Storage is already
+ * done — the message is one copy in the group stream — so this is the only per-member work of
+ * a huge-group message, and it writes nothing: it publishes on the push bus (local in
+ * embedded mode, NATS subjects per user in distributed mode), one chunk of members at a time.
+ */
+import { canReadGseq, inboxKey, type Entry, type GroupKey, type Membership } from '@seqline/core';
+import pLimit from 'p-limit';
+import type { MessagingDeps } from './deps.ts';
+import type { NotifyJob } from './queues.ts';
+
+export interface NotifyOptions {
+  /** Members looked up and pushed to per step. */
+  chunkSize: number;
+  /** Chunks of one group in flight at once (read live). */
+  chunkConcurrency: () => number;
+}
+
+/** Consecutive stream entries: a push lists every entry in (prev, last]. */
+interface Run {
+  prev: number;
+  entries: Entry[];
+}
+
+/** Jobs of one group → runs of consecutive gseqs (a merged batch becomes one push per run). */
+export function runsOf(jobs: readonly NotifyJob[]): Run[] {
+  const byGseq = new Map<number, NotifyJob>();
+  for (const j of jobs) byGseq.set(j.entry.seq, j);
+  const runs: Run[] = [];
+  for (const j of [...byGseq.values()].sort((a, b) => a.entry.seq - b.entry.seq)) {
+    const last = runs.at(-1);
+    if (last && last.entries.at(-1)?.seq === j.prevGseq) last.entries.push(j.entry);
+    else runs.push({ prev: j.prevGseq, entries: [j.entry] });
+  }
+  return runs;
+}
+
+/**
+ * The part of a run this member may read (I5: within its windows), as runs again: a member who
+ * joined in the middle of a run gets the tail, with the gseq before it as prev.
+ */
+export function visibleRuns(m: Membership | null, run: Run): Run[] {
+  const out: Run[] = [];
+  let prev = run.prev;
+  let current: Run | undefined;
+  for (const e of run.entries) {
+    if (canReadGseq(m, e.seq)) {
+      if (!current) out.push((current = { prev, entries: [] }));
+      current.entries.push(e);
+    } else {
+      current = undefined;
+    }
+    prev = e.seq;
+  }
+  return out;
+}
+
+/** Publishes every run to every current member allowed to read it; returns pushes published. */
+export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[], o: NotifyOptions): Promise<number> {
+  const first = jobs[0];
+  if (!first) return 0;
+  const key = first.groupKey as GroupKey;
+  const runs = runsOf(jobs);
+  // The send that enqueued this is answered first: its reply must not queue behind 10 000 pushes.
+  await yieldToLoop();
+  const members = await d.groups.listMembers(key);
+  const chunks: string[][] = [];
+  for (let i = 0; i < members.length; i += o.chunkSize) chunks.push(members.slice(i, i + o.chunkSize));
+  const limit = pLimit(Math.max(1, o.chunkConcurrency()));
+  let pushes = 0;
+  await Promise.all(chunks.map((chunk) => limit(async () => {
+    const memberships = await Promise.all(chunk.map((u) => d.groups.getMembership(key, u)));
+    chunk.forEach((user, i) => {
+      const inbox = inboxKey(first.tenant, user);
+      for (const run of runs) {
+        for (const part of visibleRuns(memberships[i] ?? null, run)) {
+          try {
+            d.push.publish({ inbox, prevSeq: part.prev, entries: part.entries, group: first.group });
+            pushes++;
+          } catch (err) {
+            // The message is durable in the stream; a lost push only means the member pages it.
+            d.logger.warn({ inbox, group: first.group, err }, 'group push publish failed');
+          }
+        }
+      }
+    });
+    // Let sockets and other requests run between chunks: a 10 000-member push must not stall the loop.
+    await yieldToLoop();
+  })));
+  return pushes;
+}
+
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

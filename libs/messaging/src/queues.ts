@@ -1,0 +1,95 @@
+/**
+ * Background job kinds and their queues. Jobs are idempotent (appinfo dedup per inbox and per
+ * group stream; receipts are set unions; pushes carry prevSeq), so a redelivery after a crash
+ * is harmless — that is what lets the queue promise at-least-once.
+ */
+import type { Entry, Json, NewEntry, Tier } from '@seqline/core';
+
+/** Write-fanout, one queue (and worker pool) per tier: a huge group's backlog never delays 1:1. */
+export const FANOUT_QUEUES: Readonly<Record<Tier, string>> = Object.freeze({
+  small: 'fanout.small',
+  large: 'fanout.large',
+  huge: 'fanout.huge',
+});
+/** Jobs persisted before per-tier queues existed; drained by the small pool. */
+export const LEGACY_FANOUT_QUEUE = 'fanout';
+/** Pushes of read-fanout (huge) group messages to connected members. */
+export const NOTIFY_QUEUE = 'notify.huge';
+export const RECEIPT_QUEUE = 'receipts';
+
+/** 1:1 work rides with small groups: both are the highest priority class. */
+export function fanoutQueueFor(tier: Tier | undefined): string {
+  return FANOUT_QUEUES[tier ?? 'small'];
+}
+
+export interface FanoutJob {
+  tenant: string;
+  /** Group key for per-group concurrency and merging; absent for 1:1. */
+  groupKey?: string;
+  entry: NewEntry;
+  /** Snapshot taken when the send was accepted (tenant-local user ids). */
+  recipients: string[];
+}
+
+/** A message (or recall) now in a group stream, to be pushed to the members connected. */
+export interface NotifyJob {
+  tenant: string;
+  groupKey: string;
+  /** Tenant-local group id (what the `group.push` frame names). */
+  group: string;
+  /** The stored stream entry; `seq` is its gseq. */
+  entry: Entry;
+  /** The gseq stored just before it. */
+  prevGseq: number;
+}
+
+export interface ReceiptJob {
+  tenant: string;
+  sender: string;
+  appinfo: string;
+  readers: string[];
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Payloads come back from a queue as JSON; check the shape once before use. */
+export function parseFanoutJob(payload: Json): FanoutJob {
+  if (!isObject(payload) || typeof payload.tenant !== 'string' || !Array.isArray(payload.recipients)
+    || !isObject(payload.entry)) {
+    throw new Error('malformed fanout job');
+  }
+  return payload as unknown as FanoutJob;
+}
+
+export function parseNotifyJob(payload: Json): NotifyJob {
+  if (!isObject(payload) || typeof payload.tenant !== 'string' || typeof payload.groupKey !== 'string'
+    || typeof payload.group !== 'string' || !isObject(payload.entry) || typeof payload.entry.seq !== 'number'
+    || typeof payload.prevGseq !== 'number') {
+    throw new Error('malformed notify job');
+  }
+  return payload as unknown as NotifyJob;
+}
+
+export function parseReceiptJob(payload: Json): ReceiptJob {
+  if (!isObject(payload) || typeof payload.tenant !== 'string' || typeof payload.sender !== 'string'
+    || typeof payload.appinfo !== 'string' || !Array.isArray(payload.readers)) {
+    throw new Error('malformed receipt job');
+  }
+  return payload as unknown as ReceiptJob;
+}
+
+/** The per-group key a job is bounded and merged by (undefined: 1:1, no bound). */
+export function groupKeyOfPayload(p: Json): string | undefined {
+  return isObject(p) && typeof p.groupKey === 'string' ? p.groupKey : undefined;
+}
+
+export function senderKeyOfPayload(p: Json): string | undefined {
+  return isObject(p) && typeof p.tenant === 'string' && typeof p.sender === 'string' ? `${p.tenant}:${p.sender}` : undefined;
+}
+
+/** Job payloads are plain data by construction (entries are JSON); this is the one cast. */
+export function toJson(value: FanoutJob | NotifyJob | ReceiptJob): Json {
+  return value as unknown as Json;
+}

@@ -1,0 +1,118 @@
+/**
+ * The background workers: one pool per tier (WeCom ran separate small- and huge-group pools),
+ * plus the huge-group push pool and the receipt pool. Every pool size and the per-group bound
+ * are read from `limits()` on every scheduling decision, so `seqline-admin limits set` takes
+ * effect on the running process within one poke interval.
+ *
+ * The queue hands jobs over early (up to `holdPerGroup` per group); they wait in the tier's
+ * BatchScheduler, which merges a group's waiting jobs into one batch. The queue's own
+ * per-key bound is therefore only a memory bound; the enforced per-group concurrency is the
+ * scheduler's (see docs/large-groups.md).
+ */
+import type { Json, JobContext } from '@seqline/core';
+import { inboxKey } from '@seqline/core';
+import { BatchScheduler, type BatchStats } from './batch-scheduler.ts';
+import type { MessagingDeps } from './deps.ts';
+import { runGroupNotify } from './group-notify.ts';
+import {
+  FANOUT_QUEUES, groupKeyOfPayload, LEGACY_FANOUT_QUEUE, NOTIFY_QUEUE, parseFanoutJob, parseNotifyJob,
+  parseReceiptJob, RECEIPT_QUEUE, senderKeyOfPayload, type FanoutJob, type NotifyJob, type ReceiptJob,
+} from './queues.ts';
+import { runMergedFanout, type FanoutCounters } from './write-fanout.ts';
+
+export interface WorkerTuning {
+  /** Inbox appends in flight within one batch. Default 64. */
+  appendConcurrency?: number;
+  /** Most jobs of one group merged into one batch. Default 100. */
+  maxBatch?: number;
+  /** Jobs of one group taken off the queue at once (waiting to be merged). Default 512. */
+  holdPerGroup?: number;
+  /** Jobs of one queue taken off at once. Default 4096. */
+  holdTotal?: number;
+  /** Members per push step of a huge-group notify. Default 1000. */
+  notifyChunk?: number;
+  /** How often raised limits are re-read while every slot is busy. Default 250 ms. */
+  pokeMs?: number;
+}
+
+export type PoolName = 'small' | 'large' | 'huge' | 'notify' | 'receipts';
+
+export interface WorkerStats {
+  pools: Record<PoolName, BatchStats>;
+  /** Inbox appends made by write-fanout, and the entries they carried. */
+  fanout: FanoutCounters;
+  /** Group pushes published. */
+  groupPushes: number;
+}
+
+export interface Workers {
+  stats(): WorkerStats;
+  /** Starts a new window for the high-water marks (max concurrency seen). */
+  resetHighWater(): void;
+  /** Jobs of this group waiting in any pool (merged into its next batch). */
+  waitingFor(groupKey: string): number;
+  /** Stops the poke timer; the queue's close stops the jobs. */
+  stop(): void;
+}
+
+export async function startWorkers(d: MessagingDeps, tuning: WorkerTuning = {}): Promise<Workers> {
+  const appendConcurrency = tuning.appendConcurrency ?? 64;
+  const maxBatch = tuning.maxBatch ?? 100;
+  const hold = { concurrency: tuning.holdTotal ?? 4096, perKeyConcurrency: tuning.holdPerGroup ?? 512 };
+  const perGroup = () => d.limits().largeGroupConcurrency;
+  const counters: FanoutCounters = { appends: 0, entries: 0 };
+  let groupPushes = 0;
+
+  const fanoutPool = (pool: () => number) => new BatchScheduler<FanoutJob>(
+    { pool, perGroup, maxBatch },
+    (_key, jobs) => runMergedFanout(d.writer, jobs, appendConcurrency, counters),
+  );
+  const pools = {
+    small: fanoutPool(() => d.limits().smallPool),
+    large: fanoutPool(() => d.limits().largePool),
+    huge: fanoutPool(() => d.limits().hugePool),
+    // One batch per group at a time keeps a member's pushes in gseq order; the member fan-out
+    // inside a batch is where the per-group concurrency goes.
+    notify: new BatchScheduler<NotifyJob>({ pool: () => d.limits().hugePool, perGroup: () => 1, maxBatch }, async (_key, jobs) => {
+      groupPushes += await runGroupNotify(d, jobs, { chunkSize: tuning.notifyChunk ?? 1000, chunkConcurrency: perGroup });
+    }),
+    receipts: new BatchScheduler<ReceiptJob>({ pool: () => d.limits().smallPool, perGroup: () => 2, maxBatch: 64 }, async (_key, jobs) => {
+      // Same sender: the inbox owner merges these into one receipt run.
+      await Promise.all(jobs.map((j) => d.writer.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
+    }),
+  };
+
+  const consume = async <T>(
+    queue: string, pool: BatchScheduler<T>, parse: (p: Json) => T, keyOf: (p: Json) => string | undefined,
+  ): Promise<void> => {
+    await d.queue.consume(queue, async (payload: Json, ctx: JobContext) => {
+      const job = parse(payload);
+      if (ctx.attempt > 1) d.logger.info({ queue, job: ctx.id, attempt: ctx.attempt }, 'job retry');
+      await pool.submit(keyOf(payload), job);
+    }, { ...hold, keyOf });
+  };
+  await consume(FANOUT_QUEUES.small, pools.small, parseFanoutJob, groupKeyOfPayload);
+  await consume(LEGACY_FANOUT_QUEUE, pools.small, parseFanoutJob, groupKeyOfPayload);
+  await consume(FANOUT_QUEUES.large, pools.large, parseFanoutJob, groupKeyOfPayload);
+  await consume(FANOUT_QUEUES.huge, pools.huge, parseFanoutJob, groupKeyOfPayload);
+  await consume(NOTIFY_QUEUE, pools.notify, parseNotifyJob, groupKeyOfPayload);
+  await consume(RECEIPT_QUEUE, pools.receipts, parseReceiptJob, senderKeyOfPayload);
+
+  const all = Object.values(pools) as Array<{ poke(): void; resetHighWater(): void; waitingFor(k: string): number }>;
+  const timer = setInterval(() => { for (const p of all) p.poke(); }, tuning.pokeMs ?? 250);
+  timer.unref();
+
+  return {
+    stats: () => ({
+      pools: {
+        small: pools.small.stats(), large: pools.large.stats(), huge: pools.huge.stats(),
+        notify: pools.notify.stats(), receipts: pools.receipts.stats(),
+      },
+      fanout: { ...counters },
+      groupPushes,
+    }),
+    resetHighWater: () => { for (const p of all) p.resetHighWater(); },
+    waitingFor: (groupKey) => all.reduce((n, p) => n + p.waitingFor(groupKey), 0),
+    stop: () => clearInterval(timer),
+  };
+}
