@@ -1,3 +1,4 @@
+import { durableName } from './subject-token.ts';
 import type { Logger, StoredJob } from '@seqline/core';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
@@ -51,7 +52,7 @@ export class NatsDeadLetters {
    * one emitted while no consumer process runs is missed and the job stays in the jobs stream.
    */
   watchMaxDeliveries(nc: NatsConnection, queue: string, clock: () => number): Subscription {
-    const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.topology.jobsStream}.${queue}`;
+    const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.topology.jobsStream}.${durableName(queue)}`;
     return nc.subscribe(subject, {
       queue: `${this.topology.jobsStream}-dlq`,
       callback: (err, msg) => {

@@ -1,3 +1,4 @@
+import { durableName } from './subject-token.ts';
 import { InternalError } from '@seqline/core';
 import type { Json } from '@seqline/core';
 import { nanos } from '@nats-io/transport-node';
@@ -108,15 +109,15 @@ export async function ensureQueueConsumer(jsm: JetStreamManager, topology: JobTo
     max_ack_pending: tuning.maxAckPending,
   };
   try {
-    await jsm.consumers.info(topology.jobsStream, queue);
-    await jsm.consumers.update(topology.jobsStream, queue, updatable);
+    await jsm.consumers.info(topology.jobsStream, durableName(queue));
+    await jsm.consumers.update(topology.jobsStream, durableName(queue), updatable);
     return;
   } catch (err) {
     if (!isApiError(err, API_CONSUMER_NOT_FOUND)) throw err;
   }
   await jsm.consumers.add(topology.jobsStream, {
     ...updatable,
-    durable_name: queue,
+    durable_name: durableName(queue),
     filter_subject: topology.jobSubject(queue),
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,

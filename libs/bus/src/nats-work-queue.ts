@@ -8,7 +8,7 @@ import { NatsDeadLetters } from './nats-dead-letters.ts';
 import { ensureJobStreams, ensureQueueConsumer, isJobEnvelope, jobTopology } from './nats-streams.ts';
 import type { JobEnvelope } from './nats-streams.ts';
 import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
-import { isValidQueueName } from './subject-token.ts';
+import { durableName, isValidQueueName } from './subject-token.ts';
 
 export interface NatsWorkQueueOptions {
   /** The caller's connection; close() leaves it open. */
@@ -111,7 +111,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
 
   function assertUsable(queue?: string): void {
     if (closed) throw new InternalError('work queue is closed');
-    if (queue !== undefined && !isValidQueueName(queue)) throw new InternalError(`invalid queue name ${JSON.stringify(queue)}: use [A-Za-z0-9_-]`);
+    if (queue !== undefined && !isValidQueueName(queue)) throw new InternalError(`invalid queue name ${JSON.stringify(queue)}: use dot-separated words of [A-Za-z0-9_-]`);
   }
 
   function retryDelay(attempt: number): number {
@@ -191,7 +191,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
 
   /** Pulls only as many deliveries as there is room for, so none waits unattended. */
   async function pull(rt: QueueRuntime, queueOptions: QueueOptions): Promise<void> {
-    const consumer = await js.consumers.get(topology.jobsStream, rt.name);
+    const consumer = await js.consumers.get(topology.jobsStream, durableName(rt.name));
     while (!rt.stopped) {
       const room = rt.capacity - rt.held.size;
       if (room <= 0) {

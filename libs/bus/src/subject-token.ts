@@ -11,9 +11,15 @@ export function fromSubjectToken(token: string): string {
   return Buffer.from(token, 'base64url').toString('utf8');
 }
 
-const NAME = /^[A-Za-z0-9_-]{1,200}$/;
+/** Dot-separated words of [A-Za-z0-9_-] (e.g. `fanout.small`): valid subject tokens. */
+const NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
-/** Queue names become a subject token and a durable consumer name: keep them to [A-Za-z0-9_-]. */
+/** Queue names become subject tokens and a durable consumer name. */
 export function isValidQueueName(queue: string): boolean {
-  return NAME.test(queue);
+  return queue.length <= 200 && NAME.test(queue);
+}
+
+/** Durable consumer names may not contain '.'; '~' never occurs in a queue name, so this is injective. */
+export function durableName(queue: string): string {
+  return queue.replaceAll('.', '~');
 }

@@ -132,3 +132,25 @@ function startWorker(queue: string, ackWaitMs: number, maxDeliver: number) {
     kill: async () => { child.kill('SIGKILL'); return exited; },
   };
 }
+
+if (probe.ok) {
+  describe('nats work queue names', () => {
+    it('accepts dotted queue names (fanout.small) and keeps them apart from similar ones', async () => {
+      const nc = await connectNats('seqline-dotted');
+      const wq = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, backoffMs: contractBackoff });
+      const base = uniqueName('dot');
+      const seen: string[] = [];
+      try {
+        await wq.consume(`${base}.small`, async (p) => { seen.push(`small:${String(p)}`); }, { concurrency: 2 });
+        await wq.consume(`${base}.large`, async (p) => { seen.push(`large:${String(p)}`); }, { concurrency: 2 });
+        await wq.enqueue(`${base}.small`, `${base}-1`, 'a');
+        await wq.enqueue(`${base}.large`, `${base}-2`, 'b');
+        await eventually(() => expect(seen.sort()).toEqual(['large:b', 'small:a']));
+        await expect(wq.enqueue('bad..name', 'x', 1)).rejects.toThrow(/invalid queue name/);
+      } finally {
+        await wq.close();
+        await nc.close();
+      }
+    });
+  });
+}
