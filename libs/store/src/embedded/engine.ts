@@ -58,7 +58,6 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     new SeqLog({
       entries: db<Entry, SeqKey>(DB_NAMES.timeline),
       appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
-      heads: db<number, string>(DB_NAMES.timelineHeads),
     }, writes),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
     writes,
@@ -67,7 +66,6 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     new SeqLog({
       entries: db<Entry, SeqKey>(DB_NAMES.groupStream),
       appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
-      heads: db<number, string>(DB_NAMES.groupHeads),
     }, writes),
     db<number, [string, string]>(DB_NAMES.groupCursors),
     writes,

@@ -10,10 +10,8 @@ export const DB_NAMES = {
   timeline: 'timeline',           // [inbox, seq] → Entry
   timelineAppinfo: 'timeline_appinfo', // [inbox, appinfo] → seq
   timelineReaders: 'timeline_readers', // [inbox, seq] → sorted reader ids
-  timelineHeads: 'timeline_heads', // inbox → highest seq
   groupStream: 'group_stream',    // [group, gseq] → Entry
   groupAppinfo: 'group_appinfo',  // [group, appinfo] → gseq
-  groupHeads: 'group_heads',      // group → highest gseq
   groupCursors: 'group_cursors',  // [group, inbox] → gseq
   groups: 'groups',               // group key → GroupRecord
   members: 'group_members',       // [group, user] → MemberWindow[]

@@ -2,7 +2,8 @@
  * A numbered, appinfo-deduplicated log on LMDB: the shared core of inbox timelines and group
  * streams. Appends go through the WriteBatcher: concurrent appends (to any streams) share one
  * transaction and commit, and each append's work still sees every earlier write. The head of
- * a stream is its own key, written with the entries, so reading it is one B-tree lookup.
+ * a stream is its last key (one reverse B-tree seek): no separate head key to rewrite on every
+ * append, which measurably cost single-entry append throughput.
  */
 import type { Database } from 'lmdb';
 import { BadRequestError, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
@@ -15,8 +16,6 @@ export type AppinfoKey = [stream: string, appinfo: string];
 export interface SeqLogDbs {
   entries: Database<Entry, SeqKey>;
   appinfos: Database<number, AppinfoKey>;
-  /** stream → highest seq; always equal to the last key of the stream in `entries`. */
-  heads: Database<number, string>;
 }
 
 export class SeqLog {
@@ -36,7 +35,7 @@ export class SeqLog {
    * WriteBatcher: a throw fails only this append, writes already made would commit).
    */
   private appendInTxn(stream: string, batch: Entry[]): AppendOutcome[] {
-    let head = this.dbs.heads.get(stream) ?? 0;
+    let head = this.lastSeq(stream);
     const seen = new Map<string, number>();
     const outcomes: AppendOutcome[] = [];
     const toWrite: Entry[] = [];
@@ -58,7 +57,6 @@ export class SeqLog {
       this.dbs.entries.put([stream, entry.seq], entry);
       this.dbs.appinfos.put([stream, entry.appinfo], entry.seq);
     }
-    if (toWrite.length > 0) this.dbs.heads.put(stream, head);
     return outcomes;
   }
 
@@ -99,7 +97,14 @@ export class SeqLog {
   }
 
   async headSeq(stream: string): Promise<number> {
-    return this.dbs.heads.get(stream) ?? 0;
+    return this.lastSeq(stream);
+  }
+
+  private lastSeq(stream: string): number {
+    for (const key of this.dbs.entries.getKeys({ start: [stream, MAX_KEY_NUMBER], end: [stream], reverse: true, limit: 1 })) {
+      return (key as SeqKey)[1];
+    }
+    return 0;
   }
 }
 
