@@ -1,5 +1,5 @@
 import {
-  buildMessageCopy, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
+  buildMessageCopy, convForRecipient, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
   wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
   type NewEntry,
 } from '@seqline/core';
@@ -52,11 +52,38 @@ async function sendDirect(d: MessagingContext, caller: Caller, input: SendInput,
     conv: { type: 'user', id: to },
   });
   const { seq, duplicate, entry } = await appendOwnCopy(d, inboxKey(tenant, user), [copy]);
-  if (to !== user) {
+  if (to !== user && !(await deliverDirect(d, tenant, to, entry))) {
     const job: FanoutJob = { tenant, entry, recipients: [to] };
     await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId(tenant, input.appinfo), toJson(job));
   }
   return { seq, sendTime: entry.sendTime, duplicate };
+}
+
+/** How long a 1:1 send waits for the recipient's owner before handing the copy to the queue. */
+const DIRECT_DELIVERY_MS = 1_000;
+
+/**
+ * A 1:1 message has one recipient: appending its copy inline (durable before the ack, like a
+ * fanout job would be) saves a queue round trip and a commit on the send → push path. When the
+ * recipient's inbox owner is slow or unavailable (a shard handover), the copy goes through the
+ * durable fanout queue instead, so the send is still acknowledged. Both paths are idempotent
+ * by appinfo, so a late inline append and the job never make two copies.
+ */
+async function deliverDirect(d: MessagingContext, tenant: string, to: string, entry: NewEntry): Promise<boolean> {
+  const recipientCopy: NewEntry = { ...entry, conv: convForRecipient(entry.conv, entry.from) };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), DIRECT_DELIVERY_MS); });
+  try {
+    return await Promise.race([
+      d.writer.append(inboxKey(tenant, to), [recipientCopy]).then(() => true as const),
+      timeout,
+    ]);
+  } catch (err) {
+    d.logger.warn({ err, appinfo: entry.appinfo }, 'direct delivery failed; queued');
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function sendToGroup(d: MessagingContext, caller: Caller, input: SendInput, id: string): Promise<SendResult> {
