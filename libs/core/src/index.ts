@@ -12,3 +12,4 @@ export * from './paging.ts';
 export * from './entries.ts';
 export * from './config.ts';
 export * from './load-shedding.ts';
+export * from './in-flight-quota.ts';

@@ -1,5 +1,5 @@
-import { inboxKey } from '@seqline/core';
-import type { Messaging } from './api.ts';
+import { InFlightQuota, inboxKey, RateLimitedError } from '@seqline/core';
+import type { Caller, Messaging } from './api.ts';
 import { KeyedLock, type MessagingContext } from './context.ts';
 import type { MessagingDeps } from './deps.ts';
 import { changeMembers, createGroup, groupInfo } from './groups.ts';
@@ -17,19 +17,30 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     shedder: createShedder(inFlight, deps.loopLagMs ?? processLoopLagMs, deps.sheddingPolicy),
     membershipLocks: new KeyedLock(),
   };
+  const quota = new InFlightQuota();
+  /** Per-user and per-tenant in-flight caps (I6), read live from the operator's limits. */
+  const guarded = <T>(c: Caller, work: () => Promise<T>): Promise<T> => {
+    const slot = quota.tryAcquire(c.tenant, c.user, d.limits());
+    if (!slot.ok) {
+      return Promise.reject(new RateLimitedError(slot.refused === 'user'
+        ? 'too many of your requests in flight; retry shortly'
+        : 'too many requests of your tenant in flight; retry shortly'));
+    }
+    return work().finally(slot.release);
+  };
   return {
-    send: (c, input) => send(d, c, input),
-    sync: (c, maxSeq, limit) => sync(d, c, maxSeq, limit),
-    history: (c, beforeSeq, limit) => history(d, c, beforeSeq, limit),
-    read: (c, seqs) => read(d, c, seqs),
-    recall: (c, appinfo) => recall(d, c, appinfo),
-    createGroup: (c, input) => createGroup(d, c, input),
-    addMembers: (c, id, members) => changeMembers(d, c, id, members, 'add'),
-    removeMembers: (c, id, members) => changeMembers(d, c, id, members, 'remove'),
-    groupInfo: (c, id) => groupInfo(d, c, id),
-    groupHistory: (c, input) => groupHistory(d, c, input),
-    groupAck: (c, id, gseq) => groupAck(d, c, id, gseq),
-    groupReaders: (c, input) => groupReaders(d, c, input),
+    send: (c, input) => guarded(c, () => send(d, c, input)),
+    sync: (c, maxSeq, limit) => guarded(c, () => sync(d, c, maxSeq, limit)),
+    history: (c, beforeSeq, limit) => guarded(c, () => history(d, c, beforeSeq, limit)),
+    read: (c, seqs) => guarded(c, () => read(d, c, seqs)),
+    recall: (c, appinfo) => guarded(c, () => recall(d, c, appinfo)),
+    createGroup: (c, input) => guarded(c, () => createGroup(d, c, input)),
+    addMembers: (c, id, members) => guarded(c, () => changeMembers(d, c, id, members, 'add')),
+    removeMembers: (c, id, members) => guarded(c, () => changeMembers(d, c, id, members, 'remove')),
+    groupInfo: (c, id) => guarded(c, () => groupInfo(d, c, id)),
+    groupHistory: (c, input) => guarded(c, () => groupHistory(d, c, input)),
+    groupAck: (c, id, gseq) => guarded(c, () => groupAck(d, c, id, gseq)),
+    groupReaders: (c, input) => guarded(c, () => groupReaders(d, c, input)),
     subscribe: (c, onPush) => d.push.subscribe(inboxKey(c.tenant, c.user), onPush),
   };
 }

@@ -1,0 +1,47 @@
+/**
+ * Per-user and per-tenant in-flight caps (I6, DESIGN §8): one user may not occupy more than
+ * its share of the workers, nor one tenant more than its. Pure bookkeeping; the caps are read
+ * on every acquire so an operator's `limits set` applies at once.
+ */
+export interface InFlightCaps {
+  perUserInFlight: number;
+  perTenantInFlight: number;
+}
+
+export type QuotaRefusal = 'user' | 'tenant';
+
+export class InFlightQuota {
+  private readonly users = new Map<string, number>();
+  private readonly tenants = new Map<string, number>();
+
+  /** Takes one slot for (tenant, user), or says which cap refused it. */
+  tryAcquire(tenant: string, user: string, caps: InFlightCaps): { ok: true; release: () => void } | { ok: false; refused: QuotaRefusal } {
+    const userKey = `${tenant}:${user}`;
+    const u = this.users.get(userKey) ?? 0;
+    const t = this.tenants.get(tenant) ?? 0;
+    if (u >= caps.perUserInFlight) return { ok: false, refused: 'user' };
+    if (t >= caps.perTenantInFlight) return { ok: false, refused: 'tenant' };
+    this.users.set(userKey, u + 1);
+    this.tenants.set(tenant, t + 1);
+    let released = false;
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        decrement(this.users, userKey);
+        decrement(this.tenants, tenant);
+      },
+    };
+  }
+
+  inFlight(tenant: string, user?: string): number {
+    return user === undefined ? this.tenants.get(tenant) ?? 0 : this.users.get(`${tenant}:${user}`) ?? 0;
+  }
+}
+
+function decrement(map: Map<string, number>, key: string): void {
+  const n = (map.get(key) ?? 0) - 1;
+  if (n <= 0) map.delete(key);
+  else map.set(key, n);
+}
