@@ -1,0 +1,30 @@
+// Shared k6 helpers: HS256 tokens signed in the script (same secret as the server) and the
+// v1 frame format. k6 runs plain JavaScript (goja), not Node.
+import crypto from 'k6/crypto';
+import encoding from 'k6/encoding';
+
+const b64 = (s) => encoding.b64encode(s, 'rawurl');
+
+export function token(secret, user, tenant = 'loadtest', ttlSeconds = 3600) {
+  const now = Math.floor(Date.now() / 1000);
+  const head = b64(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
+  const body = b64(JSON.stringify({ sub: user, tid: tenant, iat: now, exp: now + ttlSeconds }));
+  const sig = crypto.hmac('sha256', secret, `${head}.${body}`, 'base64rawurl');
+  return `${head}.${body}.${sig}`;
+}
+
+export function uuid() {
+  // Unique per VU and iteration; the server only needs uniqueness, not a UUID layout.
+  return `${__VU}-${__ITER}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+}
+
+export function config() {
+  const secret = __ENV.SEQLINE_SECRET;
+  if (!secret) throw new Error('set SEQLINE_SECRET to the server secret (seqline data dir: ./data/secret)');
+  return {
+    secret,
+    base: __ENV.SEQLINE_URL || 'http://127.0.0.1:8080',
+    ws: (__ENV.SEQLINE_URL || 'http://127.0.0.1:8080').replace(/^http/, 'ws') + '/v1/ws',
+    users: Number(__ENV.USERS || 200),
+  };
+}
