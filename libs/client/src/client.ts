@@ -3,6 +3,7 @@ import {
   backoffDelay, DEFAULT_BUSY_BACKOFF, DEFAULT_RECONNECT_BACKOFF, sleep, type BackoffOptions,
 } from './backoff.ts';
 import { Connection } from './connection.ts';
+import { GroupFollower, streamHints } from './group-follower.ts';
 import { SeqlineClientError } from './errors.ts';
 import { TypedEmitter, type Listener } from './events.ts';
 import { silentClientLogger, type ClientLogger } from './logger.ts';
@@ -11,7 +12,7 @@ import { checkResult } from './results.ts';
 import type { TokenTransport, WebSocketConstructor } from './socket.ts';
 import { SyncEngine } from './sync-engine.ts';
 import type {
-  Entry, GroupNews, Json, Obj, OpArgs, OpName, OpResult, PushFrame, Recipient,
+  Entry, GroupMessage, GroupNews, GroupPushFrame, Json, Obj, OpArgs, OpName, OpResult, PushFrame, Recipient,
 } from './wire.ts';
 
 export interface SeqlineClientOptions {
@@ -38,6 +39,8 @@ export interface SeqlineClientOptions {
   connectTimeoutMs?: number;
   /** Consecutive unanswered requests, with nothing at all heard, before the socket is dropped. Default 2. */
   silentTimeoutsBeforeReconnect?: number;
+  /** Follow read-fanout group streams and deliver them through `groupMessages`. Default true. */
+  followGroups?: boolean;
 }
 
 export type ClientState = 'connected' | 'disconnected' | 'closed';
@@ -50,6 +53,8 @@ export interface ClientEvents extends Record<string, unknown> {
   state: ClientState;
   /** A full sync finished; max seq is the inbox head as of that sync. */
   synced: { maxSeq: number };
+  /** New messages of a read-fanout group stream: ascending by gseq, each once per session. */
+  groupMessages: { group: string; messages: GroupMessage[] };
 }
 
 export interface SendInput {
@@ -71,6 +76,7 @@ export class SeqlineClient {
   private readonly events = new TypedEmitter<ClientEvents>();
   private readonly conn: Connection;
   private readonly engine: SyncEngine;
+  private readonly follower: GroupFollower | null;
   private readonly logger: ClientLogger;
   private readonly requestTimeoutMs: number;
   private readonly maxResends: number;
@@ -97,13 +103,28 @@ export class SeqlineClient {
       onOpen: () => this.onOpen(),
       onClose: () => this.emit('state', 'disconnected'),
       onPush: (push) => this.onPush(push),
+      onGroupPush: (push) => this.onGroupPush(push),
+    });
+    this.follower = opts.followGroups === false ? null : new GroupFollower({
+      fetchPage: (group, afterGseq, limit) => this.request('group.history', { group, afterGseq, limit }),
+      // An ack of 0 never moves the cursor; its answer is where the cursor is.
+      serverCursor: async (group) => (await this.request('group.ack', { group, gseq: 0 })).cursor,
+      deliver: (group, messages) => this.emit('groupMessages', { group, messages }),
+      pageLimit: opts.syncPageLimit ?? 200,
+      logger: this.logger,
     });
     this.engine = new SyncEngine({
       store: opts.store ?? new MemoryMaxSeqStore(),
       pageLimit: opts.syncPageLimit ?? 200,
       fetchPage: (maxSeq, limit) => this.request('sync', { maxSeq, limit }),
-      deliver: (entries) => this.emit('entries', entries),
-      groups: (groups) => this.emit('groups', groups),
+      deliver: async (entries) => {
+        await this.emit('entries', entries);
+        for (const g of streamHints(entries)) this.follow(g, this.follower?.hint(g));
+      },
+      groups: async (groups) => {
+        await this.emit('groups', groups);
+        for (const g of groups) this.follow(g.id, this.follower?.news(g));
+      },
       synced: (maxSeq) => {
         this.conn.markHealthy();
         this.syncFailures = 0;
@@ -225,6 +246,16 @@ export class SeqlineClient {
     return this.request('group.ack', { group, gseq });
   }
 
+  /** Last gseq of a read-fanout group delivered through `groupMessages` in this session. */
+  groupPosition(group: string): number | undefined {
+    return this.follower?.position(group);
+  }
+
+  /** Pages a read-fanout group from the last delivered gseq to its head (through `groupMessages`). */
+  async followGroup(group: string): Promise<void> {
+    await this.follower?.hint(group);
+  }
+
   private onOpen(): void {
     void this.emit('state', 'connected');
     this.triggerSync();
@@ -238,6 +269,17 @@ export class SeqlineClient {
       },
       (err: unknown) => this.logger.error({ err }, 'seqline: push not applied'),
     );
+  }
+
+  private onGroupPush(push: GroupPushFrame): void {
+    this.follow(push.group, this.follower?.push(push.group, push.prevGseq, push.messages));
+  }
+
+  /** Group catch-up runs beside the inbox sync; a failure is logged, the next news retries. */
+  private follow(group: string, work: Promise<unknown> | undefined): void {
+    work?.catch((err: unknown) => {
+      if (!this.closed) this.logger.warn({ err, group }, 'seqline: following a group stream failed');
+    });
   }
 
   /** Background sync: failures while connected are retried with backoff; a reconnect syncs anyway. */

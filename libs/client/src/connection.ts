@@ -5,7 +5,7 @@ import {
   defaultWebSocket, frameText, OPEN, socketUrl,
   type TokenTransport, type WebSocketConstructor, type WebSocketLike,
 } from './socket.ts';
-import { parseServerFrame, type Obj, type PushFrame } from './wire.ts';
+import { parseServerFrame, type GroupPushFrame, type Obj, type PushFrame } from './wire.ts';
 
 export interface ConnectionOptions {
   url: string;
@@ -21,6 +21,7 @@ export interface ConnectionOptions {
   onOpen(): void;
   onClose(info: { code: number; reason: string }): void;
   onPush(push: PushFrame): void;
+  onGroupPush?(push: GroupPushFrame): void;
 }
 
 interface InFlight {
@@ -226,6 +227,10 @@ export class Connection {
     }
     if (frame.kind === 'push') {
       this.opts.onPush(frame);
+      return;
+    }
+    if (frame.kind === 'group.push') {
+      this.opts.onGroupPush?.(frame);
       return;
     }
     const entry = frame.id === null ? undefined : this.inFlight.get(frame.id);

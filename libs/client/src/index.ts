@@ -6,12 +6,14 @@ export { MemoryMaxSeqStore } from './max-seq-store.ts';
 export type { MaxSeqStore } from './max-seq-store.ts';
 export { FileMaxSeqStore } from './file-max-seq-store.ts';
 export { SyncEngine } from './sync-engine.ts';
+export { GroupFollower } from './group-follower.ts';
+export type { GroupFollowerOptions, GroupPushOutcome } from './group-follower.ts';
 export type { PushOutcome, SyncEngineOptions } from './sync-engine.ts';
 export type { ClientLogger } from './logger.ts';
 export type { BackoffOptions } from './backoff.ts';
 export type { TokenTransport, WebSocketConstructor, WebSocketLike } from './socket.ts';
 export { ERROR_CODES, ENTRY_KINDS } from './wire.ts';
 export type {
-  Conv, Entry, EntryKind, ErrorCode, GroupMessage, GroupNews, Json, OpArgs, OpName, OpResult, Ops,
+  Conv, Entry, EntryKind, ErrorCode, GroupMessage, GroupNews, GroupPushFrame, Json, OpArgs, OpName, OpResult, Ops,
   Recipient, SyncResult, Tier,
 } from './wire.ts';

@@ -36,6 +36,8 @@ const CHECKS: { [O in OpName]: Check } = {
     (r['fanout'] === 'write' || r['fanout'] === 'read') && isSeq(r['headGseq']),
   'group.history': (r) => isGroupMessageList(r['messages']) && bool(r['hasMore']),
   'group.ack': (r) => isSeq(r['cursor']),
+  'group.readers': (r) => isSeq(r['gseq']) && num(r['readCount']) && num(r['unreadCount'])
+    && Array.isArray(r['readers']) && r['readers'].every(str) && bool(r['hasMore']),
 };
 
 /** Returns the typed result, or null when the server's answer does not have the op's shape. */

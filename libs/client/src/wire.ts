@@ -96,6 +96,11 @@ export interface Ops {
     result: { messages: GroupMessage[]; hasMore: boolean };
   };
   'group.ack': { args: { group: string; gseq: number }; result: { cursor: number } };
+  /** Extension (the project's docs/protocol.md): who read a read-fanout message. */
+  'group.readers': {
+    args: { group: string; gseq: number; after?: string; limit?: number };
+    result: { gseq: number; readCount: number; unreadCount: number; readers: string[]; hasMore: boolean };
+  };
 }
 
 export type OpName = keyof Ops;
@@ -113,7 +118,15 @@ export interface PushFrame {
   entries: Entry[];
 }
 
-export type ServerFrame = ReplyFrame | PushFrame;
+/** Extension frame: new messages of a read-fanout group stream (`{"op": "group.push", ...}`). */
+export interface GroupPushFrame {
+  kind: 'group.push';
+  group: string;
+  prevGseq: number;
+  messages: GroupMessage[];
+}
+
+export type ServerFrame = ReplyFrame | PushFrame | GroupPushFrame;
 
 // ---- minimal, safe guards: enough that the sync logic never acts on a malformed seq ----
 
@@ -167,6 +180,12 @@ export function parseServerFrame(text: string): ServerFrame | null {
   if (v['op'] === 'push') {
     if (!isSeq(v['prevSeq']) || !isEntryList(v['entries'])) return null;
     return { kind: 'push', prevSeq: v['prevSeq'], entries: v['entries'] };
+  }
+  if (v['op'] === 'group.push') {
+    const messages = v['messages'];
+    if (typeof v['group'] !== 'string' || !isSeq(v['prevGseq']) || !isEntryList(messages)
+      || !messages.every((m) => isSeq((m as unknown as Obj)['gseq']))) return null;
+    return { kind: 'group.push', group: v['group'], prevGseq: v['prevGseq'], messages: messages as GroupMessage[] };
   }
   const id = v['id'];
   if (!(id === null || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '@seqline/core';
 import {
-  BadRequestError, encodeError, encodePush, encodeReply, RecallExpiredError, toWireEntry, toWireGroupMessage,
+  BadRequestError, encodeError, encodeGroupPush, encodePush, encodeReply, RecallExpiredError, toWireEntry, toWireGroupMessage,
 } from '@seqline/protocol';
 
 const msg: Entry = {
@@ -55,5 +55,12 @@ describe('frame encoders', () => {
   it('encodePush converts entries to wire entries', () => {
     const leaky = { ...msg, internal: 1 } as unknown as Entry;
     expect(JSON.parse(encodePush(41, [leaky]))).toEqual({ op: 'push', prevSeq: 41, entries: [msg] });
+  });
+
+  it('encodeGroupPush: the extension frame names the group and prevGseq; messages carry gseq', () => {
+    const leaky = { ...msg, conv: { type: 'group', id: 'town' }, internal: 1 } as unknown as Entry;
+    expect(JSON.parse(encodeGroupPush('town', 41, [leaky]))).toEqual({
+      op: 'group.push', group: 'town', prevGseq: 41, messages: [{ ...msg, conv: { type: 'group', id: 'town' }, gseq: 42 }],
+    });
   });
 });
