@@ -22,6 +22,8 @@ const BENCHES: BenchSpec[] = [
   { name: 'sync', aliases: [], what: 'sync of 200 entries over WebSocket', run: async () => (await import('./sync.ts')).runSyncBench() },
   { name: 'push', aliases: ['push-latency', 'latency'], what: '1:1 send → push latency at a fixed offered load', run: async () => (await import('./push-latency.ts')).runPushLatencyBench() },
   { name: 'connections', aliases: ['conn', 'rss'], what: 'RSS per idle WebSocket', run: async () => (await import('./connections.ts')).runConnectionsBench() },
+  { name: 'distributed', aliases: ['dist'], what: 'CQL append rate, send → push and sync through worker + gateway (Cassandra, Redis, NATS)', run: async () => (await import('./distributed.ts')).runDistributedBench() },
+  { name: 'large-groups', aliases: ['groups'], what: 'write-fanout of 2 000 members, read-fanout to 10 000, writes per huge-group message', run: async () => (await import('./large-groups.ts')).runLargeGroupsBench() },
 ];
 
 function select(args: string[]): BenchSpec[] {

@@ -1,0 +1,252 @@
+/**
+ * Issue 3's figures, distributed mode, one run on the loopback Cassandra node:
+ * 1. appends/s of the CQL TimelineStore driven through an InboxOwner (as a worker does) against
+ *    the raw cassandra-driver prepared single-row INSERT rate, same concurrency and duration;
+ * 2. 1:1 send → push latency at a fixed open-loop rate through a worker + gateway (children);
+ * 3. sync of 200 entries through that gateway, Redis cache hit and miss.
+ */
+import { performance } from 'node:perf_hooks';
+import { createLocalPushBus } from '@seqline/bus';
+import { inboxKey, silentLogger, type InboxKey, type NewEntry } from '@seqline/core';
+import { InboxOwner } from '@seqline/seq';
+import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
+import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
+import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
+import { mapLimited, sleep } from './support.ts';
+import { BenchClient, tokenFor } from './ws-client.ts';
+
+const CONCURRENCY = 256;
+const SLICE_MS = 2500;
+const ROUNDS = 2;
+const BATCH = 10;
+const INBOXES = 2000;
+const TARGET_RATIO = 0.7;
+const RATES = [2000, 500];
+const PAIRS = 100;
+const WARMUP_MS = 2000;
+const MEASURE_MS = 8000;
+const SYNC_SAMPLES = 300;
+
+interface Slice { ops: number; errors: number; ms: number }
+
+/** Closed loop, `CONCURRENCY` ops outstanding for `ms`. Failed ops (a restarting node) are counted, not fatal. */
+async function closedLoop(ms: number, op: (i: number) => Promise<unknown>): Promise<Slice> {
+  const start = performance.now();
+  const end = start + ms;
+  let next = 0;
+  let ops = 0;
+  let errors = 0;
+  const lane = async () => {
+    while (performance.now() < end) {
+      try { await op(next++); ops++; } catch { errors++; await sleep(50); }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  return { ops, errors, ms: performance.now() - start };
+}
+
+class Tally {
+  entries = 0; ms = 0; errors = 0;
+  add(s: Slice, per = 1): void { this.entries += s.ops * per; this.ms += s.ms; this.errors += s.errors; }
+  get rate(): number { return this.entries / (this.ms / 1000); }
+}
+
+async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure[]> {
+  const { client } = stores;
+  await client.execute(`CREATE TABLE IF NOT EXISTS ${BENCH_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
+  const insert = `INSERT INTO ${BENCH_KEYSPACE}.raw_insert (inbox, seq, entry) VALUES (?, ?, ?)`;
+  const inboxes: InboxKey[] = Array.from({ length: INBOXES }, (_, i) => inboxKey(`b${RUN_ID}`, `u${i}`));
+  const rawSeq = new Array<number>(INBOXES).fill(0);
+  let counter = 0;
+  const entry = (): NewEntry => messageEntry(`da-${RUN_ID}-${counter++}`, 'peer', Date.now());
+  const raw = (i: number) => {
+    const k = i % INBOXES;
+    return client.execute(insert, [inboxes[k], ++rawSeq[k]!, JSON.stringify({ ...entry(), seq: rawSeq[k] })], { prepare: true });
+  };
+  const epoch = await stores.ceilings.nextEpoch(`bench-owner-${RUN_ID}`);
+  const push = createLocalPushBus({ logger: silentLogger });
+  const owner = new InboxOwner({ timeline: stores.timeline, ceilings: stores.ceilings, push, logger: silentLogger, epoch });
+  await owner.start();
+  const tallies = { raw: new Tally(), single: new Tally(), batched: new Tally() };
+  const latency = new Samples(2_000_000);
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      await waitForServices('during the store rates');
+      tallies.raw.add(await closedLoop(SLICE_MS, raw));
+      tallies.single.add(await closedLoop(SLICE_MS, async (i) => {
+        const t0 = performance.now();
+        await owner.append(inboxes[i % INBOXES] as InboxKey, [entry()]);
+        latency.add(performance.now() - t0);
+      }));
+      tallies.batched.add(await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % INBOXES] as InboxKey, Array.from({ length: BATCH }, entry))), BATCH);
+    }
+  } finally {
+    await owner.close();
+    await push.close();
+  }
+  const { raw: rw, single: s, batched: b } = tallies;
+  notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${BENCH_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
+  notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
+  notes.push(`  single-entry append latency at ${CONCURRENCY} in flight: ${fmtLatency(latency.summary())}`);
+  notes.push(`  batched ${BATCH}/call: ${fmtRate(b.rate / BATCH)} calls/s; vs raw single-row inserts ${fmtRatio(b.rate, rw.rate)}`);
+  return [
+    {
+      name: 'CQL appends/s, single-entry (InboxOwner)', value: fmtRate(s.rate), target: `≥ ${TARGET_RATIO * 100}% of raw`,
+      met: s.rate >= TARGET_RATIO * rw.rate, raw: `${fmtRate(rw.rate)} driver INSERT`, ratio: fmtRatio(s.rate, rw.rate),
+    },
+    { name: `CQL appends/s, batched ${BATCH}/call`, value: fmtRate(b.rate), target: '—', met: undefined, raw: `${fmtRate(rw.rate)} driver INSERT`, ratio: fmtRatio(b.rate, rw.rate) },
+  ];
+}
+
+/** Retries a first send until the shards are writable (lease wait-out after a worker starts). */
+async function firstSend(client: BenchClient, to: string): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; ; i++) {
+    const r = await client.call('send', { appinfo: `first-${RUN_ID}-${i}`, to: { user: to }, type: 'text', body: messageBody() }).reply;
+    if (r.reply.ok) return performance.now() - t0;
+    if (performance.now() - t0 > 60_000) throw new Error(`first send never succeeded: ${JSON.stringify(r.reply.error)}`);
+    await sleep(250);
+  }
+}
+
+interface LoadResult { rate: number; push: LatencySummary; ack: LatencySummary; sent: number; missing: number; errors: Map<string, number>; growth: string }
+
+async function pushLoad(url: string, rate: number, tag: string): Promise<LoadResult> {
+  const connect = async (user: string) => BenchClient.connect(url, await tokenFor(user));
+  const senders = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}s${i}`), 50, connect);
+  const receivers = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}r${i}`), 50, connect);
+  const total = Math.floor((MEASURE_MS / 1000) * rate);
+  const push = new Samples(total);
+  const ack = new Samples(total);
+  const tenths = [new Samples(total), new Samples(total)];
+  const errors = new Map<string, number>();
+  const sentAt = new Map<string, { t0: number; i: number }>();
+  for (const r of receivers) {
+    r.onPush = (frame, at) => {
+      for (const e of frame.entries) {
+        const s = sentAt.get(e.appinfo);
+        if (!s) continue;
+        sentAt.delete(e.appinfo);
+        push.add(at - s.t0);
+        if (s.i < total / 10) tenths[0]!.add(at - s.t0);
+        else if (s.i >= total - total / 10) tenths[1]!.add(at - s.t0);
+      }
+    };
+  }
+  const loop = (ms: number, measured: boolean) => new Promise<number>((resolve) => {
+    const n = Math.floor((ms / 1000) * rate);
+    const start = performance.now();
+    let sent = 0;
+    const tick = () => {
+      const due = Math.min(n, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+      for (; sent < due; sent++) {
+        const pair = sent % PAIRS;
+        const appinfo = `dp-${RUN_ID}-${tag}-${measured ? 'm' : 'w'}-${sent}`;
+        const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', { appinfo, to: { user: `${tag}r${pair}` }, type: 'text', body: messageBody() });
+        if (!measured) continue;
+        const i = sent;
+        sentAt.set(appinfo, { t0, i });
+        reply.then((r) => {
+          if (r.reply.ok) { ack.add(r.at - t0); return; }
+          const code = r.reply.error?.code ?? 'UNKNOWN';
+          errors.set(code, (errors.get(code) ?? 0) + 1);
+          sentAt.delete(appinfo);
+        }, () => {});
+      }
+      if (sent >= n) resolve(sent); else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  try {
+    await firstSend(senders[0] as BenchClient, `${tag}r0`);
+    await loop(WARMUP_MS, false);
+    const sent = await loop(MEASURE_MS, true);
+    const until = performance.now() + 10_000;
+    while (sentAt.size > 0 && performance.now() < until) await sleep(20);
+    const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}`;
+    return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size, errors, growth };
+  } finally {
+    await Promise.all([...senders, ...receivers].map((c) => c.close()));
+  }
+}
+
+/** Sustained: nothing lost or refused, and the last tenth's p50 did not run away from the first. */
+const sustained = (r: LoadResult) => r.missing === 0 && r.errors.size === 0 && r.push.p99 < 1000;
+
+async function syncLatency(stack: DistributedStack): Promise<{ hit: LatencySummary; miss: LatencySummary; flushed: number }> {
+  const sender = await BenchClient.connect(stack.gatewayUrl, await tokenFor(`sy${RUN_ID}s`));
+  const reader = await BenchClient.connect(stack.gatewayUrl, await tokenFor(`sy${RUN_ID}r`));
+  try {
+    await firstSend(sender, `sy${RUN_ID}r`);
+    for (let i = 0; i < 300; i += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, k) => sender.ok('send', { appinfo: `sy-${RUN_ID}-${i + k}`, to: { user: `sy${RUN_ID}r` }, type: 'text', body: messageBody() })));
+    }
+    const head = (await reader.ok('sync', { maxSeq: 0, limit: 1 })).reply['headSeq'] as number;
+    const from = head - 200;
+    const hit = new Samples(SYNC_SAMPLES);
+    const miss = new Samples(SYNC_SAMPLES);
+    let flushed = 0;
+    for (let i = 0; i < 30; i++) await reader.ok('sync', { maxSeq: from, limit: 200 }); // warm-up, fills the cache
+    for (let i = 0; i < SYNC_SAMPLES; i++) {
+      const { sentAt, reply } = reader.call('sync', { maxSeq: from, limit: 200 });
+      const r = await reply;
+      if (!r.reply.ok || (r.reply['entries'] as unknown[]).length !== 200) throw new Error(`sync (hit) failed: ${r.text.slice(0, 200)}`);
+      hit.add(r.at - sentAt);
+      flushed += await stack.flushTimelineCache();
+      const m = reader.call('sync', { maxSeq: from, limit: 200 });
+      const rm = await m.reply;
+      if (!rm.reply.ok || (rm.reply['entries'] as unknown[]).length !== 200) throw new Error(`sync (miss) failed: ${rm.text.slice(0, 200)}`);
+      miss.add(rm.at - m.sentAt);
+      // The miss refilled the cache: the next hit sample reads from it.
+    }
+    return { hit: hit.summary(), miss: miss.summary(), flushed };
+  } finally {
+    await sender.close();
+    await reader.close();
+  }
+}
+
+export async function runDistributedBench(): Promise<BenchResult> {
+  const notes: string[] = [];
+  const figures: Figure[] = [];
+  await waitForServices('before the bench');
+  const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: BENCH_KEYSPACE, migrate: true });
+  try {
+    figures.push(...await storeRates(stores, notes));
+  } finally {
+    await stores.close();
+  }
+  const stack = await startDistributedStack();
+  try {
+    const loads: LoadResult[] = [];
+    for (const [k, rate] of RATES.entries()) {
+      await waitForServices(`before the ${rate} msg/s load`);
+      const r = await pushLoad(stack.gatewayUrl, rate, `d${k}${RUN_ID.slice(-4)}`);
+      loads.push(r);
+      if (sustained(r)) break;
+    }
+    notes.push(`push: open loop, ${PAIRS} pairs, ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; 1 worker + 1 gateway (children), namespace ${stack.namespace}`);
+    for (const r of loads) {
+      const errs = [...r.errors].map(([c, n]) => `${c}×${n}`).join(', ') || 'none';
+      notes.push(`  @ ${r.rate} msg/s: ${r.sent} sent, never pushed ${r.missing}, errors ${errs}${sustained(r) ? '' : ' — NOT sustained'}`);
+      notes.push(`    send → push: ${fmtLatency(r.push)}; ${r.growth}`);
+      notes.push(`    send → ack:  ${fmtLatency(r.ack)}`);
+      figures.push({
+        name: `distributed 1:1 send→push p99 @ ${r.rate} msg/s`, value: `${fmtMs(r.push.p99)} (p50 ${fmtMs(r.push.p50)})${sustained(r) ? '' : ', not sustained'}`,
+        target: '< 25 ms', met: sustained(r) && r.push.p99 < 25,
+      });
+    }
+    await waitForServices('before the sync samples');
+    const sync = await syncLatency(stack);
+    notes.push(`sync: ${SYNC_SAMPLES} samples each, alternating; miss = all ${stack.namespace}:tl:* keys deleted before the request (${sync.flushed} keys deleted in total)`);
+    notes.push(`  hit:  ${fmtLatency(sync.hit)}`);
+    notes.push(`  miss: ${fmtLatency(sync.miss)}`);
+    figures.push({ name: 'distributed sync 200 p99, Redis hit', value: fmtMs(sync.hit.p99), target: '< 15 ms', met: sync.hit.p99 < 15 });
+    figures.push({ name: 'distributed sync 200 p99, Redis miss', value: fmtMs(sync.miss.p99), target: '< 15 ms', met: sync.miss.p99 < 15 });
+  } finally {
+    await stack.stop();
+  }
+  if (disturbances.length > 0) notes.push(`service disturbances: ${disturbances.join('; ')}`);
+  return { figures, notes };
+}
