@@ -5,7 +5,7 @@
  * cached answer is given only where the cache provably holds every entry of the range
  * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
  */
-import type { AppendOutcome, Entry, InboxKey, TimelineStore } from '@seqline/core';
+import type { AppendOutcome, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
 import { META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
@@ -65,10 +65,10 @@ export class CachedTimelineStore implements TimelineStore {
     if (!(this.maxEntries >= 1) || !(this.dedupMax >= 1)) throw new RangeError('cache sizes must be >= 1');
   }
 
-  async append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
+  async append(inbox: InboxKey, entries: Entry[], writeGuard?: WriteGuard): Promise<AppendOutcome[]> {
     let outcomes: AppendOutcome[];
     try {
-      outcomes = await this.inner.append(inbox, entries);
+      outcomes = await this.inner.append(inbox, entries, writeGuard);
     } catch (err) {
       // The append may have landed anyway (a timeout): readers should go to the store.
       const key = this.guard.key('tl', inbox);

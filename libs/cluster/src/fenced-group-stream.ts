@@ -5,7 +5,7 @@
  * (written by whoever serves that user, compare-and-raise in the store), not to the single
  * writer of the stream.
  */
-import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey } from '@seqline/core';
+import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 
 export class FencedGroupStreamStore implements GroupStreamStore {
@@ -16,9 +16,15 @@ export class FencedGroupStreamStore implements GroupStreamStore {
     private readonly blocker: () => string | undefined,
   ) {}
 
-  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+  append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
     const reason = this.blocker();
-    return reason === undefined ? this.inner.append(group, entries) : Promise.reject(new ShardLeaseLostError(this.shard, reason));
+    if (reason !== undefined) return Promise.reject(new ShardLeaseLostError(this.shard, reason));
+    // The lease is checked again before each of the store's write round trips.
+    return this.inner.append(group, entries, () => {
+      guard?.();
+      const lost = this.blocker();
+      if (lost !== undefined) throw new ShardLeaseLostError(this.shard, lost);
+    });
   }
 
   findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {

@@ -4,7 +4,7 @@
  * check and the write leaving the process is as short as it can be without store support (see
  * README "Residual risk"). Reads pass through.
  */
-import type { AppendOutcome, Entry, InboxKey, TimelineStore } from '@seqline/core';
+import type { AppendOutcome, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 
 export class FencedTimelineStore implements TimelineStore {
@@ -15,9 +15,18 @@ export class FencedTimelineStore implements TimelineStore {
     private readonly blocker: () => string | undefined,
   ) {}
 
-  append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
     const refused = this.refusal();
-    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries);
+    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries, this.guarded(guard));
+  }
+
+  /** The lease check again before each of the store's write round trips (not only the first). */
+  private guarded(outer?: WriteGuard): WriteGuard {
+    return () => {
+      outer?.();
+      const refused = this.refusal();
+      if (refused) throw refused;
+    };
   }
 
   addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {

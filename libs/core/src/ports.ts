@@ -9,6 +9,13 @@ import type { Limits } from './config.ts';
 
 // ---------------------------------------------------------------- timeline
 
+/**
+ * Called synchronously right before each write round trip of an append; throws to abort it.
+ * A shard owner passes its lease check: a store whose append takes several round trips (CQL)
+ * must not let a writer that was paused mid-append — and deposed meanwhile — finish it.
+ */
+export type WriteGuard = () => void;
+
 export interface TimelineStore {
   /**
    * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
@@ -16,8 +23,9 @@ export interface TimelineStore {
    * written and its original seq is returned with `duplicate: true` (also when the same
    * appinfo appears twice in one call). Entries and the appinfo index are written atomically;
    * durable when the promise resolves. A seq not above the inbox head is a bug: it throws.
+   * `guard` runs before every write the append makes (see WriteGuard).
    */
-  append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]>;
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]>;
   /** appinfo → seq for those of the given appinfos stored in this inbox. */
   findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>>;
   getEntry(inbox: InboxKey, seq: number): Promise<Entry | null>;
@@ -85,7 +93,7 @@ export interface GroupStore {
 /** Read-fanout group streams: one copy per message, numbered by gseq. */
 export interface GroupStreamStore {
   /** Same contract as TimelineStore.append, on (group, gseq). */
-  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]>;
+  append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]>;
   findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>>;
   readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]>;
   readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]>;

@@ -49,6 +49,25 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       return result.rows.map((row) => Number(row.get('seq')));
     }
 
+    it('runs the write guard before every write round trip and stops at the first refusal', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'alice');
+      await a.timeline.append(inbox, [msgEntry(1, 'g1')]);
+      let calls = 0;
+      const countingGuard = () => { calls += 1; };
+      await a.timeline.append(inbox, [msgEntry(2, 'g2')], countingGuard);
+      expect(calls).toBeGreaterThanOrEqual(2); // entries, then the commit
+      // A writer deposed before its first write writes nothing.
+      const deposed = () => { throw new Error('lease lost'); };
+      await expect(a.timeline.append(inbox, [msgEntry(3, 'g3')], deposed)).rejects.toThrow('lease lost');
+      // Deposed between the entries and the commit: the entries stay invisible leftovers.
+      let n = 0;
+      const lateLoss = () => { n += 1; if (n === 2) throw new Error('lease lost'); };
+      await expect(a.timeline.append(inbox, [msgEntry(4, 'g4')], lateLoss)).rejects.toThrow('lease lost');
+      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
+      expect(await a.timeline.headSeq(inbox)).toBe(2);
+      expect((await a.timeline.findSeqs(inbox, ['g3', 'g4'])).size).toBe(0);
+    });
+
     it('entries above the head (a crashed append) are invisible and cleared by the next append', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'm1'), msgEntry(2, 'm2')]);

@@ -5,6 +5,7 @@
 import {
   BadRequestError,
   type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey, type Logger,
+  type WriteGuard,
 } from '@seqline/core';
 import { optNum, type Cql } from './cql.ts';
 import { CqlSeqLog } from './seq-log.ts';
@@ -25,8 +26,8 @@ export class CqlGroupStreamStore implements GroupStreamStore {
     this.getCursorQuery = `SELECT gseq FROM ${cursors} WHERE grp = ? AND inbox = ?`;
   }
 
-  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
-    return this.log.append(group, entries);
+  append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
+    return this.log.append(group, entries, guard);
   }
 
   findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {

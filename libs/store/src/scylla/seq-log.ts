@@ -15,7 +15,9 @@
  * check-then-write dedup is safe because each stream has a single writer (DESIGN §5); inside
  * this process the appends of one stream are serialized as well.
  */
-import { InternalError, silentLogger, type AppendOutcome, type Entry, type Logger } from '@seqline/core';
+import { InternalError, silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
+
+const noGuard: WriteGuard = () => undefined;
 import { bucketOf, checkEntry, entryParams } from './entry-codec.ts';
 import type { Cql, Statement } from './cql.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
@@ -32,13 +34,18 @@ export class CqlSeqLog extends SeqLogReader {
     super(cql, tables);
   }
 
-  async append(stream: string, batch: Entry[]): Promise<AppendOutcome[]> {
+  async append(stream: string, batch: Entry[], guard: WriteGuard = noGuard): Promise<AppendOutcome[]> {
     if (batch.length === 0) return [];
     for (const entry of batch) checkEntry(stream, entry);
-    return this.writers.run(stream, () => this.appendSerialized(stream, batch));
+    return this.writers.run(stream, () => this.appendSerialized(stream, batch, guard));
   }
 
-  private async appendSerialized(stream: string, batch: Entry[]): Promise<AppendOutcome[]> {
+  /**
+   * `guard` runs right before each write round trip: a writer paused between two of them
+   * (SIGSTOP, a long GC) and deposed meanwhile must not finish its append after its successor
+   * started — its entries would land below seqs clients already synced past (I2).
+   */
+  private async appendSerialized(stream: string, batch: Entry[], guard: WriteGuard): Promise<AppendOutcome[]> {
     const { head: stored, found: known } = await this.lookup(stream, batch.map((entry) => entry.appinfo));
     // Every check happens before the first write: a rejected call writes nothing.
     let head = stored;
@@ -62,11 +69,14 @@ export class CqlSeqLog extends SeqLogReader {
     const probed = bucketOf(stored + 1);
     const buckets = [...new Set(toWrite.map((entry) => bucketOf(entry.seq)))];
     const contiguous = first === stored + 1 && head - first + 1 === toWrite.length;
+    guard();
     await Promise.all([
-      contiguous ? undefined : this.clearLeftovers(stream, stored, head),
+      contiguous ? undefined : this.clearLeftovers(stream, stored, head, guard),
       this.cql.batch(buckets.filter((bucket) => bucket > probed).map((bucket) => ({ query: this.q.insertMarker, params: [stream, bucket] }))),
     ]);
+    guard();
     await Promise.all(entryBatches(stream, toWrite, this.q.insertEntry).map((statements) => this.cql.batch(statements)));
+    guard();
     await this.cql.batch([
       ...toWrite.map((entry) => ({ query: this.q.insertAppinfo, params: [stream, entry.appinfo, entry.seq] })),
       ...buckets.map((bucket) => ({ query: this.q.insertMarker, params: [stream, bucket] })), // (re)sets the TTL
@@ -82,13 +92,14 @@ export class CqlSeqLog extends SeqLogReader {
    * above the head: in the bucket right after it (always probed) or in a marked bucket. A
    * contiguous append (head+1, head+2, …) overwrites every seq it passes, so only a gap costs this.
    */
-  private async clearLeftovers(stream: string, head: number, upTo: number): Promise<void> {
+  private async clearLeftovers(stream: string, head: number, upTo: number, guard: WriteGuard): Promise<void> {
     const probed = bucketOf(head + 1);
     const candidates = [probed, ...(await this.markersBetween(stream, probed, bucketOf(upTo)))];
     await Promise.all(candidates.map(async (bucket) => {
       const probe = await this.cql.read(this.q.probeRange, [stream, bucket, head, upTo]);
       if (probe.rows.length === 0) return;
       this.logger.warn({ stream, bucket, above: head, upTo }, 'clearing entries of a failed append');
+      guard();
       await this.cql.write(this.q.deleteRange, [stream, bucket, head, upTo]);
     }));
   }

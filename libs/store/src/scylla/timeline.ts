@@ -3,7 +3,7 @@
  * the receipt state of entries in `timeline_readers` (a set per entry, kept apart from the
  * entry so getEntry returns it exactly as appended).
  */
-import { NotFoundError, type AppendOutcome, type Entry, type InboxKey, type Logger, type TimelineStore } from '@seqline/core';
+import { NotFoundError, type AppendOutcome, type Entry, type InboxKey, type Logger, type TimelineStore, type WriteGuard } from '@seqline/core';
 import type { Cql } from './cql.ts';
 import { bucketOf } from './entry-codec.ts';
 import { CqlSeqLog } from './seq-log.ts';
@@ -22,8 +22,8 @@ export class CqlTimelineStore implements TimelineStore {
     this.getReadersQuery = `SELECT readers FROM ${readers} WHERE inbox = ? AND bucket = ? AND seq = ?`;
   }
 
-  append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
-    return this.log.append(inbox, entries);
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
+    return this.log.append(inbox, entries, guard);
   }
 
   findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
