@@ -1,10 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: `unit` (everything, files in parallel) and `faults` — tests that kill or
- * restart the shared services (Cassandra, Redis, NATS). Those run one file at a time, after
- * the rest (`npm test` runs the projects in sequence), so no other suite sees the outage.
+ * Three projects, run in sequence by `npm test`:
+ * - `unit`: everything else, files in parallel;
+ * - `heavy`: the large-group suites (2 000–12 000 members, a 10 000-socket swarm) and the
+ *   kill -9 crash test, one file at a time — on 2 cores they starve each other in parallel;
+ * - `faults`: tests that kill or restart the shared services (Cassandra, Redis, NATS), one
+ *   file at a time and last, so no other suite sees the outage.
  */
+const HEAVY = ['apps/server/test/large-groups.*.test.ts', 'apps/server/test/crash.e2e.test.ts'];
 const shared = { testTimeout: 30_000, hookTimeout: 120_000, pool: 'forks' as const };
 
 export default defineConfig({
@@ -15,7 +19,16 @@ export default defineConfig({
           ...shared,
           name: 'unit',
           include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
-          exclude: ['**/*.fault.test.ts', '**/node_modules/**'],
+          exclude: ['**/*.fault.test.ts', '**/node_modules/**', ...HEAVY],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'heavy',
+          include: HEAVY,
+          fileParallelism: false,
+          testTimeout: 180_000,
         },
       },
       {

@@ -90,7 +90,7 @@ describe('large groups: bounded, merged write-fanout', () => {
     console.log(`2 000-member burst: 100 messages fanned out in ${elapsed} ms; ${appends} inbox appends for ${entries} entries `
       + `(${(entries / appends).toFixed(1)} per append); max per-group concurrency ${stats.pools.large.maxRunningPerGroup} (limit ${limit}); `
       + `largest batch ${stats.pools.large.largestBatch}`);
-  }, 90_000);
+  }, 180_000);
 
   it('a limit changed through live settings applies to the running workers within seconds', async () => {
     const users = await largeGroup('live2k', 2000);
@@ -120,5 +120,5 @@ describe('large groups: bounded, merged write-fanout', () => {
     expect(inbox.entries.filter((e) => e.kind === 'msg')).toHaveLength(60);
     console.log(`live limit: 1 → 4 seen by the workers ${raisedAt - changedAt} ms after the update; max ${sampler.max()}`);
     await s.settings.update({ limits: { largeGroupConcurrency: DEFAULT_LIMITS.largeGroupConcurrency } });
-  }, 90_000);
+  }, 180_000);
 });
