@@ -4,9 +4,9 @@
  * alphabet, so an admin token is never accepted as a user token by the ordinary verifier
  * (and a user token is never an admin token: it has no role).
  */
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { SignJWT } from 'jose';
 import { BadRequestError, ForbiddenError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
-import { MIN_SECRET_BYTES, type TokenSecret } from './tokens.ts';
+import { MIN_SECRET_BYTES, verifyHs256, type TokenSecret } from './tokens.ts';
 
 export const ADMIN_ROLE = 'admin';
 const ADMIN_SUBJECT_PREFIX = 'admin:';
@@ -58,19 +58,7 @@ export function createAdminTokenVerifier(secret: TokenSecret, options: AdminToke
   const key = adminKey(secret);
   const clockTolerance = options.clockToleranceSeconds ?? 5;
   return async (token: string): Promise<AdminClaims> => {
-    if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(token, key, {
-        algorithms: ['HS256'],
-        requiredClaims: ['sub', 'exp'],
-        clockTolerance,
-        ...(options.clock ? { currentDate: new Date(options.clock.now()) } : {}),
-      }));
-    } catch (err) {
-      if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token expired');
-      throw new UnauthorizedError('invalid token');
-    }
+    const payload = await verifyHs256(token, key, clockTolerance, options.clock);
     const subject = payload.sub ?? '';
     if (payload['role'] !== ADMIN_ROLE || !subject.startsWith(ADMIN_SUBJECT_PREFIX)) {
       throw new ForbiddenError('an admin token is required');

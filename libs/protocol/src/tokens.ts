@@ -2,7 +2,7 @@
  * The wire auth contract: JWT HS256 with `sub` = user id, `tid` = tenant id, `exp`.
  * A token without `tid` belongs to the tenant "default" (docs/protocol.md).
  */
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { BadRequestError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
 
 export const DEFAULT_TENANT = 'default';
@@ -46,6 +46,26 @@ export async function issueToken(options: IssueTokenOptions): Promise<string> {
     .sign(key);
 }
 
+/**
+ * The one place a JWT is checked (user and admin tokens alike): HS256 only, `sub` and `exp`
+ * required, skew tolerated; any failure is UnauthorizedError and never echoes the token.
+ */
+export async function verifyHs256(token: string, key: Uint8Array, clockTolerance: number, clock?: Clock): Promise<JWTPayload> {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: ['HS256'],
+      requiredClaims: ['sub', 'exp'],
+      clockTolerance,
+      ...(clock ? { currentDate: new Date(clock.now()) } : {}),
+    });
+    return payload;
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token expired');
+    throw new UnauthorizedError('invalid token');
+  }
+}
+
 export interface TokenVerifierOptions {
   clock?: Clock;
   /** Allowed clock skew between the issuer and this process (default 5 s). */
@@ -57,19 +77,7 @@ export function createTokenVerifier(secret: TokenSecret, options: TokenVerifierO
   const key = secretKey(secret);
   const clockTolerance = options.clockToleranceSeconds ?? 5;
   return async (token: string): Promise<TokenClaims> => {
-    if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(token, key, {
-        algorithms: ['HS256'],
-        requiredClaims: ['sub', 'exp'],
-        clockTolerance,
-        ...(options.clock ? { currentDate: new Date(options.clock.now()) } : {}),
-      }));
-    } catch (err) {
-      if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token expired');
-      throw new UnauthorizedError('invalid token');
-    }
+    const payload = await verifyHs256(token, key, clockTolerance, options.clock);
     const user = payload.sub;
     const tenant = payload['tid'] ?? DEFAULT_TENANT;
     if (typeof user !== 'string' || !ID_PATTERN.test(user)) throw new UnauthorizedError('invalid token: sub');
