@@ -65,9 +65,9 @@ async function okRetrying(client: BenchClient, op: string, args: Json): Promise<
 
 /** Creates a group of `users` (users[0] creates it), adding members in frame-sized chunks. */
 async function createGroup(owner: BenchClient, id: string, users: string[]): Promise<string> {
-  const first = await okRetrying(owner, 'group.create', { name: id, id, members: users.slice(1, CHUNK) });
+  const first = await okRetrying(owner, 'group.create', { name: id, group: id, members: users.slice(1, CHUNK) });
   let tier = first['tier'] as string;
-  for (let i = CHUNK; i < users.length; i += CHUNK) tier = (await okRetrying(owner, 'group.add', { id, members: users.slice(i, i + CHUNK) }))['tier'] as string;
+  for (let i = CHUNK; i < users.length; i += CHUNK) tier = (await okRetrying(owner, 'group.add', { group: id, members: users.slice(i, i + CHUNK) }))['tier'] as string;
   return tier;
 }
 
