@@ -3,22 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inboxKey, silentLogger } from '@seqline/core';
 import type { JobContext, PushMessage } from '@seqline/core';
-import { eventually, pushBusContract, uniqueName, workQueueContract } from '@seqline/testing';
+import { eventually, pushBusContract, requireServices, uniqueName, workQueueContract } from '@seqline/testing';
 import { createNatsPushBus, createNatsWorkQueue } from '../src/index.ts';
 import { connectNats, deleteStreams, isolatedTopology, NATS_URL, probeNats } from './nats-harness.ts';
 
 const probe = await probeNats();
-const required = process.env.REQUIRE_SERVICES === '1';
 const topology = isolatedTopology();
 const contractBackoff = [150, 300];
 
-if (!probe.ok) {
-  if (!required) process.stderr.write(`[libs/bus] NATS tests skipped: ${probe.reason}\n`);
-  describe('NATS adapters', () => {
-    if (required) it('needs a NATS server (REQUIRE_SERVICES=1)', () => { throw new Error(probe.reason); });
-    else it.skip(`skipped: ${probe.reason}; start one with scripts/services.sh up or set NATS_URL`, () => {});
-  });
-} else {
+if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scripts/services.sh up or set NATS_URL')) {
   afterAll(() => deleteStreams(topology.streamPrefix));
 
   // Each open() is a separate connection, like a separate worker process.

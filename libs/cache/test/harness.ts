@@ -6,12 +6,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { describe, it } from 'vitest';
+import { describe } from 'vitest';
+import { requireServices } from '@seqline/testing';
 import type { Logger } from '@seqline/core';
 import { createCacheRedisClient } from '../src/index.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const required = process.env.REQUIRE_SERVICES === '1';
 
 export async function probeRedis(url = REDIS_URL): Promise<{ ok: true } | { ok: false; reason: string }> {
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2_000, retryStrategy: () => null });
@@ -32,15 +32,7 @@ export async function probeRedis(url = REDIS_URL): Promise<{ ok: true } | { ok: 
  * REQUIRE_SERVICES=1 — one failing test.
  */
 export function describeWithRedis(name: string, probe: { ok: true } | { ok: false; reason: string }, body: () => void): void {
-  if (probe.ok) {
-    describe(name, body);
-    return;
-  }
-  if (!required) process.stderr.write(`[libs/cache] ${name} skipped: ${probe.reason}\n`);
-  describe(name, () => {
-    if (required) it('needs Redis (REQUIRE_SERVICES=1)', () => { throw new Error(probe.reason); });
-    else it.skip(`skipped: ${probe.reason}; start it with scripts/services.sh up or set REDIS_URL`, () => {});
-  });
+  if (requireServices(probe, name, 'Redis', 'start it with scripts/services.sh up or set REDIS_URL')) describe(name, body);
 }
 
 /** A cache client (as production builds it), resolved once it is ready. */

@@ -3,7 +3,7 @@
  * skip-or-fail rule (REQUIRE_SERVICES=1 turns "no cluster" into a failure, as in CI).
  */
 import { Client } from 'cassandra-driver';
-import { describe, it } from 'vitest';
+import { requireServices } from '@seqline/testing';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store';
 
 export const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
@@ -28,20 +28,9 @@ export async function servicesAvailable(): Promise<Probe> {
   }
 }
 
-/**
- * When the probe failed: registers one skipped test naming the reason (or, with
- * REQUIRE_SERVICES=1, one failing test) and returns false; the caller registers its suites
- * only when this returns true.
- */
+/** Skips (or, with REQUIRE_SERVICES=1, fails) when no CQL cluster answers. */
 export function requireOrSkip(probe: Probe, what: string): boolean {
-  if (probe.ok) return true;
-  const required = process.env.REQUIRE_SERVICES === '1';
-  if (!required) process.stderr.write(`[libs/store] ${what} skipped: ${probe.reason}\n`);
-  describe(what, () => {
-    if (required) it('needs a CQL cluster (REQUIRE_SERVICES=1)', () => { throw new Error(probe.reason); });
-    else it.skip(`skipped: ${probe.reason}; start one with scripts/services.sh up or set SCYLLA_CONTACT_POINTS`, () => {});
-  });
-  return false;
+  return requireServices(probe, what, 'a CQL cluster', 'start one with scripts/services.sh up or set SCYLLA_CONTACT_POINTS');
 }
 
 /** A bare driver client, for raw CQL in tests (schema checks, simulating a crashed writer). */

@@ -1,2 +1,3 @@
 /** Port contract suites (vitest): every adapter of a port runs the same suite. */
 export * from './contracts/index.ts';
+export { requireServices, type ServiceProbe } from './services.ts';

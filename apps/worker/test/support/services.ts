@@ -10,7 +10,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Client } from 'cassandra-driver';
 import { Redis } from 'ioredis';
-import { describe, it } from 'vitest';
+import { requireServices as requireServicesOrSkip } from '@seqline/testing';
 
 const run = promisify(execFile);
 
@@ -73,19 +73,9 @@ export async function probeAll(): Promise<Probe> {
   return problems.length === 0 ? { ok: true } : { ok: false, reason: problems.join('; ') };
 }
 
-/**
- * When a service is down: registers one skipped test naming the reason (one failing test with
- * REQUIRE_SERVICES=1) and returns false; callers register their suites only on true.
- */
+/** Skips (or, with REQUIRE_SERVICES=1, fails) when Cassandra, Redis or NATS is down. */
 export function requireServices(probe: Probe, what: string): boolean {
-  if (probe.ok) return true;
-  const required = process.env.REQUIRE_SERVICES === '1';
-  if (!required) process.stderr.write(`[apps/worker] ${what} SKIPPED: ${probe.reason} (start them with: bash scripts/services.sh up)\n`);
-  describe(what, () => {
-    if (required) it('needs Cassandra, Redis and NATS (REQUIRE_SERVICES=1)', () => { throw new Error(probe.reason); });
-    else it.skip(`skipped: ${probe.reason}; start them with bash scripts/services.sh up`, () => {});
-  });
-  return false;
+  return requireServicesOrSkip(probe, what, 'Cassandra, Redis and NATS');
 }
 
 /** `bash scripts/services.sh <cmd> <svc>` — stop/start/kill a shared service (fault tests only). */
