@@ -16,6 +16,7 @@ import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type F
 import { mapLimited, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
+const STORE_KEYSPACE = `${BENCH_KEYSPACE}_store`;
 const CONCURRENCY = 256;
 const SLICE_MS = 2500;
 const ROUNDS = 2;
@@ -54,8 +55,8 @@ class Tally {
 
 async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure[]> {
   const { client } = stores;
-  await client.execute(`CREATE TABLE IF NOT EXISTS ${BENCH_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
-  const insert = `INSERT INTO ${BENCH_KEYSPACE}.raw_insert (inbox, seq, entry) VALUES (?, ?, ?)`;
+  await client.execute(`CREATE TABLE IF NOT EXISTS ${STORE_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
+  const insert = `INSERT INTO ${STORE_KEYSPACE}.raw_insert (inbox, seq, entry) VALUES (?, ?, ?)`;
   const inboxes: InboxKey[] = Array.from({ length: INBOXES }, (_, i) => inboxKey(`b${RUN_ID}`, `u${i}`));
   const rawSeq = new Array<number>(INBOXES).fill(0);
   let counter = 0;
@@ -64,7 +65,8 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
     const k = i % INBOXES;
     return client.execute(insert, [inboxes[k], ++rawSeq[k]!, JSON.stringify({ ...entry(), seq: rawSeq[k] })], { prepare: true });
   };
-  const epoch = await stores.ceilings.nextEpoch(`bench-owner-${RUN_ID}`);
+  // One scope for every run: each run's owner outranks the last one's claims on the sections.
+  const epoch = await stores.ceilings.nextEpoch('bench-store-owner');
   const push = createLocalPushBus({ logger: silentLogger });
   const owner = new InboxOwner({ timeline: stores.timeline, ceilings: stores.ceilings, push, logger: silentLogger, epoch });
   await owner.start();
@@ -86,7 +88,7 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
     await push.close();
   }
   const { raw: rw, single: s, batched: b } = tallies;
-  notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${BENCH_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
+  notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
   notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
   notes.push(`  single-entry append latency at ${CONCURRENCY} in flight: ${fmtLatency(latency.summary())}`);
   notes.push(`  batched ${BATCH}/call: ${fmtRate(b.rate / BATCH)} calls/s; vs raw single-row inserts ${fmtRatio(b.rate, rw.rate)}`);
@@ -211,7 +213,8 @@ export async function runDistributedBench(): Promise<BenchResult> {
   const notes: string[] = [];
   const figures: Figure[] = [];
   await waitForServices('before the bench');
-  const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: BENCH_KEYSPACE, migrate: true });
+  // A keyspace of its own: the stack's workers claim the same shard sections under their lease epochs.
+  const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
   try {
     figures.push(...await storeRates(stores, notes));
   } finally {

@@ -14,6 +14,7 @@ import type {
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { readersByAppinfo, takeRun } from './inbox-queue.ts';
 import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbox-queue.ts';
+import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator } from './section-allocator.ts';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { planReceipts } from './receipt-plan.ts';
@@ -35,6 +36,7 @@ export class InboxOwner implements InboxWriter {
   private readonly maxCachedInboxes: number;
   private readonly maxKeysPerSection: number | undefined;
   private readonly allocators = new Map<number, SectionAllocator>();
+  private readonly recent: RecentAppinfos;
   /** Insertion order = least recently enqueued first (re-inserted on use). */
   private readonly states = new Map<InboxKey, InboxState>();
   private readonly sweepTimer: NodeJS.Timeout;
@@ -58,6 +60,7 @@ export class InboxOwner implements InboxWriter {
     this.idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
     this.maxCachedInboxes = options.maxCachedInboxes ?? 100_000;
     this.maxKeysPerSection = options.maxKeysPerSection;
+    this.recent = new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
     this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, this.idleInboxMs / 2));
     this.sweepTimer.unref();
   }
@@ -221,7 +224,7 @@ export class InboxOwner implements InboxWriter {
   }
 
   /**
-   * Dedups, allocates, appends durably, then pushes. Outcomes align with `entries`. On a failed
+   * Allocates, appends durably (the store dedups), then pushes. Outcomes align with `entries`. On a failed
    * append the allocated seqs are burnt and the head is re-read from the store next time (the
    * append may have landed after all, e.g. a timeout).
    */
@@ -233,8 +236,9 @@ export class InboxOwner implements InboxWriter {
       state.head = storeHead;
     }
     const headBefore = state.head;
-    const found = await this.timeline.findSeqs(state.inbox, [...new Set(entries.map((e) => e.appinfo))]);
-    const { outcomes, fresh } = dedupAgainst(entries, found);
+    // A recent resend is answered from memory; any other is deduped inside the store's append
+    // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
+    const { outcomes, fresh } = dedupAgainst(entries, this.recent.lookup(state.inbox, new Set(entries.map((e) => e.appinfo))));
     if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
 
     const seqs = await alloc.next(state.inbox, fresh.length);
@@ -250,6 +254,7 @@ export class InboxOwner implements InboxWriter {
     const stored: Entry[] = [];
     results.forEach((r, k) => {
       outcomes[(fresh[k] as { index: number }).index] = { seq: r.seq, duplicate: r.duplicate };
+      this.recent.remember(state.inbox, (toStore[k] as Entry).appinfo, r.seq);
       if (!r.duplicate) stored.push(toStore[k] as Entry);
     });
     const last = stored[stored.length - 1];

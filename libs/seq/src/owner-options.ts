@@ -20,6 +20,8 @@ export interface InboxOwnerOptions {
   idleInboxMs?: number;
   /** Above this many cached inboxes the oldest idle ones are dropped at once. Default 100 000. */
   maxCachedInboxes?: number;
+  /** appinfos remembered to answer resends without the store (RecentAppinfos). Default 100 000. */
+  maxRecentAppinfos?: number;
   /** Most keys per section allocator (see SectionAllocator.maxKeys). */
   maxKeysPerSection?: number;
 }

@@ -78,6 +78,17 @@ describe('InboxOwner append', () => {
     expect(r.push.forInbox(a).map((p) => p.prevSeq)).toEqual([0, 1]);
   });
 
+  it('a resend the owner no longer remembers is deduped by the store: same seq, one copy, no push', async () => {
+    const r = rig();
+    const o = r.owner(1, { maxRecentAppinfos: 0 });
+    const a = inbox('alice');
+    const e = msg('bob', 'once');
+    expect(await o.append(a, [e])).toEqual([{ seq: 1, duplicate: false }]);
+    expect(await o.append(a, [e, msg('bob', 'next')])).toEqual([{ seq: 1, duplicate: true }, { seq: 3, duplicate: false }]);
+    expect(r.timeline.all(a).map((x) => x.seq)).toEqual([1, 3]); // seq 2 was burnt on the resend
+    expect(r.push.forInbox(a).map((p) => [p.prevSeq, p.entries.map((x) => x.seq)])).toEqual([[0, [1]], [1, [3]]]);
+  });
+
   it('push carries the right prevSeq across merged batches and across a failed append', async () => {
     const r = rig();
     const o = r.owner(1);

@@ -16,6 +16,7 @@
 import type { Entry } from '@seqline/core';
 import { chunks, num, optNum, type Cql } from './cql.ts';
 import { ENTRY_COLUMNS, ENTRY_SELECT, appinfoFits, bucketOf, rowToEntry } from './entry-codec.ts';
+import { MARKER_TTL_SECONDS } from './bucket-marker-memo.ts';
 
 export interface SeqLogTables {
   entries: string;
@@ -34,9 +35,11 @@ const IN_CHUNK = 100;
 
 export class SeqLogReader {
   readonly q: ReturnType<typeof statements>;
+  private readonly keyColumn: string;
 
   constructor(readonly cql: Cql, tables: SeqLogTables) {
     this.q = statements(cql, tables);
+    this.keyColumn = tables.key;
   }
 
   async headSeq(stream: string): Promise<number> {
@@ -61,6 +64,25 @@ export class SeqLogReader {
       else found.set(appinfo, num(row.get('seq')));
     }
     return { head, found };
+  }
+
+  /**
+   * Heads and stored seqs of many streams in one request (IN on the partition key, a
+   * cartesian product with the appinfos: callers keep streams × appinfos small and filter
+   * each stream's `found` to its own appinfos).
+   */
+  async lookupMany(streams: string[], appinfos: string[]): Promise<Map<string, { head: number; found: Map<string, number> }>> {
+    const names = [HEAD_ROW, ...new Set(appinfos.filter((appinfo) => appinfo !== HEAD_ROW && appinfoFits(appinfo)))];
+    const keys = [...new Set(streams)];
+    const out = new Map(keys.map((key) => [key, { head: 0, found: new Map<string, number>() }]));
+    for (const row of await this.cql.readAll(this.q.lookupMany, [keys, names], { fetchSize: 5000 })) {
+      const result = out.get(String(row.get(this.keyColumn)));
+      if (result === undefined) continue;
+      const appinfo = String(row.get('appinfo'));
+      if (appinfo === HEAD_ROW) result.head = num(row.get('seq'));
+      else result.found.set(appinfo, num(row.get('seq')));
+    }
+    return out;
   }
 
   async getEntry(stream: string, seq: number): Promise<Entry | null> {
@@ -141,6 +163,7 @@ function statements(cql: Cql, tables: SeqLogTables) {
   return {
     head: `SELECT seq FROM ${appinfos} WHERE ${k} = ? AND appinfo = ''`,
     lookup: `SELECT appinfo, seq FROM ${appinfos} WHERE ${k} = ? AND appinfo IN ?`,
+    lookupMany: `SELECT ${k}, appinfo, seq FROM ${appinfos} WHERE ${k} IN ? AND appinfo IN ?`,
     markersAsc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket >= ? LIMIT ?`,
     markersDesc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket <= ? ORDER BY bucket DESC LIMIT ?`,
     markersBetween: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket > ? AND bucket <= ?`,
@@ -153,7 +176,7 @@ function statements(cql: Cql, tables: SeqLogTables) {
     probeRange: `SELECT seq FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq > ? AND seq <= ? LIMIT 1`,
     deleteRange: `DELETE FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq > ? AND seq <= ?`,
     insertAppinfo: `INSERT INTO ${appinfos} (${k}, appinfo, seq) VALUES (?, ?, ?)`,
-    insertMarker: `INSERT INTO ${buckets} (${k}, bucket) VALUES (?, ?)`,
+    insertMarker: `INSERT INTO ${buckets} (${k}, bucket) VALUES (?, ?) USING TTL ${MARKER_TTL_SECONDS}`,
     // The head's write timestamp is the head itself: last-write-wins then means highest-head-wins,
     // whatever the writers' clocks say (a takeover by a process with a slower clock cannot move
     // the head back). TTL 0: the head outlives the 180-day TTL of everything else.

@@ -1,0 +1,120 @@
+/**
+ * Pure planning of seq-log appends (no I/O): what one stream's append writes given what its
+ * lookup found, and how the statements of many appends are packed into few CQL batches.
+ * Packing is what makes the CQL append cheap: Cassandra spends most of a small write on the
+ * request itself, so sixty appends in one multi-partition batch cost far less than sixty requests.
+ */
+import { InternalError, type AppendOutcome, type Entry } from '@seqline/core';
+import type { Statement } from './cql.ts';
+import { bucketOf, entryParams } from './entry-codec.ts';
+
+/** Single-partition batches stay well below Cassandra's mutation and frame size limits. */
+export const MAX_PARTITION_BATCH_ROWS = 100;
+export const MAX_PARTITION_BATCH_BYTES = 512 * 1024;
+/**
+ * Multi-partition batches stay below Cassandra's `batch_size_fail_threshold` (50 KiB by
+ * default; single-partition batches are exempt from it).
+ */
+export const MAX_SHARED_BATCH_ROWS = 100;
+export const MAX_SHARED_BATCH_BYTES = 40 * 1024;
+
+export interface AppendPlan {
+  /** One per entry of the call, in order. */
+  outcomes: AppendOutcome[];
+  /** Entries not stored yet, ascending seqs. Empty when everything was a duplicate. */
+  toWrite: Entry[];
+  /** Head before this append, as read. */
+  stored: number;
+  /** Head after this append commits. */
+  head: number;
+  /** Buckets the new entries fall in. */
+  buckets: number[];
+  /** True when the new seqs continue the head without a gap (no leftovers can be in the way). */
+  contiguous: boolean;
+  /** Buckets past the one right after the head: their markers go first (leftovers stay findable). */
+  farBuckets: number[];
+}
+
+/**
+ * Dedups `batch` against the stored appinfos (`known`, mutated with the new ones) and checks
+ * every new seq is above the head. Every check happens before any write: a rejected call
+ * writes nothing.
+ */
+export function planAppend(stream: string, batch: readonly Entry[], stored: number, known: Map<string, number>): AppendPlan {
+  let head = stored;
+  const outcomes: AppendOutcome[] = [];
+  const toWrite: Entry[] = [];
+  for (const entry of batch) {
+    const original = known.get(entry.appinfo);
+    if (original !== undefined) {
+      outcomes.push({ seq: original, duplicate: true });
+      continue;
+    }
+    if (entry.seq <= head) throw new InternalError(`seq ${entry.seq} is not above head ${head} of ${stream}`);
+    head = entry.seq;
+    known.set(entry.appinfo, entry.seq);
+    outcomes.push({ seq: entry.seq, duplicate: false });
+    toWrite.push(entry);
+  }
+  const first = toWrite[0]?.seq;
+  const buckets = [...new Set(toWrite.map((entry) => bucketOf(entry.seq)))];
+  const probed = bucketOf(stored + 1);
+  return {
+    outcomes, toWrite, stored, head, buckets,
+    contiguous: first === undefined || (first === stored + 1 && head - first + 1 === toWrite.length),
+    farBuckets: buckets.filter((bucket) => bucket > probed),
+  };
+}
+
+/** Rough serialized size of a statement's values (strings as UTF-8 upper bound). */
+export function statementBytes(statement: Statement): number {
+  return statement.params.reduce<number>((sum, p) => sum + (typeof p === 'string' ? p.length * 3 : Array.isArray(p) ? 16 * p.length + 16 : 16), 0);
+}
+
+/** Entry inserts of one stream, grouped into single-partition (one bucket) size-bounded batches. */
+export function entryBatches(stream: string, entries: readonly Entry[], insert: string): Statement[][] {
+  const open = new Map<number, { statements: Statement[]; bytes: number }>();
+  const out: Statement[][] = [];
+  for (const entry of entries) {
+    const bucket = bucketOf(entry.seq);
+    const statement = { query: insert, params: [stream, bucket, ...entryParams(entry)] };
+    const bytes = statementBytes(statement);
+    let current = open.get(bucket);
+    if (current === undefined || current.statements.length >= MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
+      current = { statements: [], bytes: 0 };
+      open.set(bucket, current);
+      out.push(current.statements);
+    }
+    current.statements.push(statement);
+    current.bytes += bytes;
+  }
+  return out;
+}
+
+/**
+ * Packs per-partition statement groups into batches: small groups share a multi-partition
+ * batch (within the shared limits); a group too big to share goes alone (single-partition
+ * batches are exempt from the size threshold). A group is never split, so every partition's
+ * statements stay in one batch and are applied as one mutation. Returns, per batch, the
+ * owners (caller's tags) of the groups in it.
+ */
+export function packBatches<T>(groups: readonly { owner: T; statements: Statement[] }[]): { statements: Statement[]; owners: T[] }[] {
+  const out: { statements: Statement[]; owners: T[] }[] = [];
+  let shared: { statements: Statement[]; owners: T[]; bytes: number } | undefined;
+  for (const group of groups) {
+    if (group.statements.length === 0) continue;
+    const bytes = group.statements.reduce((sum, s) => sum + statementBytes(s), 0);
+    if (group.statements.length > MAX_SHARED_BATCH_ROWS || bytes > MAX_SHARED_BATCH_BYTES) {
+      out.push({ statements: group.statements, owners: [group.owner] });
+      continue;
+    }
+    if (shared === undefined || shared.statements.length + group.statements.length > MAX_SHARED_BATCH_ROWS || shared.bytes + bytes > MAX_SHARED_BATCH_BYTES) {
+      shared = { statements: [], owners: [], bytes: 0 };
+      out.push(shared);
+    }
+    shared.statements.push(...group.statements);
+    if (!shared.owners.includes(group.owner)) shared.owners.push(group.owner);
+    shared.bytes += bytes;
+  }
+  return out.map(({ statements, owners }) => ({ statements, owners }));
+}
