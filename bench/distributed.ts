@@ -16,6 +16,8 @@ import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type F
 import { mapLimited, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
+/** `BENCH_PARTS=store,push,sync` (default all) runs a part alone, e.g. while tuning one path. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'store,push,sync').split(',').map((part) => part.trim()));
 const STORE_KEYSPACE = `${BENCH_KEYSPACE}_store`;
 const CONCURRENCY = 256;
 const SLICE_MS = 2500;
@@ -213,17 +215,19 @@ export async function runDistributedBench(): Promise<BenchResult> {
   const notes: string[] = [];
   const figures: Figure[] = [];
   await waitForServices('before the bench');
-  // A keyspace of its own: the stack's workers claim the same shard sections under their lease epochs.
-  const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
-  try {
-    figures.push(...await storeRates(stores, notes));
-  } finally {
-    await stores.close();
+  if (PARTS.has('store')) {
+    // A keyspace of its own: the stack's workers claim the same shard sections under their lease epochs.
+    const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
+    try {
+      figures.push(...await storeRates(stores, notes));
+    } finally {
+      await stores.close();
+    }
   }
   const stack = await startDistributedStack();
   try {
     const loads: LoadResult[] = [];
-    for (const [k, rate] of RATES.entries()) {
+    for (const [k, rate] of (PARTS.has('push') ? RATES : []).entries()) {
       await waitForServices(`before the ${rate} msg/s load`);
       const r = await pushLoad(stack.gatewayUrl, rate, `d${k}${RUN_ID.slice(-4)}`);
       loads.push(r);
@@ -240,6 +244,7 @@ export async function runDistributedBench(): Promise<BenchResult> {
         target: '< 25 ms', met: sustained(r) && r.push.p99 < 25,
       });
     }
+    if (!PARTS.has('sync')) return { figures, notes };
     await waitForServices('before the sync samples');
     const sync = await syncLatency(stack);
     notes.push(`sync: ${SYNC_SAMPLES} samples each, alternating; miss = all ${stack.namespace}:tl:* keys deleted before the request (${sync.flushed} keys deleted in total)`);

@@ -4,7 +4,7 @@
  * failures.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboxKey, type Entry } from '@seqline/core';
+import { inboxKey, type Entry, type InboxKey } from '@seqline/core';
 import { msgEntry, uniqueTenant } from '@seqline/testing';
 import { migrateSchema, type ScyllaStores } from '@seqline/store';
 import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
@@ -53,7 +53,7 @@ if (requireOrSkip(probe, 'CQL group commit')) {
         return s.timeline.append(inbox, [msgEntry(6, 'x'), msgEntry(7, 'y')]);
       }));
       for (const [i, outcome] of outcomes.entries()) {
-        const inbox = inboxes[i] as string;
+        const inbox = inboxes[i] as InboxKey;
         const entries = seqs(await s.timeline.readAfter(inbox, 0, 10));
         if (i % 4 === 0) {
           expect(outcome.status).toBe('fulfilled');
