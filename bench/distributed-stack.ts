@@ -47,7 +47,9 @@ export async function waitForServices(during: string): Promise<void> {
 interface Child { proc: ChildProcess; output: () => string }
 
 function startChild(main: string, readyText: string, env: Record<string, string>): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_ARGS: extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0);
+  const proc = spawn(process.execPath, [...extra, '--import', 'tsx', main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (d: Buffer) => { output = (output + d.toString()).slice(-8000); };
   process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });

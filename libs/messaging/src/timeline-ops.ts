@@ -12,11 +12,14 @@ import { appendToStream } from './send.ts';
 export async function sync(d: MessagingDeps, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
-  const rows = await d.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1);
+  // Independent reads, in parallel (a cache miss would otherwise chain them). A head read
+  // before an append the rows include is raised to the last returned seq.
+  const [rows, head, groups] = await Promise.all([
+    d.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1), d.timeline.headSeq(inbox), listGroupNews(d, caller),
+  ]);
   const { items, hasMore } = pageOf(rows, n);
-  // Read after the rows so headSeq >= every returned seq.
-  const headSeq = Math.max(await d.timeline.headSeq(inbox), items.at(-1)?.seq ?? 0);
-  return { entries: items, headSeq, hasMore, groups: await listGroupNews(d, caller) };
+  const headSeq = Math.max(head, items.at(-1)?.seq ?? 0);
+  return { entries: items, headSeq, hasMore, groups };
 }
 
 /** Backward paging; beforeSeq <= 0 means "from the newest". */

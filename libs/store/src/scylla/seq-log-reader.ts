@@ -108,13 +108,22 @@ export class SeqLogReader {
   async readAfter(stream: string, afterSeq: number, limit: number): Promise<Entry[]> {
     if (!(limit > 0)) return [];
     const after = Math.max(0, Math.floor(afterSeq)); // seq > 2.5 ⇔ seq > 2 for integer seqs
-    const [head, firstPage] = await Promise.all([this.headSeq(stream), this.markers(stream, bucketOf(after + 1), 'asc')]);
+    const start = bucketOf(after + 1);
+    // The first bucket is read alongside the head and the markers (one round trip for the usual
+    // inbox of one bucket), unclamped: rows above the head sort after every committed one, so
+    // dropping them afterwards leaves exactly the committed rows the clamped read would return.
+    const [head, firstPage, early] = await Promise.all([
+      this.headSeq(stream), this.markers(stream, start, 'asc'),
+      this.cql.readAll(this.q.entriesAfterUnclamped, [stream, start, after, limit]),
+    ]);
     const out: Entry[] = [];
     if (after >= head) return out;
     for (let page = firstPage; ; page = await this.markers(stream, (page.at(-1) ?? 0) + 1, 'asc')) {
       for (const bucket of page) {
         if (bucket > bucketOf(head) || out.length >= limit) return out; // above the head: uncommitted leftovers
-        const rows = await this.cql.readAll(this.q.entriesAfter, [stream, bucket, after, head, limit - out.length]);
+        const rows = bucket === start
+          ? early.filter((row) => num(row.get('seq')) <= head).slice(0, limit - out.length)
+          : await this.cql.readAll(this.q.entriesAfter, [stream, bucket, after, head, limit - out.length]);
         out.push(...rows.map(rowToEntry));
       }
       if (page.length < BUCKET_PAGE) return out;
@@ -170,6 +179,7 @@ function statements(cql: Cql, tables: SeqLogTables) {
     getEntry: `SELECT ${ENTRY_SELECT} FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq = ?`,
     hasEntry: `SELECT seq FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq = ?`,
     entriesAfter: `SELECT ${ENTRY_SELECT} FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq > ? AND seq <= ? LIMIT ?`,
+    entriesAfterUnclamped: `SELECT ${ENTRY_SELECT} FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq > ? LIMIT ?`,
     entriesBefore: `SELECT ${ENTRY_SELECT} FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq <= ? ORDER BY seq DESC LIMIT ?`,
     // Writes (used by CqlSeqLog)
     insertEntry: `INSERT INTO ${entries} (${k}, bucket, ${ENTRY_COLUMNS.join(', ')}) VALUES (?, ?, ${ENTRY_COLUMNS.map(() => '?').join(', ')})`,
