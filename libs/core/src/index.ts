@@ -13,3 +13,4 @@ export * from './entries.ts';
 export * from './config.ts';
 export * from './load-shedding.ts';
 export * from './in-flight-quota.ts';
+export * from './lru-map.ts';

@@ -5,38 +5,27 @@
  * goes to the store, which dedups it as well (it only burns a seq then). A hit is always
  * true: committed entries are never removed before their 180-day TTL.
  */
+import { LruMap } from '@seqline/core';
+
 export class RecentAppinfos {
-  private readonly seqs = new Map<string, number>();
+  private readonly seqs: LruMap<string, number>;
 
-  constructor(private readonly maxKeys: number) {}
-
-  get(inbox: string, appinfo: string): number | undefined {
-    return this.seqs.get(key(inbox, appinfo));
+  constructor(maxKeys: number) {
+    this.seqs = new LruMap(maxKeys);
   }
 
   /** The known seqs of `appinfos` in `inbox`. */
   lookup(inbox: string, appinfos: Iterable<string>): Map<string, number> {
     const found = new Map<string, number>();
     for (const appinfo of appinfos) {
-      const seq = this.get(inbox, appinfo);
+      const seq = this.seqs.get(key(inbox, appinfo));
       if (seq !== undefined) found.set(appinfo, seq);
     }
     return found;
   }
 
   remember(inbox: string, appinfo: string, seq: number): void {
-    if (this.maxKeys <= 0) return;
-    const k = key(inbox, appinfo);
-    this.seqs.delete(k);
-    this.seqs.set(k, seq);
-    if (this.seqs.size > this.maxKeys) {
-      const oldest = this.seqs.keys().next();
-      if (oldest.done !== true) this.seqs.delete(oldest.value);
-    }
-  }
-
-  get size(): number {
-    return this.seqs.size;
+    this.seqs.set(key(inbox, appinfo), seq);
   }
 }
 

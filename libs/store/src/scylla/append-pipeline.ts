@@ -145,12 +145,11 @@ export class SeqLogAppendPipeline {
           for (const job of jobs) job.reject(err);
           return;
         }
+        // The cartesian IN may also find other jobs' appinfos in a stream; planAppend only
+        // looks up the job's own, so the extra rows are harmless.
         for (const job of jobs) {
           const result = results.get(job.stream);
-          const own = new Set(job.batch.map((entry) => entry.appinfo));
-          // The cartesian IN also finds other streams' appinfos in this stream: keep only its own.
-          const found = new Map([...(result?.found ?? [])].filter(([appinfo]) => own.has(appinfo)));
-          plan(job, result?.head ?? 0, found);
+          plan(job, result?.head ?? 0, result?.found ?? new Map());
         }
       }),
     ]);
