@@ -7,6 +7,7 @@
  */
 import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
+import { leaseGuard } from './lease-guard.ts';
 
 export class FencedGroupStreamStore implements GroupStreamStore {
   constructor(
@@ -14,17 +15,15 @@ export class FencedGroupStreamStore implements GroupStreamStore {
     private readonly shard: number,
     /** Why writing is not allowed now, or undefined when it is. */
     private readonly blocker: () => string | undefined,
+    /** The lease's epoch: names the writer's term for the store (see WriteGuard). */
+    private readonly epoch?: number,
   ) {}
 
   append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
     const reason = this.blocker();
     if (reason !== undefined) return Promise.reject(new ShardLeaseLostError(this.shard, reason));
     // The lease is checked again before each of the store's write round trips.
-    return this.inner.append(group, entries, () => {
-      guard?.();
-      const lost = this.blocker();
-      if (lost !== undefined) throw new ShardLeaseLostError(this.shard, lost);
-    });
+    return this.inner.append(group, entries, leaseGuard(this.shard, this.epoch, this.blocker, guard));
   }
 
   findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {

@@ -6,6 +6,7 @@
  */
 import type { AppendOutcome, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
+import { leaseGuard } from './lease-guard.ts';
 
 export class FencedTimelineStore implements TimelineStore {
   constructor(
@@ -13,6 +14,8 @@ export class FencedTimelineStore implements TimelineStore {
     private readonly shard: number,
     /** Why writing is not allowed now, or undefined when it is. */
     private readonly blocker: () => string | undefined,
+    /** The lease's epoch: names the writer's term for the store (see WriteGuard). */
+    private readonly epoch?: number,
   ) {}
 
   append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
@@ -22,11 +25,7 @@ export class FencedTimelineStore implements TimelineStore {
 
   /** The lease check again before each of the store's write round trips (not only the first). */
   private guarded(outer?: WriteGuard): WriteGuard {
-    return () => {
-      outer?.();
-      const refused = this.refusal();
-      if (refused) throw refused;
-    };
+    return leaseGuard(this.shard, this.epoch, this.blocker, outer);
   }
 
   addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {

@@ -231,7 +231,7 @@ export class ShardOwnerHost {
     const o = this.options;
     const owner = new InboxOwner({
       ...o.ownerOptions,
-      timeline: new FencedTimelineStore(o.timeline, lease.shard, () => this.leases.writeBlocker(lease)),
+      timeline: new FencedTimelineStore(o.timeline, lease.shard, () => this.leases.writeBlocker(lease), lease.epoch),
       ceilings: o.ceilings,
       push: o.push,
       logger: this.logger.child({ shard: lease.shard }),
@@ -242,7 +242,7 @@ export class ShardOwnerHost {
     // Same lease epoch for both sections: only the holder of shard-<n> ever claims group-shard-<n>,
     // and nextEpoch('shard-<n>') strictly increases, so a successor's claim always wins.
     const groupWriter = o.groupStreams && new GroupStreamWriter({
-      streams: new FencedGroupStreamStore(o.groupStreams, lease.shard, () => this.leases.writeBlocker(lease)),
+      streams: new FencedGroupStreamStore(o.groupStreams, lease.shard, () => this.leases.writeBlocker(lease), lease.epoch),
       ceilings: o.ceilings,
       logger: this.logger.child({ shard: lease.shard }),
       epoch: lease.epoch,

@@ -14,7 +14,16 @@ import type { Limits } from './config.ts';
  * A shard owner passes its lease check: a store whose append takes several round trips (CQL)
  * must not let a writer that was paused mid-append — and deposed meanwhile — finish it.
  */
-export type WriteGuard = () => void;
+export interface WriteGuard {
+  (): void;
+  /**
+   * The writer's term (a shard lease and its epoch). A store may keep what it learnt of a
+   * stream (its head, its appinfos) between appends only while the term stays the same: a
+   * different term means another writer may have appended meanwhile. No term: the caller is
+   * the stream's only writer for the store's lifetime.
+   */
+  readonly term?: string;
+}
 
 export interface TimelineStore {
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { msgEntry } from '@seqline/testing';
-import { MAX_SHARED_BATCH_BYTES, MAX_SHARED_BATCH_ROWS, entryBatches, packBatches, planAppend, statementBytes } from '../src/scylla/append-plan.ts';
+import { MAX_SHARED_BATCH_BYTES, MAX_SHARED_BATCH_ROWS, entryGroups, packBatches, planAppend, statementBytes } from '../src/scylla/append-plan.ts';
 
 describe('planAppend', () => {
   it('dedups against the stored and within the call, and checks seqs above the head', () => {
@@ -47,9 +47,15 @@ describe('packBatches', () => {
     }));
   });
 
-  it('entry batches are per bucket and bounded', () => {
-    const entries = [...Array.from({ length: 150 }, (_, i) => msgEntry(i + 1, `a${i}`)), msgEntry(70_000, 'far')];
-    const batches = entryBatches('s', entries, 'INSERT');
-    expect(batches.map((b) => b.length)).toEqual([100, 50, 1]);
+  it('entry groups pair each entry with its dedup row, per bucket and bounded, in seq order', () => {
+    const entries = [...Array.from({ length: 75 }, (_, i) => msgEntry(i + 1, `a${i}`)), msgEntry(70_000, 'far')];
+    const groups = entryGroups('s', entries, { insertEntry: 'ENTRY', insertAppinfo: 'APPINFO' });
+    expect(groups.map((g) => g.length)).toEqual([100, 50, 2]);
+    for (const group of groups) {
+      // One partition key (stream, bucket) per group: one mutation.
+      expect(new Set(group.map((s) => `${String(s.params[0])}/${String(s.params[1])}`)).size).toBe(1);
+      expect(group.filter((s) => s.query === 'ENTRY')).toHaveLength(group.length / 2);
+    }
+    expect(groups[2]?.[1]?.params).toEqual(['s', 1, 'far', 70_000]);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * CQL-adapter behaviour the port contracts cannot see: the head as commit point (leftovers of a
- * crashed append stay invisible and are cleared), highest-head-wins whatever the write order,
- * bucket markers, TTLs, and races between two processes (two driver clients).
+ * CQL-adapter behaviour the port contracts cannot see: failed writes that land anyway (late, or
+ * without their marker) never surface, the writer's memory of a stream per term, the dedup
+ * window, bucket markers, TTLs, and races between two processes (two driver clients).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, type Entry } from '@seqline/core';
@@ -28,19 +28,21 @@ if (requireOrSkip(probe, 'CQL adapter')) {
     });
 
     /**
-     * What a writer that crashed after writing entries and before its commit leaves behind: the
-     * entries, and markers for their buckets beyond the one right after the head.
+     * A write of an append that failed (its writer saw an error) and lands anyway — late, with
+     * the timestamp it was sent with, or without its bucket's marker: entries and dedup rows.
      */
-    async function leaveCrashedAppend(inbox: string, head: number, entries: Entry[]): Promise<void> {
+    async function landFailedWrite(inbox: string, entries: Entry[], options: { marker: boolean; timestampUs?: number }): Promise<void> {
+      const using = options.timestampUs === undefined ? '' : ` USING TIMESTAMP ${options.timestampUs}`;
       for (const entry of entries) {
         const bucket = Math.floor(entry.seq / 65_536);
-        if (bucket > Math.floor((head + 1) / 65_536)) {
-          await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, ?)`, [inbox, bucket], { prepare: true });
-        }
-        await raw.execute(
-          `INSERT INTO ${ks}.timeline (inbox, bucket, seq, kind, appinfo, conv_type, conv_id, sender, send_time) VALUES (?, ?, ?, 'msg', ?, 'user', 'bob', 'bob', 1)`,
-          [inbox, bucket, entry.seq, entry.appinfo], { prepare: true },
-        );
+        if (options.marker) await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, ?)`, [inbox, bucket], { prepare: true });
+        await raw.batch([
+          {
+            query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, kind, appinfo, conv_type, conv_id, sender, send_time) VALUES (?, ?, ?, 'msg', ?, 'user', 'bob', 'bob', 1)${using}`,
+            params: [inbox, bucket, entry.seq, entry.appinfo],
+          },
+          { query: `INSERT INTO ${ks}.timeline_appinfos (inbox, bucket, appinfo, seq) VALUES (?, ?, ?, ?)${using}`, params: [inbox, bucket, entry.appinfo, entry.seq] },
+        ], { prepare: true });
       }
     }
 
@@ -49,69 +51,116 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       return result.rows.map((row) => Number(row.get('seq')));
     }
 
+    const termed = (term: string) => Object.assign(() => undefined, { term });
+
     it('runs the write guard before every write round trip and stops at the first refusal', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'g1')]);
       let calls = 0;
       const countingGuard = () => { calls += 1; };
       await a.timeline.append(inbox, [msgEntry(2, 'g2')], countingGuard);
-      expect(calls).toBeGreaterThanOrEqual(2); // entries, then the commit
+      expect(calls).toBe(1); // one write: the entry with its dedup row
       // A writer deposed before its first write writes nothing.
       const deposed = () => { throw new Error('lease lost'); };
       await expect(a.timeline.append(inbox, [msgEntry(3, 'g3')], deposed)).rejects.toThrow('lease lost');
-      // Deposed between the entries and the commit: the entries stay invisible leftovers.
+      // Deposed between preparing a far bucket and writing the entries: nothing shows.
       let n = 0;
       const lateLoss = () => { n += 1; if (n === 2) throw new Error('lease lost'); };
-      await expect(a.timeline.append(inbox, [msgEntry(4, 'g4')], lateLoss)).rejects.toThrow('lease lost');
+      await expect(a.timeline.append(inbox, [msgEntry(70_000, 'g10')], lateLoss)).rejects.toThrow('lease lost');
+      expect(n).toBe(2);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
       expect(await a.timeline.headSeq(inbox)).toBe(2);
-      expect((await a.timeline.findSeqs(inbox, ['g3', 'g4'])).size).toBe(0);
+      expect((await a.timeline.findSeqs(inbox, ['g3', 'g10'])).size).toBe(0);
     });
 
-    it('entries above the head (a crashed append) are invisible and cleared by the next append', async () => {
+    it('a failed write landing after the next append cleared its gap never surfaces', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'm1'), msgEntry(2, 'm2')]);
-      // Burnt seqs 3..4 in the head's bucket and 70 000 in a bucket of its own.
-      await leaveCrashedAppend(inbox, 2, [msgEntry(3, 'lost'), msgEntry(4, 'm4'), msgEntry(70_000, 'far')]);
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
-      expect(seqs(await a.timeline.readBefore(inbox, 100_000, 10))).toEqual([2, 1]);
-      expect(await a.timeline.getEntry(inbox, 3)).toBeNull();
-      expect(await a.timeline.headSeq(inbox)).toBe(2);
-      expect((await a.timeline.findSeqs(inbox, ['lost'])).size).toBe(0);
-      await expect(a.timeline.addReaders(inbox, 3, ['bob'])).rejects.toThrow();
-
-      // The writer resends 'lost' with a fresh seq after a restart jump.
-      expect(await b.timeline.append(inbox, [msgEntry(80_001, 'lost')])).toEqual([{ seq: 80_001, duplicate: false }]);
-      const all = await b.timeline.readAfter(inbox, 0, 10);
-      expect(seqs(all)).toEqual([1, 2, 80_001]);
-      expect(all.filter((entry) => entry.appinfo === 'lost')).toHaveLength(1);
+      const sentAt = (Date.now() - 1_000) * 1_000; // µs, before the clearing delete
+      // A new writer (restart jump) appends above the burnt seqs; then the old write lands.
+      expect(await b.timeline.append(inbox, [msgEntry(80_001, 'n1')], termed('t2'))).toEqual([{ seq: 80_001, duplicate: false }]);
+      await landFailedWrite(inbox, [msgEntry(3, 'lost'), msgEntry(4, 'lost-too')], { marker: true, timestampUs: sentAt });
+      expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 80_001]);
       expect(await rawSeqs(inbox, 0)).toEqual([1, 2]);
-      expect(await rawSeqs(inbox, 1)).toEqual([80_001]);
+      expect(await b.timeline.getEntry(inbox, 3)).toBeNull();
+      // Its dedup row outlives the entry: it is never believed.
+      expect((await b.timeline.findSeqs(inbox, ['lost'])).size).toBe(0);
+      expect(await b.timeline.append(inbox, [msgEntry(80_002, 'lost')], termed('t2'))).toEqual([{ seq: 80_002, duplicate: false }]);
+      // A writer loading the stream afresh does not believe it either.
+      expect(await a.timeline.append(inbox, [msgEntry(90_000, 'lost-too')], termed('t3'))).toEqual([{ seq: 90_000, duplicate: false }]);
+      const all = await a.timeline.readAfter(inbox, 0, 10);
+      expect(seqs(all)).toEqual([1, 2, 80_001, 80_002, 90_000]);
     });
 
-    it('a retried call over its own leftovers stores each entry once', async () => {
+    it('a failed write that landed without its marker stays invisible and is cleared', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'alice');
+      await a.timeline.append(inbox, [msgEntry(65_535, 'last-of-0')]);
+      await landFailedWrite(inbox, [msgEntry(65_536, 'lost')], { marker: false });
+      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535]);
+      expect(await b.timeline.headSeq(inbox)).toBe(65_535);
+      expect((await b.timeline.findSeqs(inbox, ['lost'])).size).toBe(0);
+      expect(await b.timeline.append(inbox, [msgEntry(65_540, 'lost')], termed('t2'))).toEqual([{ seq: 65_540, duplicate: false }]);
+      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535, 65_540]);
+      expect(await rawSeqs(inbox, 1)).toEqual([65_540]);
+      expect(await a.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map([['lost', 65_540]]));
+    });
+
+    it('a write that landed although its writer saw a failure is what a resend finds', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'm1')]);
-      await leaveCrashedAppend(inbox, 1, [msgEntry(2, 'r2'), msgEntry(3, 'r3')]);
-      expect(await a.timeline.append(inbox, [msgEntry(2, 'r2'), msgEntry(3, 'r3')])).toEqual([
-        { seq: 2, duplicate: false }, { seq: 3, duplicate: false },
+      await landFailedWrite(inbox, [msgEntry(2, 'r2'), msgEntry(3, 'r3')], { marker: true });
+      expect(await b.timeline.append(inbox, [msgEntry(4, 'r2'), msgEntry(5, 'r3'), msgEntry(6, 'r4')], termed('t2'))).toEqual([
+        { seq: 2, duplicate: true }, { seq: 3, duplicate: true }, { seq: 6, duplicate: false },
       ]);
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 3]);
+      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 3, 6]);
     });
 
-    it('the highest head wins whatever order the head writes land in', async () => {
+    it('the head is the last non-empty bucket\'s highest entry (an empty marked bucket is skipped)', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(5, 'x5'), msgEntry(10, 'x10')]);
-      const written = await raw.execute(`SELECT WRITETIME(seq) AS ts FROM ${ks}.appinfo_index WHERE inbox = ? AND appinfo = ''`, [inbox], { prepare: true });
-      expect(Number(written.first()?.get('ts'))).toBe(10);
-      // A late head write of a writer that read an older head (a deposed owner, a retry) carries
-      // its own, lower head as timestamp, so it loses even though it lands last.
-      await raw.execute(`INSERT INTO ${ks}.appinfo_index (inbox, appinfo, seq) VALUES (?, '', 7) USING TTL 0 AND TIMESTAMP 7`, [inbox], { prepare: true });
+      // A far append's marker went first, then the append failed.
+      await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 3)`, [inbox], { prepare: true });
       expect(await b.timeline.headSeq(inbox)).toBe(10);
-      expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([5, 10]);
+      expect(await b.timeline.append(inbox, [msgEntry(11, 'x11'), msgEntry(12, 'x5')], termed('t2'))).toEqual([
+        { seq: 11, duplicate: false }, { seq: 5, duplicate: true },
+      ]);
+      expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([5, 10, 11]);
     });
 
-    it('keeps one marker per non-empty bucket; entries expire after 180 days, the head never', async () => {
+    it('a writer trusts what it remembers of a stream only within its term', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'alice');
+      await a.timeline.append(inbox, [msgEntry(1, 'm1')], termed('shard-1@1'));
+      // Another process takes the shard over and appends.
+      await b.timeline.append(inbox, [msgEntry(100, 'm100')], termed('shard-1@2'));
+      // The first process gets the shard back under a new epoch: it reloads, so it sees 'm100'.
+      expect(await a.timeline.append(inbox, [msgEntry(200, 'm100'), msgEntry(201, 'm201')], termed('shard-1@3'))).toEqual([
+        { seq: 100, duplicate: true }, { seq: 201, duplicate: false },
+      ]);
+      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 100, 201]);
+    });
+
+    it('resends are deduped across the last two non-empty buckets, by a warm and by a cold writer', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'alice');
+      await a.timeline.append(inbox, [msgEntry(1, 'b0')]);
+      await a.timeline.append(inbox, [msgEntry(500_000, 'b7')]); // a jump: bucket 7 follows bucket 0
+      expect(await a.timeline.append(inbox, [msgEntry(500_001, 'b0')])).toEqual([{ seq: 1, duplicate: true }]);
+      expect(await b.timeline.append(inbox, [msgEntry(500_002, 'b0'), msgEntry(500_003, 'b7')], termed('t2'))).toEqual([
+        { seq: 1, duplicate: true }, { seq: 500_000, duplicate: true },
+      ]);
+    });
+
+    it('a stream whose window is too big to hold is deduped by a store read', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'busy');
+      for (let from = 1; from <= 4_500; from += 500) {
+        await a.timeline.append(inbox, Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `w${from + i}`)));
+      }
+      expect(await a.timeline.append(inbox, [msgEntry(4_501, 'w7'), msgEntry(4_502, 'w4502')])).toEqual([
+        { seq: 7, duplicate: true }, { seq: 4_502, duplicate: false },
+      ]);
+      expect(await b.timeline.append(inbox, [msgEntry(4_503, 'w4000')], termed('t2'))).toEqual([{ seq: 4_000, duplicate: true }]);
+    }, 60_000);
+
+    it('keeps one marker per non-empty bucket; entries and their dedup rows expire after 180 days', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'b0'), msgEntry(65_535, 'b0-last')]);
       await a.timeline.append(inbox, [msgEntry(65_536, 'b1'), msgEntry(50_000_000, 'b762')]);
@@ -120,8 +169,8 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(seqs(await a.timeline.readBefore(inbox, 50_000_000, 2))).toEqual([65_536, 65_535]);
       const ttl = await raw.execute(`SELECT TTL(kind) AS t FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 1`, [inbox], { prepare: true });
       expect(Number(ttl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
-      const headTtl = await raw.execute(`SELECT TTL(seq) AS t FROM ${ks}.appinfo_index WHERE inbox = ? AND appinfo = ''`, [inbox], { prepare: true });
-      expect(headTtl.first()?.get('t')).toBeNull();
+      const dedupTtl = await raw.execute(`SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = 'b762'`, [inbox], { prepare: true });
+      expect(Number(dedupTtl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
     });
 
     it('reads longer than one driver page come back whole', async () => {

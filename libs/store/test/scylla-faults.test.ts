@@ -1,6 +1,6 @@
 /**
- * Faults injected between the CQL adapter and a real cluster: an append that dies before its
- * commit, and lightweight transactions that land but whose answer is lost (a client timeout).
+ * Faults injected between the CQL adapter and a real cluster: an append whose write fails or
+ * whose answer is lost, and lightweight transactions that land but whose answer is lost (a client timeout).
  * The adapter must neither expose half an append nor misreport an LWT it did apply.
  */
 import { errors, type Client } from 'cassandra-driver';
@@ -54,10 +54,10 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
     }, 120_000);
     afterAll(() => stores.close());
 
-    it('an append that dies before its commit shows nothing; the resend lands once', async () => {
+    it('an append whose write never reached the cluster shows nothing; the resend lands once', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
-      const faults = injectFaults(stores.client, (q) => (q.includes("VALUES (?, '', ?)") ? 'fail-before' : undefined));
+      const faults = injectFaults(stores.client, (q) => (q.includes('.timeline (') ? 'fail-before' : undefined));
       try {
         await expect(stores.timeline.append(inbox, [msgEntry(2, 'lost'), msgEntry(3, 'lost-too')])).rejects.toThrow(/injected/);
       } finally {
@@ -70,9 +70,24 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       // The writer burnt seqs 2..3; the client resends 'lost' and it gets 4.
       expect(await stores.timeline.append(inbox, [msgEntry(4, 'lost')])).toEqual([{ seq: 4, duplicate: false }]);
       expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([[1, 'm1'], [4, 'lost']]);
-      // Later appends past the burnt seqs never bring the leftovers back.
       await stores.timeline.append(inbox, [msgEntry(5, 'm5')]);
       expect((await stores.timeline.readBefore(inbox, 100, 10)).map((e) => e.seq)).toEqual([5, 4, 1]);
+    });
+
+    it('an append whose answer was lost (it landed) is what its resend finds, once', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'alice');
+      await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
+      const faults = injectFaults(stores.client, (q) => (q.includes('.timeline (') ? 'lose-answer' : undefined));
+      try {
+        await expect(stores.timeline.append(inbox, [msgEntry(2, 'landed')])).rejects.toThrow(/injected/);
+      } finally {
+        faults.restore();
+      }
+      // The writer forgot what it knew of the inbox, so it reloads and finds the landed copy.
+      expect(await stores.timeline.append(inbox, [msgEntry(3, 'landed'), msgEntry(4, 'm4')])).toEqual([
+        { seq: 2, duplicate: true }, { seq: 4, duplicate: false },
+      ]);
+      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([[1, 'm1'], [2, 'landed'], [4, 'm4']]);
     });
 
     it('a group create whose answer was lost still reports success, once', async () => {

@@ -62,22 +62,22 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       created.push(keyspace);
       const progress: string[] = [];
       const first = await migrateSchema(client, { keyspace, onProgress: (p) => progress.push(`${p.name}:${p.status}`) });
-      expect(first).toEqual({ keyspace, applied: ['001_init'], skipped: [] });
-      expect(progress).toEqual(['001_init:applying', '001_init:applied']);
+      expect(first).toEqual({ keyspace, applied: ['001_init', '002_bucketed_appinfos'], skipped: [] });
+      expect(progress).toEqual(['001_init:applying', '001_init:applied', '002_bucketed_appinfos:applying', '002_bucketed_appinfos:applied']);
       expect(await tables(keyspace)).toEqual([
-        'appinfo_index', 'dead_jobs', 'group_appinfo_index', 'group_buckets', 'group_cursor', 'group_stream', 'groups',
-        'inbox_buckets', 'job_order', 'jobs', 'schema_lock', 'schema_migrations', 'seq_ceiling', 'seq_epoch', 'settings', 'timeline',
-        'timeline_readers', 'user_groups',
+        'appinfo_index', 'dead_jobs', 'group_appinfo_index', 'group_buckets', 'group_cursor', 'group_stream', 'group_stream_appinfos',
+        'groups', 'inbox_buckets', 'job_order', 'jobs', 'schema_lock', 'schema_migrations', 'seq_ceiling', 'seq_epoch', 'settings',
+        'timeline', 'timeline_appinfos', 'timeline_readers', 'user_groups',
       ]);
       const second = await migrateSchema(client, { keyspace });
-      expect(second).toEqual({ keyspace, applied: [], skipped: ['001_init'] });
-      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1], pending: [] });
+      expect(second).toEqual({ keyspace, applied: [], skipped: ['001_init', '002_bucketed_appinfos'] });
+      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1, 2], pending: [] });
 
       const replication = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], { prepare: true });
       expect(replication.first()?.get('replication')).toMatchObject({ class: 'org.apache.cassandra.locator.SimpleStrategy', replication_factor: '1' });
       const ttl = await client.execute(
         'SELECT table_name, default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name IN ?',
-        [keyspace, ['timeline', 'group_stream', 'appinfo_index', 'inbox_buckets']], { prepare: true },
+        [keyspace, ['timeline', 'group_stream', 'timeline_appinfos', 'group_stream_appinfos', 'inbox_buckets']], { prepare: true },
       );
       for (const row of ttl.rows) expect(row.get('default_time_to_live'), String(row.get('table_name'))).toBe(15_552_000);
     }, 180_000);
@@ -88,8 +88,9 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       const runners = [newClient(), newClient(), newClient()];
       try {
         const results = await Promise.all(runners.map((runner) => migrateSchema(runner, { keyspace })));
-        expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
-        expect(results.flatMap((r) => r.skipped)).toEqual(['001_init', '001_init']);
+        const shipped = ['001_init', '002_bucketed_appinfos'];
+        expect(results.flatMap((r) => r.applied)).toEqual(shipped);
+        expect(results.flatMap((r) => r.skipped)).toEqual([...shipped, ...shipped]);
       } finally {
         await Promise.all(runners.map((runner) => runner.shutdown()));
       }
@@ -100,18 +101,18 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       const dir = await mkdtemp(join(tmpdir(), 'seqline-schema-'));
       try {
         await cp(DEFAULT_SCHEMA_DIR, dir, { recursive: true });
-        await writeFile(join(dir, '002_extra.cql'), '-- test only\nCREATE TABLE IF NOT EXISTS {{keyspace}}.extra_test (k text PRIMARY KEY, v text);\n');
-        expect((await schemaStatus(client, TEST_KEYSPACE, dir)).pending).toEqual(['002_extra']);
+        await writeFile(join(dir, '999_extra.cql'), '-- test only\nCREATE TABLE IF NOT EXISTS {{keyspace}}.extra_test (k text PRIMARY KEY, v text);\n');
+        expect((await schemaStatus(client, TEST_KEYSPACE, dir)).pending).toEqual(['999_extra']);
         const result = await migrateSchema(client, { keyspace: TEST_KEYSPACE, schemaDir: dir });
-        expect(result.applied).toEqual(['002_extra']);
-        expect(result.skipped).toEqual(['001_init']);
+        expect(result.applied).toEqual(['999_extra']);
+        expect(result.skipped).toEqual(['001_init', '002_bucketed_appinfos']);
 
         const original = await readFile(join(dir, '001_init.cql'), 'utf8');
         await writeFile(join(dir, '001_init.cql'), `${original}\n-- edited after it was applied\n`);
         await expect(migrateSchema(client, { keyspace: TEST_KEYSPACE, schemaDir: dir })).rejects.toThrow(/changed after it was applied/);
       } finally {
         await client.execute(`DROP TABLE IF EXISTS ${TEST_KEYSPACE}.extra_test`);
-        await client.execute(`DELETE FROM ${TEST_KEYSPACE}.schema_migrations WHERE version = 2 IF EXISTS`);
+        await client.execute(`DELETE FROM ${TEST_KEYSPACE}.schema_migrations WHERE version = 999 IF EXISTS`);
         await rm(dir, { recursive: true, force: true });
       }
     }, 120_000);

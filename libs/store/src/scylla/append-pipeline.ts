@@ -1,22 +1,25 @@
 /**
  * Group commit for seq-log appends: the appends of many streams that arrive while earlier ones
- * are on the wire travel together, three round trips per group instead of three per append.
+ * are on the wire travel together. The usual append is ONE write round trip and no read:
  *
- *   1. read   heads + dedup rows of every stream in the group (IN on the partition key)
- *   2. write  the entries, packed into few unlogged batches
- *   3. write  each stream's commit: dedup rows + head (+ bucket markers), packed likewise
+ *   - its head and duplicates come from the writer's memory of the stream (writer-state.ts),
+ *     loaded from the store on the first append of a writer term or after a failure;
+ *   - each entry is written with its dedup row under one partition key (one mutation), packed
+ *     with the other streams' writes into few unlogged batches.
  *
- * Per stream nothing changes (see seq-log.ts): its entries are durable before its head moves,
- * and its commit is one partition's statements in one batch, so it applies as one mutation —
- * a multi-partition unlogged batch is atomic per partition, which is all a commit needs. The
- * streams of a group are independent: a failed batch, a failed check or a fencing guard fails
- * only the appends whose statements it carried.
+ * Rare steps come first when needed: markers of buckets past the next one, and — when the new
+ * seqs leave a gap above the head — a range delete of that gap, so that a failed earlier write
+ * landing late (or landed without its marker) never surfaces below seqs clients already have.
+ * The streams of a group are independent: a failed batch, lookup or fencing guard fails only
+ * the appends whose statements it carried, and their streams are reloaded next time.
  */
 import type { AppendOutcome, Entry, Logger, WriteGuard } from '@seqline/core';
-import { entryBatches, packBatches, planAppend, type AppendPlan } from './append-plan.ts';
+import { entryGroups, packBatches, planAppend, type AppendPlan } from './append-plan.ts';
 import type { Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
+import { bucketOf } from './entry-codec.ts';
 import type { SeqLogReader } from './seq-log-reader.ts';
+import { MAX_WINDOW_APPINFOS, WriterStates, advance, type StreamState } from './writer-state.ts';
 
 export interface AppendPipelineOptions {
   /** Appends per group (default 64). */
@@ -31,26 +34,25 @@ interface Job {
   guard: WriteGuard;
   resolve: (outcomes: AppendOutcome[]) => void;
   reject: (err: unknown) => void;
+  state?: StreamState;
   plan?: AppendPlan;
+  /** Marker inserts due (their own partition) and the entry groups (one mutation each, in seq order). */
+  writes?: { markers: Statement[]; entries: Statement[][] };
 }
-
-/** Streams × appinfos of one multi-partition lookup (a cartesian IN). */
-const MAX_LOOKUP_CELLS = 2048;
-/** appinfos of one append above which it is looked up on its own. */
-const MAX_SHARED_LOOKUP_APPINFOS = 64;
 
 export class SeqLogAppendPipeline {
   private readonly queue: Job[] = [];
   private readonly maxGroup: number;
   private readonly maxInFlight: number;
   private readonly markers = new BucketMarkerMemo();
+  private readonly states = new WriterStates();
   private inFlight = 0;
   private scheduled = false;
 
   constructor(
     private readonly log: SeqLogReader,
     private readonly logger: Logger,
-    private readonly clearLeftovers: (stream: string, head: number, upTo: number, guard: WriteGuard) => Promise<void>,
+    private readonly clearGap: (stream: string, head: number, below: number, guard: WriteGuard) => Promise<void>,
     options: AppendPipelineOptions = {},
   ) {
     this.maxGroup = options.maxGroup ?? 64;
@@ -60,7 +62,11 @@ export class SeqLogAppendPipeline {
   /** Appends `batch` to `stream`; the caller keeps one append per stream in flight. */
   submit(stream: string, batch: Entry[], guard: WriteGuard): Promise<AppendOutcome[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ stream, batch, guard, resolve, reject });
+      const job: Job = {
+        stream, batch, guard, resolve,
+        reject: (err) => { this.states.forget(stream); reject(err); },
+      };
+      this.queue.push(job);
       if (this.scheduled) return;
       this.scheduled = true;
       // Appends made in the same tick start as one group.
@@ -80,107 +86,95 @@ export class SeqLogAppendPipeline {
   }
 
   private async run(group: Job[]): Promise<void> {
-    const looked = await this.lookupAll(group);
+    const planned = await this.each(group, (job) => this.plan(job));
     const live: Job[] = [];
-    for (const job of looked) {
+    for (const job of planned) {
       const plan = job.plan as AppendPlan;
       if (plan.toWrite.length === 0) job.resolve(plan.outcomes);
       else live.push(job);
     }
     const prepared = await this.each(live, (job) => this.prepare(job));
-    const written = await this.writeStage(prepared, (job) =>
-      entryBatches(job.stream, (job.plan as AppendPlan).toWrite, this.log.q.insertEntry));
     const now = Date.now();
-    const committed = await this.writeStage(written, (job) => [this.commitStatements(job, now)]);
-    for (const job of committed) {
+    for (const job of prepared) job.writes = this.writesOf(job, now);
+    // Most appends are one partition's mutation and share batches; a longer one goes alone, in order.
+    const shared = prepared.filter((job) => (job.writes?.entries.length ?? 0) <= 1);
+    const alone = prepared.filter((job) => (job.writes?.entries.length ?? 0) > 1);
+    const written = [
+      ...await this.writeShared(shared),
+      ...await this.each(alone, async (job) => {
+        const { markers, entries } = job.writes as { markers: Statement[]; entries: Statement[][] };
+        for (const statements of [markers, ...entries]) {
+          job.guard();
+          await this.log.cql.batch(statements);
+        }
+      }),
+    ];
+    for (const job of written) {
       const plan = job.plan as AppendPlan;
       for (const bucket of plan.buckets) this.markers.wrote(job.stream, bucket, now);
+      this.states.remember(job.stream, advance(job.state as StreamState, plan.toWrite));
       job.resolve(plan.outcomes);
     }
   }
 
-  /** Reads heads and dedup rows, and plans each append; jobs whose lookup or plan fails are rejected. */
-  private async lookupAll(group: Job[]): Promise<Job[]> {
-    const alone: Job[] = [];
-    const chunks: Job[][] = [];
-    let chunk: Job[] = [];
-    let names = new Set<string>();
-    for (const job of group) {
-      const appinfos = new Set(job.batch.map((entry) => entry.appinfo));
-      if (appinfos.size > MAX_SHARED_LOOKUP_APPINFOS) { alone.push(job); continue; }
-      const merged = new Set([...names, ...appinfos]);
-      if (chunk.length > 0 && (chunk.length + 1) * (merged.size + 1) > MAX_LOOKUP_CELLS) {
-        chunks.push(chunk);
-        chunk = [];
-        names = new Set(appinfos);
-      } else {
-        names = merged;
-      }
-      chunk.push(job);
+  /** Head and duplicates of the job's appinfos, from memory when the writer holds the stream. */
+  private async plan(job: Job): Promise<void> {
+    const state = this.states.get(job.stream, job.guard.term) ?? await this.load(job.stream, job.guard.term);
+    const appinfos = [...new Set(job.batch.map((entry) => entry.appinfo))];
+    let found: Map<string, number>;
+    if (state.appinfos === undefined) {
+      found = await this.log.findInBuckets(job.stream, state.window, appinfos);
+    } else {
+      const held = state.appinfos;
+      const candidates = new Map(appinfos.flatMap((appinfo): [string, number][] => {
+        const seq = held.get(appinfo);
+        return seq === undefined ? [] : [[appinfo, seq]];
+      }));
+      // A resend: rare, so confirming the entry is still there costs little.
+      found = candidates.size === 0 ? candidates : await this.log.confirmed(job.stream, candidates);
     }
-    if (chunk.length > 0) chunks.push(chunk);
-    const planned: Job[] = [];
-    const plan = (job: Job, head: number, found: Map<string, number>) => {
-      try {
-        job.plan = planAppend(job.stream, job.batch, head, found);
-        planned.push(job);
-      } catch (err) {
-        job.reject(err);
-      }
-    };
-    await Promise.all([
-      ...alone.map(async (job) => {
-        try {
-          const { head, found } = await this.log.lookup(job.stream, job.batch.map((entry) => entry.appinfo));
-          plan(job, head, found);
-        } catch (err) {
-          job.reject(err);
-        }
-      }),
-      ...chunks.map(async (jobs) => {
-        let results: Map<string, { head: number; found: Map<string, number> }>;
-        try {
-          results = await this.log.lookupMany(jobs.map((job) => job.stream), jobs.flatMap((job) => job.batch.map((entry) => entry.appinfo)));
-        } catch (err) {
-          for (const job of jobs) job.reject(err);
-          return;
-        }
-        // The cartesian IN may also find other jobs' appinfos in a stream; planAppend only
-        // looks up the job's own, so the extra rows are harmless.
-        for (const job of jobs) {
-          const result = results.get(job.stream);
-          plan(job, result?.head ?? 0, result?.found ?? new Map());
-        }
-      }),
-    ]);
-    return planned;
+    job.state = state;
+    job.plan = planAppend(job.stream, job.batch, state.head, found);
   }
 
-  /**
-   * The rare steps before the entries: markers of buckets past the next one (written before
-   * their entries so leftovers stay findable) and clearing leftovers when the seqs leave a gap.
-   */
+  private async load(stream: string, term: string | undefined): Promise<StreamState> {
+    const filled = await this.log.lastFilled(stream, 2);
+    const window = filled.map((f) => f.bucket);
+    const indexed = await this.log.indexRows(stream, window, MAX_WINDOW_APPINFOS + 1);
+    return {
+      term, head: filled[0]?.top ?? 0, window,
+      appinfos: indexed.size > MAX_WINDOW_APPINFOS ? undefined : indexed,
+    };
+  }
+
+  /** Rare steps before the entries: far markers, and clearing a gap outside the first entry's partition. */
   private async prepare(job: Job): Promise<void> {
     const plan = job.plan as AppendPlan;
-    if (plan.contiguous && plan.farBuckets.length === 0) return;
+    const gap = gapBelow(plan);
+    if (gap === undefined && plan.farBuckets.length === 0) return;
     job.guard();
     await Promise.all([
-      plan.contiguous ? undefined : this.clearLeftovers(job.stream, plan.stored, plan.head, job.guard),
+      gap === undefined || gap.inline ? undefined : this.clearGap(job.stream, plan.stored, gap.below, job.guard),
       this.log.cql.batch(plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] }))),
     ]);
   }
 
-  private commitStatements(job: Job, now: number): Statement[] {
+  /** The job's writes: the markers due, then its entries with their dedup rows. */
+  private writesOf(job: Job, now: number): { markers: Statement[]; entries: Statement[][] } {
     const plan = job.plan as AppendPlan;
-    const { q } = this.log;
-    return [
-      ...plan.toWrite.map((entry) => ({ query: q.insertAppinfo, params: [job.stream, entry.appinfo, entry.seq] })),
+    const markers = plan.buckets
+      .filter((bucket) => !plan.farBuckets.includes(bucket))
       // Re-written at most once per refresh period: its TTL outlasts the entries written meanwhile.
-      ...plan.buckets
-        .filter((bucket) => !this.markers.fresh(job.stream, bucket, now - BUCKET_MARKER_REFRESH_MS))
-        .map((bucket) => ({ query: q.insertMarker, params: [job.stream, bucket] })),
-      { query: q.setHead, params: [job.stream, plan.head, plan.head] },
-    ];
+      .filter((bucket) => !this.markers.fresh(job.stream, bucket, now - BUCKET_MARKER_REFRESH_MS))
+      .map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] }));
+    const entries = entryGroups(job.stream, plan.toWrite, this.log.q);
+    const gap = gapBelow(plan);
+    // A gap inside the first entry's partition is cleared in the same mutation as the entries:
+    // no extra round trip (the first append of every stream after a takeover has one).
+    if (gap?.inline === true) {
+      entries[0]?.unshift({ query: this.log.q.deleteRange, params: [job.stream, bucketOf(gap.below), plan.stored, gap.below] });
+    }
+    return { markers, entries };
   }
 
   /** Runs `step` per job; the failed ones are rejected, the rest returned. */
@@ -199,15 +193,16 @@ export class SeqLogAppendPipeline {
 
   /**
    * One write round trip for every job: guards first (a deposed writer writes nothing more),
-   * then the jobs' statements packed into batches, sent in parallel.
+   * then the jobs' groups packed into batches, sent in parallel.
    */
-  private async writeStage(jobs: Job[], statementsOf: (job: Job) => Statement[][]): Promise<Job[]> {
+  private async writeShared(jobs: Job[]): Promise<Job[]> {
     const guarded: Job[] = [];
     const groups: { owner: Job; statements: Statement[] }[] = [];
     for (const job of jobs) {
       try {
         job.guard();
-        for (const statements of statementsOf(job)) groups.push({ owner: job, statements });
+        const { markers, entries } = job.writes as { markers: Statement[]; entries: Statement[][] };
+        for (const statements of [markers, ...entries]) groups.push({ owner: job, statements });
         guarded.push(job);
       } catch (err) {
         job.reject(err);
@@ -224,4 +219,14 @@ export class SeqLogAppendPipeline {
     for (const [job, err] of failed) job.reject(err);
     return guarded.filter((job) => !failed.has(job));
   }
+}
+
+/**
+ * Seqs between the head and the first new one were burnt (see CqlSeqLog.clearGap); `inline`
+ * when they all lie in the first new entry's bucket.
+ */
+function gapBelow(plan: AppendPlan): { below: number; inline: boolean } | undefined {
+  const first = plan.toWrite[0]?.seq;
+  if (first === undefined || first <= plan.stored + 1) return undefined;
+  return { below: first, inline: bucketOf(plan.stored + 1) === bucketOf(first) };
 }

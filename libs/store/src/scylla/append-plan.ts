@@ -1,6 +1,6 @@
 /**
- * Pure planning of seq-log appends (no I/O): what one stream's append writes given what its
- * lookup found, and how the statements of many appends are packed into few CQL batches.
+ * Pure planning of seq-log appends (no I/O): what one stream's append writes given its head and
+ * the duplicates found, and how the statements of many appends are packed into few CQL batches.
  * Packing is what makes the CQL append cheap: Cassandra spends most of a small write on the
  * request itself, so sixty appends in one multi-partition batch cost far less than sixty requests.
  */
@@ -23,15 +23,15 @@ export interface AppendPlan {
   outcomes: AppendOutcome[];
   /** Entries not stored yet, ascending seqs. Empty when everything was a duplicate. */
   toWrite: Entry[];
-  /** Head before this append, as read. */
+  /** Head before this append. */
   stored: number;
   /** Head after this append commits. */
   head: number;
   /** Buckets the new entries fall in. */
   buckets: number[];
-  /** True when the new seqs continue the head without a gap (no leftovers can be in the way). */
+  /** True when the new seqs continue the head without a gap (no failed write can be in the way). */
   contiguous: boolean;
-  /** Buckets past the one right after the head: their markers go first (leftovers stay findable). */
+  /** Buckets past the one right after the head: their markers go first (a failed write there stays findable). */
   farBuckets: number[];
 }
 
@@ -71,21 +71,28 @@ export function statementBytes(statement: Statement): number {
   return statement.params.reduce<number>((sum, p) => sum + (typeof p === 'string' ? p.length * 3 : Array.isArray(p) ? 16 * p.length + 16 : 16), 0);
 }
 
-/** Entry inserts of one stream, grouped into single-partition (one bucket) size-bounded batches. */
-export function entryBatches(stream: string, entries: readonly Entry[], insert: string): Statement[][] {
+/**
+ * The writes of one stream's new entries: per bucket, each entry's row and its dedup row —
+ * one partition key over two tables, so Cassandra applies a group as one mutation. A bucket
+ * with more than fits one batch gets several groups, in seq order.
+ */
+export function entryGroups(stream: string, entries: readonly Entry[], q: { insertEntry: string; insertAppinfo: string }): Statement[][] {
   const open = new Map<number, { statements: Statement[]; bytes: number }>();
   const out: Statement[][] = [];
   for (const entry of entries) {
     const bucket = bucketOf(entry.seq);
-    const statement = { query: insert, params: [stream, bucket, ...entryParams(entry)] };
-    const bytes = statementBytes(statement);
+    const pair = [
+      { query: q.insertEntry, params: [stream, bucket, ...entryParams(entry)] },
+      { query: q.insertAppinfo, params: [stream, bucket, entry.appinfo, entry.seq] },
+    ];
+    const bytes = pair.reduce((sum, statement) => sum + statementBytes(statement), 0);
     let current = open.get(bucket);
-    if (current === undefined || current.statements.length >= MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
+    if (current === undefined || current.statements.length + 2 > MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
       current = { statements: [], bytes: 0 };
       open.set(bucket, current);
       out.push(current.statements);
     }
-    current.statements.push(statement);
+    current.statements.push(...pair);
     current.bytes += bytes;
   }
   return out;

@@ -1,5 +1,5 @@
 /**
- * Read-fanout group streams on CQL: a CqlSeqLog over `group_stream` / `group_appinfo_index` /
+ * Read-fanout group streams on CQL: a CqlSeqLog over `group_stream` / `group_stream_appinfos` /
  * `group_buckets`, plus per-member read cursors in `group_cursor`.
  */
 import {
@@ -10,7 +10,7 @@ import {
 import { optNum, type Cql } from './cql.ts';
 import { CqlSeqLog } from './seq-log.ts';
 
-export const GROUP_STREAM_TABLES = { entries: 'group_stream', appinfos: 'group_appinfo_index', buckets: 'group_buckets', key: 'grp' };
+export const GROUP_STREAM_TABLES = { entries: 'group_stream', appinfos: 'group_stream_appinfos', buckets: 'group_buckets', key: 'grp' };
 
 export class CqlGroupStreamStore implements GroupStreamStore {
   private readonly log: CqlSeqLog;

@@ -1,19 +1,10 @@
 /**
  * Appends to a CQL seq log (the shared core of inbox timelines and group streams; layout in
- * seq-log-reader.ts). An append is three round trips, shared with the other streams' appends
- * in flight (append-pipeline.ts):
- *
- *   1. read   head + dedup index rows of the call's appinfos
- *   2. write  the entries (unlogged batches)
- *   3. write  dedup rows + head (+ bucket markers): one partition key over two tables, so
- *             Cassandra applies a stream's commit as one mutation
- *
- * Step 3 is the commit: readers only see seq <= head, so a reader never sees the head before
- * the entries, and a crash before step 3 leaves only invisible leftovers. Rarely, between 1
- * and 2: markers for a bucket beyond the head's next one (written before its entries so
- * leftovers are always findable), and clearing leftovers when the new seqs leave a gap. The
- * check-then-write dedup is safe because each stream has a single writer (DESIGN §5); inside
- * this process the appends of one stream are serialized as well.
+ * seq-log-reader.ts). Each entry is written with its dedup row as one mutation, and the usual
+ * append reads nothing: the writer remembers each stream's head and dedup window between
+ * appends (writer-state.ts), and appends of many streams share batches (append-pipeline.ts).
+ * The check-then-write dedup is safe because each stream has a single writer per term
+ * (DESIGN §5, WriteGuard.term); inside this process the appends of one stream are serialized.
  */
 import { silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
 import { SeqLogAppendPipeline, type AppendPipelineOptions } from './append-pipeline.ts';
@@ -30,7 +21,7 @@ export class CqlSeqLog extends SeqLogReader {
 
   constructor(cql: Cql, tables: SeqLogTables, private readonly logger: Logger = silentLogger, pipeline: AppendPipelineOptions = {}) {
     super(cql, tables);
-    this.pipeline = new SeqLogAppendPipeline(this, logger, (stream, head, upTo, guard) => this.clearLeftovers(stream, head, upTo, guard), pipeline);
+    this.pipeline = new SeqLogAppendPipeline(this, logger, (stream, head, below, guard) => this.clearGap(stream, head, below, guard), pipeline);
   }
 
   /**
@@ -45,21 +36,19 @@ export class CqlSeqLog extends SeqLogReader {
   }
 
   /**
-   * Entries above the head are leftovers of an append that failed before its commit (their
-   * seqs were burnt; the writer moved on). They must go before this append moves the head to
-   * `upTo`, or they would surface (a second copy of a resent message, I3). All leftovers lie
-   * above the head: in the bucket right after it (always probed) or in a marked bucket. A
-   * contiguous append (head+1, head+2, …) overwrites every seq it passes, so only a gap costs this.
+   * Seqs between the head and an append's first seq were burnt by failed appends (or a writer
+   * before a takeover). One of those writes may still land, or may have landed in a bucket whose
+   * marker it failed to write; either would surface below seqs clients then hold (a skip, or a
+   * second copy of a resent message). A range delete, written before the new entries, shadows
+   * them: it is newer than any write sent before it. They can lie in the bucket right after the
+   * head or in a marked bucket (a far bucket's marker is written before its entries).
    */
-  private async clearLeftovers(stream: string, head: number, upTo: number, guard: WriteGuard): Promise<void> {
-    const probed = bucketOf(head + 1);
-    const candidates = [probed, ...(await this.markersBetween(stream, probed, bucketOf(upTo)))];
-    await Promise.all(candidates.map(async (bucket) => {
-      const probe = await this.cql.read(this.q.probeRange, [stream, bucket, head, upTo]);
-      if (probe.rows.length === 0) return;
-      this.logger.warn({ stream, bucket, above: head, upTo }, 'clearing entries of a failed append');
-      guard();
-      await this.cql.write(this.q.deleteRange, [stream, bucket, head, upTo]);
-    }));
+  private async clearGap(stream: string, head: number, below: number, guard: WriteGuard): Promise<void> {
+    if (below <= head + 1) return;
+    const next = bucketOf(head + 1);
+    const buckets = [next, ...(await this.markersBetween(stream, next, bucketOf(below - 1)))];
+    this.logger.debug({ stream, above: head, below, buckets }, 'clearing the gap below an append');
+    guard();
+    await this.cql.batch(buckets.map((bucket) => ({ query: this.q.deleteRange, params: [stream, bucket, head, below] })));
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Inbox timelines on CQL: a CqlSeqLog over `timeline` / `appinfo_index` / `inbox_buckets`, plus
+ * Inbox timelines on CQL: a CqlSeqLog over `timeline` / `timeline_appinfos` / `inbox_buckets`, plus
  * the receipt state of entries in `timeline_readers` (a set per entry, kept apart from the
  * entry so getEntry returns it exactly as appended).
  */
@@ -8,7 +8,7 @@ import type { Cql } from './cql.ts';
 import { bucketOf } from './entry-codec.ts';
 import { CqlSeqLog } from './seq-log.ts';
 
-export const TIMELINE_TABLES = { entries: 'timeline', appinfos: 'appinfo_index', buckets: 'inbox_buckets', key: 'inbox' };
+export const TIMELINE_TABLES = { entries: 'timeline', appinfos: 'timeline_appinfos', buckets: 'inbox_buckets', key: 'inbox' };
 
 export class CqlTimelineStore implements TimelineStore {
   private readonly log: CqlSeqLog;
