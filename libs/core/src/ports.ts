@@ -30,7 +30,8 @@ export interface TimelineStore {
    * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
    * order. Idempotent by appinfo: an entry whose appinfo is already in this inbox is not
    * written and its original seq is returned with `duplicate: true` (also when the same
-   * appinfo appears twice in one call). Entries and the appinfo index are written atomically;
+   * appinfo appears twice in one call; a CQL store dedups against the inbox's last two non-empty
+   * buckets, ≥ 65 536 seqs — docs/decisions.md). Entries and the appinfo index are written atomically;
    * durable when the promise resolves. A seq not above the inbox head is a bug: it throws.
    * `guard` runs before every write the append makes (see WriteGuard).
    */

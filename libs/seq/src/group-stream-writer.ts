@@ -204,9 +204,11 @@ export class GroupStreamWriter {
   /** Dedups, allocates, appends durably. Seqs of a failed append are burnt (never reused). */
   private async write(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]> {
     const alloc = await this.allocatorFor(shardOf(group, this.shardCount));
-    const head = await this.streams.headSeq(group);
+    const [head, found] = await Promise.all([
+      this.streams.headSeq(group),
+      this.streams.findSeqs(group, [...new Set(entries.map((e) => e.appinfo))]),
+    ]);
     alloc.observe(group, head);
-    const found = await this.streams.findSeqs(group, [...new Set(entries.map((e) => e.appinfo))]);
     const { outcomes, fresh } = dedupAgainst(entries, found);
     if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
 

@@ -88,6 +88,9 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(await b.timeline.append(inbox, [msgEntry(80_002, 'lost')], termed('t2'))).toEqual([{ seq: 80_002, duplicate: false }]);
       // A writer loading the stream afresh does not believe it either.
       expect(await a.timeline.append(inbox, [msgEntry(90_000, 'lost-too')], termed('t3'))).toEqual([{ seq: 90_000, duplicate: false }]);
+      // 'lost' is indexed twice now (bucket 0: the dead row; bucket 1: the live copy).
+      expect(await a.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map([['lost', 80_002]]));
+      expect(await b.timeline.append(inbox, [msgEntry(90_001, 'lost')], termed('t4'))).toEqual([{ seq: 80_002, duplicate: true }]);
       const all = await a.timeline.readAfter(inbox, 0, 10);
       expect(seqs(all)).toEqual([1, 2, 80_001, 80_002, 90_000]);
     });

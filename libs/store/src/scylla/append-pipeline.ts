@@ -130,8 +130,13 @@ export class SeqLogAppendPipeline {
         const seq = held.get(appinfo);
         return seq === undefined ? [] : [[appinfo, seq]];
       }));
-      // A resend: rare, so confirming the entry is still there costs little.
+      // A resend: rare, so confirming the entry is still there costs little. An unconfirmed one
+      // may have a live row in the window's other bucket: those are looked up row by row.
       found = candidates.size === 0 ? candidates : await this.log.confirmed(job.stream, candidates);
+      const doubtful = [...candidates.keys()].filter((appinfo) => !found.has(appinfo));
+      if (doubtful.length > 0) {
+        for (const [appinfo, seq] of await this.log.findInBuckets(job.stream, state.window, doubtful)) found.set(appinfo, seq);
+      }
     }
     job.state = state;
     job.plan = planAppend(job.stream, job.batch, state.head, found);

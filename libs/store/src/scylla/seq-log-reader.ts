@@ -84,15 +84,16 @@ export class SeqLogReader {
     if (wanted.length === 0 || buckets.length === 0) return new Map();
     const reads = chunks(buckets, BUCKET_CHUNK).flatMap((inBuckets) =>
       chunks(wanted, IN_CHUNK).map((names) => this.cql.readAll(this.q.lookup, [stream, inBuckets, names])));
-    const candidates = new Map<string, number>();
-    for (const row of (await Promise.all(reads)).flat()) {
-      const appinfo = String(row.get('appinfo'));
-      const seq = num(row.get('seq'));
-      // Two buckets can index one appinfo only after a dedup-window miss; the first copy is the one.
-      const known = candidates.get(appinfo);
-      if (known === undefined || seq < known) candidates.set(appinfo, seq);
+    const rows = (await Promise.all(reads)).flat();
+    // An appinfo indexed in two buckets (a dedup-window miss, or a late write's row that
+    // outlived its entry) is confirmed row by row; the lowest live seq is the original.
+    const live = await this.confirmedPairs(stream, rows.map((row): [string, number] => [String(row.get('appinfo')), num(row.get('seq'))]));
+    const out = new Map<string, number>();
+    for (const [appinfo, seq] of live) {
+      const known = out.get(appinfo);
+      if (known === undefined || seq < known) out.set(appinfo, seq);
     }
-    return this.confirmed(stream, candidates);
+    return out;
   }
 
   /** The index rows of `buckets`, at most `limit` (the writer's window; see CqlSeqLog). */
@@ -107,19 +108,23 @@ export class SeqLogReader {
 
   /** Keeps the pairs whose entry is stored with that appinfo (a dedup row may outlive its entry). */
   async confirmed(stream: string, candidates: Map<string, number>): Promise<Map<string, number>> {
+    return new Map(await this.confirmedPairs(stream, [...candidates]));
+  }
+
+  private async confirmedPairs(stream: string, pairs: [string, number][]): Promise<[string, number][]> {
     const byBucket = new Map<number, number[]>();
-    for (const seq of candidates.values()) {
+    for (const [, seq] of pairs) {
       const seqs = byBucket.get(bucketOf(seq)) ?? [];
       seqs.push(seq);
       byBucket.set(bucketOf(seq), seqs);
     }
     const stored = new Map<number, string>();
-    await Promise.all([...byBucket].flatMap(([bucket, seqs]) => chunks(seqs, IN_CHUNK).map(async (list) => {
+    await Promise.all([...byBucket].flatMap(([bucket, seqs]) => chunks([...new Set(seqs)], IN_CHUNK).map(async (list) => {
       for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, list])) {
         stored.set(num(row.get('seq')), String(row.get('appinfo')));
       }
     })));
-    return new Map([...candidates].filter(([appinfo, seq]) => stored.get(seq) === appinfo));
+    return pairs.filter(([appinfo, seq]) => stored.get(seq) === appinfo);
   }
 
   async getEntry(stream: string, seq: number): Promise<Entry | null> {
