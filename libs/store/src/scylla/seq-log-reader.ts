@@ -13,7 +13,7 @@
  * A dedup row can outlive its entry (a late write cleared by that next append), so every seq
  * found through the index is checked against the entry before it is believed.
  */
-import type { Entry } from '@seqline/core';
+import { LruMap, type Entry } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
 import { ENTRY_COLUMNS, ENTRY_SELECT, appinfoFits, bucketOf, rowToEntry } from './entry-codec.ts';
 import { MARKER_TTL_SECONDS } from './bucket-marker-memo.ts';
@@ -38,13 +38,30 @@ const BUCKET_CHUNK = 16;
 
 export class SeqLogReader {
   readonly q: ReturnType<typeof statements>;
+  /** Last non-empty bucket seen per stream: buckets only ever get added, so a stale guess is caught. */
+  private readonly lastBuckets = new LruMap<string, number>(100_000);
 
   constructor(readonly cql: Cql, tables: SeqLogTables) {
     this.q = statements(cql, tables);
   }
 
+  /**
+   * One round trip when this process has seen the stream's last bucket before: the markers and
+   * that bucket's top seq are read together, and the guess is kept only if no bucket came after.
+   */
   async headSeq(stream: string): Promise<number> {
-    return (await this.lastFilled(stream, 1))[0]?.top ?? 0;
+    const guess = this.lastBuckets.get(stream);
+    if (guess !== undefined) {
+      const [page, row] = await Promise.all([
+        this.markers(stream, Number.MAX_SAFE_INTEGER, 'desc'),
+        this.cql.read(this.q.topSeq, [stream, guess]).then((result) => result.first()),
+      ]);
+      if (page[0] === guess && row !== null) return num(row.get('seq'));
+    }
+    const last = (await this.lastFilled(stream, 1))[0];
+    if (last === undefined) return 0;
+    this.lastBuckets.set(stream, last.bucket);
+    return last.top;
   }
 
   /**
