@@ -10,13 +10,17 @@ import { createLocalPushBus } from '@seqline/bus';
 import { inboxKey, silentLogger, type InboxKey, type NewEntry } from '@seqline/core';
 import { InboxOwner } from '@seqline/seq';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+import { writeShapes } from './cql-write-shapes.ts';
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
 import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
 import { mapLimited, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
-/** `BENCH_PARTS=store,push,sync` (default all) runs a part alone, e.g. while tuning one path. */
+/**
+ * `BENCH_PARTS=store,push,sync` (the default) runs a part alone, e.g. while tuning one path;
+ * `shapes` (opt-in) adds the driver-only write shapes of bench/cql-write-shapes.ts.
+ */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'store,push,sync').split(',').map((part) => part.trim()));
 const STORE_KEYSPACE = `${BENCH_KEYSPACE}_store`;
 const CONCURRENCY = 256;
@@ -224,11 +228,12 @@ export async function runDistributedBench(): Promise<BenchResult> {
   const notes: string[] = [];
   const figures: Figure[] = [];
   await waitForServices('before the bench');
-  if (PARTS.has('store')) {
+  if (PARTS.has('store') || PARTS.has('shapes')) {
     // A keyspace of its own: the stack's workers claim the same shard sections under their lease epochs.
     const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
     try {
-      figures.push(...await storeRates(stores, notes));
+      if (PARTS.has('store')) figures.push(...await storeRates(stores, notes));
+      if (PARTS.has('shapes')) await writeShapes(stores.client, STORE_KEYSPACE, closedLoop, SLICE_MS, notes);
     } finally {
       await stores.close();
     }
