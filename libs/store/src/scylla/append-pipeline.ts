@@ -15,7 +15,7 @@
  */
 import type { AppendOutcome, Entry, Logger, WriteGuard } from '@seqline/core';
 import { entryGroups, packBatches, planAppend, type AppendPlan } from './append-plan.ts';
-import type { Statement } from './cql.ts';
+import { writeTimestamp, type Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
 import type { SeqLogReader } from './seq-log-reader.ts';
@@ -105,7 +105,7 @@ export class SeqLogAppendPipeline {
         const { markers, entries } = job.writes as { markers: Statement[]; entries: Statement[][] };
         for (const statements of [markers, ...entries]) {
           job.guard();
-          await this.log.cql.batch(statements);
+          await this.log.cql.batch(statements, true, writeTimestamp());
         }
       }),
     ];
@@ -158,9 +158,10 @@ export class SeqLogAppendPipeline {
     const gap = gapBelow(plan);
     if (gap === undefined && plan.farBuckets.length === 0) return;
     job.guard();
+    const timestamp = writeTimestamp();
     await Promise.all([
       gap === undefined || gap.inline ? undefined : this.clearGap(job.stream, plan.stored, gap.below, job.guard),
-      this.log.cql.batch(plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] }))),
+      this.log.cql.batch(plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] })), true, timestamp),
     ]);
   }
 
@@ -213,10 +214,12 @@ export class SeqLogAppendPipeline {
         job.reject(err);
       }
     }
+    // Taken right after the guards: see writeTimestamp.
+    const timestamp = writeTimestamp();
     const failed = new Map<Job, unknown>();
     await Promise.all(packBatches(groups).map(async (batch) => {
       try {
-        await this.log.cql.batch(batch.statements);
+        await this.log.cql.batch(batch.statements, true, timestamp);
       } catch (err) {
         for (const owner of batch.owners) if (!failed.has(owner)) failed.set(owner, err);
       }

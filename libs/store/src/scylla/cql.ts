@@ -78,21 +78,28 @@ export class Cql {
     });
   }
 
-  /** A plain write. Idempotent unless told otherwise (fixed values, set additions, deletes). */
-  async write(query: string, params: Params, idempotent = true): Promise<void> {
-    await this.client.execute(query, params, { prepare: true, isIdempotent: idempotent, consistency: this.levels.consistency });
+  /**
+   * A plain write. Idempotent unless told otherwise (fixed values, set additions, deletes).
+   * `timestamp` (µs, see writeTimestamp) replaces the one the driver would take when it builds
+   * the request.
+   */
+  async write(query: string, params: Params, idempotent = true, timestamp?: number): Promise<void> {
+    await this.client.execute(query, params, {
+      prepare: true, isIdempotent: idempotent, consistency: this.levels.consistency, ...(timestamp === undefined ? {} : { timestamp }),
+    });
   }
 
   /** An unlogged batch: atomic and isolated when all statements share one partition key. */
-  async batch(statements: Statement[], idempotent = true): Promise<void> {
+  async batch(statements: Statement[], idempotent = true, timestamp?: number): Promise<void> {
     if (statements.length === 0) return;
     if (statements.length === 1) {
       const [only] = statements as [Statement];
-      await this.write(only.query, only.params, idempotent);
+      await this.write(only.query, only.params, idempotent, timestamp);
       return;
     }
     await this.client.batch(statements, {
       prepare: true, logged: false, isIdempotent: idempotent, consistency: this.levels.consistency,
+      ...(timestamp === undefined ? {} : { timestamp }),
     });
   }
 
@@ -173,4 +180,17 @@ export async function mapLimit<T, R>(values: readonly T[], limit: number, fn: (v
   };
   await Promise.all(Array.from({ length: Math.min(limit, values.length) }, worker));
   return results;
+}
+
+let lastTimestamp = 0;
+
+/**
+ * A write timestamp (µs since the epoch), strictly increasing within this process. The seq log
+ * takes it right after its write guard, in the same synchronous step: a writer paused after the
+ * guard then writes with a timestamp older than anything its successor writes (which shadows a
+ * late write with its gap delete) — the driver would take it only when it builds the request.
+ */
+export function writeTimestamp(): number {
+  lastTimestamp = Math.max(Date.now() * 1000, lastTimestamp + 1);
+  return lastTimestamp;
 }

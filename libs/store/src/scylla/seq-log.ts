@@ -8,7 +8,7 @@
  */
 import { silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
 import { SeqLogAppendPipeline, type AppendPipelineOptions } from './append-pipeline.ts';
-import type { Cql } from './cql.ts';
+import { writeTimestamp, type Cql } from './cql.ts';
 import { bucketOf, checkEntry } from './entry-codec.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
 import { SeqLogReader, type SeqLogTables } from './seq-log-reader.ts';
@@ -49,6 +49,6 @@ export class CqlSeqLog extends SeqLogReader {
     const buckets = [next, ...(await this.markersBetween(stream, next, bucketOf(below - 1)))];
     this.logger.debug({ stream, above: head, below, buckets }, 'clearing the gap below an append');
     guard();
-    await this.cql.batch(buckets.map((bucket) => ({ query: this.q.deleteRange, params: [stream, bucket, head, below] })));
+    await this.cql.batch(buckets.map((bucket) => ({ query: this.q.deleteRange, params: [stream, bucket, head, below] })), true, writeTimestamp());
   }
 }
