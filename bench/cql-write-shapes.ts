@@ -8,8 +8,8 @@
  * encoding) sharing the two cores; the gap between `append` and `entry` is the dedup row.
  */
 import type { Client } from 'cassandra-driver';
-import { type Entry } from '@seqline/core';
-import { ENTRY_COLUMNS, entryParams } from '../libs/store/src/scylla/entry-codec.ts';
+import type { Entry } from '@seqline/core';
+import { ENTRY_COLUMNS, entryParams } from '@seqline/store';
 import { messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtRate, fmtRatio } from './stats.ts';
 

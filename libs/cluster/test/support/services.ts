@@ -87,11 +87,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether a redis-server binary is on PATH; with REQUIRE_SERVICES=1 its absence fails instead of skipping. */
 export function redisServerAvailable(): boolean {
   try {
     execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
     return true;
   } catch {
+    if (required) throw new Error('REQUIRE_SERVICES=1 but no redis-server binary on PATH (bash scripts/services.sh up installs it)');
     return false;
   }
 }

@@ -121,23 +121,10 @@ export class SeqLogAppendPipeline {
   private async plan(job: Job): Promise<void> {
     const state = this.states.get(job.stream, job.guard.term) ?? await this.load(job.stream, job.guard.term);
     const appinfos = [...new Set(job.batch.map((entry) => entry.appinfo))];
-    let found: Map<string, number>;
-    if (state.appinfos === undefined) {
-      found = await this.log.findInBuckets(job.stream, state.window, appinfos);
-    } else {
-      const held = state.appinfos;
-      const candidates = new Map(appinfos.flatMap((appinfo): [string, number][] => {
-        const seq = held.get(appinfo);
-        return seq === undefined ? [] : [[appinfo, seq]];
-      }));
-      // A resend: rare, so confirming the entry is still there costs little. An unconfirmed one
-      // may have a live row in the window's other bucket: those are looked up row by row.
-      found = candidates.size === 0 ? candidates : await this.log.confirmed(job.stream, candidates);
-      const doubtful = [...candidates.keys()].filter((appinfo) => !found.has(appinfo));
-      if (doubtful.length > 0) {
-        for (const [appinfo, seq] of await this.log.findInBuckets(job.stream, state.window, doubtful)) found.set(appinfo, seq);
-      }
-    }
+    // Held appinfos are only candidates: a resend (rare) is confirmed by the store, which
+    // checks each index row against its entry (a row can outlive its entry).
+    const asked = state.appinfos === undefined ? appinfos : appinfos.filter((appinfo) => state.appinfos?.has(appinfo));
+    const found = asked.length === 0 ? new Map<string, number>() : await this.log.findInBuckets(job.stream, state.window, asked);
     job.state = state;
     job.plan = planAppend(job.stream, job.batch, state.head, found);
   }

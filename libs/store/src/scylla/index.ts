@@ -4,3 +4,5 @@ export {
   DEFAULT_REPLICATION, DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus,
   type MigrateOptions, type MigrateResult, type Migration, type MigrationProgress, type Replication, type SchemaStatus,
 } from './migrate.ts';
+/** The timeline row layout, for tools that write it by hand (bench/cql-write-shapes.ts). */
+export { ENTRY_COLUMNS, entryParams } from './entry-codec.ts';

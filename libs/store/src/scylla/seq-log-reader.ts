@@ -124,10 +124,6 @@ export class SeqLogReader {
   }
 
   /** Keeps the pairs whose entry is stored with that appinfo (a dedup row may outlive its entry). */
-  async confirmed(stream: string, candidates: Map<string, number>): Promise<Map<string, number>> {
-    return new Map(await this.confirmedPairs(stream, [...candidates]));
-  }
-
   private async confirmedPairs(stream: string, pairs: [string, number][]): Promise<[string, number][]> {
     const byBucket = new Map<number, number[]>();
     for (const [, seq] of pairs) {
