@@ -7,6 +7,8 @@ import { issueToken } from '@seqline/protocol';
 import WebSocket from 'ws';
 import { loadServerConfig, startEmbeddedServer, type RunningServer } from '../src/index.ts';
 
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export const SECRET = 'test-secret-0123456789abcdef';
 
 export class MutableClock implements Clock {
@@ -61,7 +63,13 @@ export class TestClient {
   static async connect(url: string, user: string, tenant = 'default'): Promise<TestClient> {
     const token = await issueToken({ secret: SECRET, user, tenant, ttlSeconds: 3600 });
     const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    // A server killed mid-handshake can close the socket without an 'error': never wait forever.
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => { ws.terminate(); reject(new Error(`connect to ${url} timed out`)); }, CONNECT_TIMEOUT_MS);
+      ws.once('open', () => { clearTimeout(timer); resolve(); });
+      ws.once('error', (err) => { clearTimeout(timer); reject(err); });
+      ws.once('close', () => { clearTimeout(timer); reject(new Error(`connection to ${url} closed during the handshake`)); });
+    });
     return new TestClient(ws, user);
   }
 
