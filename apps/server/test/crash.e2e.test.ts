@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { findSkips, isStrictlyIncreasing } from '@seqline/core';
 import { ChildServer, freePort } from './child-server.ts';
 import { TestClient, waitFor, type WireEntry } from './harness.ts';
@@ -57,16 +57,24 @@ describe('crash safety (kill -9 during sends)', () => {
     let done = false;
     const acked = new Map<string, string>(); // appinfo → recipient
     const received = new Map<string, WireEntry[]>();
+    // Where each loop and the test are, printed if the test fails (a hang says where it hangs).
+    const progress = { phase: 'sending', loops: new Map<string, string>() };
+    onTestFailed(() => {
+      const loops = [...progress.loops].map(([name, at]) => `${name}=${at}`).join(' ');
+      console.log(`crash test: failed during ${progress.phase}; acked=${acked.size}; loops: ${loops}\nserver output (tail):\n${srv.output.slice(-3000)}`);
+    });
 
     const sender = async (i: number) => {
       let k = 0;
       let pending: { appinfo: string; to: string } | undefined;
       let c: TestClient | undefined;
       while (!done) {
+        progress.loops.set(`sender${i}`, 'connecting');
         c ??= await connectRetry(srv.url, `sender${i}`, () => done);
         if (!c) break;
         pending ??= { appinfo: `s${i}-${k++}`, to: `rcpt${k % RECIPIENTS}` };
         try {
+          progress.loops.set(`sender${i}`, `sending ${pending.appinfo}`);
           const r = await callOrFail(c, 'send', { appinfo: pending.appinfo, to: { user: pending.to }, type: 'text', body: { k } });
           if (r.ok) { acked.set(pending.appinfo, pending.to); pending = undefined; }
         } catch {
@@ -74,6 +82,7 @@ describe('crash safety (kill -9 during sends)', () => {
         }
       }
       c?.close();
+      progress.loops.set(`sender${i}`, 'done');
     };
 
     const tailer = async (r: number) => {
@@ -82,27 +91,35 @@ describe('crash safety (kill -9 during sends)', () => {
       received.set(user, got);
       let c: TestClient | undefined;
       while (!done) {
+        progress.loops.set(user, 'connecting');
         c ??= await connectRetry(srv.url, user, () => done);
         if (!c) break;
         try {
+          progress.loops.set(user, 'syncing');
           const res = await callOrFail(c, 'sync', { maxSeq: got.at(-1)?.seq ?? 0, limit: 100 });
           if (res.ok) got.push(...(res as unknown as { entries: WireEntry[] }).entries);
           await sleep(5);
         } catch { c.close(); c = undefined; }
       }
       c?.close();
+      progress.loops.set(user, 'done');
     };
 
     const loops = [...Array.from({ length: SENDERS }, (_, i) => sender(i)), ...Array.from({ length: RECIPIENTS }, (_, r) => tailer(r))];
     for (let kill = 0; kill < KILLS; kill++) {
       await sleep(1200 + Math.random() * 600);
+      progress.phase = `kill ${kill + 1}`;
       await srv.kill9();
       await sleep(100);
+      progress.phase = `restart ${kill + 1}`;
       await srv.start();
+      progress.phase = 'sending';
     }
     await sleep(1000);
     done = true;
+    progress.phase = 'stopping the loops';
     await Promise.all(loops);
+    progress.phase = 'checking the inboxes';
 
     // Let resumed fanout jobs finish, then check every recipient inbox.
     let lost = 0; let duplicated = 0; let regressions = 0; let skips = 0;

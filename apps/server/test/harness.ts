@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import { loadServerConfig, startEmbeddedServer, type RunningServer } from '../src/index.ts';
 
 const CONNECT_TIMEOUT_MS = 5_000;
+const CALL_TIMEOUT_MS = 30_000;
 
 export const SECRET = 'test-secret-0123456789abcdef';
 
@@ -73,10 +74,20 @@ export class TestClient {
     return new TestClient(ws, user);
   }
 
+  /**
+   * Sends a request and resolves with its reply. A reply that never comes resolves after
+   * CALL_TIMEOUT_MS as an error reply naming the op (a hang then fails the test where it
+   * happened instead of at the test's timeout; resolving, not rejecting, keeps raced calls
+   * from becoming unhandled rejections).
+   */
   call(op: string, args: Record<string, unknown> = {}): Promise<Reply> {
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.waiting.set(id, resolve);
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        resolve({ id, ok: false, error: { code: 'TEST_NO_REPLY', message: `no reply to ${op} (id ${id}) from ${this.user} within ${CALL_TIMEOUT_MS} ms` } } as Reply);
+      }, CALL_TIMEOUT_MS);
+      this.waiting.set(id, (reply) => { clearTimeout(timer); resolve(reply); });
       this.ws.send(JSON.stringify({ id, op, ...args }));
     });
   }
