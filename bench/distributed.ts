@@ -9,12 +9,12 @@ import { performance } from 'node:perf_hooks';
 import { createLocalPushBus } from '@seqline/bus';
 import { inboxKey, silentLogger, type InboxKey, type NewEntry } from '@seqline/core';
 import { InboxOwner } from '@seqline/seq';
-import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+import { openScyllaStores, TIMELINE_TABLES, type ScyllaStores } from '@seqline/store';
 import { writeShapes } from './cql-write-shapes.ts';
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
 import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
-import { mapLimited, sleep } from './support.ts';
+import { cassandraPid, cpuSecondsOf, mapLimited, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 /**
@@ -36,10 +36,25 @@ const WARMUP_MS = 2000;
 const MEASURE_MS = 8000;
 const SYNC_SAMPLES = 300;
 
-interface Slice { ops: number; errors: number; ms: number }
+interface Slice { ops: number; errors: number; ms: number; cpu: CpuSplit }
+
+/** CPU seconds spent during a slice by this process (client + driver) and by the Cassandra node. */
+interface CpuSplit { client: number; cassandra: number | undefined }
+
+async function cpuNow(cassandra: number | undefined): Promise<CpuSplit> {
+  const self = process.cpuUsage();
+  return { client: (self.user + self.system) / 1e6, cassandra: cassandra === undefined ? undefined : await cpuSecondsOf(cassandra).catch(() => undefined) };
+}
+
+function cpuSince(start: CpuSplit, end: CpuSplit): CpuSplit {
+  const cassandra = start.cassandra === undefined || end.cassandra === undefined ? undefined : end.cassandra - start.cassandra;
+  return { client: end.client - start.client, cassandra };
+}
 
 /** Closed loop, `CONCURRENCY` ops outstanding for `ms`. Failed ops (a restarting node) are counted, not fatal. */
 async function closedLoop(ms: number, op: (i: number) => Promise<unknown>): Promise<Slice> {
+  const node = await cassandraPid();
+  const cpu0 = await cpuNow(node);
   const start = performance.now();
   const end = start + ms;
   let next = 0;
@@ -51,18 +66,32 @@ async function closedLoop(ms: number, op: (i: number) => Promise<unknown>): Prom
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, lane));
-  return { ops, errors, ms: performance.now() - start };
+  const elapsed = performance.now() - start;
+  return { ops, errors, ms: elapsed, cpu: cpuSince(cpu0, await cpuNow(node)) };
 }
 
 class Tally {
-  entries = 0; ms = 0; errors = 0;
-  add(s: Slice, per = 1): void { this.entries += s.ops * per; this.ms += s.ms; this.errors += s.errors; }
+  entries = 0; ms = 0; errors = 0; client = 0; cassandra: number | undefined = 0;
+  add(s: Slice, per = 1): void {
+    this.entries += s.ops * per; this.ms += s.ms; this.errors += s.errors; this.client += s.cpu.client;
+    this.cassandra = this.cassandra === undefined || s.cpu.cassandra === undefined ? undefined : this.cassandra + s.cpu.cassandra;
+  }
   get rate(): number { return this.entries / (this.ms / 1000); }
+  /** CPU µs per entry written, this process and the node (the node's includes its flushes and compactions meanwhile). */
+  get cpuPerEntry(): string {
+    const us = (seconds: number) => `${((seconds * 1e6) / Math.max(1, this.entries)).toFixed(1)} µs`;
+    return `client ${us(this.client)}, Cassandra ${this.cassandra === undefined ? 'n/a (no pid file)' : us(this.cassandra)}`;
+  }
 }
 
 async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure[]> {
   const { client } = stores;
   await client.execute(`CREATE TABLE IF NOT EXISTS ${STORE_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
+  // Both kinds start from empty tables: otherwise earlier runs' data decides how much compaction
+  // runs during this one (it took up to 2/3 of the node's CPU after a few runs).
+  for (const table of ['raw_insert', TIMELINE_TABLES.entries, TIMELINE_TABLES.appinfos, TIMELINE_TABLES.buckets]) {
+    await client.execute(`TRUNCATE ${STORE_KEYSPACE}.${table}`);
+  }
   const insert = `INSERT INTO ${STORE_KEYSPACE}.raw_insert (inbox, seq, entry) VALUES (?, ?, ?)`;
   const inboxes: InboxKey[] = Array.from({ length: INBOXES }, (_, i) => inboxKey(`b${RUN_ID}`, `u${i}`));
   const rawSeq = new Array<number>(INBOXES).fill(0);
@@ -105,6 +134,7 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
   const { raw: rw, single: s, batched: b } = tallies;
   notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
   notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
+  notes.push(`  CPU per entry written: raw ${rw.cpuPerEntry}; single ${s.cpuPerEntry}; batched ${b.cpuPerEntry}`);
   notes.push(`  single-entry append latency at ${CONCURRENCY} in flight: ${fmtLatency(latency.summary())}`);
   notes.push(`  batched ${BATCH}/call: ${fmtRate(b.rate / BATCH)} calls/s; vs raw single-row inserts ${fmtRatio(b.rate, rw.rate)}`);
   return [

@@ -46,7 +46,7 @@ export function ownCpuSeconds(): number {
 }
 
 /** utime + stime of a live process, in seconds (USER_HZ is 100 on Linux). */
-async function cpuSecondsOf(pid: number): Promise<number> {
+export async function cpuSecondsOf(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // Fields after the ")" of the command name; utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -147,6 +147,19 @@ export async function mapLimited<T, R>(items: readonly T[], concurrency: number,
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
   return results;
+}
+
+const CASSANDRA_PID_FILE = fileURLToPath(new URL('../.services/cassandra/cassandra.pid', import.meta.url));
+
+/** The pid of the Cassandra node scripts/services.sh started, if it runs. */
+export async function cassandraPid(): Promise<number | undefined> {
+  try {
+    const pid = Number((await readFile(CASSANDRA_PID_FILE, 'utf8')).trim());
+    await cpuSecondsOf(pid);
+    return pid;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Jiffies of all CPUs from /proc/stat: busy (everything but idle and iowait) and total. */

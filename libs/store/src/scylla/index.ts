@@ -6,3 +6,4 @@ export {
 } from './migrate.ts';
 /** The timeline row layout, for tools that write it by hand (bench/cql-write-shapes.ts). */
 export { ENTRY_COLUMNS, entryParams } from './entry-codec.ts';
+export { TIMELINE_TABLES } from './timeline.ts';
