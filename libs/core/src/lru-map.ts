@@ -24,10 +24,8 @@ export class LruMap<K extends NonNullable<unknown>, V extends NonNullable<unknow
 
   /** (Re)inserts `key` as the most recent; call again after changing a value's weight. */
   set(key: K, value: V): void {
-    if (this.cache === undefined) return;
-    // A value heavier than the whole bound is not kept (lru-cache would keep the old one).
-    this.cache.delete(key);
-    this.cache.set(key, value);
+    // A value heavier than the whole bound is not kept, and drops the key's old value.
+    this.cache?.set(key, value);
   }
 
   delete(key: K): void {
