@@ -1,6 +1,6 @@
 /**
  * appinfo → seq of entries this owner stored or saw stored recently, across its inboxes,
- * least recently used out first. A client's resend usually follows its original within
+ * least recently stored out first. A client's resend usually follows its original within
  * seconds, so this answers it without allocating a seq or calling the store; an older resend
  * goes to the store, which dedups it as well (it only burns a seq then). A hit is always
  * true: committed entries are never removed before their 180-day TTL.

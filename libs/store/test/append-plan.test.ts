@@ -50,12 +50,13 @@ describe('packBatches', () => {
   it('entry groups pair each entry with its dedup row, per bucket and bounded, in seq order', () => {
     const entries = [...Array.from({ length: 75 }, (_, i) => msgEntry(i + 1, `a${i}`)), msgEntry(70_000, 'far')];
     const groups = entryGroups('s', entries, { insertEntry: 'ENTRY', insertAppinfo: 'APPINFO' });
-    expect(groups.map((g) => g.length)).toEqual([100, 50, 2]);
-    for (const group of groups) {
+    expect(groups.map((g) => g.statements.length)).toEqual([100, 50, 2]);
+    for (const { statements: group } of groups) {
       // One partition key (stream, bucket) per group: one mutation.
       expect(new Set(group.map((s) => `${String(s.params[0])}/${String(s.params[1])}`)).size).toBe(1);
       expect(group.filter((s) => s.query === 'ENTRY')).toHaveLength(group.length / 2);
     }
-    expect(groups[2]?.[1]?.params).toEqual(['s', 1, 'far', 70_000]);
+    expect(groups[2]?.statements[1]?.params).toEqual(['s', 1, 'far', 70_000]);
+    for (const group of groups) expect(group.bytes).toBe(group.statements.reduce((sum, s) => sum + statementBytes(s), 0));
   });
 });

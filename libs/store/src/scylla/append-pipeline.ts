@@ -14,7 +14,7 @@
  * the appends whose statements it carried, and their streams are reloaded next time.
  */
 import type { AppendOutcome, Entry, Logger, WriteGuard } from '@seqline/core';
-import { entryGroups, packBatches, planAppend, type AppendPlan } from './append-plan.ts';
+import { entryGroups, packBatches, planAppend, statementBytes, type AppendPlan, type StatementGroup } from './append-plan.ts';
 import { writeTimestamp, type Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
@@ -28,6 +28,9 @@ export interface AppendPipelineOptions {
   maxInFlight?: number;
 }
 
+/** Marker inserts due (their own partition), then the entry groups (one mutation each, in seq order). */
+interface JobWrites { markers: Statement[]; entries: StatementGroup[] }
+
 interface Job {
   stream: string;
   batch: Entry[];
@@ -36,8 +39,7 @@ interface Job {
   reject: (err: unknown) => void;
   state?: StreamState;
   plan?: AppendPlan;
-  /** Marker inserts due (their own partition) and the entry groups (one mutation each, in seq order). */
-  writes?: { markers: Statement[]; entries: Statement[][] };
+  writes?: JobWrites;
 }
 
 export class SeqLogAppendPipeline {
@@ -102,8 +104,8 @@ export class SeqLogAppendPipeline {
     const written = [
       ...await this.writeShared(shared),
       ...await this.each(alone, async (job) => {
-        const { markers, entries } = job.writes as { markers: Statement[]; entries: Statement[][] };
-        for (const statements of [markers, ...entries]) {
+        const { markers, entries } = job.writes as JobWrites;
+        for (const statements of [markers, ...entries.map((group) => group.statements)]) {
           job.guard();
           await this.log.cql.batch(statements, true, writeTimestamp());
         }
@@ -153,7 +155,7 @@ export class SeqLogAppendPipeline {
   }
 
   /** The job's writes: the markers due, then its entries with their dedup rows. */
-  private writesOf(job: Job, now: number): { markers: Statement[]; entries: Statement[][] } {
+  private writesOf(job: Job, now: number): JobWrites {
     const plan = job.plan as AppendPlan;
     const markers = plan.buckets
       .filter((bucket) => !plan.farBuckets.includes(bucket))
@@ -164,8 +166,11 @@ export class SeqLogAppendPipeline {
     const gap = gapBelow(plan);
     // A gap inside the first entry's partition is cleared in the same mutation as the entries:
     // no extra round trip (the first append of every stream after a takeover has one).
-    if (gap?.inline === true) {
-      entries[0]?.unshift({ query: this.log.q.deleteRange, params: [job.stream, bucketOf(gap.below), plan.stored, gap.below] });
+    const first = entries[0];
+    if (gap?.inline === true && first !== undefined) {
+      const clear = { query: this.log.q.deleteRange, params: [job.stream, bucketOf(gap.below), plan.stored, gap.below] };
+      first.statements.unshift(clear);
+      first.bytes += statementBytes(clear);
     }
     return { markers, entries };
   }
@@ -190,12 +195,13 @@ export class SeqLogAppendPipeline {
    */
   private async writeShared(jobs: Job[]): Promise<Job[]> {
     const guarded: Job[] = [];
-    const groups: { owner: Job; statements: Statement[] }[] = [];
+    const groups: { owner: Job; statements: Statement[]; bytes?: number }[] = [];
     for (const job of jobs) {
       try {
         job.guard();
-        const { markers, entries } = job.writes as { markers: Statement[]; entries: Statement[][] };
-        for (const statements of [markers, ...entries]) groups.push({ owner: job, statements });
+        const { markers, entries } = job.writes as JobWrites;
+        groups.push({ owner: job, statements: markers });
+        for (const group of entries) groups.push({ owner: job, ...group });
         guarded.push(job);
       } catch (err) {
         job.reject(err);

@@ -66,6 +66,9 @@ export function planAppend(stream: string, batch: readonly Entry[], stored: numb
   };
 }
 
+/** One partition's statements (applied as one mutation) and their statementBytes. */
+export interface StatementGroup { statements: Statement[]; bytes: number }
+
 /** Rough serialized size of a statement's values (strings as UTF-8 upper bound). */
 export function statementBytes(statement: Statement): number {
   return statement.params.reduce<number>((sum, p) => sum + (typeof p === 'string' ? p.length * 3 : Array.isArray(p) ? 16 * p.length + 16 : 16), 0);
@@ -76,9 +79,9 @@ export function statementBytes(statement: Statement): number {
  * one partition key over two tables, so Cassandra applies a group as one mutation. A bucket
  * with more than fits one batch gets several groups, in seq order.
  */
-export function entryGroups(stream: string, entries: readonly Entry[], q: { insertEntry: string; insertAppinfo: string }): Statement[][] {
-  const open = new Map<number, { statements: Statement[]; bytes: number }>();
-  const out: Statement[][] = [];
+export function entryGroups(stream: string, entries: readonly Entry[], q: { insertEntry: string; insertAppinfo: string }): StatementGroup[] {
+  const open = new Map<number, StatementGroup>();
+  const out: StatementGroup[] = [];
   for (const entry of entries) {
     const bucket = bucketOf(entry.seq);
     const pair = [
@@ -90,7 +93,7 @@ export function entryGroups(stream: string, entries: readonly Entry[], q: { inse
     if (current === undefined || current.statements.length + 2 > MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
       current = { statements: [], bytes: 0 };
       open.set(bucket, current);
-      out.push(current.statements);
+      out.push(current);
     }
     current.statements.push(...pair);
     current.bytes += bytes;
@@ -105,12 +108,12 @@ export function entryGroups(stream: string, entries: readonly Entry[], q: { inse
  * statements stay in one batch and are applied as one mutation. Returns, per batch, the
  * owners (caller's tags) of the groups in it.
  */
-export function packBatches<T>(groups: readonly { owner: T; statements: Statement[] }[]): { statements: Statement[]; owners: T[] }[] {
+export function packBatches<T>(groups: readonly { owner: T; statements: Statement[]; bytes?: number }[]): { statements: Statement[]; owners: T[] }[] {
   const out: { statements: Statement[]; owners: T[] }[] = [];
   let shared: { statements: Statement[]; owners: T[]; bytes: number } | undefined;
   for (const group of groups) {
     if (group.statements.length === 0) continue;
-    const bytes = group.statements.reduce((sum, s) => sum + statementBytes(s), 0);
+    const bytes = group.bytes ?? group.statements.reduce((sum, s) => sum + statementBytes(s), 0);
     if (group.statements.length > MAX_SHARED_BATCH_ROWS || bytes > MAX_SHARED_BATCH_BYTES) {
       out.push({ statements: group.statements, owners: [group.owner] });
       continue;

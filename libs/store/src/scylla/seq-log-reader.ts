@@ -89,10 +89,9 @@ export class SeqLogReader {
 
   /** appinfo → seq for those of `appinfos` stored in any bucket of the stream. */
   async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
-    const wanted = [...new Set(appinfos)].filter(appinfoFits);
-    if (wanted.length === 0) return new Map();
+    if (!appinfos.some(appinfoFits)) return new Map();
     const buckets = (await this.cql.readAll(this.q.allMarkers, [stream])).map((row) => num(row.get('bucket')));
-    return this.findInBuckets(stream, buckets, wanted);
+    return this.findInBuckets(stream, buckets, appinfos);
   }
 
   /** appinfo → seq for those of `appinfos` indexed in `buckets`, each checked against its entry. */
