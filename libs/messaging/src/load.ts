@@ -4,28 +4,40 @@ import { LoadShedder, type SheddingPolicy } from '@seqline/core';
 
 const RESOLUTION_MS = 10;
 const WINDOW_MS = 1000;
+const SAMPLE_MS = 100;
 
 /**
  * Mean event-loop delay over the last full window, or over the current one when that is worse
  * (sustained overload is seen within a window; one slow request — a 5 000-member group.create
  * — barely moves a mean, where a p99 would shed work for a whole window after it). The
  * histogram's samples include the sampling interval itself, which is subtracted.
+ *
+ * The current window's mean is read every SAMPLE_MS, not per request: a histogram's mean walks
+ * all its buckets (2.3 % of a gateway's CPU at 1 000 msg/s when read per request).
  */
 class LoopLagMonitor {
   private readonly histogram: IntervalHistogram;
   private lastWindowMs = 0;
+  private currentWindowMs = 0;
+  private sampled = 0;
 
   constructor() {
     this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     this.histogram.enable();
     setInterval(() => {
+      if (++this.sampled < WINDOW_MS / SAMPLE_MS) {
+        this.currentWindowMs = this.currentMs();
+        return;
+      }
+      this.sampled = 0;
       this.lastWindowMs = this.currentMs();
+      this.currentWindowMs = 0;
       this.histogram.reset();
-    }, WINDOW_MS).unref();
+    }, SAMPLE_MS).unref();
   }
 
   lagMs(): number {
-    return Math.max(this.lastWindowMs, this.currentMs());
+    return Math.max(this.lastWindowMs, this.currentWindowMs);
   }
 
   private currentMs(): number {
