@@ -73,6 +73,8 @@ async function stopChild(c: Child): Promise<void> {
 export interface DistributedStack {
   namespace: string;
   gatewayUrl: string;
+  /** The child processes, for CPU accounting. */
+  pids: { gateway: number; worker: number };
   /** Deletes the timeline-cache keys of the namespace (the next read of any inbox misses). */
   flushTimelineCache(): Promise<number>;
   stop(): Promise<void>;
@@ -99,6 +101,7 @@ export async function startDistributedStack(): Promise<DistributedStack> {
     return {
       namespace,
       gatewayUrl: `ws://127.0.0.1:${port}/v1/ws`,
+      pids: { worker: started[0]?.proc.pid ?? 0, gateway: started[1]?.proc.pid ?? 0 },
       async flushTimelineCache() {
         let deleted = 0;
         let cursor = '0';

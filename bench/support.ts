@@ -149,18 +149,20 @@ export async function mapLimited<T, R>(items: readonly T[], concurrency: number,
   return results;
 }
 
-const CASSANDRA_PID_FILE = fileURLToPath(new URL('../.services/cassandra/cassandra.pid', import.meta.url));
-
-/** The pid of the Cassandra node scripts/services.sh started, if it runs. */
-export async function cassandraPid(): Promise<number | undefined> {
+/** The pid of a service scripts/services.sh started (`cassandra`, `redis`, `nats`), if it runs. */
+export async function servicePid(service: 'cassandra' | 'redis' | 'nats'): Promise<number | undefined> {
   try {
-    const pid = Number((await readFile(CASSANDRA_PID_FILE, 'utf8')).trim());
+    const file = fileURLToPath(new URL(`../.services/${service}/${service}.pid`, import.meta.url));
+    const pid = Number((await readFile(file, 'utf8')).trim());
     await cpuSecondsOf(pid);
     return pid;
   } catch {
     return undefined;
   }
 }
+
+/** The pid of the Cassandra node scripts/services.sh started, if it runs. */
+export const cassandraPid = () => servicePid('cassandra');
 
 /** Jiffies of all CPUs from /proc/stat: busy (everything but idle and iowait) and total. */
 export async function cpuTimes(): Promise<{ busy: number; total: number }> {

@@ -42,6 +42,8 @@ export class BenchClient {
   onPush: ((push: PushFrame, at: number) => void) | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, (r: TimedReply) => void>();
+  /** How the socket closed, if it did (a load run reports sockets lost under it). */
+  closedWith: { code: number; reason: string } | undefined;
 
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data: WebSocket.RawData) => {
@@ -61,6 +63,7 @@ export class BenchClient {
     });
     // A bench socket that errors is counted by whoever checks isOpen; never crash the run.
     ws.on('error', () => {});
+    ws.on('close', (code: number, reason: Buffer) => { this.closedWith = { code, reason: String(reason) }; });
   }
 
   /** Opens a socket; `token` goes in the Authorization header (the raw server takes none). */
