@@ -227,7 +227,10 @@ async function pushLoad(stack: DistributedStack, rate: number, tag: string): Pro
         const pair = sent % PAIRS;
         const appinfo = `dp-${RUN_ID}-${tag}-${measured ? 'm' : 'w'}-${sent}`;
         const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', { appinfo, to: { user: `${tag}r${pair}` }, type: 'text', body: messageBody() });
-        if (!measured) continue;
+        if (!measured) {
+          reply.catch(() => undefined); // a lost socket shows in the measured part
+          continue;
+        }
         const i = sent;
         const sending = { t0, i, acked: false };
         sentAt.set(appinfo, sending);
@@ -236,7 +239,10 @@ async function pushLoad(stack: DistributedStack, rate: number, tag: string): Pro
           const code = r.reply.error?.code ?? 'UNKNOWN';
           errors.set(code, (errors.get(code) ?? 0) + 1);
           sentAt.delete(appinfo);
-        }, () => {});
+        }, () => {
+          errors.set('SOCKET_CLOSED', (errors.get('SOCKET_CLOSED') ?? 0) + 1);
+          sentAt.delete(appinfo);
+        });
       }
       if (sent >= n) resolve(sent); else setTimeout(tick, 1);
     };

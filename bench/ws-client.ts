@@ -41,9 +41,10 @@ export class BenchClient {
   /** Called with every push and the time its frame arrived. */
   onPush: ((push: PushFrame, at: number) => void) | undefined;
   private nextId = 1;
-  private readonly waiting = new Map<number, (r: TimedReply) => void>();
+  private readonly waiting = new Map<number, { resolve: (r: TimedReply) => void; reject: (err: Error) => void }>();
   /** How the socket closed, if it did (a load run reports sockets lost under it). */
-  closedWith: { code: number; reason: string } | undefined;
+  closedWith: { code: number; reason: string; error?: string } | undefined;
+  private lastError: string | undefined;
 
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data: WebSocket.RawData) => {
@@ -55,15 +56,21 @@ export class BenchClient {
         return;
       }
       const reply = frame as ReplyFrame;
-      const resolve = typeof reply.id === 'number' ? this.waiting.get(reply.id) : undefined;
-      if (resolve && typeof reply.id === 'number') {
+      const waiter = typeof reply.id === 'number' ? this.waiting.get(reply.id) : undefined;
+      if (waiter && typeof reply.id === 'number') {
         this.waiting.delete(reply.id);
-        resolve({ reply, at, bytes: text.length, text });
+        waiter.resolve({ reply, at, bytes: text.length, text });
       }
     });
     // A bench socket that errors is counted by whoever checks isOpen; never crash the run.
-    ws.on('error', () => {});
-    ws.on('close', (code: number, reason: Buffer) => { this.closedWith = { code, reason: String(reason) }; });
+    ws.on('error', (err) => { this.lastError = err.message; });
+    // A request on a lost socket fails instead of waiting forever.
+    ws.on('close', (code: number, reason: Buffer) => {
+      this.closedWith = { code, reason: String(reason), ...(this.lastError ? { error: this.lastError } : {}) };
+      const err = new Error(`socket closed (${code} ${String(reason)}${this.lastError ? `; ${this.lastError}` : ''})`);
+      for (const waiter of this.waiting.values()) waiter.reject(err);
+      this.waiting.clear();
+    });
   }
 
   /** Opens a socket; `token` goes in the Authorization header (the raw server takes none). */
@@ -86,9 +93,12 @@ export class BenchClient {
   /** Writes the request frame now; resolves with the reply. `sentAt` is taken right before the write. */
   call(op: string, args: Record<string, unknown> = {}): { sentAt: number; reply: Promise<TimedReply> } {
     const id = this.nextId++;
-    const reply = new Promise<TimedReply>((resolve) => this.waiting.set(id, resolve));
     const frame = JSON.stringify({ id, op, ...args });
     const sentAt = performance.now();
+    if (this.ws.readyState !== WebSocket.OPEN) {
+      return { sentAt, reply: Promise.reject(new Error(`socket not open (${JSON.stringify(this.closedWith)})`)) };
+    }
+    const reply = new Promise<TimedReply>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
     this.ws.send(frame);
     return { sentAt, reply };
   }
