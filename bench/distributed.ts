@@ -163,7 +163,7 @@ interface LoadResult {
   /** Acknowledged sends whose push never arrived, and how many of them a sync did not find either. */
   missing: number; unsynced: number;
   /** Sends never answered (neither ack nor error), and the close codes of sockets lost during the load. */
-  unanswered: number; closed: number[];
+  unanswered: number; closed: string[];
   /** CPU µs per message sent in the measured window, by process. */
   cpu: Map<string, number>;
 }
@@ -269,7 +269,7 @@ async function pushLoad(stack: DistributedStack, rate: number, tag: string): Pro
       const stored = await storedAppinfos(receivers[pair] as BenchClient);
       unsynced += appinfos.filter((a) => !stored.has(a)).length;
     }
-    const closed = [...senders, ...receivers].flatMap((c) => (c.closedWith ? [c.closedWith.code] : []));
+    const closed = [...senders, ...receivers].flatMap((c) => (c.closedWith ? [`${c.closedWith.code}${c.closedWith.error ? ` ${c.closedWith.error}` : ''}`] : []));
     const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}`;
     return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu };
   } finally {
@@ -351,7 +351,7 @@ export async function runDistributedBench(): Promise<BenchResult> {
     notes.push(`push: open loop, ${PAIRS} pairs, ${WARMUP_MS / 1000} s warm-up (rate ramping from 10 % to 100 %) + ${MEASURE_MS / 1000} s measured at the rate; 1 worker + 1 gateway (children), namespace ${stack.namespace}`);
     for (const r of loads) {
       const errs = [...r.errors].map(([c, n]) => `${c}×${n}`).join(', ') || 'none';
-      const lost = r.closed.length === 0 ? '' : `, sockets closed under load ${r.closed.length} (codes ${[...new Set(r.closed)].join(', ')})`;
+      const lost = r.closed.length === 0 ? '' : `, sockets closed under load ${r.closed.length} (${[...new Set(r.closed)].join('; ')})`;
       notes.push(`  @ ${r.rate} msg/s: ${r.sent} sent, unanswered ${r.unanswered}${lost}, acknowledged but never pushed ${r.missing} (of which not found by a sync either: ${r.unsynced}), errors ${errs}${sustained(r) ? '' : ' — NOT sustained'}`);
       notes.push(`    CPU µs per message: ${fmtCpu(r.cpu, r.rate)}`);
       notes.push(`    send → push: ${fmtLatency(r.push)}; ${r.growth}`);
