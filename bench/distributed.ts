@@ -11,10 +11,11 @@ import { inboxKey, silentLogger, type InboxKey, type NewEntry } from '@seqline/c
 import { InboxOwner } from '@seqline/seq';
 import { openScyllaStores, TIMELINE_TABLES, type ScyllaStores } from '@seqline/store';
 import { writeShapes } from './cql-write-shapes.ts';
+import { firstSend, fmtCpu, PUSH_LOAD_SHAPE, pushLoad, sustained, type LoadResult } from './distributed-push.ts';
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
 import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
-import { cassandraPid, cpuSecondsOf, mapLimited, servicePid, sleep } from './support.ts';
+import { cassandraPid, cpuSecondsOf, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 /**
@@ -31,10 +32,6 @@ const INBOXES = 2000;
 const TARGET_RATIO = 0.7;
 /** `BENCH_RATES=2000,1000,500`: the open-loop rates tried, in order, until one is sustained. */
 const RATES = (process.env.BENCH_RATES ?? '2000,1000,500').split(',').map(Number);
-const PAIRS = 100;
-/** Warm-up: the rate ramps from a tenth to the full rate, as a deployed gateway's load grows (a cold process hit at full rate first compiles, then drains a backlog). */
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 4000);
-const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 8000);
 const SYNC_SAMPLES = 300;
 
 interface Slice { ops: number; errors: number; ms: number; cpu: CpuSplit }
@@ -148,144 +145,6 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
 }
 
 /** Retries a first send until the shards are writable (lease wait-out after a worker starts). */
-async function firstSend(client: BenchClient, to: string): Promise<number> {
-  const t0 = performance.now();
-  for (let i = 0; ; i++) {
-    const r = await client.call('send', { appinfo: `first-${RUN_ID}-${i}`, to: { user: to }, type: 'text', body: messageBody() }).reply;
-    if (r.reply.ok) return performance.now() - t0;
-    if (performance.now() - t0 > 60_000) throw new Error(`first send never succeeded: ${JSON.stringify(r.reply.error)}`);
-    await sleep(250);
-  }
-}
-
-interface LoadResult {
-  rate: number; push: LatencySummary; ack: LatencySummary; sent: number; errors: Map<string, number>; growth: string;
-  /** Acknowledged sends whose push never arrived, and how many of them a sync did not find either. */
-  missing: number; unsynced: number;
-  /** Sends never answered (neither ack nor error), and the close codes of sockets lost during the load. */
-  unanswered: number; closed: string[];
-  /** CPU µs per message sent in the measured window, by process. */
-  cpu: Map<string, number>;
-}
-
-/** CPU seconds used so far by each process of the stack and the services. */
-async function stackCpu(pids: Map<string, number | undefined>): Promise<Map<string, number>> {
-  const self = process.cpuUsage();
-  const out = new Map<string, number>([['load generator', (self.user + self.system) / 1e6]]);
-  for (const [name, pid] of pids) if (pid !== undefined) out.set(name, await cpuSecondsOf(pid).catch(() => NaN));
-  return out;
-}
-
-/** Appinfos of every entry stored in the client's inbox (paged sync from 0). */
-async function storedAppinfos(client: BenchClient): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let maxSeq = 0; ;) {
-    const r = (await client.ok('sync', { maxSeq, limit: 1000 })).reply;
-    const entries = r['entries'] as { seq: number; appinfo: string }[];
-    for (const e of entries) found.add(e.appinfo);
-    if (r['hasMore'] !== true || entries.length === 0) return found;
-    maxSeq = (entries.at(-1) as { seq: number }).seq;
-  }
-}
-
-async function pushLoad(stack: DistributedStack, rate: number, tag: string): Promise<LoadResult> {
-  const url = stack.gatewayUrl;
-  const pids = new Map<string, number | undefined>([
-    ['gateway', stack.pids.gateway], ['worker', stack.pids.worker], ['Cassandra', await servicePid('cassandra')],
-    ['Redis', await servicePid('redis')], ['NATS', await servicePid('nats')],
-  ]);
-  const connect = async (user: string) => BenchClient.connect(url, await tokenFor(user));
-  const senders = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}s${i}`), 50, connect);
-  const receivers = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}r${i}`), 50, connect);
-  const total = Math.floor((MEASURE_MS / 1000) * rate);
-  const push = new Samples(total);
-  const ack = new Samples(total);
-  const tenths = [new Samples(total), new Samples(total)];
-  const errors = new Map<string, number>();
-  const sentAt = new Map<string, { t0: number; i: number; acked?: boolean }>();
-  for (const r of receivers) {
-    r.onPush = (frame, at) => {
-      for (const e of frame.entries) {
-        const s = sentAt.get(e.appinfo);
-        if (!s) continue;
-        sentAt.delete(e.appinfo);
-        push.add(at - s.t0);
-        if (s.i < total / 10) tenths[0]!.add(at - s.t0);
-        else if (s.i >= total - total / 10) tenths[1]!.add(at - s.t0);
-      }
-    };
-  }
-  // Sends due after t ms: the full rate, or (ramp) a rate growing linearly from rate/10 to rate.
-  const dueAt = (t: number, ms: number, ramp: boolean) => (rate / 1000) * (ramp ? 0.1 * t + (0.45 * t * t) / ms : t);
-  const loop = (ms: number, measured: boolean) => new Promise<number>((resolve) => {
-    const n = Math.floor(dueAt(ms, ms, !measured));
-    const start = performance.now();
-    let sent = 0;
-    const tick = () => {
-      const due = Math.min(n, Math.floor(dueAt(performance.now() - start, ms, !measured)) + 1);
-      for (; sent < due; sent++) {
-        const pair = sent % PAIRS;
-        const appinfo = `dp-${RUN_ID}-${tag}-${measured ? 'm' : 'w'}-${sent}`;
-        const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', { appinfo, to: { user: `${tag}r${pair}` }, type: 'text', body: messageBody() });
-        if (!measured) {
-          reply.catch(() => undefined); // a lost socket shows in the measured part
-          continue;
-        }
-        const i = sent;
-        const sending = { t0, i, acked: false };
-        sentAt.set(appinfo, sending);
-        reply.then((r) => {
-          if (r.reply.ok) { ack.add(r.at - t0); sending.acked = true; return; }
-          const code = r.reply.error?.code ?? 'UNKNOWN';
-          errors.set(code, (errors.get(code) ?? 0) + 1);
-          sentAt.delete(appinfo);
-        }, () => {
-          errors.set('SOCKET_CLOSED', (errors.get('SOCKET_CLOSED') ?? 0) + 1);
-          sentAt.delete(appinfo);
-        });
-      }
-      if (sent >= n) resolve(sent); else setTimeout(tick, 1);
-    };
-    tick();
-  });
-  try {
-    await firstSend(senders[0] as BenchClient, `${tag}r0`);
-    await loop(WARMUP_MS, false);
-    const cpu0 = await stackCpu(pids);
-    const sent = await loop(MEASURE_MS, true);
-    const until = performance.now() + 10_000;
-    while (sentAt.size > 0 && performance.now() < until) await sleep(20);
-    const cpu1 = await stackCpu(pids);
-    const cpu = new Map([...cpu1].map(([name, s1]) => [name, ((s1 - (cpu0.get(name) ?? NaN)) * 1e6) / sent]));
-    // A push is best effort (a client that misses one syncs); what was acknowledged must be stored.
-    const missingTo = new Map<number, string[]>();
-    let unanswered = 0;
-    for (const [appinfo, { i, acked }] of sentAt) {
-      if (!acked) unanswered++;
-      else missingTo.set(i % PAIRS, [...(missingTo.get(i % PAIRS) ?? []), appinfo]);
-    }
-    let unsynced = 0;
-    for (const [pair, appinfos] of missingTo) {
-      const stored = await storedAppinfos(receivers[pair] as BenchClient);
-      unsynced += appinfos.filter((a) => !stored.has(a)).length;
-    }
-    const closed = [...senders, ...receivers].flatMap((c) => (c.closedWith ? [`${c.closedWith.code}${c.closedWith.error ? ` ${c.closedWith.error}` : ''}`] : []));
-    const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}`;
-    return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu };
-  } finally {
-    await Promise.all([...senders, ...receivers].map((c) => c.close()));
-  }
-}
-
-/** Sustained: nothing lost or refused, and the last tenth's p50 did not run away from the first. */
-const sustained = (r: LoadResult) => r.missing === 0 && r.unanswered === 0 && r.errors.size === 0 && r.push.p99 < 1000;
-
-function fmtCpu(cpu: Map<string, number>, rate: number): string {
-  const total = [...cpu.values()].reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
-  const parts = [...cpu].map(([name, us]) => `${name} ${Number.isFinite(us) ? us.toFixed(0) : 'n/a'}`).join(', ');
-  return `${parts}; total ${total.toFixed(0)} µs = ${((total * rate) / 1e6).toFixed(2)} cores at ${rate} msg/s`;
-}
-
 async function syncLatency(stack: DistributedStack): Promise<{ hit: LatencySummary; miss: LatencySummary; flushed: number }> {
   const sender = await BenchClient.connect(stack.gatewayUrl, await tokenFor(`sy${RUN_ID}s`));
   const reader = await BenchClient.connect(stack.gatewayUrl, await tokenFor(`sy${RUN_ID}r`));
@@ -348,7 +207,7 @@ export async function runDistributedBench(): Promise<BenchResult> {
       process.stderr.write(`keeping namespace ${stack.namespace} (gateway pid ${stack.pids.gateway}) for ${keepMs} ms\n`);
       await sleep(keepMs);
     }
-    notes.push(`push: open loop, ${PAIRS} pairs, ${WARMUP_MS / 1000} s warm-up (rate ramping from 10 % to 100 %) + ${MEASURE_MS / 1000} s measured at the rate; 1 worker + 1 gateway (children), namespace ${stack.namespace}`);
+    notes.push(`push: ${PUSH_LOAD_SHAPE}; 1 worker + 1 gateway (children), namespace ${stack.namespace}`);
     for (const r of loads) {
       const errs = [...r.errors].map(([c, n]) => `${c}×${n}`).join(', ') || 'none';
       const lost = r.closed.length === 0 ? '' : `, sockets closed under load ${r.closed.length} (${[...new Set(r.closed)].join('; ')})`;
