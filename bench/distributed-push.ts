@@ -131,7 +131,11 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
     let unanswered = 0;
     for (const [appinfo, { i, acked }] of sentAt) {
       if (!acked) unanswered++;
-      else missingTo.set(i % PAIRS, [...(missingTo.get(i % PAIRS) ?? []), appinfo]);
+      else {
+        const list = missingTo.get(i % PAIRS) ?? [];
+        list.push(appinfo);
+        missingTo.set(i % PAIRS, list);
+      }
     }
     let unsynced = 0;
     for (const [pair, appinfos] of missingTo) {

@@ -15,7 +15,7 @@ import { firstSend, fmtCpu, PUSH_LOAD_SHAPE, pushLoad, sustained, type LoadResul
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
 import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
-import { cassandraPid, cpuSecondsOf, sleep } from './support.ts';
+import { cpuSecondsOf, servicePid, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 /**
@@ -51,7 +51,7 @@ function cpuSince(start: CpuSplit, end: CpuSplit): CpuSplit {
 
 /** Closed loop, `CONCURRENCY` ops outstanding for `ms`. Failed ops (a restarting node) are counted, not fatal. */
 async function closedLoop(ms: number, op: (i: number) => Promise<unknown>): Promise<Slice> {
-  const node = await cassandraPid();
+  const node = await servicePid('cassandra');
   const cpu0 = await cpuNow(node);
   const start = performance.now();
   const end = start + ms;

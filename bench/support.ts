@@ -161,9 +161,6 @@ export async function servicePid(service: 'cassandra' | 'redis' | 'nats'): Promi
   }
 }
 
-/** The pid of the Cassandra node scripts/services.sh started, if it runs. */
-export const cassandraPid = () => servicePid('cassandra');
-
 /** Jiffies of all CPUs from /proc/stat: busy (everything but idle and iowait) and total. */
 export async function cpuTimes(): Promise<{ busy: number; total: number }> {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0] ?? '';
