@@ -163,6 +163,28 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(await b.timeline.append(inbox, [msgEntry(4_503, 'w4000')], termed('t2'))).toEqual([{ seq: 4_000, duplicate: true }]);
     }, 60_000);
 
+    it('a row written before schema version 3 (typed columns, no doc) reads back whole and dedups', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'legacy');
+      await raw.batch([
+        { query: `INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 0)`, params: [inbox] },
+        {
+          query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, kind, appinfo, conv_type, conv_id, sender, send_time, type, body, refer_seq, seqs, read_by, recall_appinfo, recall_send_time)
+                  VALUES (?, 0, 7, 'receipt', 'old-7', 'group', 'g1', 'bob', 1700000000000, 'text', '{"text":"hi"}', 3, [3, 4], ['bob'], 'm-1', 1699999999000)`,
+          params: [inbox],
+        },
+        { query: `INSERT INTO ${ks}.timeline_appinfos (inbox, bucket, appinfo, seq) VALUES (?, 0, 'old-7', 7)`, params: [inbox] },
+      ], { prepare: true });
+      const legacy: Entry = {
+        seq: 7, kind: 'receipt', appinfo: 'old-7', conv: { type: 'group', id: 'g1' }, from: 'bob', sendTime: 1_700_000_000_000,
+        type: 'text', body: { text: 'hi' }, referSeq: 3, seqs: [3, 4], readBy: ['bob'], recall: { appinfo: 'm-1', sendTime: 1_699_999_999_000 },
+      };
+      expect(await a.timeline.getEntry(inbox, 7)).toEqual(legacy);
+      expect(await a.timeline.append(inbox, [msgEntry(8, 'old-7'), msgEntry(9, 'new-9')])).toEqual([
+        { seq: 7, duplicate: true }, { seq: 9, duplicate: false },
+      ]);
+      expect(await b.timeline.readAfter(inbox, 0, 10)).toEqual([legacy, msgEntry(9, 'new-9')]);
+    });
+
     it('keeps one marker per non-empty bucket; entries and their dedup rows expire after 180 days', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'b0'), msgEntry(65_535, 'b0-last')]);
@@ -170,7 +192,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const markers = await raw.execute(`SELECT bucket FROM ${ks}.inbox_buckets WHERE inbox = ?`, [inbox], { prepare: true });
       expect(markers.rows.map((row) => Number(row.get('bucket')))).toEqual([0, 1, 762]);
       expect(seqs(await a.timeline.readBefore(inbox, 50_000_000, 2))).toEqual([65_536, 65_535]);
-      const ttl = await raw.execute(`SELECT TTL(kind) AS t FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 1`, [inbox], { prepare: true });
+      const ttl = await raw.execute(`SELECT TTL(doc) AS t FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 1`, [inbox], { prepare: true });
       expect(Number(ttl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
       const dedupTtl = await raw.execute(`SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = 'b762'`, [inbox], { prepare: true });
       expect(Number(dedupTtl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);

@@ -14,6 +14,9 @@ import {
 import { DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus, type ScyllaStores } from '@seqline/store';
 import { CONTACT_POINTS, TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
 
+/** The migrations shipped in schema/, in order. */
+const SHIPPED = ['001_init', '002_bucketed_appinfos', '003_entry_doc'];
+
 const probe = await servicesAvailable();
 
 if (requireOrSkip(probe, 'CQL adapter contracts')) {
@@ -62,16 +65,16 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       created.push(keyspace);
       const progress: string[] = [];
       const first = await migrateSchema(client, { keyspace, onProgress: (p) => progress.push(`${p.name}:${p.status}`) });
-      expect(first).toEqual({ keyspace, applied: ['001_init', '002_bucketed_appinfos'], skipped: [] });
-      expect(progress).toEqual(['001_init:applying', '001_init:applied', '002_bucketed_appinfos:applying', '002_bucketed_appinfos:applied']);
+      expect(first).toEqual({ keyspace, applied: SHIPPED, skipped: [] });
+      expect(progress).toEqual(SHIPPED.flatMap((name) => [`${name}:applying`, `${name}:applied`]));
       expect(await tables(keyspace)).toEqual([
         'appinfo_index', 'dead_jobs', 'group_appinfo_index', 'group_buckets', 'group_cursor', 'group_stream', 'group_stream_appinfos',
         'groups', 'inbox_buckets', 'job_order', 'jobs', 'schema_lock', 'schema_migrations', 'seq_ceiling', 'seq_epoch', 'settings',
         'timeline', 'timeline_appinfos', 'timeline_readers', 'user_groups',
       ]);
       const second = await migrateSchema(client, { keyspace });
-      expect(second).toEqual({ keyspace, applied: [], skipped: ['001_init', '002_bucketed_appinfos'] });
-      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1, 2], pending: [] });
+      expect(second).toEqual({ keyspace, applied: [], skipped: SHIPPED });
+      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1, 2, 3], pending: [] });
 
       const replication = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], { prepare: true });
       expect(replication.first()?.get('replication')).toMatchObject({ class: 'org.apache.cassandra.locator.SimpleStrategy', replication_factor: '1' });
@@ -82,15 +85,35 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       for (const row of ttl.rows) expect(row.get('default_time_to_live'), String(row.get('table_name'))).toBe(15_552_000);
     }, 180_000);
 
+    it('a column ADD found applied (a run stopped before recording it) counts as applied', async () => {
+      const keyspace = scratchKeyspace('seqline_mig');
+      created.push(keyspace);
+      await migrateSchema(client, { keyspace });
+      // As if the run had died after the ALTERs of 003 and before recording the version.
+      await client.execute(`DELETE FROM ${keyspace}.schema_migrations WHERE version = 3 IF EXISTS`);
+      expect((await schemaStatus(client, keyspace)).pending).toEqual(['003_entry_doc']);
+      const rerun = await migrateSchema(client, { keyspace });
+      expect(rerun.applied).toEqual(['003_entry_doc']);
+      expect((await schemaStatus(client, keyspace)).pending).toEqual([]);
+      // Any other failure of an ADD still fails the run.
+      const dir = await mkdtemp(join(tmpdir(), 'seqline-schema-'));
+      try {
+        await cp(DEFAULT_SCHEMA_DIR, dir, { recursive: true });
+        await writeFile(join(dir, '998_bad.cql'), 'ALTER TABLE {{keyspace}}.no_such_table ADD doc text;\n');
+        await expect(migrateSchema(client, { keyspace, schemaDir: dir })).rejects.toThrow(/no_such_table/);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }, 180_000);
+
     it('concurrent runners: one applies, the others wait and skip', async () => {
       const keyspace = scratchKeyspace('seqline_mig');
       created.push(keyspace);
       const runners = [newClient(), newClient(), newClient()];
       try {
         const results = await Promise.all(runners.map((runner) => migrateSchema(runner, { keyspace })));
-        const shipped = ['001_init', '002_bucketed_appinfos'];
-        expect(results.flatMap((r) => r.applied)).toEqual(shipped);
-        expect(results.flatMap((r) => r.skipped)).toEqual([...shipped, ...shipped]);
+        expect(results.flatMap((r) => r.applied)).toEqual(SHIPPED);
+        expect(results.flatMap((r) => r.skipped)).toEqual([...SHIPPED, ...SHIPPED]);
       } finally {
         await Promise.all(runners.map((runner) => runner.shutdown()));
       }
@@ -105,7 +128,7 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
         expect((await schemaStatus(client, TEST_KEYSPACE, dir)).pending).toEqual(['999_extra']);
         const result = await migrateSchema(client, { keyspace: TEST_KEYSPACE, schemaDir: dir });
         expect(result.applied).toEqual(['999_extra']);
-        expect(result.skipped).toEqual(['001_init', '002_bucketed_appinfos']);
+        expect(result.skipped).toEqual(SHIPPED);
 
         const original = await readFile(join(dir, '001_init.cql'), 'utf8');
         await writeFile(join(dir, '001_init.cql'), `${original}\n-- edited after it was applied\n`);

@@ -1,7 +1,8 @@
 /**
- * Entry ⇄ CQL row of `timeline` / `group_stream`. Typed columns (not one JSON blob) so an
- * operator can read an inbox with cqlsh; only the free-form `body` is JSON text. Absent
- * optional fields are bound as `undefined`, which the driver sends as "unset": no tombstones.
+ * Entry ⇄ CQL row of `timeline` / `group_stream`. Since schema version 3 a row is the seq, the
+ * appinfo and the rest of the entry as one JSON document (readable with cqlsh); rows written
+ * before keep their typed columns (only the free-form `body` as JSON text) and are still read.
+ * The typed columns of a new row are left unset (not null): no tombstones.
  */
 import { BadRequestError, ENTRY_KINDS, InternalError, type ConvType, type Entry, type EntryKind, type Json } from '@seqline/core';
 import { num, optNum, optStr, str, type Row } from './cql.ts';
@@ -16,28 +17,44 @@ export function bucketOf(seq: number): number {
 /** Longest appinfo (UTF-8 bytes) accepted, same as the embedded engine. */
 export const MAX_APPINFO_BYTES = 512;
 
-/** Columns after the stream key and bucket, in insert order. */
-export const ENTRY_COLUMNS = [
-  'seq', 'kind', 'appinfo', 'conv_type', 'conv_id', 'sender', 'send_time', 'type', 'body',
+/** Columns an append writes after the stream key and bucket (schema version 3), in insert order. */
+export const ENTRY_COLUMNS = ['seq', 'appinfo', 'doc'] as const;
+
+/** Typed columns of rows written before schema version 3 (no `doc`), still read. */
+const LEGACY_COLUMNS = [
+  'kind', 'conv_type', 'conv_id', 'sender', 'send_time', 'type', 'body',
   'refer_seq', 'seqs', 'read_by', 'recall_appinfo', 'recall_send_time',
 ] as const;
 
-export const ENTRY_SELECT = ENTRY_COLUMNS.join(', ');
+export const ENTRY_SELECT = [...ENTRY_COLUMNS, ...LEGACY_COLUMNS].join(', ');
 
+/**
+ * One value per ENTRY_COLUMNS. The document is the entry without its seq and appinfo (they
+ * have their own columns): one text value for the driver to encode instead of 14 typed ones.
+ */
 export function entryParams(entry: Entry): unknown[] {
-  return [
-    entry.seq, entry.kind, entry.appinfo, entry.conv.type, entry.conv.id, entry.from, entry.sendTime,
-    entry.type, entry.body === undefined ? undefined : JSON.stringify(entry.body),
-    entry.referSeq, entry.seqs, entry.readBy, entry.recall?.appinfo, entry.recall?.sendTime,
-  ];
+  const { seq, appinfo, ...rest } = entry;
+  return [seq, appinfo, JSON.stringify(rest)];
 }
 
 /**
- * Rebuilds the entry exactly as appended, with one exception: an empty `seqs` or `readBy`
- * list reads back as absent (CQL stores an empty collection as null). The domain never
- * writes empty ones (a read of nothing is refused; a receipt has at least one reader).
+ * Rebuilds the entry exactly as appended. A row from before version 3 has one exception: an
+ * empty `seqs` or `readBy` list reads back as absent (CQL stores an empty collection as null);
+ * the domain never writes empty ones (a read of nothing is refused; a receipt has a reader).
  */
 export function rowToEntry(row: Row): Entry {
+  const doc = optStr(row.get('doc'));
+  return doc === undefined ? legacyRowToEntry(row) : docToEntry(num(row.get('seq')), str(row.get('appinfo'), 'appinfo'), doc);
+}
+
+function docToEntry(seq: number, appinfo: string, doc: string): Entry {
+  const rest = JSON.parse(doc) as Omit<Entry, 'seq' | 'appinfo'>;
+  if (!(ENTRY_KINDS as readonly string[]).includes(rest.kind)) throw new InternalError(`stored entry has unknown kind ${String(rest.kind)}`);
+  return { seq, appinfo, ...rest };
+}
+
+/** A row written before schema version 3, from its typed columns. */
+function legacyRowToEntry(row: Row): Entry {
   const kind = str(row.get('kind'), 'kind');
   if (!(ENTRY_KINDS as readonly string[]).includes(kind)) throw new InternalError(`stored entry has unknown kind ${kind}`);
   const entry: Entry = {

@@ -97,7 +97,7 @@ export async function migrateSchema(client: Client, options: MigrateOptions): Pr
         continue;
       }
       progress('applying');
-      for (const statement of migration.statements) await client.execute(statement.replaceAll('{{keyspace}}', keyspace));
+      for (const statement of migration.statements) await applyStatement(client, statement.replaceAll('{{keyspace}}', keyspace));
       await client.execute(
         `INSERT INTO ${keyspace}.schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?) IF NOT EXISTS`,
         [migration.version, migration.name, migration.checksum, new Date()], { prepare: true, ...SERIAL },
@@ -171,4 +171,22 @@ export function replicationCql(replication: Replication): string {
   if (!entries.some(([key]) => key === 'class')) throw new Error('replication needs a class');
   for (const [key] of entries) if (!/^[A-Za-z0-9_.-]+$/.test(key)) throw new Error(`bad replication option ${key}`);
   return `{${entries.map(([key, value]) => `'${key}': '${String(value).replaceAll("'", "''")}'`).join(', ')}}`;
+}
+
+/** An `ALTER TABLE … ADD` column statement (CQL engines differ on `ADD IF NOT EXISTS`). */
+const ADD_COLUMN = /^ALTER\s+TABLE\s+\S+\s+ADD\s/i;
+/** Cassandra: "Invalid column name doc because it conflicts with an existing column"; ScyllaDB: "… already exists". */
+const COLUMN_EXISTS = /conflicts with an existing column|already exists/i;
+
+/**
+ * Runs one migration statement. A column ADD that finds the column there was applied by a run
+ * that stopped before recording its version: the same outcome, so it counts as applied.
+ */
+async function applyStatement(client: Client, statement: string): Promise<void> {
+  try {
+    await client.execute(statement);
+  } catch (err) {
+    if (ADD_COLUMN.test(statement) && err instanceof Error && COLUMN_EXISTS.test(err.message)) return;
+    throw err;
+  }
 }
