@@ -22,6 +22,9 @@ export function createCacheRedisClient(options: CacheRedisClientOptions): Redis 
     autoResendUnfulfilledCommands: false,
     connectTimeout: options.connectTimeoutMs ?? 2_000,
     retryStrategy: (attempt) => Math.min(100 * attempt, 2_000),
+    // Commands issued in one event-loop turn go out in one write (and Redis reads them in one
+    // read): a worker's appends resolve in batches, each with its cache and dedup scripts.
+    enableAutoPipelining: true,
   });
   // Without a listener ioredis prints every connection error; one warning per interval is enough.
   const warning = new ThrottledWarning(logger, 30_000);
