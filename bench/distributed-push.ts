@@ -66,6 +66,7 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
   const connect = async (user: string) => BenchClient.connect(url, await tokenFor(user));
   const senders = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}s${i}`), 50, connect);
   const receivers = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}r${i}`), 50, connect);
+  const phases = { warmUp: Infinity, measured: Infinity };
   const total = Math.floor((MEASURE_MS / 1000) * rate);
   const push = new Samples(total);
   const ack = new Samples(total);
@@ -119,7 +120,9 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
   });
   try {
     await firstSend(senders[0] as BenchClient, `${tag}r0`);
+    phases.warmUp = performance.now();
     await loop(WARMUP_MS, false);
+    phases.measured = performance.now();
     const cpu0 = await stackCpu(pids);
     const sent = await loop(MEASURE_MS, true);
     const until = performance.now() + 10_000;
@@ -142,12 +145,33 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
       const stored = await storedAppinfos(receivers[pair] as BenchClient);
       unsynced += appinfos.filter((a) => !stored.has(a)).length;
     }
-    const closed = [...senders, ...receivers].flatMap((c) => (c.closedWith ? [`${c.closedWith.code}${c.closedWith.error ? ` ${c.closedWith.error}` : ''}`] : []));
+    const closed = [...senders.map((c) => ['sender', c] as const), ...receivers.map((c) => ['receiver', c] as const)]
+      .flatMap(([role, c]) => (c.closedWith ? [describeLoss(role, c, phases)] : []));
+    if (closed.length > 0) closed.push(await gatewayCloses(stack), ...gatewayCloseLines(stack.logTail('gateway')));
     const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}`;
     return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu };
   } finally {
     await Promise.all([...senders, ...receivers].map((c) => c.close()));
   }
+}
+
+/** A lost socket: its role, close code, how long it had been open and in which phase it closed. */
+function describeLoss(role: string, c: BenchClient, phases: { warmUp: number; measured: number }): string {
+  const lost = c.closedWith as NonNullable<BenchClient['closedWith']>;
+  const phase = lost.at < phases.warmUp ? 'before the warm-up' : lost.at < phases.measured ? 'in the warm-up' : 'while measured';
+  return `${role} ${lost.code}${lost.error ? ` ${lost.error}` : ''} after ${((lost.at - c.openedAt) / 1000).toFixed(1)} s open, ${phase}`;
+}
+
+/** The gateway's count of closed sockets by code, and of those it closed itself (its /metrics). */
+async function gatewayCloses(stack: DistributedStack): Promise<string> {
+  const text = await fetch(stack.gatewayUrl.replace(/^ws/, 'http').replace(/\/v1\/ws$/, '/metrics')).then((r) => r.text(), (err: unknown) => String(err));
+  const lines = text.split('\n').filter((line) => /^seqline_gateway_(connections_closed|forced_closes)_total/.test(line));
+  return `gateway saw: ${lines.join(', ') || 'no closes'}`;
+}
+
+/** The gateway's log lines about sockets it closed or errors it logged (the last 8 kB of its output). */
+function gatewayCloseLines(tail: string): string[] {
+  return tail.split('\n').filter((line) => /closing socket|"level":(40|50|60)/.test(line)).slice(-5).map((line) => `gateway: ${line.slice(0, 300)}`);
 }
 
 /** Sustained: nothing lost or refused, and the last tenth's p50 did not run away from the first. */

@@ -75,6 +75,8 @@ export interface DistributedStack {
   gatewayUrl: string;
   /** The child processes, for CPU accounting. */
   pids: { gateway: number; worker: number };
+  /** The last 8 kB a child wrote (its pino lines), to explain a lost socket. */
+  logTail(child: 'gateway' | 'worker'): string;
   /** Deletes the timeline-cache keys of the namespace (the next read of any inbox misses). */
   flushTimelineCache(): Promise<number>;
   stop(): Promise<void>;
@@ -98,10 +100,12 @@ export async function startDistributedStack(): Promise<DistributedStack> {
     started.push(await startChild(WORKER_MAIN, 'seqline worker running', { ...base, PORT: String(await freePort()), SEQLINE_OWNER_ID: `${namespace}-w1` }));
     const port = await freePort();
     started.push(await startChild(GATEWAY_MAIN, 'seqline gateway listening', { ...base, PORT: String(port), SEQLINE_OWNER_ID: `${namespace}-g1` }));
+    const children = { worker: started[0], gateway: started[1] };
     return {
       namespace,
       gatewayUrl: `ws://127.0.0.1:${port}/v1/ws`,
       pids: { worker: started[0]?.proc.pid ?? 0, gateway: started[1]?.proc.pid ?? 0 },
+      logTail: (child) => children[child]?.output() ?? '',
       async flushTimelineCache() {
         let deleted = 0;
         let cursor = '0';

@@ -43,7 +43,9 @@ export class BenchClient {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (r: TimedReply) => void; reject: (err: Error) => void }>();
   /** How the socket closed, if it did (a load run reports sockets lost under it). */
-  closedWith: { code: number; reason: string; error?: string } | undefined;
+  closedWith: { code: number; reason: string; error?: string; at: number } | undefined;
+  /** performance.now() when the socket opened (a lost socket's report says how long it lived). */
+  readonly openedAt = performance.now();
   private lastError: string | undefined;
 
   private constructor(private readonly ws: WebSocket) {
@@ -66,7 +68,7 @@ export class BenchClient {
     ws.on('error', (err) => { this.lastError = err.message; });
     // A request on a lost socket fails instead of waiting forever.
     ws.on('close', (code: number, reason: Buffer) => {
-      this.closedWith = { code, reason: String(reason), ...(this.lastError ? { error: this.lastError } : {}) };
+      this.closedWith = { code, reason: String(reason), at: performance.now(), ...(this.lastError ? { error: this.lastError } : {}) };
       const err = new Error(`socket closed (${code} ${String(reason)}${this.lastError ? `; ${this.lastError}` : ''})`);
       for (const waiter of this.waiting.values()) waiter.reject(err);
       this.waiting.clear();

@@ -4,8 +4,11 @@ import type { Caller } from '@seqline/messaging';
 import { readRequestToken } from '@seqline/protocol';
 import type { TransportRequest } from './transport/transport.ts';
 
-/** Verifies a token (e.g. createTokenVerifier from @seqline/protocol); rejects with UnauthorizedError. */
-export type VerifyToken = (token: string) => Promise<{ user: string; tenant: string }>;
+/**
+ * Verifies a token (e.g. createTokenVerifier from @seqline/protocol); throws or rejects with
+ * UnauthorizedError. Keep it synchronous under uWS: see TransportHandlers.upgrade.
+ */
+export type VerifyToken = (token: string) => { user: string; tenant: string } | Promise<{ user: string; tenant: string }>;
 
 export interface OriginPolicy {
   /** True when a request with this Origin header value may proceed. */
@@ -32,10 +35,12 @@ export function checkOrigin(req: TransportRequest, policy: OriginPolicy): void {
   if (origin !== undefined && !policy.allows(origin)) throw new ForbiddenError('origin not allowed');
 }
 
-export async function authenticate(req: TransportRequest, policy: OriginPolicy, verifyToken: VerifyToken): Promise<Caller> {
+/** The caller of a request; synchronous when `verifyToken` is. */
+export function authenticate(req: TransportRequest, policy: OriginPolicy, verifyToken: VerifyToken): Caller | Promise<Caller> {
   checkOrigin(req, policy);
   const token = readRequestToken(req.header('authorization'), req.query);
   if (token === undefined) throw new UnauthorizedError('missing token');
-  const claims = await verifyToken(token);
-  return { tenant: claims.tenant, user: claims.user };
+  const claims = verifyToken(token);
+  const caller = (c: { user: string; tenant: string }): Caller => ({ tenant: c.tenant, user: c.user });
+  return claims instanceof Promise ? claims.then(caller) : caller(claims);
 }

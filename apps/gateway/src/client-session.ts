@@ -84,6 +84,7 @@ export class ClientSession implements ConnectionListener {
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.deps.metrics.connections.dec();
+    this.deps.metrics.connectionsClosed.inc({ code: String(code) });
     this.logger.debug({ code }, 'socket closed');
     this.deps.onClosed(this);
   }

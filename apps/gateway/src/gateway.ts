@@ -89,17 +89,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     { logger, ...pick(options, 'transport', 'allowWsFallback', 'loadUws') },
     {
       wsPath: WS_PATH,
-      async upgrade(req): Promise<UpgradeDecision<Caller>> {
+      upgrade(req): UpgradeDecision<Caller> | Promise<UpgradeDecision<Caller>> {
         if (closing) return { accept: false, reply: refusal(new OverloadedError('server shutting down')) };
-        try {
-          return { accept: true, session: await authenticate(req, origins, options.verifyToken) };
-        } catch (err) {
+        const refuse = (err: unknown): UpgradeDecision<Caller> => {
           const error = toSeqlineError(err);
           // Never log the token or the URL (its query may hold the token).
           if (error.code === 'INTERNAL') logger.error({ err }, 'token verification failed');
           else logger.debug({ code: error.code, reason: error.message }, 'upgrade refused');
           metrics.errors.inc({ code: error.code });
           return { accept: false, reply: refusal(error.code === 'INTERNAL' ? new InternalError() : error) };
+        };
+        const accept = (session: Caller): UpgradeDecision<Caller> => ({ accept: true, session });
+        try {
+          const caller = authenticate(req, origins, options.verifyToken);
+          return caller instanceof Promise ? caller.then(accept, refuse) : accept(caller);
+        } catch (err) {
+          return refuse(err);
         }
       },
       open(conn, caller) {

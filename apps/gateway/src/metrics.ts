@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 export class GatewayMetrics {
   readonly connections: Gauge;
   readonly connectionsOpened: Counter;
+  readonly connectionsClosed: Counter<'code'>;
   readonly frames: Counter<'op'>;
   readonly errors: Counter<'code'>;
   readonly opDuration: Histogram<'op'>;
@@ -19,6 +20,8 @@ export class GatewayMetrics {
       ?? new Gauge({ name: 'seqline_gateway_connections', help: 'Open WebSocket connections', registers });
     this.connectionsOpened = existing('seqline_gateway_connections_opened_total')
       ?? new Counter({ name: 'seqline_gateway_connections_opened_total', help: 'WebSocket connections accepted', registers });
+    this.connectionsClosed = existing('seqline_gateway_connections_closed_total')
+      ?? new Counter({ name: 'seqline_gateway_connections_closed_total', help: 'WebSocket connections gone, by the close code the gateway saw (1006: no close frame)', labelNames: ['code'], registers });
     this.frames = existing('seqline_gateway_frames_total')
       ?? new Counter({ name: 'seqline_gateway_frames_total', help: 'Client requests by op (WebSocket frames and HTTP calls); op="invalid" for undecodable frames', labelNames: ['op'], registers });
     this.errors = existing('seqline_gateway_errors_total')

@@ -39,6 +39,9 @@ describe.each(TRANSPORTS)('push, backpressure and shutdown (%s)', (transport) =>
     const d = await t.connect();
     d.socket.terminate(); // client vanishes without a close frame
     await eventually(() => t.messaging.subscriberCount(alice) === 0 && t.gateway.connectionCount() === 0);
+    // Both ends are counted by the close code the gateway saw: 1006 is "no close frame".
+    const closes = await t.gateway.metrics.getSingleMetric('seqline_gateway_connections_closed_total')?.get();
+    expect(Object.fromEntries((closes?.values ?? []).map((v) => [v.labels['code'], v.value]))).toEqual({ 1008: 1, 1006: 1 });
   });
 
   it('a failing push subscription closes the socket (1011) and leaves no session behind', async () => {

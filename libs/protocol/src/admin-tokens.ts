@@ -4,9 +4,8 @@
  * alphabet, so an admin token is never accepted as a user token by the ordinary verifier
  * (and a user token is never an admin token: it has no role).
  */
-import { SignJWT } from 'jose';
 import { BadRequestError, ForbiddenError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
-import { MIN_SECRET_BYTES, verifyHs256, type TokenSecret } from './tokens.ts';
+import { MIN_SECRET_BYTES, signHs256, verifyHs256, type TokenSecret } from './tokens.ts';
 
 export const ADMIN_ROLE = 'admin';
 const ADMIN_SUBJECT_PREFIX = 'admin:';
@@ -35,13 +34,7 @@ export async function issueAdminToken(options: IssueAdminTokenOptions): Promise<
   if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) {
     throw new BadRequestError('ttlSeconds: must be a positive number');
   }
-  const issuedAt = Math.floor((options.now ?? Date.now()) / 1000);
-  return new SignJWT({ role: ADMIN_ROLE })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(`${ADMIN_SUBJECT_PREFIX}${name}`)
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + Math.ceil(options.ttlSeconds))
-    .sign(adminKey(options.secret));
+  return signHs256({ role: ADMIN_ROLE }, `${ADMIN_SUBJECT_PREFIX}${name}`, options.ttlSeconds, adminKey(options.secret), options.now);
 }
 
 export interface AdminTokenVerifierOptions {
@@ -58,14 +51,14 @@ export function createAdminTokenVerifier(secret: TokenSecret, options: AdminToke
   const key = adminKey(secret);
   const clockTolerance = options.clockToleranceSeconds ?? 5;
   return async (token: string): Promise<AdminClaims> => {
-    const payload = await verifyHs256(token, key, clockTolerance, options.clock);
-    const subject = payload.sub ?? '';
+    const payload = verifyHs256(token, key, clockTolerance, options.clock);
+    const subject = payload.sub;
     if (payload['role'] !== ADMIN_ROLE || !subject.startsWith(ADMIN_SUBJECT_PREFIX)) {
       throw new ForbiddenError('an admin token is required');
     }
     const name = subject.slice(ADMIN_SUBJECT_PREFIX.length);
     if (!ID_PATTERN.test(name)) throw new UnauthorizedError('invalid token: sub');
-    return { name, expiresAt: (payload.exp ?? 0) * 1000 };
+    return { name, expiresAt: payload.exp * 1000 };
   };
 }
 

@@ -2,7 +2,7 @@
  * The wire auth contract: JWT HS256 with `sub` = user id, `tid` = tenant id, `exp`.
  * A token without `tid` belongs to the tenant "default" (docs/protocol.md).
  */
-import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import jwt from 'jsonwebtoken';
 import { BadRequestError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
 
 export const DEFAULT_TENANT = 'default';
@@ -18,7 +18,11 @@ export interface TokenClaims {
   expiresAt: number;
 }
 
-export type TokenVerifier = (token: string) => Promise<TokenClaims>;
+/**
+ * Synchronous on purpose: the gateway accepts a WebSocket inside uWS's upgrade callback, and an
+ * upgrade completed after an await is dropped at random by uWS 20.30 (see docs/decisions.md).
+ */
+export type TokenVerifier = (token: string) => TokenClaims;
 
 export interface IssueTokenOptions {
   secret: TokenSecret;
@@ -37,33 +41,39 @@ export async function issueToken(options: IssueTokenOptions): Promise<string> {
   if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) {
     throw new BadRequestError('ttlSeconds: must be a positive number');
   }
-  const issuedAt = Math.floor((options.now ?? Date.now()) / 1000);
-  return new SignJWT({ tid: tenant })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(options.user)
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + Math.ceil(options.ttlSeconds))
-    .sign(key);
+  return signHs256({ tid: tenant }, options.user, options.ttlSeconds, key, options.now);
 }
+
+/** Signs `claims` with `sub`, `iat` and `exp` (HS256); shared by user and admin tokens. */
+export function signHs256(claims: Record<string, string>, subject: string, ttlSeconds: number, key: Uint8Array, now?: number): Promise<string> {
+  const issuedAt = Math.floor((now ?? Date.now()) / 1000);
+  const payload = { ...claims, sub: subject, iat: issuedAt, exp: issuedAt + Math.ceil(ttlSeconds) };
+  return Promise.resolve(jwt.sign(payload, Buffer.from(key), { algorithm: 'HS256', noTimestamp: true }));
+}
+
+/** The claims of a verified token. */
+export interface VerifiedPayload { sub: string; exp: number; [claim: string]: unknown }
 
 /**
  * The one place a JWT is checked (user and admin tokens alike): HS256 only, `sub` and `exp`
  * required, skew tolerated; any failure is UnauthorizedError and never echoes the token.
  */
-export async function verifyHs256(token: string, key: Uint8Array, clockTolerance: number, clock?: Clock): Promise<JWTPayload> {
+export function verifyHs256(token: string, key: Uint8Array, clockTolerance: number, clock?: Clock): VerifiedPayload {
   if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
+  let payload: string | jwt.JwtPayload;
   try {
-    const { payload } = await jwtVerify(token, key, {
-      algorithms: ['HS256'],
-      requiredClaims: ['sub', 'exp'],
-      clockTolerance,
-      ...(clock ? { currentDate: new Date(clock.now()) } : {}),
+    payload = jwt.verify(token, Buffer.from(key), {
+      algorithms: ['HS256'], clockTolerance,
+      ...(clock ? { clockTimestamp: Math.floor(clock.now() / 1000) } : {}),
     });
-    return payload;
   } catch (err) {
-    if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token expired');
+    if (err instanceof jwt.TokenExpiredError) throw new UnauthorizedError('token expired');
     throw new UnauthorizedError('invalid token');
   }
+  if (typeof payload === 'string' || typeof payload.sub !== 'string' || typeof payload.exp !== 'number') {
+    throw new UnauthorizedError('invalid token');
+  }
+  return payload as VerifiedPayload;
 }
 
 export interface TokenVerifierOptions {
@@ -72,17 +82,17 @@ export interface TokenVerifierOptions {
   clockToleranceSeconds?: number;
 }
 
-/** Returns a verifier that resolves the claims or rejects with UnauthorizedError (never echoes the token). */
+/** Returns a verifier that returns the claims or throws UnauthorizedError (never echoes the token). */
 export function createTokenVerifier(secret: TokenSecret, options: TokenVerifierOptions = {}): TokenVerifier {
   const key = secretKey(secret);
   const clockTolerance = options.clockToleranceSeconds ?? 5;
-  return async (token: string): Promise<TokenClaims> => {
-    const payload = await verifyHs256(token, key, clockTolerance, options.clock);
+  return (token: string): TokenClaims => {
+    const payload = verifyHs256(token, key, clockTolerance, options.clock);
     const user = payload.sub;
     const tenant = payload['tid'] ?? DEFAULT_TENANT;
     if (typeof user !== 'string' || !ID_PATTERN.test(user)) throw new UnauthorizedError('invalid token: sub');
     if (typeof tenant !== 'string' || !ID_PATTERN.test(tenant)) throw new UnauthorizedError('invalid token: tid');
-    return { user, tenant, expiresAt: (payload.exp ?? 0) * 1000 };
+    return { user, tenant, expiresAt: payload.exp * 1000 };
   };
 }
 

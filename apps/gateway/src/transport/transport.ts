@@ -53,7 +53,11 @@ export type UpgradeDecision<S> = { accept: true; session: S } | { accept: false;
 export interface TransportHandlers<S> {
   /** The one path where WebSocket upgrades are accepted (e.g. "/v1/ws"). */
   wsPath: string;
-  upgrade(req: TransportRequest): Promise<UpgradeDecision<S>>;
+  /**
+   * Synchronous whenever the token verifier is: uWS then accepts the socket inside its upgrade
+   * callback, the one path free of its async-upgrade bug (see uws-transport.ts).
+   */
+  upgrade(req: TransportRequest): UpgradeDecision<S> | Promise<UpgradeDecision<S>>;
   open(conn: SocketConnection, session: S): ConnectionListener;
   http(req: HttpRequest): Promise<HttpReply>;
 }

@@ -7,7 +7,7 @@ import type { HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from 'uW
 import type { UwsModule } from './uws-loader.ts';
 import {
   CLOSE_CODES, statusLine, type ConnectionListener, type HttpReply, type SocketConnection, type Transport,
-  type TransportHandlers, type TransportLimits, type TransportRequest,
+  type TransportHandlers, type TransportLimits, type TransportRequest, type UpgradeDecision,
 } from './transport.ts';
 
 interface SocketData<S> {
@@ -64,16 +64,25 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
+      const decide = (decision: UpgradeDecision<S>) => {
+        if (decision.accept) res.upgrade<SocketData<S>>({ session: decision.session }, key, protocol, extensions, context);
+        else writeReply(res, decision.reply);
+      };
+      let decision: UpgradeDecision<S> | Promise<UpgradeDecision<S>>;
+      try {
+        decision = handlers.upgrade(request);
+      } catch {
+        return writeReply(res, { status: 500, body: '' });
+      }
+      // Decided now: answered inside this callback, which uWS has corked. uWS 20.30 drops a
+      // socket upgraded later inside res.cork() at random (its cork() misreads the reallocated
+      // socket as an HTTP response to close: uNetworking/uWebSockets#1928), so an async
+      // decision — a custom asynchronous token verifier — is exposed to that bug.
+      if (!(decision instanceof Promise)) return decide(decision);
       const state = { aborted: false };
       res.onAborted(() => { state.aborted = true; });
-      handlers.upgrade(request).then(
-        (decision) => {
-          if (state.aborted) return;
-          res.cork(() => {
-            if (decision.accept) res.upgrade<SocketData<S>>({ session: decision.session }, key, protocol, extensions, context);
-            else writeReply(res, decision.reply);
-          });
-        },
+      decision.then(
+        (d) => { if (!state.aborted) res.cork(() => decide(d)); },
         () => { if (!state.aborted) res.cork(() => writeReply(res, { status: 500, body: '' })); },
       );
     },

@@ -62,7 +62,7 @@ export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S
     socket.on('error', () => socket.destroy());
     const request = readRequest(req);
     if (request.path !== handlers.wsPath) return rejectUpgrade(socket, { status: 404, body: '' });
-    handlers.upgrade(request).then(
+    Promise.resolve().then(() => handlers.upgrade(request)).then(
       (decision) => {
         if (socket.destroyed) return;
         if (!decision.accept) return rejectUpgrade(socket, decision.reply);
