@@ -19,7 +19,7 @@ import { writeTimestamp, type Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
 import type { SeqLogReader } from './seq-log-reader.ts';
-import { MAX_WINDOW_APPINFOS, WriterStates, advance, type StreamState } from './writer-state.ts';
+import { WriterStates, advance, fingerprint, mayHold, windowBuckets, type StreamState } from './writer-state.ts';
 
 export interface AppendPipelineOptions {
   /** Appends per group (default 64). */
@@ -122,23 +122,22 @@ export class SeqLogAppendPipeline {
   /** Head and duplicates of the job's appinfos, from memory when the writer holds the stream. */
   private async plan(job: Job): Promise<void> {
     const state = this.states.get(job.stream, job.guard.term) ?? await this.load(job.stream, job.guard.term);
-    const appinfos = [...new Set(job.batch.map((entry) => entry.appinfo))];
-    // Held appinfos are only candidates: a resend (rare) is confirmed by the store, which
+    // A held fingerprint is only a candidate: a resend (rare) is confirmed by the store, which
     // checks each index row against its entry (a row can outlive its entry).
-    const asked = state.appinfos === undefined ? appinfos : appinfos.filter((appinfo) => state.appinfos?.has(appinfo));
-    const found = asked.length === 0 ? new Map<string, number>() : await this.log.findInBuckets(job.stream, state.window, asked);
+    const asked = [...new Set(job.batch.map((entry) => entry.appinfo))].filter((appinfo) => mayHold(state, appinfo));
+    const found = asked.length === 0 ? new Map<string, number>() : await this.log.findInBuckets(job.stream, windowBuckets(state), asked);
     job.state = state;
     job.plan = planAppend(job.stream, job.batch, state.head, found);
   }
 
   private async load(stream: string, term: string | undefined): Promise<StreamState> {
     const filled = await this.log.lastFilled(stream, 2);
-    const window = filled.map((f) => f.bucket);
-    const indexed = await this.log.indexRows(stream, window, MAX_WINDOW_APPINFOS + 1);
-    return {
-      term, head: filled[0]?.top ?? 0, window,
-      appinfos: indexed.size > MAX_WINDOW_APPINFOS ? undefined : indexed,
-    };
+    const window = await Promise.all(filled.map(async ({ bucket }) => {
+      const fingerprints = new Set<number>();
+      await this.log.eachIndexedAppinfo(stream, bucket, (appinfos) => { for (const a of appinfos) fingerprints.add(fingerprint(a)); });
+      return { bucket, fingerprints };
+    }));
+    return { term, head: filled[0]?.top ?? 0, window };
   }
 
   /** Rare steps before the entries: far markers, and clearing a gap outside the first entry's partition. */

@@ -112,14 +112,17 @@ export class SeqLogReader {
     return out;
   }
 
-  /** The index rows of `buckets`, at most `limit` (the writer's window; see CqlSeqLog). */
-  async indexRows(stream: string, buckets: number[], limit: number): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (buckets.length === 0) return out;
-    for (const row of await this.cql.readAll(this.q.indexOf, [stream, buckets, limit], { fetchSize: 5000 })) {
-      out.set(String(row.get('appinfo')), num(row.get('seq')));
-    }
-    return out;
+  /**
+   * Every appinfo indexed in `bucket`, page by page (a full bucket has 65 536): the writer
+   * loads its dedup window with it (see writer-state.ts) without holding the rows.
+   */
+  async eachIndexedAppinfo(stream: string, bucket: number, onPage: (appinfos: string[]) => void): Promise<void> {
+    let pageState: string | undefined;
+    do {
+      const page = await this.cql.read(this.q.indexOf, [stream, bucket], { fetchSize: 5000, ...(pageState === undefined ? {} : { pageState }) });
+      onPage(page.rows.map((row) => String(row.get('appinfo'))));
+      pageState = page.pageState ?? undefined;
+    } while (pageState !== undefined);
   }
 
   /** Keeps the pairs whose entry is stored with that appinfo (a dedup row may outlive its entry). */
@@ -214,7 +217,7 @@ function statements(cql: Cql, tables: SeqLogTables) {
     topSeq: `SELECT seq FROM ${entries} WHERE ${k} = ? AND bucket = ? ORDER BY seq DESC LIMIT 1`,
     allMarkers: `SELECT bucket FROM ${buckets} WHERE ${k} = ?`,
     lookup: `SELECT appinfo, seq FROM ${appinfos} WHERE ${k} = ? AND bucket IN ? AND appinfo IN ?`,
-    indexOf: `SELECT appinfo, seq FROM ${appinfos} WHERE ${k} = ? AND bucket IN ? LIMIT ?`,
+    indexOf: `SELECT appinfo FROM ${appinfos} WHERE ${k} = ? AND bucket = ?`,
     appinfosAt: `SELECT seq, appinfo FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq IN ?`,
     markersAsc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket >= ? LIMIT ?`,
     markersDesc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket <= ? ORDER BY bucket DESC LIMIT ?`,

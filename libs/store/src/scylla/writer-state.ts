@@ -1,51 +1,74 @@
 /**
  * What the writer of a seq log remembers of a stream between appends, so that the usual append
- * reads nothing: the head, the dedup window (the stream's last two non-empty buckets) and, when
- * it is small enough to hold, every appinfo indexed in that window. Valid only while the same
- * writer term appends (WriteGuard.term): another term may have appended meanwhile. Forgotten
- * after any failed append (its outcome is unknown) and reloaded from the store.
+ * reads nothing: the head, the dedup window (the stream's last two non-empty buckets) and a
+ * fingerprint of every appinfo indexed in that window. A fingerprint is 30 bits (a V8 small
+ * integer, ≈ 10 bytes in a Set against ≈ 100 for the appinfo string), so a whole window — up to
+ * 131 072 entries — is held, and an inbox that has years of messages in its window still
+ * appends without a read. An appinfo whose fingerprint is absent was never indexed in the
+ * window; a present one (a resend, or about one new appinfo in 8 000 at a full window) is
+ * looked up in the store. Valid only while the same writer term appends (WriteGuard.term):
+ * another term may have appended meanwhile. Forgotten after any failed append (its outcome is
+ * unknown) and reloaded from the store.
  */
 import { LruMap, type Entry } from '@seqline/core';
 import { bucketOf } from './entry-codec.ts';
+
+/** A window bucket and the fingerprints of the appinfos indexed in it. */
+export interface WindowBucket { bucket: number; fingerprints: Set<number> }
 
 export interface StreamState {
   term: string | undefined;
   /** Highest seq stored. */
   head: number;
   /** Non-empty buckets resends are deduped against, newest first (at most two). */
-  window: number[];
-  /**
-   * appinfo → seq of every entry indexed in the window, or undefined when the window holds more
-   * than MAX_WINDOW_APPINFOS: then each append looks its appinfos up in the store instead.
-   */
-  appinfos: Map<string, number> | undefined;
+  window: WindowBucket[];
 }
 
-/** Above this many appinfos in its window a stream is deduped by a store read per append. */
-export const MAX_WINDOW_APPINFOS = 4096;
-/** Appinfos held across all streams (≈ 100 bytes each). */
-const MAX_HELD_APPINFOS = 500_000;
+/** Fingerprints held across all streams (≈ 10–20 bytes each in a Set of small integers). */
+const MAX_HELD_FINGERPRINTS = 4_000_000;
 
-/** The state after `written` (ascending seqs, all new) was stored; updates the appinfo map in place. */
+/** FNV-1a over the UTF-16 code units, folded to 30 bits so V8 stores it as a small integer. */
+export function fingerprint(appinfo: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < appinfo.length; i++) {
+    hash ^= appinfo.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash ^ (hash >>> 30)) & 0x3fffffff;
+}
+
+/** False when `appinfo` is certainly not indexed in the window; true when it may be. */
+export function mayHold(state: StreamState, appinfo: string): boolean {
+  const print = fingerprint(appinfo);
+  return state.window.some((w) => w.fingerprints.has(print));
+}
+
+/** The window's bucket numbers, newest first. */
+export function windowBuckets(state: StreamState): number[] {
+  return state.window.map((w) => w.bucket);
+}
+
+/** The state after `written` (ascending seqs, all new) was stored; updates the fingerprints in place. */
 export function advance(state: StreamState, written: readonly Entry[]): StreamState {
   let window = state.window;
-  let appinfos = state.appinfos;
   for (const entry of written) {
     const bucket = bucketOf(entry.seq);
-    if (bucket !== window[0]) {
-      window = [bucket, ...window.slice(0, 1)];
-      if (appinfos !== undefined) {
-        for (const [appinfo, seq] of appinfos) if (!window.includes(bucketOf(seq))) appinfos.delete(appinfo);
-      }
+    let newest = window[0];
+    if (newest?.bucket !== bucket) {
+      newest = { bucket, fingerprints: new Set() };
+      window = [newest, ...window.slice(0, 1)];
     }
-    appinfos?.set(entry.appinfo, entry.seq);
+    newest.fingerprints.add(fingerprint(entry.appinfo));
   }
-  if (appinfos !== undefined && appinfos.size > MAX_WINDOW_APPINFOS) appinfos = undefined;
-  return { term: state.term, head: Math.max(state.head, written.at(-1)?.seq ?? 0), window, appinfos };
+  return { term: state.term, head: Math.max(state.head, written.at(-1)?.seq ?? 0), window };
+}
+
+function weight(state: StreamState): number {
+  return state.window.reduce((sum, w) => sum + w.fingerprints.size, 1);
 }
 
 export class WriterStates {
-  private readonly held = new LruMap<string, StreamState>(MAX_HELD_APPINFOS, (s) => 1 + (s.appinfos?.size ?? 0));
+  private readonly held = new LruMap<string, StreamState>(MAX_HELD_FINGERPRINTS, weight);
 
   /** The stream's state if this writer term holds it. */
   get(stream: string, term: string | undefined): StreamState | undefined {
