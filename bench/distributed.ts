@@ -19,10 +19,10 @@ import { cpuSecondsOf, servicePid, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 /**
- * `BENCH_PARTS=store,push,sync` (the default) runs a part alone, e.g. while tuning one path;
+ * `BENCH_PARTS=store,push,sync,history` (the default) runs a part alone, e.g. while tuning one path;
  * `shapes` (opt-in) adds the driver-only write shapes of bench/cql-write-shapes.ts.
  */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'store,push,sync').split(',').map((part) => part.trim()));
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'store,push,sync,history').split(',').map((part) => part.trim()));
 const STORE_KEYSPACE = `${BENCH_KEYSPACE}_store`;
 const CONCURRENCY = 256;
 const SLICE_MS = 2500;
@@ -30,6 +30,9 @@ const ROUNDS = 2;
 const BATCH = 10;
 const INBOXES = 2000;
 const TARGET_RATIO = 0.7;
+/** Long-history inboxes of the history part. */
+const HISTORY_INBOXES = 256;
+const HISTORY_ENTRIES = 4_500;
 /** `BENCH_RATES=2000,1000,500`: the open-loop rates tried, in order, until one is sustained. */
 const RATES = (process.env.BENCH_RATES ?? '2000,1000,500').split(',').map(Number);
 const SYNC_SAMPLES = 300;
@@ -82,6 +85,41 @@ class Tally {
   }
 }
 
+/** An InboxOwner as a worker runs one. One scope for every run: each run's owner outranks the last one's claims on the sections. */
+async function startOwner(stores: ScyllaStores): Promise<{ owner: InboxOwner; close: () => Promise<void> }> {
+  const epoch = await stores.ceilings.nextEpoch('bench-store-owner');
+  const push = createLocalPushBus({ logger: silentLogger });
+  const owner = new InboxOwner({ timeline: stores.timeline, ceilings: stores.ceilings, push, logger: silentLogger, epoch });
+  await owner.start();
+  return { owner, close: async () => { await owner.close(); await push.close(); } };
+}
+
+/** The raw INSERT rate of the store part, for the history part's ratio. */
+let lastRawRate: number | undefined;
+
+/**
+ * Single-entry appends to inboxes with a long history: more appinfos in their dedup window
+ * than the 4 096 a writer once held (an active user's after a few weeks). The writer must still
+ * append to them without a read. Run last: the prefill leaves the node compacting for a while.
+ */
+async function historyRate(stores: ScyllaStores, notes: string[]): Promise<void> {
+  const { owner, close } = await startOwner(stores);
+  let counter = 0;
+  const entry = (): NewEntry => messageEntry(`dh-${RUN_ID}-${counter++}`, 'peer', Date.now());
+  const inboxes = Array.from({ length: HISTORY_INBOXES }, (_, i) => inboxKey(`h${RUN_ID}`, `u${i}`));
+  const tally = new Tally();
+  try {
+    await Promise.all(inboxes.map(async (inbox) => {
+      for (let n = 0; n < HISTORY_ENTRIES; n += 300) await owner.append(inbox, Array.from({ length: 300 }, entry));
+    }));
+    tally.add(await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % HISTORY_INBOXES] as InboxKey, [entry()])));
+  } finally {
+    await close();
+  }
+  const ratio = lastRawRate === undefined ? '' : `, ${fmtRatio(tally.rate, lastRawRate)} (raw from the store part)`;
+  notes.push(`history: single-entry appends to ${HISTORY_INBOXES} inboxes of ${HISTORY_ENTRIES}+ entries each: ${fmtRate(tally.rate)}${ratio}; CPU per entry ${tally.cpuPerEntry} (the node is still compacting the prefill)`);
+}
+
 async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure[]> {
   const { client } = stores;
   await client.execute(`CREATE TABLE IF NOT EXISTS ${STORE_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
@@ -99,11 +137,7 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
     const k = i % INBOXES;
     return client.execute(insert, [inboxes[k], ++rawSeq[k]!, JSON.stringify({ ...entry(), seq: rawSeq[k] })], { prepare: true });
   };
-  // One scope for every run: each run's owner outranks the last one's claims on the sections.
-  const epoch = await stores.ceilings.nextEpoch('bench-store-owner');
-  const push = createLocalPushBus({ logger: silentLogger });
-  const owner = new InboxOwner({ timeline: stores.timeline, ceilings: stores.ceilings, push, logger: silentLogger, epoch });
-  await owner.start();
+  const { owner, close } = await startOwner(stores);
   const tallies = { raw: new Tally(), single: new Tally(), batched: new Tally() };
   const latency = new Samples(2_000_000);
   try {
@@ -126,9 +160,9 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
       tallies.batched.add(await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % INBOXES] as InboxKey, Array.from({ length: BATCH }, entry))), BATCH);
     }
   } finally {
-    await owner.close();
-    await push.close();
+    await close();
   }
+  lastRawRate = tallies.raw.rate;
   const { raw: rw, single: s, batched: b } = tallies;
   notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
   notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
@@ -192,6 +226,21 @@ export async function runDistributedBench(): Promise<BenchResult> {
       await stores.close();
     }
   }
+  if (PARTS.has('push') || PARTS.has('sync')) await stackParts(figures, notes);
+  if (PARTS.has('history')) {
+    const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
+    try {
+      await historyRate(stores, notes);
+    } finally {
+      await stores.close();
+    }
+  }
+  if (disturbances.length > 0) notes.push(`service disturbances: ${disturbances.join('; ')}`);
+  return { figures, notes };
+}
+
+/** Push and sync, through a worker and a gateway started as child processes. */
+async function stackParts(figures: Figure[], notes: string[]): Promise<void> {
   const stack = await startDistributedStack();
   try {
     const loads: LoadResult[] = [];
@@ -220,17 +269,16 @@ export async function runDistributedBench(): Promise<BenchResult> {
         target: '< 25 ms', met: sustained(r) && r.push.p99 < 25,
       });
     }
-    if (!PARTS.has('sync')) return { figures, notes };
-    await waitForServices('before the sync samples');
-    const sync = await syncLatency(stack);
-    notes.push(`sync: ${SYNC_SAMPLES} samples each, alternating; miss = all ${stack.namespace}:tl:* keys deleted before the request (${sync.flushed} keys deleted in total)`);
-    notes.push(`  hit:  ${fmtLatency(sync.hit)}`);
-    notes.push(`  miss: ${fmtLatency(sync.miss)}`);
-    figures.push({ name: 'distributed sync 200 p99, Redis hit', value: fmtMs(sync.hit.p99), target: '< 15 ms', met: sync.hit.p99 < 15 });
-    figures.push({ name: 'distributed sync 200 p99, Redis miss', value: fmtMs(sync.miss.p99), target: '< 15 ms', met: sync.miss.p99 < 15 });
+    if (PARTS.has('sync')) {
+      await waitForServices('before the sync samples');
+      const sync = await syncLatency(stack);
+      notes.push(`sync: ${SYNC_SAMPLES} samples each, alternating; miss = all ${stack.namespace}:tl:* keys deleted before the request (${sync.flushed} keys deleted in total)`);
+      notes.push(`  hit:  ${fmtLatency(sync.hit)}`);
+      notes.push(`  miss: ${fmtLatency(sync.miss)}`);
+      figures.push({ name: 'distributed sync 200 p99, Redis hit', value: fmtMs(sync.hit.p99), target: '< 15 ms', met: sync.hit.p99 < 15 });
+      figures.push({ name: 'distributed sync 200 p99, Redis miss', value: fmtMs(sync.miss.p99), target: '< 15 ms', met: sync.miss.p99 < 15 });
+    }
   } finally {
     await stack.stop();
   }
-  if (disturbances.length > 0) notes.push(`service disturbances: ${disturbances.join('; ')}`);
-  return { figures, notes };
 }
