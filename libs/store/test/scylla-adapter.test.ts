@@ -4,9 +4,11 @@
  * window, bucket markers, TTLs, and races between two processes (two driver clients).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupKey, inboxKey, type Entry } from '@seqline/core';
+import { groupKey, inboxKey, silentLogger, type Entry } from '@seqline/core';
 import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
-import { migrateSchema, type ScyllaStores } from '@seqline/store';
+import { TIMELINE_TABLES, migrateSchema, type ScyllaStores } from '@seqline/store';
+import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
+import { CqlSeqLog } from '../src/scylla/seq-log.ts';
 import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();
@@ -220,6 +222,27 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(Number(ttl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
       const dedupTtl = await raw.execute(`SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = 'b762'`, [inbox], { prepare: true });
       expect(Number(dedupTtl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
+    });
+
+    it('a stream appended without pause still re-writes its bucket marker every refresh period', async () => {
+      // The marker's TTL (181 days) outlives the entries written in one refresh period, not a
+      // stream's whole busy life: the writer must not take its own appends for marker writes.
+      const cql = new Cql(raw, ks, DEFAULT_CONSISTENCY);
+      const batch = cql.batch.bind(cql);
+      let markerWrites = 0;
+      cql.batch = (statements: Statement[], ...rest) => {
+        markerWrites += statements.filter((st) => st.query.includes('inbox_buckets')).length;
+        return batch(statements, ...rest);
+      };
+      const log = new CqlSeqLog(cql, TIMELINE_TABLES, silentLogger, { markerRefreshMs: 150 });
+      const inbox = inboxKey(uniqueTenant(), 'busy');
+      const started = Date.now();
+      for (let seq = 1; Date.now() - started < 700; seq++) {
+        await log.append(inbox, [msgEntry(seq, `m${seq}`)]);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(markerWrites).toBeGreaterThanOrEqual(4); // at 0 ms, then every ≥ 150 ms
+      expect(markerWrites).toBeLessThanOrEqual(6);
     });
 
     it('reads longer than one driver page come back whole', async () => {

@@ -26,10 +26,15 @@ export interface AppendPipelineOptions {
   maxGroup?: number;
   /** Groups on the wire at once (default 8). */
   maxInFlight?: number;
+  /** How long a written bucket marker is trusted before a write into its bucket re-writes it (default 12 h). */
+  markerRefreshMs?: number;
 }
 
-/** Marker inserts due (their own partition), then the entry groups (one mutation each, in seq order). */
-interface JobWrites { markers: Statement[]; entries: StatementGroup[] }
+/**
+ * Marker inserts due (their own partition) and the buckets they mark, then the entry groups
+ * (one mutation each, in seq order).
+ */
+interface JobWrites { markers: Statement[]; marked: number[]; entries: StatementGroup[] }
 
 interface Job {
   stream: string;
@@ -46,6 +51,7 @@ export class SeqLogAppendPipeline {
   private readonly queue: Job[] = [];
   private readonly maxGroup: number;
   private readonly maxInFlight: number;
+  private readonly markerRefreshMs: number;
   private readonly markers = new BucketMarkerMemo();
   private readonly states = new WriterStates();
   private inFlight = 0;
@@ -59,6 +65,7 @@ export class SeqLogAppendPipeline {
   ) {
     this.maxGroup = options.maxGroup ?? 64;
     this.maxInFlight = options.maxInFlight ?? 8;
+    this.markerRefreshMs = options.markerRefreshMs ?? BUCKET_MARKER_REFRESH_MS;
   }
 
   /** Appends `batch` to `stream`; the caller keeps one append per stream in flight. */
@@ -113,7 +120,9 @@ export class SeqLogAppendPipeline {
     ];
     for (const job of written) {
       const plan = job.plan as AppendPlan;
-      for (const bucket of plan.buckets) this.markers.wrote(job.stream, bucket, now);
+      // Only the markers written now: the memo must never vouch for a marker older than the
+      // refresh period, or a stream busy for longer than the marker's TTL would outlive it.
+      for (const bucket of [...plan.farBuckets, ...(job.writes as JobWrites).marked]) this.markers.wrote(job.stream, bucket, now);
       this.states.remember(job.stream, advance(job.state as StreamState, plan.toWrite));
       job.resolve(plan.outcomes);
     }
@@ -156,11 +165,11 @@ export class SeqLogAppendPipeline {
   /** The job's writes: the markers due, then its entries with their dedup rows. */
   private writesOf(job: Job, now: number): JobWrites {
     const plan = job.plan as AppendPlan;
-    const markers = plan.buckets
+    // Re-written at most once per refresh period: its TTL outlasts the entries written meanwhile.
+    const marked = plan.buckets
       .filter((bucket) => !plan.farBuckets.includes(bucket))
-      // Re-written at most once per refresh period: its TTL outlasts the entries written meanwhile.
-      .filter((bucket) => !this.markers.fresh(job.stream, bucket, now - BUCKET_MARKER_REFRESH_MS))
-      .map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] }));
+      .filter((bucket) => !this.markers.fresh(job.stream, bucket, now - this.markerRefreshMs));
+    const markers = marked.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] }));
     const entries = entryGroups(job.stream, plan.toWrite, this.log.q);
     const gap = gapBelow(plan);
     // A gap inside the first entry's partition is cleared in the same mutation as the entries:
@@ -171,7 +180,7 @@ export class SeqLogAppendPipeline {
       first.statements.unshift(clear);
       first.bytes += statementBytes(clear);
     }
-    return { markers, entries };
+    return { markers, marked, entries };
   }
 
   /** Runs `step` per job; the failed ones are rejected, the rest returned. */
