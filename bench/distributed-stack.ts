@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
-import { BENCH_SECRET, freePort, sleep } from './support.ts';
+import { BENCH_SECRET, freePort, sleep, watchChild } from './support.ts';
 
 const WORKER_MAIN = fileURLToPath(new URL('../apps/worker/src/main.ts', import.meta.url));
 const GATEWAY_MAIN = fileURLToPath(new URL('../apps/gateway/src/main.ts', import.meta.url));
@@ -50,15 +50,9 @@ function startChild(main: string, readyText: string, env: Record<string, string>
   // BENCH_NODE_ARGS: extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0);
   const proc = spawn(process.execPath, [...extra, '--import', 'tsx', main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (d: Buffer) => { output = (output + d.toString()).slice(-8000); };
   process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${main} did not start: ${output.slice(-2000)}`)), 60_000);
-    proc.stdout?.on('data', (d: Buffer) => { keep(d); if (output.includes(readyText)) { clearTimeout(timer); resolve({ proc, output: () => output }); } });
-    proc.stderr?.on('data', keep);
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${main} exited early (${code}): ${output.slice(-2000)}`)); });
-  });
+  const { ready, tail } = watchChild(proc, main, readyText, 60_000);
+  return ready.then(() => ({ proc, output: tail }));
 }
 
 async function stopChild(c: Child): Promise<void> {

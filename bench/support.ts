@@ -15,6 +15,32 @@ const RAW_SERVER_MAIN = fileURLToPath(new URL('./raw-ws-server.ts', import.meta.
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** How much of a child's output is kept for error messages and diagnostics. */
+const OUTPUT_TAIL_CHARS = 8000;
+
+/**
+ * Resolves once `proc` printed `readyText` on stdout, rejects if it exits first or after
+ * `timeoutMs`; `tail()` is its last 8 kB of output (stdout and stderr), kept for its whole life.
+ * The ready line is looked for before old text is dropped: one chunk can carry it and more than
+ * 8 kB after it (a worker's 64 "serving shard" lines), and the bench once waited 60 s for a
+ * line it had already received.
+ */
+export function watchChild(proc: ChildProcess, main: string, readyText: string, timeoutMs: number): { ready: Promise<void>; tail: () => string } {
+  let output = '';
+  const keep = (d: Buffer) => { output = (output + d.toString()).slice(-OUTPUT_TAIL_CHARS); };
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${main} did not start: ${output.slice(-2000)}`)), timeoutMs);
+    proc.stdout?.on('data', (d: Buffer) => {
+      const seen = (output.slice(-readyText.length) + d.toString()).includes(readyText);
+      keep(d);
+      if (seen) { clearTimeout(timer); resolve(); }
+    });
+    proc.stderr?.on('data', keep);
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${main} exited early (${code}): ${output.slice(-2000)}`)); });
+  });
+  return { ready, tail: () => output };
+}
+
 /** Temp dirs not removed yet: an interrupted run removes them on exit. */
 const liveTempDirs = new Set<string>();
 
@@ -90,17 +116,7 @@ async function startChild(main: string, readyText: string, env: Record<string, s
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(proc);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${main} did not start: ${output.slice(-2000)}`)), 30_000);
-    proc.stdout?.on('data', (d: Buffer) => {
-      // Keep only the tail: a long run must not grow this string without bound.
-      output = (output + d.toString()).slice(-8000);
-      if (output.includes(readyText)) { clearTimeout(timer); resolve(); }
-    });
-    proc.stderr?.on('data', (d: Buffer) => { output = (output + d.toString()).slice(-8000); });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${main} exited early (${code}): ${output.slice(-2000)}`)); });
-  });
+  await watchChild(proc, main, readyText, 30_000).ready;
   const pid = proc.pid;
   if (pid === undefined) throw new Error(`${main}: no pid`);
   return {
