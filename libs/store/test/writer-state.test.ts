@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { msgEntry } from '@seqline/testing';
+import { FingerprintSet } from '../src/scylla/fingerprint-set.ts';
 import { WriterStates, advance, fingerprint, mayHold, windowBuckets, type StreamState } from '../src/scylla/writer-state.ts';
 
 const state = (over: Partial<StreamState> = {}): StreamState => ({ term: undefined, head: 0, window: [], ...over });
@@ -8,7 +9,10 @@ const held = (s: StreamState, appinfos: string[]) => appinfos.filter((a) => mayH
 
 describe('writer state', () => {
   it('moves the head and remembers the new appinfos', () => {
-    const start = state({ head: 2, window: [{ bucket: 0, fingerprints: new Set([fingerprint('a'), fingerprint('b')]) }] });
+    const prints = new FingerprintSet();
+    prints.add(fingerprint('a'));
+    prints.add(fingerprint('b'));
+    const start = state({ head: 2, window: [{ bucket: 0, fingerprints: prints }] });
     const next = advance(start, [msgEntry(3, 'c')]);
     expect(next.head).toBe(3);
     expect(windowBuckets(next)).toEqual([0]);

@@ -19,6 +19,7 @@ import { writeTimestamp, type Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
 import type { SeqLogReader } from './seq-log-reader.ts';
+import { FingerprintSet } from './fingerprint-set.ts';
 import { WriterStates, advance, fingerprint, mayHold, windowBuckets, type StreamState } from './writer-state.ts';
 
 export interface AppendPipelineOptions {
@@ -142,7 +143,7 @@ export class SeqLogAppendPipeline {
   private async load(stream: string, term: string | undefined): Promise<StreamState> {
     const filled = await this.log.lastFilled(stream, 2);
     const window = await Promise.all(filled.map(async ({ bucket }) => {
-      const fingerprints = new Set<number>();
+      const fingerprints = new FingerprintSet();
       await this.log.eachIndexedAppinfo(stream, bucket, (appinfos) => { for (const a of appinfos) fingerprints.add(fingerprint(a)); });
       return { bucket, fingerprints };
     }));

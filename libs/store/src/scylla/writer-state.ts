@@ -1,20 +1,21 @@
 /**
  * What the writer of a seq log remembers of a stream between appends, so that the usual append
  * reads nothing: the head, the dedup window (the stream's last two non-empty buckets) and a
- * fingerprint of every appinfo indexed in that window. A fingerprint is 30 bits (a V8 small
- * integer, ≈ 10 bytes in a Set against ≈ 100 for the appinfo string), so a whole window — up to
- * 131 072 entries — is held, and an inbox that has years of messages in its window still
- * appends without a read. An appinfo whose fingerprint is absent was never indexed in the
- * window; a present one (a resend, or about one new appinfo in 8 000 at a full window) is
- * looked up in the store. Valid only while the same writer term appends (WriteGuard.term):
- * another term may have appended meanwhile. Forgotten after any failed append (its outcome is
- * unknown) and reloaded from the store.
+ * 30-bit fingerprint of every appinfo indexed in that window, in a FingerprintSet (5–11 bytes
+ * each, against ≈ 80 for an appinfo string in a Map). So a whole window — up to 131 072
+ * entries — is held, and an inbox with a long history still appends without a read. An
+ * appinfo whose fingerprint is absent was never indexed in the window; a present one (a
+ * resend, or about one new appinfo in 8 000 at a full window) is looked up in the store.
+ * Valid only while the same writer term appends (WriteGuard.term): another term may have
+ * appended meanwhile. Forgotten after any failed append (its outcome is unknown) and reloaded
+ * from the store.
  */
 import { LruMap, type Entry } from '@seqline/core';
 import { bucketOf } from './entry-codec.ts';
+import { FingerprintSet } from './fingerprint-set.ts';
 
 /** A window bucket and the fingerprints of the appinfos indexed in it. */
-export interface WindowBucket { bucket: number; fingerprints: Set<number> }
+export interface WindowBucket { bucket: number; fingerprints: FingerprintSet }
 
 export interface StreamState {
   term: string | undefined;
@@ -24,10 +25,10 @@ export interface StreamState {
   window: WindowBucket[];
 }
 
-/** Fingerprints held across all streams (≈ 10–20 bytes each in a Set of small integers). */
-const MAX_HELD_FINGERPRINTS = 4_000_000;
+/** Fingerprint slots held across all streams: 4 bytes each, so 32 MiB (about 4 million appinfos). */
+const MAX_HELD_SLOTS = 8 * 1024 * 1024;
 
-/** FNV-1a over the UTF-16 code units, folded to 30 bits so V8 stores it as a small integer. */
+/** FNV-1a over the UTF-16 code units, folded to 30 bits (FingerprintSet stores it + 1 in a Uint32Array). */
 export function fingerprint(appinfo: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < appinfo.length; i++) {
@@ -55,7 +56,7 @@ export function advance(state: StreamState, written: readonly Entry[]): StreamSt
     const bucket = bucketOf(entry.seq);
     let newest = window[0];
     if (newest?.bucket !== bucket) {
-      newest = { bucket, fingerprints: new Set() };
+      newest = { bucket, fingerprints: new FingerprintSet() };
       window = [newest, ...window.slice(0, 1)];
     }
     newest.fingerprints.add(fingerprint(entry.appinfo));
@@ -64,11 +65,11 @@ export function advance(state: StreamState, written: readonly Entry[]): StreamSt
 }
 
 function weight(state: StreamState): number {
-  return state.window.reduce((sum, w) => sum + w.fingerprints.size, 1);
+  return state.window.reduce((sum, w) => sum + w.fingerprints.capacity, 1);
 }
 
 export class WriterStates {
-  private readonly held = new LruMap<string, StreamState>(MAX_HELD_FINGERPRINTS, weight);
+  private readonly held = new LruMap<string, StreamState>(MAX_HELD_SLOTS, weight);
 
   /** The stream's state if this writer term holds it. */
   get(stream: string, term: string | undefined): StreamState | undefined {
