@@ -8,7 +8,7 @@
 import type { AppendOutcome, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
-import { META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
+import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
 
 export interface CachedTimelineOptions extends RedisCacheOptions {
   /** Most recent entries kept per inbox. Default 512. */
@@ -75,10 +75,9 @@ export class CachedTimelineStore implements TimelineStore {
       if (key !== null) await this.guard.invalidate(key);
       throw err;
     }
-    const stored = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
     // Resolving only after the cache has the entries gives read-your-writes through the
     // cache, and the push (published after append resolves) never outruns it.
-    await Promise.all([this.cacheAppended(inbox, stored), this.rememberAppinfos(inbox, entries, outcomes)]);
+    await this.cacheAppended(inbox, entries, outcomes);
     return outcomes;
   }
 
@@ -198,15 +197,33 @@ export class CachedTimelineStore implements TimelineStore {
     return { kind: 'hit', entries };
   }
 
-  /** Adds freshly durable entries; `stored` are the non-duplicate entries of one append. */
-  private async cacheAppended(inbox: InboxKey, stored: Entry[]): Promise<void> {
+  /**
+   * After a durable append: adds its new entries to the cache and remembers its appinfos
+   * (duplicates too: their outcome carries the original seq, an equally durable fact), in one
+   * Redis call. A lost dedup write only makes a later lookup ask the durable index.
+   */
+  private async cacheAppended(inbox: InboxKey, entries: Entry[], outcomes: AppendOutcome[]): Promise<void> {
+    const key = this.guard.key('tl', inbox);
+    const dedupKey = this.guard.key('dd', inbox);
+    if (key === null || dedupKey === null || entries.length === 0) return;
+    const remembered: ScriptArg[] = [];
+    entries.forEach((entry, i) => {
+      const outcome = outcomes[i];
+      if (outcome !== undefined) remembered.push(outcome.seq, entry.appinfo);
+    });
+    const stored = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
     const first = stored[0];
     const last = stored.at(-1);
-    const key = this.guard.key('tl', inbox);
-    if (first === undefined || last === undefined || key === null) return;
+    if (first === undefined || last === undefined) {
+      const args = [this.dedupMax, this.dedupTtlMs, ...remembered];
+      await this.guard.attempt('dedup-remember', () => REMEMBER_APPINFOS_SCRIPT.run(this.guard.redis, [dedupKey], args));
+      return;
+    }
     // These seqs were all above the head, so (first - 1, last] holds exactly these entries.
-    const probed = await this.merge(key, first.seq - 1, last.seq, stored, 'probe');
-    if (probed !== 'gap') return;
+    const args = [remembered.length / 2, this.dedupMax, this.dedupTtlMs, ...remembered, ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe')];
+    const result = await this.guard.attempt('timeline-append', () => APPEND_SCRIPT.run(this.guard.redis, [key, dedupKey], args));
+    if (!result.ok || typeof result.value !== 'string') return this.failWrite(key);
+    if (result.value !== 'gap') return;
     // The cache ends below first - 1: seq gap or a missed write? The durable predecessor
     // (already written before this append, so stable) tells which.
     let predecessor: number;
@@ -221,6 +238,15 @@ export class CachedTimelineStore implements TimelineStore {
 
   /** Merges a claim into the cache; on failure the inbox's cache is invalidated. */
   private async merge(key: string, from: number, head: number, entries: Entry[], mode: 'probe' | 'force'): Promise<string | undefined> {
+    const args = this.mergeArgs(from, head, entries, mode);
+    const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key], args));
+    if (result.ok && typeof result.value === 'string') return result.value;
+    await this.failWrite(key);
+    return undefined;
+  }
+
+  /** The claim "(from, head] is exactly `entries`", as MERGE_SCRIPT's arguments. */
+  private mergeArgs(from: number, head: number, entries: Entry[], mode: 'probe' | 'force'): ScriptArg[] {
     // Only the newest maxEntries can survive the trim: send no more, and claim from the cut.
     let rows = entries;
     // Seqs are positive integers: (x, head] and (max(0, floor(x)), head] hold the same ones.
@@ -231,27 +257,11 @@ export class CachedTimelineStore implements TimelineStore {
     }
     const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs];
     for (const entry of rows) args.push(entry.seq, JSON.stringify(entry));
-    const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key], args));
-    if (result.ok && typeof result.value === 'string') return result.value;
-    await this.failWrite(key);
-    return undefined;
+    return args;
   }
 
   private async failWrite(key: string): Promise<void> {
     this.counters.writeFailures++;
     await this.guard.invalidate(key);
-  }
-
-  private async rememberAppinfos(inbox: InboxKey, entries: Entry[], outcomes: AppendOutcome[]): Promise<void> {
-    const key = this.guard.key('dd', inbox);
-    if (key === null || entries.length === 0) return;
-    // Duplicates too: their outcome carries the original seq, an equally durable fact.
-    const args: ScriptArg[] = [this.dedupMax, this.dedupTtlMs];
-    entries.forEach((entry, i) => {
-      const outcome = outcomes[i];
-      if (outcome !== undefined) args.push(outcome.seq, entry.appinfo);
-    });
-    // A lost write here only makes the next lookup ask the durable index.
-    await this.guard.attempt('dedup-remember', () => REMEMBER_APPINFOS_SCRIPT.run(this.guard.redis, [key], args));
   }
 }

@@ -20,8 +20,8 @@ import { LuaScript } from './lua.ts';
 const HELPERS = `
 local key = KEYS[1]
 local function fmt(n) return string.format('%.0f', n) end
-local function readMeta()
-  local m = redis.call('ZRANGEBYSCORE', key, -1, -1)
+local function readMeta(k)
+  local m = redis.call('ZRANGEBYSCORE', k, -1, -1)
   if #m == 0 then return nil, nil end
   local f, h = string.match(m[1], '^~m:(%d+):(%d+)$')
   return tonumber(f), tonumber(h)
@@ -29,54 +29,90 @@ end
 `;
 
 /**
- * Merges the claim "(ARGV[1], ARGV[2]] is exactly the entries in ARGV[6..] (seq, json pairs)".
- * ARGV[3] mode: 'probe' answers 'gap' instead of replacing a cache that ends below the claim
- * (the caller then looks up the real predecessor); 'force' replaces it. ARGV[4] max entries,
- * ARGV[5] TTL ms. Answers 'ok', 'gap' or 'older' (claim wholly below the cache: kept as is).
+ * merge(k, a): merges the claim "(ARGV[a], ARGV[a+1]] is exactly the entries in ARGV[a+5..]
+ * (seq, json pairs)" into the cache at k. ARGV[a+2] mode: 'probe' answers 'gap' instead of
+ * replacing a cache that ends below the claim (the caller then looks up the real predecessor);
+ * 'force' replaces it. ARGV[a+3] max entries, ARGV[a+4] TTL ms. Answers 'ok', 'gap' or 'older'
+ * (claim wholly below the cache: kept as is).
  */
-export const MERGE_SCRIPT = new LuaScript('timeline-merge', `${HELPERS}
-local from, head, mode = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local maxEntries, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
-local function writeMeta(f, h)
-  redis.call('ZREMRANGEBYSCORE', key, -1, -1)
-  redis.call('ZADD', key, -1, '~m:' .. fmt(f) .. ':' .. fmt(h))
-end
-local function addMissing()
-  for i = 6, #ARGV, 2 do
-    local s = ARGV[i]
-    -- A seq already present keeps its member (another writer may have serialised it differently).
-    if redis.call('ZCOUNT', key, s, s) == 0 then redis.call('ZADD', key, s, ARGV[i + 1]) end
+const MERGE_FUNCTION = `
+local function merge(k, a)
+  local from, head, mode = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
+  local maxEntries, ttl = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local function writeMeta(f, h)
+    redis.call('ZREMRANGEBYSCORE', k, -1, -1)
+    redis.call('ZADD', k, -1, '~m:' .. fmt(f) .. ':' .. fmt(h))
   end
+  local function addMissing()
+    for i = a + 5, #ARGV, 2 do
+      local s = ARGV[i]
+      -- A seq already present keeps its member (another writer may have serialised it differently).
+      if redis.call('ZCOUNT', k, s, s) == 0 then redis.call('ZADD', k, s, ARGV[i + 1]) end
+    end
+  end
+  local cf, ch = readMeta(k)
+  if cf == nil then
+    redis.call('DEL', k)
+    addMissing()
+    writeMeta(from, head)
+  elseif from <= ch and cf <= head then
+    -- Overlapping or adjacent intervals: their union is again one complete interval.
+    addMissing()
+    writeMeta(math.min(from, cf), math.max(head, ch))
+  elseif from > ch then
+    -- Unknown entries may sit in (ch, from]: the two intervals cannot be joined.
+    if mode == 'probe' then return 'gap' end
+    redis.call('DEL', k)
+    addMissing()
+    writeMeta(from, head)
+  else
+    return 'older'
+  end
+  local count = redis.call('ZCARD', k) - 1
+  if count > maxEntries then
+    -- Drop the oldest; the marker moves up to the highest dropped seq, keeping C.
+    local cut = redis.call('ZRANGEBYSCORE', k, '(-1', '+inf', 'WITHSCORES', 'LIMIT', count - maxEntries - 1, 1)
+    local cutSeq = tonumber(cut[2])
+    redis.call('ZREMRANGEBYSCORE', k, '(-1', cutSeq)
+    local f, h = readMeta(k)
+    writeMeta(math.max(f, cutSeq), h)
+  end
+  redis.call('PEXPIRE', k, ttl)
+  return 'ok'
 end
-local cf, ch = readMeta()
-if cf == nil then
-  redis.call('DEL', key)
-  addMissing()
-  writeMeta(from, head)
-elseif from <= ch and cf <= head then
-  -- Overlapping or adjacent intervals: their union is again one complete interval.
-  addMissing()
-  writeMeta(math.min(from, cf), math.max(head, ch))
-elseif from > ch then
-  -- Unknown entries may sit in (ch, from]: the two intervals cannot be joined.
-  if mode == 'probe' then return 'gap' end
-  redis.call('DEL', key)
-  addMissing()
-  writeMeta(from, head)
-else
-  return 'older'
+`;
+
+/**
+ * remember(k, a, b): the dedup fast path at k remembers appinfo → seq (score) for the most
+ * recent ARGV[a] appinfos of an inbox, for ARGV[a+1] ms after its last append; ARGV[a+2..b]
+ * are seq, appinfo pairs.
+ */
+const REMEMBER_FUNCTION = `
+local function remember(k, a, b)
+  local maxKept, ttl = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  for i = a + 2, b, 2 do redis.call('ZADD', k, ARGV[i], ARGV[i + 1]) end
+  local count = redis.call('ZCARD', k)
+  if count > maxKept then redis.call('ZREMRANGEBYRANK', k, 0, count - maxKept - 1) end
+  redis.call('PEXPIRE', k, ttl)
+  return count
 end
-local count = redis.call('ZCARD', key) - 1
-if count > maxEntries then
-  -- Drop the oldest; the marker moves up to the highest dropped seq, keeping C.
-  local cut = redis.call('ZRANGEBYSCORE', key, '(-1', '+inf', 'WITHSCORES', 'LIMIT', count - maxEntries - 1, 1)
-  local cutSeq = tonumber(cut[2])
-  redis.call('ZREMRANGEBYSCORE', key, '(-1', cutSeq)
-  local f, h = readMeta()
-  writeMeta(math.max(f, cutSeq), h)
-end
-redis.call('PEXPIRE', key, ttl)
-return 'ok'
+`;
+
+/** merge(KEYS[1], 1): ARGV = from, head, mode, max entries, TTL ms, then seq/json pairs. */
+export const MERGE_SCRIPT = new LuaScript('timeline-merge', `${HELPERS}${MERGE_FUNCTION}
+return merge(key, 1)
+`);
+
+/**
+ * One append's two cache writes in one call (both keys carry the inbox's hash tag, so they
+ * share a cluster slot): remember(KEYS[2], ...) then merge(KEYS[1], ...) in 'probe' mode.
+ * ARGV = n (the number of seq/appinfo pairs), max kept, TTL ms, the 2n pairs, then MERGE_SCRIPT's
+ * arguments. Answers merge's answer.
+ */
+export const APPEND_SCRIPT = new LuaScript('timeline-append', `${HELPERS}${MERGE_FUNCTION}${REMEMBER_FUNCTION}
+local n = tonumber(ARGV[1])
+remember(KEYS[2], 2, 3 + 2 * n)
+return merge(key, 4 + 2 * n)
 `);
 
 /**
@@ -87,7 +123,7 @@ return 'ok'
  */
 export const READ_SCRIPT = new LuaScript('timeline-read', `${HELPERS}
 local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-local f, h = readMeta()
+local f, h = readMeta(key)
 if f == nil then return {'miss'} end
 if after < f then return {'partial', fmt(f), fmt(h)} end
 if after > h then return {'behind', fmt(f), fmt(h)} end
@@ -99,27 +135,19 @@ return out
 
 /** The coverage marker alone: {from, head} or {}. */
 export const META_SCRIPT = new LuaScript('timeline-meta', `${HELPERS}
-local f, h = readMeta()
+local f, h = readMeta(key)
 if f == nil then return {} end
 return {fmt(f), fmt(h)}
 `);
 
 /** Drops the cache if it ends below ARGV[1], a durable head read just before. */
 export const REPAIR_SCRIPT = new LuaScript('timeline-repair', `${HELPERS}
-local f, h = readMeta()
+local f, h = readMeta(key)
 if f ~= nil and h < tonumber(ARGV[1]) then redis.call('DEL', key) return 1 end
 return 0
 `);
 
-/**
- * Dedup fast path: remembers appinfo → seq (score) for the most recent ARGV[1] appinfos of
- * an inbox, for ARGV[2] ms after its last append. ARGV[3..]: seq, appinfo pairs.
- */
-export const REMEMBER_APPINFOS_SCRIPT = new LuaScript('dedup-remember', `
-local key, maxKept, ttl = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 3, #ARGV, 2 do redis.call('ZADD', key, ARGV[i], ARGV[i + 1]) end
-local count = redis.call('ZCARD', key)
-if count > maxKept then redis.call('ZREMRANGEBYRANK', key, 0, count - maxKept - 1) end
-redis.call('PEXPIRE', key, ttl)
-return count
+/** remember(KEYS[1], 1, #ARGV): ARGV = max kept, TTL ms, then seq/appinfo pairs. */
+export const REMEMBER_APPINFOS_SCRIPT = new LuaScript('dedup-remember', `${REMEMBER_FUNCTION}
+return remember(KEYS[1], 1, #ARGV)
 `);

@@ -201,6 +201,11 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect([...found.entries()].sort()).toEqual([['bypass', 5], ['x1', 1], ['x4', 4]]);
     await redis.del(`${keyPrefix}dd:0:{${inbox}}`);
     expect((await store.findSeqs(inbox, ['x3'])).get('x3')).toBe(3);
+    // An append of duplicates only (nothing to cache) still remembers their original seqs.
+    expect(await store.append(inbox, [msgEntry(9, 'x2')])).toEqual([{ seq: 2, duplicate: true }]);
+    const before = store.stats();
+    expect((await store.findSeqs(inbox, ['x2'])).get('x2')).toBe(2);
+    expect(store.stats().dedupHits - before.dedupHits).toBe(1);
   });
 
   it('headSeq comes from the cache only when asked to', async () => {
