@@ -51,6 +51,8 @@ export class CachedTimelineStore implements TimelineStore {
   private readonly dedupMax: number;
   private readonly dedupTtlMs: number;
   private readonly headFromCache: boolean;
+  /** Cache fills of read misses still in flight, by key. */
+  private readonly fills = new Map<string, Promise<unknown>>();
   private readonly counters: TimelineCacheStats = {
     readHits: 0, readMisses: 0, headHits: 0, headMisses: 0, dedupHits: 0, dedupMisses: 0, writeFailures: 0,
   };
@@ -95,9 +97,13 @@ export class CachedTimelineStore implements TimelineStore {
     // A short answer is a timeless claim (nothing else lies in (afterSeq, last]) that also
     // reached the durable head, so it may fill the cache. A full page may not: the cache head
     // would sit below the store's, and an answer from it would say "nothing newer" too early.
+    // The answer does not wait for the fill: the claim is as true when it lands late (a
+    // sync miss answered 200 entries about 1.5 ms sooner). One fill per inbox at a time.
     const last = rows.at(-1);
-    if (key !== null && last !== undefined && rows.length < limit && !this.guard.isPending(key)) {
-      await this.merge(key, afterSeq, last.seq, rows, 'force');
+    if (key !== null && last !== undefined && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
+      // Issued now, so this process's later Redis calls (one connection, in order) see it.
+      const fill = this.merge(key, afterSeq, last.seq, rows, 'force').catch(() => undefined).finally(() => this.fills.delete(key));
+      this.fills.set(key, fill);
     }
     return rows;
   }
