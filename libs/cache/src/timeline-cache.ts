@@ -101,11 +101,18 @@ export class CachedTimelineStore implements TimelineStore {
     // sync miss answered 200 entries about 1.5 ms sooner). One fill per inbox at a time.
     const last = rows.at(-1);
     if (key !== null && last !== undefined && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
-      // Issued now, so this process's later Redis calls (one connection, in order) see it.
       const fill = this.merge(key, afterSeq, last.seq, rows, 'force').catch(() => undefined).finally(() => this.fills.delete(key));
       this.fills.set(key, fill);
     }
     return rows;
+  }
+
+  /**
+   * Resolves once the cache fills started by earlier read misses have landed or failed. A read
+   * right after a miss may miss again until then (e.g. when Redis has to load the script first).
+   */
+  async fillsSettled(): Promise<void> {
+    await Promise.all(this.fills.values());
   }
 
   async headSeq(inbox: InboxKey): Promise<number> {
