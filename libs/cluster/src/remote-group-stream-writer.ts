@@ -40,8 +40,8 @@ export class RemoteGroupStreamWriter implements GroupStreamAppender {
   async append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendResult[]> {
     if (entries.length === 0) return [];
     const outcomes: GroupAppendResult[] = [];
-    for (const chunk of this.requester.chunks(entries)) {
-      const reply = await this.requester.call({ op: 'gappend', group, entries: chunk });
+    for (const { chunk, req, payload } of this.requester.appendRequests({ op: 'gappend', group }, entries)) {
+      const reply = await this.requester.call(req, payload);
       if (reply.outcomes?.length !== chunk.length) throw new InternalError('group stream owner returned the wrong number of outcomes');
       for (const o of reply.outcomes) {
         if (!o.duplicate && o.prevSeq === undefined) throw new InternalError('group stream owner reply without prevSeq');

@@ -23,8 +23,8 @@ export class RemoteInboxWriter implements InboxWriter {
   async append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
     if (entries.length === 0) return [];
     const outcomes: AppendOutcome[] = [];
-    for (const chunk of this.requester.chunks(entries)) {
-      const reply = await this.requester.call({ op: 'append', inbox, entries: chunk });
+    for (const { chunk, req, payload } of this.requester.appendRequests({ op: 'append', inbox }, entries)) {
+      const reply = await this.requester.call(req, payload);
       if (reply.outcomes?.length !== chunk.length) throw new InternalError('inbox owner returned the wrong number of outcomes');
       // Only seq and duplicate: an inbox append has no prevSeq, whatever the owner sent.
       outcomes.push(...reply.outcomes.map(({ seq, duplicate }) => ({ seq, duplicate })));

@@ -12,8 +12,8 @@ import { OverloadedError, TooLargeError, shardOf, silentLogger } from '@seqline/
 import type { Logger, NewEntry } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { fromWireError } from './errors.ts';
-import { DEFAULT_SUBJECT_PREFIX, decodeReply, encodeJson, routingKey, shardSubject } from './wire.ts';
-import type { InboxReply, ShardRequest } from './wire.ts';
+import { DEFAULT_SUBJECT_PREFIX, decodeReply, encodeJson, encodeWithEntries, routingKey, shardSubject } from './wire.ts';
+import type { AppendHead, InboxReply, ShardRequest } from './wire.ts';
 
 /** Options of both remote writers. */
 export interface RemoteWriterOptions {
@@ -72,13 +72,15 @@ export class ShardRequester {
     this.closed = true;
   }
 
-  /** One request, retried until it succeeds, fails finally, or the deadline passes. */
-  async call(req: ShardRequest): Promise<OkReply> {
+  /**
+   * One request, retried until it succeeds, fails finally, or the deadline passes. `payload`
+   * is `req` already encoded (see appendRequests).
+   */
+  async call(req: ShardRequest, payload: Uint8Array = encodeJson(req)): Promise<OkReply> {
     if (this.closed) throw new OverloadedError(`${this.what} writer is closed`);
     const key = routingKey(req);
     const shard = shardOf(key, this.shardCount);
     const subject = shardSubject(this.subjectPrefix, shard);
-    const payload = encodeJson(req);
     const deadline = performance.now() + this.deadlineMs;
     let lastError = 'no attempt';
     for (let attempt = 0; ; attempt++) {
@@ -105,25 +107,31 @@ export class ShardRequester {
   }
 
   /**
-   * Splits entries by count and by encoded size (NATS max_payload, 1 MiB by default), keeping
-   * their order. An entry that alone exceeds the limit is TOO_LARGE.
+   * The append requests carrying `entries` in order, split by count and by encoded size (NATS
+   * max_payload, 1 MiB by default), each with its payload. Each entry is serialised once: the
+   * JSON that sizes it is the JSON sent. An entry that alone exceeds the limit is TOO_LARGE.
    */
-  *chunks(entries: NewEntry[]): Generator<NewEntry[]> {
+  *appendRequests(head: AppendHead, entries: NewEntry[]): Generator<{ chunk: NewEntry[]; req: ShardRequest; payload: Uint8Array }> {
     const budget = (this.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
+    const request = (chunk: NewEntry[], json: string[]) => ({ chunk, req: { ...head, entries: chunk }, payload: encodeWithEntries(head, json) });
     let chunk: NewEntry[] = [];
+    let json: string[] = [];
     let bytes = 0;
     for (const entry of entries) {
-      const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
+      const text = JSON.stringify(entry);
+      const size = Buffer.byteLength(text) + 1;
       if (size > budget) throw new TooLargeError(`entry ${entry.appinfo} is larger than a NATS message`);
       if (chunk.length > 0 && (bytes + size > budget || chunk.length >= this.maxEntries)) {
-        yield chunk;
+        yield request(chunk, json);
         chunk = [];
+        json = [];
         bytes = 0;
       }
       chunk.push(entry);
+      json.push(text);
       bytes += size;
     }
-    if (chunk.length > 0) yield chunk;
+    if (chunk.length > 0) yield request(chunk, json);
   }
 
   private async backoff(attempt: number, deadline: number): Promise<void> {

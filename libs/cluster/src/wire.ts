@@ -19,6 +19,9 @@ export type GroupRequest =
 
 export type ShardRequest = InboxRequest | GroupRequest;
 
+/** An append request without its entries. */
+export type AppendHead = { op: 'append'; inbox: InboxKey } | { op: 'gappend'; group: GroupKey };
+
 /** An append outcome on the wire; `prevSeq` only in `gappend` replies, for entries stored by the call. */
 export type WireOutcome = AppendOutcome & { prevSeq?: number };
 
@@ -44,6 +47,15 @@ export function routingKey(req: ShardRequest): string {
 
 export function encodeJson(value: ShardRequest | InboxReply): Uint8Array {
   return encoder.encode(JSON.stringify(value));
+}
+
+/**
+ * `head` with an `entries` array whose items are already JSON (`entriesJson`), encoded as
+ * encodeJson({ ...head, entries }) would be: the requester sizes each entry by its JSON and
+ * reuses that JSON instead of serialising it twice.
+ */
+export function encodeWithEntries(head: AppendHead, entriesJson: string[]): Uint8Array {
+  return encoder.encode(`${JSON.stringify(head).slice(0, -1)},"entries":[${entriesJson.join(',')}]}`);
 }
 
 type Obj = Record<string, unknown>;

@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   BadRequestError, InternalError, NotFoundError, OverloadedError, TooLargeError,
 } from '@seqline/core';
-import { FencedError } from '@seqline/core';
+import { FencedError, groupKey, inboxKey } from '@seqline/core';
 import { ShardNotOwnedError } from '@seqline/seq';
 import { ShardLeaseLostError, decodeReply, decodeRequest, fromWireError, preferredOwner, toWireError } from '../src/index.ts';
+import { encodeJson, encodeWithEntries, type AppendHead } from '../src/wire.ts';
 import { msg } from './support/doubles.ts';
 
 const enc = (v: unknown): Uint8Array => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
@@ -37,6 +38,20 @@ describe('inbox request codec', () => {
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: '3' }] }))).toThrow();
     expect(() => decodeReply(enc({ ok: false, error: { code: 'INTERNAL' } }))).toThrow();
     expect(() => decodeReply(enc('nope'))).toThrow();
+  });
+});
+
+describe('append requests with pre-serialised entries', () => {
+  it('encode byte for byte as the whole request would, and decode back', () => {
+    const entries = [msg('a1'), { ...msg('a2'), body: { text: 'quote " and é 😀' } }, msg('a3')];
+    const json = entries.map((entry) => JSON.stringify(entry));
+    const heads: AppendHead[] = [{ op: 'append', inbox: inboxKey('t', 'u') }, { op: 'gappend', group: groupKey('t', 'g') }];
+    for (const head of heads) {
+      const payload = encodeWithEntries(head, json);
+      expect(payload).toEqual(encodeJson({ ...head, entries } as Parameters<typeof encodeJson>[0]));
+      expect(decodeRequest(payload)).toEqual({ ...head, entries });
+    }
+    expect(decodeRequest(encodeWithEntries({ op: 'append', inbox: inboxKey('t', 'u') }, []))).toEqual({ op: 'append', inbox: 't:u', entries: [] });
   });
 });
 
