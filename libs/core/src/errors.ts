@@ -41,7 +41,7 @@ export class RateLimitedError extends SeqlineError {
   constructor(message = 'rate limit exceeded') { super('RATE_LIMITED', message); }
 }
 export class OverloadedError extends SeqlineError {
-  constructor(message = 'server overloaded, retry later') { super('OVERLOADED', message); }
+  constructor(message = 'server overloaded, retry later', options?: { cause?: unknown }) { super('OVERLOADED', message, options); }
 }
 export class RecallExpiredError extends SeqlineError {
   constructor(message = 'recall window (24 h) has passed') { super('RECALL_EXPIRED', message); }

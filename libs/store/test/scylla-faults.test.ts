@@ -14,6 +14,9 @@ const probe = await servicesAvailable();
 
 type Fault = (query: string) => 'fail-before' | 'lose-answer' | undefined;
 
+/** What the caller sees of an injected timeout: OVERLOADED (retry), the driver's error as its cause. */
+const injectedTimeout = { code: 'OVERLOADED', cause: expect.objectContaining({ message: expect.stringMatching(/injected/) }) };
+
 /** Wraps the client's execute/batch: a statement matching `fault` fails before being sent, or is sent and its answer replaced by a timeout. */
 function injectFaults(client: Client, fault: Fault): { restore(): void; readonly hits: number } {
   const execute = client.execute.bind(client);
@@ -59,7 +62,7 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
       const faults = injectFaults(stores.client, (q) => (q.includes('.timeline (') ? 'fail-before' : undefined));
       try {
-        await expect(stores.timeline.append(inbox, [msgEntry(2, 'lost'), msgEntry(3, 'lost-too')])).rejects.toThrow(/injected/);
+        await expect(stores.timeline.append(inbox, [msgEntry(2, 'lost'), msgEntry(3, 'lost-too')])).rejects.toMatchObject(injectedTimeout);
       } finally {
         faults.restore();
       }
@@ -79,7 +82,7 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
       const faults = injectFaults(stores.client, (q) => (q.includes('.timeline (') ? 'lose-answer' : undefined));
       try {
-        await expect(stores.timeline.append(inbox, [msgEntry(2, 'landed')])).rejects.toThrow(/injected/);
+        await expect(stores.timeline.append(inbox, [msgEntry(2, 'landed')])).rejects.toMatchObject(injectedTimeout);
       } finally {
         faults.restore();
       }

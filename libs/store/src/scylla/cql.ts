@@ -7,6 +7,7 @@
  * through `write`/`batch`. schema/README.md lists which table is which.
  */
 import { errors, types, type Client } from 'cassandra-driver';
+import { OverloadedError } from '@seqline/core';
 
 export type Row = types.Row;
 export type Params = unknown[];
@@ -47,9 +48,13 @@ export class Cql {
 
   /** A read at the plain consistency; reads are idempotent, so the driver may retry them. */
   async read(query: string, params: Params, options: { fetchSize?: number; pageState?: string } = {}): Promise<types.ResultSet> {
-    return this.client.execute(query, params, {
-      prepare: true, isIdempotent: true, consistency: this.levels.consistency, ...options,
-    });
+    try {
+      return await this.client.execute(query, params, {
+        prepare: true, isIdempotent: true, consistency: this.levels.consistency, ...options,
+      });
+    } catch (err) {
+      throw storeError(err);
+    }
   }
 
   /**
@@ -61,13 +66,17 @@ export class Cql {
     const consistency = options.serial === true ? this.levels.serialConsistency : this.levels.consistency;
     const fetchSize = options.fetchSize ?? 1000;
     let pageState: string | undefined;
-    do {
-      const result = await this.client.execute(query, params, {
-        prepare: true, isIdempotent: true, consistency, fetchSize, ...(pageState === undefined ? {} : { pageState }),
-      });
-      rows.push(...result.rows);
-      pageState = result.pageState ?? undefined;
-    } while (pageState !== undefined && pageState !== null);
+    try {
+      do {
+        const result = await this.client.execute(query, params, {
+          prepare: true, isIdempotent: true, consistency, fetchSize, ...(pageState === undefined ? {} : { pageState }),
+        });
+        rows.push(...result.rows);
+        pageState = result.pageState ?? undefined;
+      } while (pageState !== undefined && pageState !== null);
+    } catch (err) {
+      throw storeError(err);
+    }
     return rows;
   }
 
@@ -84,9 +93,13 @@ export class Cql {
    * the request.
    */
   async write(query: string, params: Params, idempotent = true, timestamp?: number): Promise<void> {
-    await this.client.execute(query, params, {
-      prepare: true, isIdempotent: idempotent, consistency: this.levels.consistency, ...(timestamp === undefined ? {} : { timestamp }),
-    });
+    try {
+      await this.client.execute(query, params, {
+        prepare: true, isIdempotent: idempotent, consistency: this.levels.consistency, ...(timestamp === undefined ? {} : { timestamp }),
+      });
+    } catch (err) {
+      throw storeError(err);
+    }
   }
 
   /** An unlogged batch: atomic and isolated when all statements share one partition key. */
@@ -97,10 +110,14 @@ export class Cql {
       await this.write(only.query, only.params, idempotent, timestamp);
       return;
     }
-    await this.client.batch(statements, {
-      prepare: true, logged: false, isIdempotent: idempotent, consistency: this.levels.consistency,
-      ...(timestamp === undefined ? {} : { timestamp }),
-    });
+    try {
+      await this.client.batch(statements, {
+        prepare: true, logged: false, isIdempotent: idempotent, consistency: this.levels.consistency,
+        ...(timestamp === undefined ? {} : { timestamp }),
+      });
+    } catch (err) {
+      throw storeError(err);
+    }
   }
 
   /** One lightweight transaction. Never retried by the driver: the outcome of a timeout is unknown. */
@@ -117,6 +134,25 @@ export class Cql {
       consistency: this.levels.consistency, serialConsistency: this.levels.serialConsistency,
     });
   }
+}
+
+/** Response codes of a node that is there but cannot serve now (unavailable, overloaded, bootstrapping, timed out). */
+const TRANSIENT_RESPONSE_CODES: ReadonlySet<number> = new Set([
+  types.responseErrorCodes.unavailableException, types.responseErrorCodes.overloaded, types.responseErrorCodes.isBootstrapping,
+  types.responseErrorCodes.writeTimeout, types.responseErrorCodes.readTimeout,
+]);
+
+/**
+ * The error a plain read or write throws: storage that is unreachable or too slow right now is
+ * OVERLOADED (the client retries, and every plain write here is idempotent), not INTERNAL.
+ * Anything else (a bad query, a schema mismatch) passes through unchanged. LWTs are not mapped:
+ * their callers tell an unknown outcome apart (isUnknownOutcome).
+ */
+export function storeError(err: unknown): unknown {
+  const transient = err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError
+    || err instanceof errors.BusyConnectionError
+    || (err instanceof errors.ResponseError && TRANSIENT_RESPONSE_CODES.has(err.code));
+  return transient ? new OverloadedError(`storage unavailable, retry later (${(err as Error).name})`, { cause: err }) : err;
 }
 
 /**
