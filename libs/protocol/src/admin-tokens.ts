@@ -5,7 +5,7 @@
  * (and a user token is never an admin token: it has no role).
  */
 import { BadRequestError, ForbiddenError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
-import { MIN_SECRET_BYTES, signHs256, verifyHs256, type TokenSecret } from './tokens.ts';
+import { secretKey, signHs256, verifyHs256, type TokenSecret } from './tokens.ts';
 
 export const ADMIN_ROLE = 'admin';
 const ADMIN_SUBJECT_PREFIX = 'admin:';
@@ -34,7 +34,7 @@ export async function issueAdminToken(options: IssueAdminTokenOptions): Promise<
   if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) {
     throw new BadRequestError('ttlSeconds: must be a positive number');
   }
-  return signHs256({ role: ADMIN_ROLE }, `${ADMIN_SUBJECT_PREFIX}${name}`, options.ttlSeconds, adminKey(options.secret), options.now);
+  return signHs256({ role: ADMIN_ROLE }, `${ADMIN_SUBJECT_PREFIX}${name}`, options.ttlSeconds, secretKey(options.secret), options.now);
 }
 
 export interface AdminTokenVerifierOptions {
@@ -48,7 +48,7 @@ export interface AdminTokenVerifierOptions {
  * with ForbiddenError when it is a valid token without the admin role (e.g. a user token).
  */
 export function createAdminTokenVerifier(secret: TokenSecret, options: AdminTokenVerifierOptions = {}): AdminTokenVerifier {
-  const key = adminKey(secret);
+  const key = secretKey(secret);
   const clockTolerance = options.clockToleranceSeconds ?? 5;
   return async (token: string): Promise<AdminClaims> => {
     const payload = verifyHs256(token, key, clockTolerance, options.clock);
@@ -62,8 +62,3 @@ export function createAdminTokenVerifier(secret: TokenSecret, options: AdminToke
   };
 }
 
-function adminKey(secret: TokenSecret): Uint8Array {
-  const key = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
-  if (key.byteLength < MIN_SECRET_BYTES) throw new Error(`token secret must be at least ${MIN_SECRET_BYTES} bytes`);
-  return key;
-}

@@ -45,10 +45,10 @@ export async function issueToken(options: IssueTokenOptions): Promise<string> {
 }
 
 /** Signs `claims` with `sub`, `iat` and `exp` (HS256); shared by user and admin tokens. */
-export function signHs256(claims: Record<string, string>, subject: string, ttlSeconds: number, key: Uint8Array, now?: number): Promise<string> {
+export function signHs256(claims: Record<string, string>, subject: string, ttlSeconds: number, key: Buffer, now?: number): Promise<string> {
   const issuedAt = Math.floor((now ?? Date.now()) / 1000);
   const payload = { ...claims, sub: subject, iat: issuedAt, exp: issuedAt + Math.ceil(ttlSeconds) };
-  return Promise.resolve(jwt.sign(payload, Buffer.from(key), { algorithm: 'HS256', noTimestamp: true }));
+  return Promise.resolve(jwt.sign(payload, key, { algorithm: 'HS256', noTimestamp: true }));
 }
 
 /** The claims of a verified token. */
@@ -58,11 +58,11 @@ export interface VerifiedPayload { sub: string; exp: number; [claim: string]: un
  * The one place a JWT is checked (user and admin tokens alike): HS256 only, `sub` and `exp`
  * required, skew tolerated; any failure is UnauthorizedError and never echoes the token.
  */
-export function verifyHs256(token: string, key: Uint8Array, clockTolerance: number, clock?: Clock): VerifiedPayload {
+export function verifyHs256(token: string, key: Buffer, clockTolerance: number, clock?: Clock): VerifiedPayload {
   if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
   let payload: string | jwt.JwtPayload;
   try {
-    payload = jwt.verify(token, Buffer.from(key), {
+    payload = jwt.verify(token, key, {
       algorithms: ['HS256'], clockTolerance,
       ...(clock ? { clockTimestamp: Math.floor(clock.now() / 1000) } : {}),
     });
@@ -120,8 +120,9 @@ export function parseTtl(text: string): number {
   return value * unit;
 }
 
-function secretKey(secret: TokenSecret): Uint8Array {
-  const key = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
+/** The HMAC key of a secret, built once per verifier or token (user and admin alike). */
+export function secretKey(secret: TokenSecret): Buffer {
+  const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret);
   if (key.byteLength < MIN_SECRET_BYTES) {
     throw new Error(`token secret must be at least ${MIN_SECRET_BYTES} bytes`);
   }

@@ -49,17 +49,20 @@ export function rowToEntry(row: Row): Entry {
 
 function docToEntry(seq: number, appinfo: string, doc: string): Entry {
   const rest = JSON.parse(doc) as Omit<Entry, 'seq' | 'appinfo'>;
-  if (!(ENTRY_KINDS as readonly string[]).includes(rest.kind)) throw new InternalError(`stored entry has unknown kind ${String(rest.kind)}`);
+  storedKind(rest.kind);
   return { seq, appinfo, ...rest };
+}
+
+function storedKind(kind: unknown): EntryKind {
+  if (!(ENTRY_KINDS as readonly unknown[]).includes(kind)) throw new InternalError(`stored entry has unknown kind ${String(kind)}`);
+  return kind as EntryKind;
 }
 
 /** A row written before schema version 3, from its typed columns. */
 function legacyRowToEntry(row: Row): Entry {
-  const kind = str(row.get('kind'), 'kind');
-  if (!(ENTRY_KINDS as readonly string[]).includes(kind)) throw new InternalError(`stored entry has unknown kind ${kind}`);
   const entry: Entry = {
     seq: num(row.get('seq')),
-    kind: kind as EntryKind,
+    kind: storedKind(str(row.get('kind'), 'kind')),
     appinfo: str(row.get('appinfo'), 'appinfo'),
     conv: { type: str(row.get('conv_type'), 'conv_type') as ConvType, id: str(row.get('conv_id'), 'conv_id') },
     from: str(row.get('sender'), 'sender'),
