@@ -42,12 +42,17 @@ if (requireServices(await probeAll(), 'fault d: nats-server restart')) {
         + `while stopping/down ${acksBetween(stats, stopAt, upAt)}, after restart ${acksBetween(stats, upAt)}) `
         + `errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} held across the outage=${heldAcross(stats, downAt)}; outage ${upAt - downAt}ms (stop took ${downAt - stopAt}ms); `
         + `${formatCounts(counts)}`);
+      // An INTERNAL error's cause is only in the gateway's log: print it, so a failed run says what it was.
+      const failed = c.gateways.flatMap((g) => g.logged('request failed')).map((r) => JSON.stringify(r.err).slice(0, 300));
+      if (failed.length > 0) console.log(`fault d: INTERNAL causes:\n  ${failed.join('\n  ')}`);
       expect(counts).toEqual(ZERO);
       expect(acksBetween(stats, 0, stopAt)).toBeGreaterThan(0);
       expect(acksBetween(stats, upAt)).toBeGreaterThan(0);
       // The outage was felt: sends failed and were resent, or were held until NATS came back.
       expect(failedAttempts(stats) + heldAcross(stats, downAt)).toBeGreaterThan(0);
       expect(groupAcks.filter((a) => a.at > upAt).length, 'group sends acknowledged after the restart').toBeGreaterThan(0);
+      // Typed and retryable: the shard requester and the job queue map an unreachable NATS to OVERLOADED.
+      expect([...stats.errors.keys()].filter((code) => code !== 'OVERLOADED'), 'only typed, retryable errors').toEqual([]);
     }, 240_000);
   });
 }

@@ -12,3 +12,4 @@ export type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue.ts';
 export { createNatsPushBus } from './nats-push-bus.ts';
 export type { NatsPushBusOptions } from './nats-push-bus.ts';
 export { subjectToken, fromSubjectToken } from './subject-token.ts';
+export { isNatsUnavailable, natsError } from './nats-unavailable.ts';

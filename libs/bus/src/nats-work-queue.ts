@@ -5,6 +5,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { KeyedDispatcher } from './keyed-dispatcher.ts';
 import { NatsDeadLetters } from './nats-dead-letters.ts';
+import { natsError } from './nats-unavailable.ts';
 import { ensureJobStreams, ensureQueueConsumer, isJobEnvelope, jobTopology } from './nats-streams.ts';
 import type { JobEnvelope } from './nats-streams.ts';
 import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
@@ -224,9 +225,13 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   return {
     async enqueue(queue: string, id: string, payload: Json): Promise<void> {
       assertUsable(queue);
-      await ready();
       const job: JobEnvelope = { id, queue, payload, createdAt: clock.now() };
-      await js.publish(topology.jobSubject(queue), JSON.stringify(job), { msgID: id });
+      try {
+        await ready();
+        await js.publish(topology.jobSubject(queue), JSON.stringify(job), { msgID: id });
+      } catch (err) {
+        throw natsError(`job ${id} not queued`, err);
+      }
     },
 
     async consume(queue: string, handler: Handler, queueOptions: QueueOptions): Promise<void> {

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '@seqline/core';
+import { SeqlineError, silentLogger } from '@seqline/core';
 import { connect } from '@nats-io/transport-node';
 import { eventually } from '@seqline/testing';
-import { createNatsWorkQueue } from '../src/index.ts';
+import { createNatsWorkQueue, isNatsUnavailable } from '../src/index.ts';
 
 const binary = process.env.NATS_SERVER_BIN ?? fileURLToPath(new URL('../../../.services/bin/nats-server', import.meta.url));
 const available = existsSync(binary);
@@ -61,6 +61,32 @@ describe.skipIf(!available && !required)(`work queue across a nats-server kill -
       // Enqueue retries until the reconnect: the promise resolves only once the job is stored.
       await eventually(() => wq.enqueue('fanout', 'job-30', 30), 20_000, 200);
       await eventually(() => expect([...done].sort((a, b) => a - b)).toEqual(Array.from({ length: 31 }, (_, i) => i)), 30_000);
+    } finally {
+      await wq.close().catch(() => undefined);
+      await nc.close();
+      await kill9(server);
+      await rm(storeDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!available && !required)('enqueue while nats-server is down', () => {
+  it('is refused with OVERLOADED (retry later), not INTERNAL, and works again once the server is back', async () => {
+    expect(available, `nats-server binary not found at ${binary}`).toBe(true);
+    const storeDir = await mkdtemp(join(tmpdir(), 'seqline-nats-'));
+    const port = await freePort();
+    let server = startServer(port, storeDir);
+    const nc = await eventuallyConnect(port);
+    const wq = createNatsWorkQueue({ nc, logger: silentLogger });
+    try {
+      await wq.enqueue('fanout', 'before', 1);
+      await kill9(server);
+      const refused = await wq.enqueue('fanout', 'during', 2).then(() => undefined, (err: unknown) => err);
+      expect(refused).toBeInstanceOf(SeqlineError);
+      expect((refused as SeqlineError).code).toBe('OVERLOADED');
+      expect(isNatsUnavailable((refused as SeqlineError).cause)).toBe(true);
+      server = startServer(port, storeDir);
+      await eventually(() => wq.enqueue('fanout', 'after', 3), 20_000, 200);
     } finally {
       await wq.close().catch(() => undefined);
       await nc.close();
