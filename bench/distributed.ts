@@ -17,7 +17,7 @@ import { firstSend, fmtCpu, PUSH_LOAD_SHAPE, pushLoad, sustained, type LoadResul
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
 import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
-import { cpuSecondsOf, servicePid, sleep } from './support.ts';
+import { cpuSecondsOf, servicePid, sleep, timerSlackOf } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 /**
@@ -192,6 +192,7 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
   const { raw: rw, single: s, batched: b } = tallies;
   notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
   notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
+  notes.push(`  Cassandra timer slack: ${await timerSlackOf(await servicePid('cassandra'))} (scripts/services.sh sets it, docs/services.md)`);
   notes.push(`  CPU per entry written: raw ${rw.cpuPerEntry}; single ${s.cpuPerEntry}; batched ${b.cpuPerEntry}`);
   notes.push(`  single-entry append latency at ${CONCURRENCY} in flight: ${fmtLatency(latency.summary())}`);
   notes.push(`  batched ${BATCH}/call: ${fmtRate(b.rate / BATCH)} calls/s; vs raw single-row inserts ${fmtRatio(b.rate, rw.rate)}`);

@@ -177,6 +177,17 @@ export async function servicePid(service: 'cassandra' | 'redis' | 'nats'): Promi
   }
 }
 
+/** The kernel timer slack of a process's main thread, for the record ("unknown" if unreadable). */
+export async function timerSlackOf(pid: number | undefined): Promise<string> {
+  if (pid === undefined) return 'unknown';
+  try {
+    const ns = Number((await readFile(`/proc/${pid}/timerslack_ns`, 'utf8')).trim());
+    return `${ns / 1000} µs`;
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** Jiffies of all CPUs from /proc/stat: busy (everything but idle and iowait) and total. */
 export async function cpuTimes(): Promise<{ busy: number; total: number }> {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0] ?? '';
