@@ -46,9 +46,12 @@ export async function waitForServices(during: string): Promise<void> {
 
 interface Child { proc: ChildProcess; output: () => string }
 
-function startChild(main: string, readyText: string, env: Record<string, string>): Promise<Child> {
+/** As in docker-compose.yml and the README (docs/decisions.md, "Worker heap"). */
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=64'];
+
+function startChild(main: string, readyText: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Child> {
   // BENCH_NODE_ARGS: extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
-  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0);
+  const extra = [...nodeFlags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0)];
   const proc = spawn(process.execPath, [...extra, '--import', 'tsx', main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
   const { ready, tail } = watchChild(proc, main, readyText, 60_000);
@@ -91,7 +94,7 @@ export async function startDistributedStack(): Promise<DistributedStack> {
   await redis.connect();
   const started: Child[] = [];
   try {
-    started.push(await startChild(WORKER_MAIN, 'seqline worker running', { ...base, PORT: String(await freePort()), SEQLINE_OWNER_ID: `${namespace}-w1` }));
+    started.push(await startChild(WORKER_MAIN, 'seqline worker running', { ...base, PORT: String(await freePort()), SEQLINE_OWNER_ID: `${namespace}-w1` }, WORKER_NODE_FLAGS));
     const port = await freePort();
     started.push(await startChild(GATEWAY_MAIN, 'seqline gateway listening', { ...base, PORT: String(port), SEQLINE_OWNER_ID: `${namespace}-g1` }));
     const children = { worker: started[0], gateway: started[1] };
