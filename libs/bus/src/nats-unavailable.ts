@@ -11,12 +11,16 @@ const TRANSPORT_ERRORS = [TimeoutError, NoRespondersError, RequestError, Connect
  * restarting (JetStream answers 503 until its streams are recovered) or too slow. A retry may
  * succeed, so callers see OVERLOADED rather than INTERNAL.
  */
-export function isNatsUnavailable(err: unknown, depth = 0): boolean {
+export function isNatsUnavailable(err: unknown): boolean {
+  return unavailable(err, 0);
+}
+
+function unavailable(err: unknown, depth: number): boolean {
   if (TRANSPORT_ERRORS.some((type) => err instanceof type)) return true;
   if (err instanceof JetStreamApiError) return err.status === 503;
   // JetStream wraps a transport failure with it as the cause (no responders on a publish becomes
   // JetStreamNotEnabled).
-  return err instanceof Error && depth < 3 && isNatsUnavailable(err.cause, depth + 1);
+  return err instanceof Error && depth < 3 && unavailable(err.cause, depth + 1);
 }
 
 /** `err` as OverloadedError (cause kept) when NATS was unavailable; otherwise unchanged. */
