@@ -71,6 +71,8 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
   const push = new Samples(total);
   const ack = new Samples(total);
   const tenths = [new Samples(total), new Samples(total)];
+  // By the second the message was sent in: shows whether a tail is spread out or one burst.
+  const seconds = Array.from({ length: Math.ceil(MEASURE_MS / 1000) }, () => new Samples(Math.ceil(rate)));
   const errors = new Map<string, number>();
   const sentAt = new Map<string, { t0: number; i: number; acked: boolean }>();
   for (const r of receivers) {
@@ -82,6 +84,7 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
         push.add(at - s.t0);
         if (s.i < total / 10) tenths[0]!.add(at - s.t0);
         else if (s.i >= total - total / 10) tenths[1]!.add(at - s.t0);
+        seconds[Math.floor(s.i / rate)]?.add(at - s.t0);
       }
     };
   }
@@ -148,7 +151,8 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
     const closed = [...senders.map((c) => ['sender', c] as const), ...receivers.map((c) => ['receiver', c] as const)]
       .flatMap(([role, c]) => (c.closedWith ? [describeLoss(role, c, phases)] : []));
     if (closed.length > 0) closed.push(await gatewayCloses(stack), ...gatewayCloseLines(stack.logTail('gateway')));
-    const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}`;
+    const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}; `
+      + `p99 by second sent: ${seconds.map((s) => fmtMs(s.summary().p99)).join(', ')}`;
     return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu };
   } finally {
     await Promise.all([...senders, ...receivers].map((c) => c.close()));
