@@ -362,17 +362,17 @@ cassandra_wait() {
 # (0.16 and 0.30 cores). Set on every thread once CQL answers; threads created later inherit
 # their creator's slack. docs/services.md has the measurements.
 cassandra_timer_slack() {
-  local pid task set=0 total=0
+  local pid task applied=0 total=0
   ((CASSANDRA_TIMER_SLACK_NS > 0)) || return 0
   pid="$(cassandra_pid)" || return 0
   for task in /proc/"$pid"/task/*; do
     total=$((total + 1))
-    if { echo "$CASSANDRA_TIMER_SLACK_NS" >"/proc/${task##*/}/timerslack_ns"; } 2>/dev/null; then set=$((set + 1)); fi
+    if { echo "$CASSANDRA_TIMER_SLACK_NS" >"/proc/${task##*/}/timerslack_ns"; } 2>/dev/null; then applied=$((applied + 1)); fi
   done
-  if ((set == total)); then
+  if ((applied == total)); then
     log "cassandra: timer slack ${CASSANDRA_TIMER_SLACK_NS} ns on its $total threads"
   else
-    log "cassandra: warning: timer slack set on $set of $total threads (writing /proc/<tid>/timerslack_ns needs CAP_SYS_NICE); expect more idle CPU"
+    log "cassandra: warning: timer slack set on $applied of $total threads (writing /proc/<tid>/timerslack_ns needs CAP_SYS_NICE); expect more idle CPU"
   fi
 }
 
