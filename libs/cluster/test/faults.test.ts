@@ -17,7 +17,7 @@ import { firstNonIncreasing, inboxInShard, msg, sleep, waitFor } from './support
 import type { LogRecord } from './support/doubles.ts';
 import { serveStores } from './support/ipc-store.ts';
 import {
-  NATS_URL, PrivateRedis, REDIS_URL, newNats, newRedis, openTempStore, probeServices, redisServerAvailable,
+  NATS_URL, PrivateRedis, REDIS_URL, newNats, newRedis, openTempStore, probeServices, redisServerAvailable, useSuiteServices,
 } from './support/services.ts';
 import type { TempStore } from './support/services.ts';
 import type { RemoteInboxWriter } from '../src/index.ts';
@@ -69,29 +69,19 @@ async function checkLoop(timeline: TimelineStore, loop: SendLoop): Promise<void>
 }
 
 describe.skipIf(!services.ok)('fault: SIGSTOP a shard owner past its lease', () => {
-  let nc: NatsConnection;
-  let redis: Redis;
-  let store: TempStore;
+  const svc = useSuiteServices();
   let child: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    nc = await newNats();
-    redis = newRedis();
-    store = await openTempStore();
-  });
-  afterAll(async () => {
+  afterAll(() => {
     if (child && child.exitCode === null) {
       child.kill('SIGCONT');
       child.kill('SIGKILL');
     }
-    await nc.close();
-    redis.disconnect();
-    await store.close();
   });
 
   it('the woken owner refuses to write; no seq reused or going back; a tailing client skips nothing', async () => {
     const SHARDS = 4;
-    const rig = clusterRig({ nc, redis, store, shardCount: SHARDS, ttl: TTL });
+    const rig = clusterRig({ ...svc, shardCount: SHARDS, ttl: TTL });
     const shard = 1;
     const config: OwnerProcessConfig = {
       natsUrl: NATS_URL, redisUrl: REDIS_URL, ownerId: 'paused-owner', shardCount: SHARDS, desiredShards: [shard],
@@ -103,7 +93,7 @@ describe.skipIf(!services.ok)('fault: SIGSTOP a shard owner past its lease', () 
       execArgv: ['--import', 'tsx'], env: { ...process.env, OWNER_CONFIG: JSON.stringify(config) },
       serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    serveStores(child, { timeline: store.engine.timeline, ceilings: store.engine.ceilings });
+    serveStores(child, { timeline: svc.store.engine.timeline, ceilings: svc.store.engine.ceilings });
     child.on('message', (m: { type: string; record?: LogRecord; states?: ShardStatus[] }) => {
       if (m.type === 'log' && m.record) childLogs.push(m.record);
       if (m.type === 'states' && m.states) childStates = m.states;
@@ -118,7 +108,7 @@ describe.skipIf(!services.ok)('fault: SIGSTOP a shard owner past its lease', () 
       let stop = false;
       let tailerStop = false;
       const sent = sendLoop(writer, inbox, () => stop);
-      const tailer = tail(store.engine.timeline, inbox, () => tailerStop);
+      const tailer = tail(svc.store.engine.timeline, inbox, () => tailerStop);
       await sleep(500);
 
       proc.kill('SIGSTOP');
@@ -139,9 +129,9 @@ describe.skipIf(!services.ok)('fault: SIGSTOP a shard owner past its lease', () 
       tailerStop = true; // only now: a send still in flight must be seen too
       const seen = await tailer;
 
-      await checkLoop(store.engine.timeline, sent);
+      await checkLoop(svc.store.engine.timeline, sent);
       // The tailer moved by max seq only and still saw every entry that exists.
-      const stored = (await readAll(store.engine.timeline, inbox)).map((e) => e.seq);
+      const stored = (await readAll(svc.store.engine.timeline, inbox)).map((e) => e.seq);
       expect(seen).toEqual(stored);
       // It refused rather than wrote: its lease was self-fenced or lost when it woke.
       const refusals = childLogs.filter((r) => r.msg === 'dropping shard' && r.obj.shard === shard);

@@ -4,18 +4,14 @@
  * prefixes per run), the embedded LMDB engine as group stream, timeline and ceiling store.
  */
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { FencedError, groupKey, shardOf } from '@seqline/core';
 import type { GroupKey } from '@seqline/core';
 import type { GroupAppendResult } from '../src/index.ts';
-import { clusterRig, readAll } from './support/cluster.ts';
-import type { ClusterRig } from './support/cluster.ts';
+import { readAll, useRigPerTest } from './support/cluster.ts';
 import { firstNonIncreasing, groupInShard, groupMsg, inboxInShard, msg, sleep, waitFor } from './support/doubles.ts';
 import { RecordingGroupStreams } from './support/group-streams.ts';
-import { newNats, newRedis, openTempStore, probeServices } from './support/services.ts';
-import type { TempStore } from './support/services.ts';
+import { probeServices, useSuiteServices } from './support/services.ts';
 
 const services = await probeServices();
 const TTL = 1000;
@@ -25,27 +21,12 @@ let runs = 0;
 const newTenant = (): string => `t${Date.now().toString(36)}${++runs}`;
 
 describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
-  let nc: NatsConnection;
-  let redis: Redis;
-  let store: TempStore;
-  let rig: ClusterRig;
-
-  beforeAll(async () => {
-    nc = await newNats();
-    redis = newRedis();
-    store = await openTempStore();
-  });
-  afterAll(async () => {
-    await nc.close();
-    redis.disconnect();
-    await store.close();
-  });
-  afterEach(async () => { await rig.cleanup(); });
-  const fresh = (): ClusterRig => (rig = clusterRig({ nc, redis, store, shardCount: SHARDS, ttl: TTL }));
-  const streams = () => store.engine.groupStreams;
+  const svc = useSuiteServices();
+  const fresh = useRigPerTest(svc, { shardCount: SHARDS, ttl: TTL });
+  const streams = () => svc.store.engine.groupStreams;
 
   it('routes appends and heads to the owner of shardOf(group), which claims group-shard-<n> with its lease epoch', async () => {
-    fresh();
+    const rig = fresh();
     const rec = { 'host-a': new RecordingGroupStreams(streams()), 'host-b': new RecordingGroupStreams(streams()) };
     const a = rig.host('host-a', { groupStreams: rec['host-a'] });
     const b = rig.host('host-b', { groupStreams: rec['host-b'] });
@@ -94,7 +75,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
   });
 
   it('hands group streams over: the successor claims before its wait-out, nothing is lost or doubled, gseqs only rise', async () => {
-    fresh();
+    const rig = fresh();
     const a = rig.host('host-a');
     await a.start();
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
@@ -115,7 +96,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     });
     // A request that lands at the old owner but whose reply is lost: the caller resends later.
     const lost = groupKey(tenant, 'lost-reply');
-    const landed = await nc.request(`${rig.subjectPrefix}.${shardOf(lost, SHARDS)}`,
+    const landed = await svc.nc.request(`${rig.subjectPrefix}.${shardOf(lost, SHARDS)}`,
       JSON.stringify({ op: 'gappend', group: lost, entries: [groupMsg(lost, 'lost-1')] }), { timeout: 2000 });
     const lostSeq = (landed.json() as { outcomes: GroupAppendResult[] }).outcomes[0]!.seq;
     await sleep(300);
@@ -145,12 +126,12 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
       const claimed = rig.logger.find('seq section claimed', { section: `group-shard-${shard}`, epoch: epochB, host: 'host-b' });
       const serving = rig.logger.find('serving shard', { shard, epoch: epochB, host: 'host-b' });
       expect(serving[0]!.at - claimed[0]!.at).toBeGreaterThan(TTL / 2);
-      await expect(store.engine.ceilings.claim(`group-shard-${shard}`, epochsA.get(shard)!)).rejects.toBeInstanceOf(FencedError);
+      await expect(svc.store.engine.ceilings.claim(`group-shard-${shard}`, epochsA.get(shard)!)).rejects.toBeInstanceOf(FencedError);
     }
   });
 
   it('dedups by appinfo when the caller retries a request that landed after it timed out', async () => {
-    fresh();
+    const rig = fresh();
     const rec = new RecordingGroupStreams(streams());
     const a = rig.host('host-a', { groupStreams: rec });
     await a.start();
@@ -171,7 +152,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
   });
 
   it('an owner that wakes from a pause past its lease refuses group appends; the stream resumes strictly higher', async () => {
-    fresh();
+    const rig = fresh();
     let jump = 0;
     const a = rig.host('host-a', { now: () => performance.now() + jump });
     await a.start();
@@ -181,10 +162,10 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     const shard = shardOf(group, SHARDS);
     const [first] = await writer.append(group, [groupMsg(group)]);
 
-    await Promise.all(allShards.map((s) => redis.pexpire(a.leases.keyOf(s), 1)));
+    await Promise.all(allShards.map((s) => svc.redis.pexpire(a.leases.keyOf(s), 1)));
     jump = TTL * 3;
     const woke = performance.now();
-    const raw = await nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'gappend', group, entries: [groupMsg(group)] }), { timeout: 2000 });
+    const raw = await svc.nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'gappend', group, entries: [groupMsg(group)] }), { timeout: 2000 });
     expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
 
     const [second] = await writer.append(group, [groupMsg(group)]);
@@ -195,7 +176,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
   });
 
   it('splits a large append into ordered requests whose prevSeqs chain across the split', async () => {
-    fresh();
+    const rig = fresh();
     const a = rig.host('host-a');
     await a.start();
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
@@ -213,7 +194,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
   });
 
   it('answers group ops with a final error when the host has no group stream store; inboxes still work', async () => {
-    fresh();
+    const rig = fresh();
     const a = rig.host('host-a', { groupStreams: undefined });
     await a.start();
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);

@@ -3,16 +3,13 @@
  * the embedded LMDB engine as timeline and ceiling store.
  */
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, shardOf } from '@seqline/core';
 import type { AppendOutcome } from '@seqline/core';
-import { clusterRig, readAll } from './support/cluster.ts';
+import { clusterRig, readAll, useRigPerTest } from './support/cluster.ts';
 import type { ClusterRig } from './support/cluster.ts';
 import { firstNonIncreasing, inboxInShard, msg, sleep, waitFor } from './support/doubles.ts';
-import { newNats, newRedis, openTempStore, probeServices } from './support/services.ts';
-import type { TempStore } from './support/services.ts';
+import { probeServices, useSuiteServices } from './support/services.ts';
 
 const services = await probeServices();
 const TTL = 1000;
@@ -20,27 +17,12 @@ const SHARDS = 8;
 const allShards = Array.from({ length: SHARDS }, (_, i) => i);
 
 describe.skipIf(!services.ok)('ShardOwnerHost', () => {
-  let nc: NatsConnection;
-  let redis: Redis;
-  let store: TempStore;
-  let rig: ClusterRig;
-
-  beforeAll(async () => {
-    nc = await newNats();
-    redis = newRedis();
-    store = await openTempStore();
-  });
-  afterAll(async () => {
-    await nc.close();
-    redis.disconnect();
-    await store.close();
-  });
-  afterEach(async () => { await rig.cleanup(); });
-  const fresh = (): ClusterRig => (rig = clusterRig({ nc, redis, store, shardCount: SHARDS, ttl: TTL }));
-  const timeline = () => store.engine.timeline;
+  const svc = useSuiteServices();
+  const fresh = useRigPerTest(svc, { shardCount: SHARDS, ttl: TTL });
+  const timeline = () => svc.store.engine.timeline;
 
   it('splits the shards between two hosts and serves appends, receipts and heads from the owner', async () => {
-    fresh();
+    const rig = fresh();
     const a = rig.host('host-a');
     const b = rig.host('host-b');
     await Promise.all([a.start(), b.start()]);
@@ -72,7 +54,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
   });
 
   it('hands shards over when a host closes: the successor waits out the lease and continues strictly higher', async () => {
-    fresh();
+    const rig = fresh();
     const a = rig.host('host-a');
     await a.start();
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
@@ -97,7 +79,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
   });
 
   it('keeps every append of a send loop across a handover: none lost, none duplicated, none going back', async () => {
-    fresh();
+    const rig = fresh();
     const a = rig.host('host-a');
     await a.start();
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
@@ -132,7 +114,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
   });
 
   it('an owner that wakes from a pause past its lease refuses to write; the shard resumes after a new wait-out', async () => {
-    fresh();
+    const rig = fresh();
     let jump = 0;
     const a = rig.host('host-a', { now: () => performance.now() + jump });
     await a.start();
@@ -144,10 +126,10 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     const epochBefore = a.shardStates().find((s) => s.shard === shard)!.epoch;
 
     // What a pause of three ttls looks like to the process: its keys expired, its clock moved on.
-    await Promise.all(allShards.map((s) => redis.pexpire(a.leases.keyOf(s), 1)));
+    await Promise.all(allShards.map((s) => svc.redis.pexpire(a.leases.keyOf(s), 1)));
     jump = TTL * 3;
     const woke = performance.now();
-    const raw = await nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'append', inbox, entries: [msg()] }), { timeout: 2000 });
+    const raw = await svc.nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'append', inbox, entries: [msg()] }), { timeout: 2000 });
     expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
 
     const second = await writer.append(inbox, [msg()]);
@@ -160,26 +142,16 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
 });
 
 describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
-  let nc: NatsConnection;
-  let redis: Redis;
-  let store: TempStore;
+  const svc = useSuiteServices();
   let rig: ClusterRig;
 
   beforeAll(async () => {
-    nc = await newNats();
-    redis = newRedis();
-    store = await openTempStore();
-    rig = clusterRig({ nc, redis, store, shardCount: 2, ttl: 600 });
+    rig = clusterRig({ ...svc, shardCount: 2, ttl: 600 });
     const host = rig.host('host-a');
     await host.start();
     await waitFor('host serves both shards', () => host.servingShards().length === 2);
   });
-  afterAll(async () => {
-    await rig.cleanup();
-    await nc.close();
-    redis.disconnect();
-    await store.close();
-  });
+  afterAll(async () => { await rig.cleanup(); });
 
   it('gives up with OverloadedError at its deadline when no owner answers', async () => {
     const writer = rig.writer({ subjectPrefix: 'test.nobody.home', deadlineMs: 600 });
@@ -190,33 +162,33 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
 
   it('rethrows a final error from the owner as its SeqlineError class, without retrying', async () => {
     const writer = rig.writer({ deadlineMs: 10_000 });
-    const spy = nc.subscribe(`${rig.subjectPrefix}.>`);
+    const spy = svc.nc.subscribe(`${rig.subjectPrefix}.>`);
     let seen = 0;
     void (async () => { for await (const _ of spy) seen++; })();
     const bad = { ...msg(), kind: 'nonsense' } as unknown as ReturnType<typeof msg>;
     const t0 = performance.now();
     await expect(writer.append(inboxKey('t', 'y'), [bad])).rejects.toMatchObject({ name: 'BadRequestError', code: 'BAD_REQUEST' });
     expect(performance.now() - t0).toBeLessThan(1000);
-    await nc.flush();
+    await svc.nc.flush();
     spy.unsubscribe();
     expect(seen).toBe(1);
   });
 
   it('splits a call larger than the NATS payload limit into ordered requests', async () => {
     const writer = rig.writer();
-    const spy = nc.subscribe(`${rig.subjectPrefix}.>`);
+    const spy = svc.nc.subscribe(`${rig.subjectPrefix}.>`);
     let seen = 0;
     void (async () => { for await (const _ of spy) seen++; })();
     const inbox = inboxKey(`t${Date.now().toString(36)}`, 'big');
     const big = 'x'.repeat(60 * 1024);
     const entries = Array.from({ length: 40 }, (_, i) => msg(`big-${i}`, big)); // ~2.4 MB
     const outcomes = await writer.append(inbox, entries);
-    await nc.flush();
+    await svc.nc.flush();
     spy.unsubscribe();
     expect(seen).toBeGreaterThanOrEqual(3);
     expect(outcomes).toHaveLength(40);
     expect(firstNonIncreasing(outcomes.map((o) => o.seq))).toBeUndefined();
-    const stored = await readAll(store.engine.timeline, inbox);
+    const stored = await readAll(svc.store.engine.timeline, inbox);
     expect(stored.map((e) => e.appinfo)).toEqual(entries.map((e) => e.appinfo));
   });
 
@@ -227,7 +199,7 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
   });
 
   it('answers a raw malformed request with a final BAD_REQUEST', async () => {
-    const reply = await nc.request(`${rig.subjectPrefix}.0`, 'not json', { timeout: 2000 });
+    const reply = await svc.nc.request(`${rig.subjectPrefix}.0`, 'not json', { timeout: 2000 });
     expect(reply.json()).toEqual({ ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON', retryable: false } });
   });
 });

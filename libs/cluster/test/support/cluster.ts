@@ -2,6 +2,7 @@
  * Builds ShardOwnerHosts, RemoteInboxWriters and RemoteGroupStreamWriters that share one test
  * run's prefixes and store.
  */
+import { afterEach } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { Entry } from '@seqline/core';
@@ -9,7 +10,7 @@ import { RemoteGroupStreamWriter, RemoteInboxWriter, ShardOwnerHost } from '../.
 import type { RemoteWriterOptions, ShardOwnerHostOptions } from '../../src/index.ts';
 import { MemoryLogger, RecordingPushBus } from './doubles.ts';
 import { deletePrefix, uniqueId } from './services.ts';
-import type { TempStore } from './services.ts';
+import type { SuiteServices, TempStore } from './services.ts';
 
 export interface ClusterRig {
   keyPrefix: string;
@@ -73,4 +74,17 @@ export async function readAll<K extends string>(
     if (page.length === 0) return out;
     out.push(...page);
   }
+}
+
+/**
+ * A fresh ClusterRig per test on the suite's services (own key and subject prefixes), cleaned
+ * up after the test: call the returned function at the start of each test.
+ */
+export function useRigPerTest(svc: SuiteServices, shape: { shardCount: number; ttl: number }): () => ClusterRig {
+  let rig: ClusterRig | undefined;
+  afterEach(async () => {
+    await rig?.cleanup();
+    rig = undefined;
+  });
+  return () => (rig = clusterRig({ ...svc, ...shape }));
 }

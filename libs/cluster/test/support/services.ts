@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { afterAll, beforeAll } from 'vitest';
 import { sleep } from './doubles.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -65,6 +66,32 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
 }
 
 export interface TempStore { engine: EmbeddedEngine; dir: string; close(): Promise<void> }
+
+/** The shared NATS and Redis and a temp store, as one suite uses them. */
+export interface SuiteServices { readonly nc: NatsConnection; readonly redis: Redis; readonly store: TempStore }
+
+/**
+ * Opens the suite's services in a `beforeAll` and closes them in an `afterAll`; call it at the
+ * top of a `describe`. The suite's own `afterAll` hooks run first (vitest runs them in reverse),
+ * so they may still use the services.
+ */
+export function useSuiteServices(): SuiteServices {
+  let opened: SuiteServices | undefined;
+  beforeAll(async () => {
+    opened = { nc: await newNats(), redis: newRedis(), store: await openTempStore() };
+  });
+  afterAll(async () => {
+    if (!opened) return;
+    await opened.nc.close();
+    opened.redis.disconnect();
+    await opened.store.close();
+  });
+  const get = (): SuiteServices => {
+    if (!opened) throw new Error('suite services are opened in beforeAll: use them inside hooks and tests');
+    return opened;
+  };
+  return { get nc() { return get().nc; }, get redis() { return get().redis; }, get store() { return get().store; } };
+}
 
 export async function openTempStore(dir?: string): Promise<TempStore> {
   const path = dir ?? (await mkdtemp(join(tmpdir(), 'seqline-cluster-')));
