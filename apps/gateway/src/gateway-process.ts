@@ -19,7 +19,7 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
   const infra = await openDistributedInfra(config, logger);
   const messaging = await distributedMessagingDeps(infra, logger);
   const gateway = await createGateway({
-    port: config.PORT, host: config.HOST, messaging: createMessaging(messaging.deps), logger,
+    port: config.PORT, host: config.HOST, messaging: createMessaging(messaging.deps), logger, processMetrics: true,
     verifyToken: createTokenVerifier(config.SEQLINE_SECRET),
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
     rateLimiter: new RedisRateLimiter({

@@ -1,5 +1,5 @@
 /** createGateway: WebSocket + HTTP front door over a Messaging implementation. */
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { InternalError, OverloadedError, toSeqlineError, type Logger, type SeqlineError } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { encodeHttpError, httpStatusOf, MAX_FRAME_BYTES } from '@seqline/protocol';
@@ -45,6 +45,12 @@ export interface GatewayOptions {
   allowWsFallback?: boolean;
   /** Prometheus registry to register on (default: a new one, served at /metrics). */
   metrics?: Registry;
+  /**
+   * Also export the Node process's own metrics (event-loop lag, GC pauses, heap, CPU: prom-client's
+   * defaults) on that registry. A process's entry point sets it, once; default off, so that
+   * several gateways in one process (tests) do not each start the collectors.
+   */
+  processMetrics?: boolean;
   /** How long close() waits for in-flight requests before closing sockets (default 5 s). */
   shutdownGraceMs?: number;
   /** Mounts the admin API under /v1/admin/ (admin-token protected); absent = no admin routes. */
@@ -70,6 +76,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   validateOptions(options);
   const logger = options.logger.child({ component: 'gateway' });
   const registry = options.metrics ?? new Registry();
+  if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
   const metrics = new GatewayMetrics(registry);
   const origins = originPolicy(options.allowedOrigins);
   const inFlight = new InFlight();

@@ -120,6 +120,17 @@ describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
     expect((await http(t.httpUrl('/v1/send'), { method: 'OPTIONS', headers: { origin: 'https://evil.example.net' } })).status).toBe(403);
   });
 
+  it('GET /metrics: the Node process metrics only when asked for', async () => {
+    t = await startGateway(transport, { processMetrics: true });
+    const text = (await http(t.httpUrl('/metrics'))).body;
+    expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(text).toMatch(/^seqline_gateway_connections 0$/m);
+    await t.gateway.close();
+    t = await startGateway(transport);
+    expect((await http(t.httpUrl('/metrics'))).body).not.toContain('nodejs_eventloop_lag');
+  });
+
   it('GET /metrics: connections, frames by op, errors by code, op latency', async () => {
     t = await startGateway(transport);
     const c = await t.connect();

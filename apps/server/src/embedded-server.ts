@@ -49,7 +49,7 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   const messaging = createMessaging(deps);
   const workers = await startWorkers(deps);
   const gateway = await createGateway({
-    port: config.PORT, host: config.HOST, messaging, logger,
+    port: config.PORT, host: config.HOST, messaging, logger, processMetrics: true,
     verifyToken: createTokenVerifier(config.secret),
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
