@@ -2,10 +2,13 @@ import type { Logger } from '@seqline/core';
 import { ShardOwnerHost } from '@seqline/cluster';
 import { startWorkers, type Workers } from '@seqline/messaging';
 import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
+import { startWorkerHttp, type WorkerHttp } from './worker-http.ts';
 
 export interface RunningWorker {
   host: ShardOwnerHost;
   workers: Workers;
+  /** Present when SEQLINE_WORKER_HTTP_PORT is set. */
+  http: WorkerHttp | undefined;
   close(): Promise<void>;
 }
 
@@ -24,10 +27,14 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
   await host.start();
   const messaging = await distributedMessagingDeps(infra, logger);
   const workers = await startWorkers(messaging.deps);
+  const http = config.SEQLINE_WORKER_HTTP_PORT === undefined
+    ? undefined
+    : await startWorkerHttp({ port: config.SEQLINE_WORKER_HTTP_PORT, host: config.HOST, shards: host });
   let closing: Promise<void> | undefined;
   return {
-    host, workers,
+    host, workers, http,
     close: () => (closing ??= (async () => {
+      await http?.close();
       await infra.queue.close();
       workers.stop();
       await host.close();

@@ -8,7 +8,7 @@ import { inboxKey } from '@seqline/core';
 import { issueToken } from '@seqline/protocol';
 import { SECRET, TestClient, waitFor, type WireEntry } from '../../server/test/harness.ts';
 import { httpSyncAll, metricValue } from './support/clients.ts';
-import { Cluster, uniqueId } from './support/cluster.ts';
+import { Cluster, SHARDS, uniqueId } from './support/cluster.ts';
 import { natsSubscriptions, probeAll, requireServices } from './support/services.ts';
 
 const PUSHES = 'seqline_gateway_pushes_total';
@@ -39,6 +39,20 @@ if (requireServices(await probeAll(), 'distributed stack (2 gateways, 2 workers)
       for (const c of clients) c.close();
       await cluster?.close();
     }, 60_000);
+
+    it('each worker answers /healthz and /metrics; the shards they serve add up to all of them', async () => {
+      const served = await Promise.all(cluster.workers.map(async (w) => {
+        const health = await fetch(w.httpUrl + '/healthz');
+        expect(health.status).toBe(200);
+        const { shards } = await health.json() as { shards: number };
+        const metrics = await (await fetch(w.httpUrl + '/metrics')).text();
+        expect(metrics).toContain(`seqline_worker_shards_served ${shards}`);
+        expect(metrics).toMatch(/^process_cpu_user_seconds_total \d/m);
+        return shards;
+      }));
+      expect(served.every((n) => n > 0)).toBe(true);
+      expect(served.reduce((a, b) => a + b, 0)).toBe(SHARDS);
+    });
 
     it('a send on gateway 1 is pushed to the recipient through gateway 2 only', async () => {
       const [g1, g2] = cluster.gateways as [typeof cluster.gateways[0], typeof cluster.gateways[0]];

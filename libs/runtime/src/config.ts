@@ -20,6 +20,8 @@ export const distributedEnvSchema = z.object({
   SEQLINE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_]{1,32}$/).default('seqline'),
   SEQLINE_READ_FANOUT: bool.default(true),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** A worker's /healthz and /metrics port; unset = none (several workers may share a host). */
+  SEQLINE_WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('0.0.0.0'),
   SEQLINE_TRANSPORT: z.enum(['uws', 'ws']).default('uws'),
   SEQLINE_ALLOW_WS_FALLBACK: bool.default(false),

@@ -156,7 +156,8 @@ export class Cluster {
     try {
       for (let i = 0; i < options.workers; i++) {
         const name = `w${i + 1}-${cluster.namespace}`;
-        cluster.workers.push(new NodeProcess('worker', name, { ...cluster.baseEnv, SEQLINE_OWNER_ID: name }));
+        const port = await freePort(); // its /healthz and /metrics
+        cluster.workers.push(new NodeProcess('worker', name, { ...cluster.baseEnv, SEQLINE_OWNER_ID: name, SEQLINE_WORKER_HTTP_PORT: String(port) }, port));
       }
       for (let i = 0; i < options.gateways; i++) {
         const name = `g${i + 1}-${cluster.namespace}`;

@@ -1,0 +1,47 @@
+/**
+ * A worker's own small HTTP server, for orchestrators and Prometheus: `GET /healthz` (200 once
+ * started, with the shards it serves) and `GET /metrics`. A worker has no client port, so
+ * this is opt-in (SEQLINE_WORKER_HTTP_PORT).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+/** What the endpoint reports on; a ShardOwnerHost is one. */
+export interface ShardSource { servingShards(): number[] }
+
+export interface WorkerHttp { port: number; registry: Registry; close(): Promise<void> }
+
+export async function startWorkerHttp(options: { port: number; host: string; shards: ShardSource; processMetrics?: boolean }): Promise<WorkerHttp> {
+  const registry = new Registry();
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'seqline_worker_shards_served', help: 'Inbox shards this worker holds a writable lease for',
+    registers: [registry], collect() { this.set(options.shards.servingShards().length); },
+  });
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?', 1)[0];
+    if (req.method === 'GET' && path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, shards: options.shards.servingShards().length }));
+    } else if (req.method === 'GET' && path === '/metrics') {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return { port: (server.address() as AddressInfo).port, registry, close: () => closeServer(server) };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
