@@ -12,7 +12,19 @@ export interface ShardSource { servingShards(): number[] }
 
 export interface WorkerHttp { port: number; registry: Registry; close(): Promise<void> }
 
-export async function startWorkerHttp(options: { port: number; host: string; shards: ShardSource; processMetrics?: boolean }): Promise<WorkerHttp> {
+export interface WorkerHttpOptions {
+  port: number;
+  host: string;
+  shards: ShardSource;
+  /**
+   * Node process metrics (prom-client's defaults) next to the worker's own. Default on: only a
+   * worker process's entry point starts this endpoint, once (unlike gateways, which tests start
+   * many of per process).
+   */
+  processMetrics?: boolean;
+}
+
+export async function startWorkerHttp(options: WorkerHttpOptions): Promise<WorkerHttp> {
   const registry = new Registry();
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   new Gauge({
