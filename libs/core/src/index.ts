@@ -14,3 +14,4 @@ export * from './config.ts';
 export * from './load-shedding.ts';
 export * from './in-flight-quota.ts';
 export * from './lru-map.ts';
+export * from './two-generation-map.ts';

@@ -181,6 +181,8 @@ export class InboxOwner implements InboxWriter {
   private async executeRun(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
     if (run[0]?.kind === 'append') {
       const ops = run as AppendOp[];
+      const only = ops.length === 1 ? ops[0] : undefined;
+      if (only !== undefined) return only.resolve(await this.write(state, only.entries));
       const outcomes = await this.write(state, ops.flatMap((op) => op.entries));
       let at = 0;
       for (const op of ops) op.resolve(outcomes.slice(at, (at += op.entries.length)));
@@ -229,7 +231,9 @@ export class InboxOwner implements InboxWriter {
    * append may have landed after all, e.g. a timeout).
    */
   private async write(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
-    const alloc = await this.allocatorFor(state.shard);
+    // Every append passes here: no await (a microtask hop) when the allocator is ready.
+    const ready = this.allocators.get(state.shard);
+    const alloc = ready?.isStarted === true ? ready : await this.allocatorFor(state.shard);
     if (state.head === undefined) {
       const storeHead = await this.timeline.headSeq(state.inbox);
       alloc.observe(state.inbox, storeHead);
@@ -238,11 +242,12 @@ export class InboxOwner implements InboxWriter {
     const headBefore = state.head;
     // A recent resend is answered from memory; any other is deduped inside the store's append
     // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
-    const { outcomes, fresh } = dedupAgainst(entries, this.recent.lookup(state.inbox, new Set(entries.map((e) => e.appinfo))));
+    const { outcomes, fresh } = dedupAgainst(entries, this.recent.lookup(state.inbox, entries.map((e) => e.appinfo)));
     if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
 
-    const seqs = await alloc.next(state.inbox, fresh.length);
-    const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: seqs[k] as number }));
+    // Seqs under the durable ceiling are taken without a hop; a raise is awaited only when due.
+    const first = alloc.tryTakeSync(state.inbox, fresh.length) ?? (await alloc.next(state.inbox, fresh.length))[0] as number;
+    const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: first + k }));
     let results: AppendOutcome[];
     try {
       results = await this.timeline.append(state.inbox, toStore);

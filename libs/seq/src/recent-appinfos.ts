@@ -4,31 +4,47 @@
  * seconds, so this answers it without allocating a seq or calling the store; an older resend
  * goes to the store, which dedups it as well (it only burns a seq then). A hit is always
  * true: committed entries are never removed before their 180-day TTL.
+ *
+ * Two generations (see TwoGenerationMap) of per-inbox maps: every append looks up and
+ * remembers here, and keying by inbox then appinfo hashes the two strings the owner already
+ * holds instead of building and hashing a joined key each time.
  */
-import { LruMap } from '@seqline/core';
+const NONE: ReadonlyMap<string, number> = new Map();
 
 export class RecentAppinfos {
-  private readonly seqs: LruMap<string, number>;
+  private current = new Map<string, Map<string, number>>();
+  private previous = new Map<string, Map<string, number>>();
+  /** appinfos remembered in the current generation. */
+  private count = 0;
+  private readonly generationSize: number;
 
   constructor(maxKeys: number) {
-    this.seqs = new LruMap(maxKeys);
+    this.generationSize = Math.floor(maxKeys / 2);
   }
 
-  /** The known seqs of `appinfos` in `inbox`. */
-  lookup(inbox: string, appinfos: Iterable<string>): Map<string, number> {
-    const found = new Map<string, number>();
-    for (const appinfo of appinfos) {
-      const seq = this.seqs.get(key(inbox, appinfo));
-      if (seq !== undefined) found.set(appinfo, seq);
+  /** The known seqs of `appinfos` in `inbox` (usually none: no map is made then). */
+  lookup(inbox: string, appinfos: Iterable<string>): ReadonlyMap<string, number> {
+    const current = this.current.get(inbox);
+    const previous = this.previous.get(inbox);
+    let found: Map<string, number> | undefined;
+    if (current !== undefined || previous !== undefined) {
+      for (const appinfo of appinfos) {
+        const seq = current?.get(appinfo) ?? previous?.get(appinfo);
+        if (seq !== undefined) (found ??= new Map()).set(appinfo, seq);
+      }
     }
-    return found;
+    return found ?? NONE;
   }
 
   remember(inbox: string, appinfo: string, seq: number): void {
-    this.seqs.set(key(inbox, appinfo), seq);
+    if (this.generationSize === 0) return;
+    let seqs = this.current.get(inbox);
+    if (seqs === undefined) this.current.set(inbox, (seqs = new Map()));
+    seqs.set(appinfo, seq);
+    if (++this.count >= this.generationSize) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.count = 0;
+    }
   }
-}
-
-function key(inbox: string, appinfo: string): string {
-  return `${inbox}\u0000${appinfo}`;
 }

@@ -129,15 +129,23 @@ export class SeqLogAppendPipeline {
     }
   }
 
-  /** Head and duplicates of the job's appinfos, from memory when the writer holds the stream. */
-  private async plan(job: Job): Promise<void> {
-    const state = this.states.get(job.stream, job.guard.term) ?? await this.load(job.stream, job.guard.term);
+  /**
+   * Head and duplicates of the job's appinfos, from memory when the writer holds the stream —
+   * then synchronously (no promise per append), which is the usual case.
+   */
+  private plan(job: Job): Promise<void> | undefined {
+    const held = this.states.get(job.stream, job.guard.term);
+    return held === undefined ? this.load(job.stream, job.guard.term).then((state) => this.planWith(job, state)) : this.planWith(job, held);
+  }
+
+  private planWith(job: Job, state: StreamState): Promise<void> | undefined {
     // A held fingerprint is only a candidate: a resend (rare) is confirmed by the store, which
     // checks each index row against its entry (a row can outlive its entry).
-    const asked = [...new Set(job.batch.map((entry) => entry.appinfo))].filter((appinfo) => mayHold(state, appinfo));
-    const found = asked.length === 0 ? new Map<string, number>() : await this.log.findInBuckets(job.stream, windowBuckets(state), asked);
-    job.state = state;
-    job.plan = planAppend(job.stream, job.batch, state.head, found);
+    const asked: string[] = [];
+    for (const { appinfo } of job.batch) if (!asked.includes(appinfo) && mayHold(state, appinfo)) asked.push(appinfo);
+    if (asked.length > 0) return this.log.findInBuckets(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
+    settlePlan(job, state, new Map());
+    return undefined;
   }
 
   private async load(stream: string, term: string | undefined): Promise<StreamState> {
@@ -151,16 +159,16 @@ export class SeqLogAppendPipeline {
   }
 
   /** Rare steps before the entries: far markers, and clearing a gap outside the first entry's partition. */
-  private async prepare(job: Job): Promise<void> {
+  private prepare(job: Job): Promise<void> | undefined {
     const plan = job.plan as AppendPlan;
     const gap = gapBelow(plan);
-    if (gap === undefined && plan.farBuckets.length === 0) return;
+    if (gap === undefined && plan.farBuckets.length === 0) return undefined;
     job.guard();
     const timestamp = writeTimestamp();
-    await Promise.all([
+    return Promise.all([
       gap === undefined || gap.inline ? undefined : this.clearGap(job.stream, plan.stored, gap.below, job.guard),
       this.log.cql.batch(plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] })), true, timestamp),
-    ]);
+    ]).then(() => undefined);
   }
 
   /** The job's writes: the markers due, then its entries with their dedup rows. */
@@ -184,17 +192,30 @@ export class SeqLogAppendPipeline {
     return { markers, marked, entries };
   }
 
-  /** Runs `step` per job; the failed ones are rejected, the rest returned. */
-  private async each(jobs: Job[], step: (job: Job) => Promise<void>): Promise<Job[]> {
-    const ok = await Promise.all(jobs.map(async (job) => {
+  /**
+   * Runs `step` per job; the failed ones are rejected, the rest returned. A step that finishes
+   * synchronously (returns nothing) costs no promise.
+   */
+  private async each(jobs: Job[], step: (job: Job) => Promise<void> | undefined): Promise<Job[]> {
+    const ok = jobs.map(() => true);
+    const waits: Promise<void>[] = [];
+    // No closure is made per job unless its step is asynchronous.
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i] as Job;
       try {
-        await step(job);
-        return true;
+        const pending = step(job);
+        if (pending !== undefined) {
+          waits.push(pending.catch((err: unknown) => {
+            ok[i] = false;
+            job.reject(err);
+          }));
+        }
       } catch (err) {
+        ok[i] = false;
         job.reject(err);
-        return false;
       }
-    }));
+    }
+    if (waits.length > 0) await Promise.all(waits);
     return jobs.filter((_, i) => ok[i]);
   }
 
@@ -229,6 +250,11 @@ export class SeqLogAppendPipeline {
     for (const [job, err] of failed) job.reject(err);
     return guarded.filter((job) => !failed.has(job));
   }
+}
+
+function settlePlan(job: Job, state: StreamState, found: Map<string, number>): void {
+  job.state = state;
+  job.plan = planAppend(job.stream, job.batch, state.head, found);
 }
 
 /**

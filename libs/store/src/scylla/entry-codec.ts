@@ -90,15 +90,18 @@ export function checkEntry(stream: string, entry: Entry): void {
   }
   if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) throw new BadRequestError('entry without appinfo');
   if (!appinfoFits(entry.appinfo)) throw new BadRequestError('appinfo too long');
-  const integers: Array<[string, number | undefined]> = [
-    ['sendTime', entry.sendTime], ['referSeq', entry.referSeq], ['recall.sendTime', entry.recall?.sendTime],
-    ...(entry.seqs ?? []).map((seq): [string, number] => ['seqs[]', seq]),
-  ];
-  for (const [field, value] of integers) {
-    if (value !== undefined && !Number.isSafeInteger(value)) throw new BadRequestError(`${field} must be an integer`);
-  }
+  // Checked field by field, not through an array of pairs: this runs for every entry appended.
+  checkInteger('sendTime', entry.sendTime);
+  checkInteger('referSeq', entry.referSeq);
+  checkInteger('recall.sendTime', entry.recall?.sendTime);
+  if (entry.seqs !== undefined) for (const seq of entry.seqs) checkInteger('seqs[]', seq);
+}
+
+function checkInteger(field: string, value: number | undefined): void {
+  if (value !== undefined && !Number.isSafeInteger(value)) throw new BadRequestError(`${field} must be an integer`);
 }
 
 export function appinfoFits(appinfo: string): boolean {
-  return Buffer.byteLength(appinfo, 'utf8') <= MAX_APPINFO_BYTES;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most appinfos fit without being encoded.
+  return appinfo.length * 3 <= MAX_APPINFO_BYTES || Buffer.byteLength(appinfo, 'utf8') <= MAX_APPINFO_BYTES;
 }

@@ -3,23 +3,41 @@
  * read-check-write must not race with itself (an inbox append, an LWT on a hot partition):
  * across processes the single-writer rule or the LWT condition still decides, this only keeps
  * one process from contending with itself (Paxos contention is slow and times out).
+ *
+ * Every append passes through one, so the usual case — nothing queued for the key — starts the
+ * work at once and allocates one promise, not a chain of four.
  */
+interface Tail { done: Promise<unknown>; queued: number }
+
 export class KeyedSerializer {
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly tails = new Map<string, Tail>();
 
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(work, work);
-    const tail = result.then(() => undefined, () => undefined);
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    let tail = this.tails.get(key);
+    const result = tail === undefined ? start(work) : tail.done.then(work, work);
+    if (tail === undefined) this.tails.set(key, (tail = { done: result, queued: 1 }));
+    else {
+      tail.done = result;
+      tail.queued++;
+    }
+    const settled = (): void => {
+      if (--(tail as Tail).queued === 0) this.tails.delete(key);
+    };
+    result.then(settled, settled);
     return result;
   }
 
   /** Keys with work queued or running (for tests and metrics). */
   get size(): number {
     return this.tails.size;
+  }
+}
+
+/** `work()`, with a synchronous throw turned into a rejection like `then` would. */
+function start<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return work();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
