@@ -18,10 +18,12 @@ export function dedupAgainst(
 ): { outcomes: (AppendOutcome | undefined)[]; fresh: FreshEntry[] } {
   const outcomes = new Array<AppendOutcome | undefined>(entries.length).fill(undefined);
   const fresh: FreshEntry[] = [];
-  const seen = new Set<string>();
+  // A single entry (the usual append) cannot repeat itself: no set for it.
+  const seen = entries.length > 1 ? new Set<string>() : undefined;
   entries.forEach((entry, index) => {
     const seq = stored.get(entry.appinfo);
     if (seq !== undefined) outcomes[index] = { seq, duplicate: true };
+    else if (seen === undefined) fresh.push({ index, entry });
     else if (!seen.has(entry.appinfo)) {
       seen.add(entry.appinfo);
       fresh.push({ index, entry });
@@ -35,6 +37,7 @@ export function resolveInBatchDuplicates(
   outcomes: readonly (AppendOutcome | undefined)[],
   entries: readonly NewEntry[],
 ): AppendOutcome[] {
+  if (!outcomes.includes(undefined)) return outcomes as AppendOutcome[];
   const first = new Map<string, AppendOutcome>();
   return outcomes.map((o, i) => {
     const appinfo = (entries[i] as NewEntry).appinfo;

@@ -57,7 +57,9 @@ export function planAppend(stream: string, batch: readonly Entry[], stored: numb
     toWrite.push(entry);
   }
   const first = toWrite[0]?.seq;
-  const buckets = [...new Set(toWrite.map((entry) => bucketOf(entry.seq)))];
+  const buckets: number[] = [];
+  // Ascending seqs: a bucket differs from the previous one or repeats it.
+  for (const entry of toWrite) if (buckets.at(-1) !== bucketOf(entry.seq)) buckets.push(bucketOf(entry.seq));
   const probed = bucketOf(stored + 1);
   return {
     outcomes, toWrite, stored, head, buckets,
