@@ -1,4 +1,4 @@
-import { RedisRateLimiter } from '@seqline/cache';
+import { defaultLease, LeasedRateLimiter, RedisRateLimiter } from '@seqline/cache';
 import type { Logger } from '@seqline/core';
 import { AdminService, createMessaging } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
@@ -22,10 +22,11 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
     port: config.PORT, host: config.HOST, messaging: createMessaging(messaging.deps), logger, processMetrics: true,
     verifyToken: createTokenVerifier(config.SEQLINE_SECRET),
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
-    rateLimiter: new RedisRateLimiter({
+    // Leases: most frames are admitted without a Redis round trip (docs/decisions.md, "Rate-limit leases").
+    rateLimiter: new LeasedRateLimiter(new RedisRateLimiter({
       redis: infra.redis, perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST,
       keyPrefix: infra.keyPrefix, logger,
-    }),
+    }), { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) }),
     transport: config.SEQLINE_TRANSPORT,
     allowWsFallback: config.SEQLINE_ALLOW_WS_FALLBACK,
     admin: {

@@ -28,6 +28,8 @@ export const distributedEnvSchema = z.object({
   SEQLINE_ALLOWED_ORIGINS: list.default([]),
   SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
   SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
+  /** Tokens a gateway takes from a user's shared bucket at once (1 = a Redis call per frame); unset = burst/40, 1 to 10. */
+  SEQLINE_RATE_LEASE: z.coerce.number().int().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
