@@ -7,6 +7,7 @@ import { toClientError } from './errors.ts';
 import type { InFlight } from './in-flight.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import type { TurnBatch } from './turn-batch.ts';
 import { CLOSE_CODES, type ConnectionListener, type SocketConnection } from './transport/transport.ts';
 
 export interface SessionLimits {
@@ -25,6 +26,8 @@ export interface SessionDeps {
   rateLimiter: RateLimiter | null;
   limits: SessionLimits;
   inFlight: InFlight;
+  /** Where requests admitted synchronously wait for the end of the turn (see TurnBatch). */
+  turn: TurnBatch;
   isClosing(): boolean;
   /** Called once when the socket is gone. */
   onClosed(session: ClientSession): void;
@@ -70,13 +73,18 @@ export class ClientSession implements ConnectionListener {
     this.deps.metrics.frames.inc({ op: request.op });
     const refusal = this.admit();
     if (refusal) return this.reply(request.id, toClientError(refusal, this.logger, this.deps.metrics, { op: request.op }));
+    // Counted from admission on: requests waiting for the limiter or the turn count as in flight.
+    this.begin();
     const allowed = this.deps.rateLimiter?.take(this.rateKey) ?? true;
-    // Stay synchronous when the limiter is: requests then reach Messaging in frame order.
-    if (allowed === true) return void this.serve(request);
-    if (allowed === false) return this.reply(request.id, this.refuse(new RateLimitedError(), request));
+    // Queued in the turn when the limiter answers at once: requests then reach Messaging in frame order.
+    if (allowed === true) return this.deps.turn.add(() => void this.serve(request));
+    if (allowed === false) return this.refuseRate(request);
     void allowed.then(
-      (ok) => (ok ? this.serve(request) : this.reply(request.id, this.refuse(new RateLimitedError(), request))),
-      (err: unknown) => this.reply(request.id, toClientError(err, this.logger, this.deps.metrics, { op: request.op })),
+      (ok) => (ok ? this.serve(request) : this.refuseRate(request)),
+      (err: unknown) => {
+        this.end();
+        this.reply(request.id, toClientError(err, this.logger, this.deps.metrics, { op: request.op }));
+      },
     );
   }
 
@@ -104,9 +112,23 @@ export class ClientSession implements ConnectionListener {
     return toClientError(error, this.logger, this.deps.metrics, { op: request.op });
   }
 
-  private async serve(request: ClientRequest): Promise<void> {
+  private begin(): void {
     this.inFlight++;
     this.deps.inFlight.begin();
+  }
+
+  private end(): void {
+    this.inFlight--;
+    this.deps.inFlight.end();
+  }
+
+  private refuseRate(request: ClientRequest): void {
+    this.end();
+    this.reply(request.id, this.refuse(new RateLimitedError(), request));
+  }
+
+  /** Serves an admitted request (counted by begin()). */
+  private async serve(request: ClientRequest): Promise<void> {
     const stopTimer = this.deps.metrics.opDuration.startTimer({ op: request.op });
     try {
       const result = await dispatch(this.deps.messaging, this.caller, request);
@@ -115,8 +137,7 @@ export class ClientSession implements ConnectionListener {
       this.reply(request.id, toClientError(err, this.logger, this.deps.metrics, { op: request.op, requestId: request.id }));
     } finally {
       stopTimer();
-      this.inFlight--;
-      this.deps.inFlight.end();
+      this.end();
     }
   }
 

@@ -8,6 +8,7 @@ import { authenticate, originPolicy, type VerifyToken } from './auth.ts';
 import { ClientSession, type SessionLimits } from './client-session.ts';
 import { createHttpApi } from './http-api.ts';
 import { InFlight } from './in-flight.ts';
+import { TurnBatch } from './turn-batch.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { TokenBucketRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { createTransport } from './transport/select.ts';
@@ -80,6 +81,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const metrics = new GatewayMetrics(registry);
   const origins = originPolicy(options.allowedOrigins);
   const inFlight = new InFlight();
+  // One per gateway: the requests admitted in a turn are served together (see TurnBatch).
+  const turn = new TurnBatch((err) => logger.error({ err }, 'serving a queued request failed'));
   const sessions = new Set<ClientSession>();
   const rateLimiter = options.rateLimiter
     ?? (options.rateLimit === false ? null : new TokenBucketRateLimiter(options.rateLimit ?? { perSecond: 100, burst: 200 }));
@@ -116,7 +119,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       },
       open(conn, caller) {
         const session = new ClientSession(conn, caller, {
-          messaging: options.messaging, logger, metrics, rateLimiter, limits, inFlight, isClosing,
+          messaging: options.messaging, logger, metrics, rateLimiter, limits, inFlight, turn, isClosing,
           onClosed: (s) => sessions.delete(s),
         });
         if (conn.isOpen) sessions.add(session);

@@ -142,6 +142,17 @@ describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
     expect(await c.request('sync', { maxSeq: 3 })).toMatchObject({ ok: true });
   });
 
+  it('requests waiting for an asynchronous rate limiter count against the in-flight cap', async () => {
+    // A shared limiter answers later; the cap must hold for the requests waiting on it too.
+    const slowLimiter = { take: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 50)) };
+    t = await startGateway(transport, { maxInFlightPerConnection: 2, rateLimiter: slowLimiter });
+    const c = await t.connect();
+    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => c.request('sync', { maxSeq: i })));
+    expect(replies.filter((r) => r.ok)).toHaveLength(2);
+    expect(replies.filter((r) => !r.ok).map((r) => r.error?.code)).toEqual(['OVERLOADED', 'OVERLOADED', 'OVERLOADED']);
+    expect(await c.request('sync', { maxSeq: 9 })).toMatchObject({ ok: true });
+  });
+
   it('a reply for a socket that closed meanwhile is dropped quietly', async () => {
     t = await startGateway(transport);
     const c = await t.connect();
