@@ -79,11 +79,12 @@ export class LeasedRateLimiter {
       leased = ok;
       this.leases.set(key, { tokens: ok ? this.lease - 1 : 0, until: this.clock.now() + this.leaseMs, single: !ok });
     });
-    this.leasing.set(key, taking.catch(() => undefined));
+    const waitable = taking.catch(() => undefined);
+    this.leasing.set(key, waitable);
     try {
       await taking;
     } finally {
-      this.leasing.delete(key);
+      if (this.leasing.get(key) === waitable) this.leasing.delete(key);
     }
     // Less than a lease left in the bucket: one token, as without leases.
     return leased || this.buckets.take(key, 1);
