@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { requireServices } from '@seqline/testing';
 import type { Logger } from '@seqline/core';
 import { createCacheRedisClient } from '../src/index.ts';
@@ -54,6 +54,28 @@ export function waitReady(redis: Redis, timeoutMs = 10_000): Promise<void> {
 /** A key prefix no other test (or other engineer's run) shares. */
 export function uniquePrefix(): string {
   return `seqline-test:${randomBytes(5).toString('hex')}:`;
+}
+
+/**
+ * One connection to the shared Redis and a key prefix of its own for a describe block: opened
+ * before its tests, its keys deleted and the connection closed after them.
+ */
+export function useRedisPerSuite(): { readonly redis: Redis; readonly keyPrefix: string } {
+  const keyPrefix = uniquePrefix();
+  let redis: Redis | undefined;
+  beforeAll(async () => { redis = await connectRedis(); });
+  afterAll(async () => {
+    if (redis === undefined) return;
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+  });
+  return {
+    keyPrefix,
+    get redis(): Redis {
+      if (redis === undefined) throw new Error('useRedisPerSuite: Redis is only open inside tests');
+      return redis;
+    },
+  };
 }
 
 export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {

@@ -1,8 +1,7 @@
 /** LeasedRateLimiter: leases over the shared buckets never spend more than the buckets hand out. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { defaultLease, LeasedRateLimiter, RedisRateLimiter, type TokenBuckets } from '../src/index.ts';
-import { connectRedis, deleteKeys, describeWithRedis, probeRedis, uniquePrefix } from './harness.ts';
+import { describeWithRedis, probeRedis, useRedisPerSuite } from './harness.ts';
 
 /** A bucket with a fixed number of tokens (no refill), counting the calls made to it. */
 class CountedBucket implements TokenBuckets {
@@ -76,18 +75,13 @@ describe('LeasedRateLimiter', () => {
 const probe = await probeRedis();
 
 describeWithRedis('LeasedRateLimiter over RedisRateLimiter (live Redis)', probe, () => {
-  const keyPrefix = uniquePrefix();
-  let redis: Redis;
-  beforeAll(async () => { redis = await connectRedis(); });
-  afterAll(async () => {
-    await deleteKeys(redis, keyPrefix);
-    redis.disconnect();
-  });
+  const shared = useRedisPerSuite();
+  const { keyPrefix } = shared;
 
   const gateways = (burst: number) => {
     const now = 1_000_000; // no refill during a test
     return [0, 1].map(() => {
-      const buckets = new RedisRateLimiter({ redis, keyPrefix, perSecond: 1, burst, clock: { now: () => now } });
+      const buckets = new RedisRateLimiter({ redis: shared.redis, keyPrefix, perSecond: 1, burst, clock: { now: () => now } });
       return { buckets, limiter: new LeasedRateLimiter(buckets, { lease: 10 }) };
     });
   };

@@ -1,23 +1,18 @@
 /** RedisRateLimiter: buckets on the live Redis, atomic across processes, fail-open when Redis is gone. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createCacheRedisClient, RedisRateLimiter, type RedisRateLimiterOptions } from '../src/index.ts';
 import {
-  blackHole, connectRedis, deleteKeys, describeWithRedis, freePort, probeRedis, recordingLogger, sleep, uniquePrefix, waitReady,
+  blackHole, connectRedis, describeWithRedis, freePort, probeRedis, recordingLogger, sleep, useRedisPerSuite, waitReady,
 } from './harness.ts';
 
 const probe = await probeRedis();
 
 describeWithRedis('RedisRateLimiter (live Redis)', probe, () => {
-  const keyPrefix = uniquePrefix();
-  let redis: Redis;
-  beforeAll(async () => { redis = await connectRedis(); });
-  afterAll(async () => {
-    await deleteKeys(redis, keyPrefix);
-    redis.disconnect();
-  });
+  const shared = useRedisPerSuite();
+  const { keyPrefix } = shared;
 
-  const limiter = (options: Partial<RedisRateLimiterOptions> & Pick<RedisRateLimiterOptions, 'perSecond' | 'burst'>, client = redis): RedisRateLimiter =>
+  const limiter = (options: Partial<RedisRateLimiterOptions> & Pick<RedisRateLimiterOptions, 'perSecond' | 'burst'>, client = shared.redis): RedisRateLimiter =>
     new RedisRateLimiter({ redis: client, keyPrefix, ...options });
   const takes = async (rl: RedisRateLimiter, key: string, n: number): Promise<boolean[]> => {
     const out: boolean[] = [];
@@ -70,7 +65,7 @@ describeWithRedis('RedisRateLimiter (live Redis)', probe, () => {
   it('is atomic across processes: concurrent takes never exceed the burst', async () => {
     const others = await Promise.all([connectRedis(), connectRedis(), connectRedis()]);
     try {
-      const limiters = [redis, ...others].map((client) => limiter({ perSecond: 0.001, burst: 10, name: 'shared' }, client));
+      const limiters = [shared.redis, ...others].map((client) => limiter({ perSecond: 0.001, burst: 10, name: 'shared' }, client));
       const results = await Promise.all(Array.from({ length: 80 }, (_, i) => (limiters[i % limiters.length] as RedisRateLimiter).take('hot')));
       expect(results.filter(Boolean)).toHaveLength(10);
     } finally {
@@ -81,7 +76,7 @@ describeWithRedis('RedisRateLimiter (live Redis)', probe, () => {
   it('a bucket expires once it would be full again', async () => {
     const rl = limiter({ perSecond: 10, burst: 5, name: 'ttl' });
     await rl.take('k', 3);
-    const ttl = await redis.pttl(`${keyPrefix}rl:ttl:{k}`);
+    const ttl = await shared.redis.pttl(`${keyPrefix}rl:ttl:{k}`);
     expect(ttl).toBeGreaterThan(1_000);
     expect(ttl).toBeLessThanOrEqual(300 + 1_000);
   });
