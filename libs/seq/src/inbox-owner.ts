@@ -230,16 +230,49 @@ export class InboxOwner implements InboxWriter {
    * append the allocated seqs are burnt and the head is re-read from the store next time (the
    * append may have landed after all, e.g. a timeout).
    */
-  private async write(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
-    // Every append passes here: no await (a microtask hop) when the allocator is ready.
-    const ready = this.allocators.get(state.shard);
-    const alloc = ready?.isStarted === true ? ready : await this.allocatorFor(state.shard);
+  private write(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    // Every append passes here: no await (a microtask hop) when the allocator and head are ready.
+    const alloc = this.allocators.get(state.shard);
+    if (alloc?.isStarted !== true || state.head === undefined) return this.loadThenWrite(state, entries);
+    const [only] = entries;
+    return entries.length === 1 && only !== undefined ? this.writeOne(state, alloc, only) : this.writeMany(state, alloc, entries);
+  }
+
+  private async loadThenWrite(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    const alloc = await this.allocatorFor(state.shard);
     if (state.head === undefined) {
       const storeHead = await this.timeline.headSeq(state.inbox);
       alloc.observe(state.inbox, storeHead);
       state.head = storeHead;
     }
-    const headBefore = state.head;
+    return this.writeMany(state, alloc, entries);
+  }
+
+  /** The usual append, one entry: writeMany's steps without its per-entry arrays and maps. */
+  private async writeOne(state: InboxState, alloc: SectionAllocator, entry: NewEntry): Promise<AppendOutcome[]> {
+    const headBefore = state.head as number;
+    const known = this.recent.lookupOne(state.inbox, entry.appinfo);
+    if (known !== undefined) return [{ seq: known, duplicate: true }];
+    const seq = alloc.tryTakeSync(state.inbox, 1) ?? (await alloc.next(state.inbox, 1))[0] as number;
+    const toStore: Entry = { ...entry, seq };
+    let result: AppendOutcome | undefined;
+    try {
+      [result] = await this.timeline.append(state.inbox, [toStore]);
+      if (result === undefined) throw new Error('store returned no outcome for 1 entry');
+    } catch (err) {
+      state.head = undefined;
+      throw err;
+    }
+    this.recent.remember(state.inbox, entry.appinfo, result.seq);
+    if (!result.duplicate) {
+      state.head = Math.max(headBefore, seq);
+      this.publish({ inbox: state.inbox, prevSeq: headBefore, entries: [toStore] });
+    }
+    return [{ seq: result.seq, duplicate: result.duplicate }];
+  }
+
+  private async writeMany(state: InboxState, alloc: SectionAllocator, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    const headBefore = state.head as number;
     // A recent resend is answered from memory; any other is deduped inside the store's append
     // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
     const { outcomes, fresh } = dedupAgainst(entries, this.recent.lookup(state.inbox, entries.map((e) => e.appinfo)));

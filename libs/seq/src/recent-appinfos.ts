@@ -36,6 +36,11 @@ export class RecentAppinfos {
     return found ?? NONE;
   }
 
+  /** The known seq of one appinfo in `inbox`, if any (the usual single-entry append). */
+  lookupOne(inbox: string, appinfo: string): number | undefined {
+    return this.current.get(inbox)?.get(appinfo) ?? this.previous.get(inbox)?.get(appinfo);
+  }
+
   remember(inbox: string, appinfo: string, seq: number): void {
     if (this.generationSize === 0) return;
     let seqs = this.current.get(inbox);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { msgEntry } from '@seqline/testing';
+import { bigintValue, textValue } from '../src/scylla/cql-values.ts';
 import { MAX_SHARED_BATCH_BYTES, MAX_SHARED_BATCH_ROWS, entryGroups, packBatches, planAppend, statementBytes } from '../src/scylla/append-plan.ts';
 
 describe('planAppend', () => {
@@ -56,7 +57,7 @@ describe('packBatches', () => {
       expect(new Set(group.map((s) => `${String(s.params[0])}/${String(s.params[1])}`)).size).toBe(1);
       expect(group.filter((s) => s.query === 'ENTRY')).toHaveLength(group.length / 2);
     }
-    expect(groups[2]?.statements[1]?.params).toEqual(['s', 1, 'far', 70_000]);
+    expect(groups[2]?.statements[1]?.params).toEqual([textValue('s'), bigintValue(1), textValue('far'), bigintValue(70_000)]);
     for (const group of groups) expect(group.bytes).toBe(group.statements.reduce((sum, s) => sum + statementBytes(s), 0));
   });
 });

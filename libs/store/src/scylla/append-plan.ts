@@ -6,7 +6,8 @@
  */
 import { InternalError, type AppendOutcome, type Entry } from '@seqline/core';
 import type { Statement } from './cql.ts';
-import { bucketOf, entryParams } from './entry-codec.ts';
+import { bigintValue, textValue } from './cql-values.ts';
+import { bucketOf, entryDoc } from './entry-codec.ts';
 
 /** Single-partition batches stay well below Cassandra's mutation and frame size limits. */
 export const MAX_PARTITION_BATCH_ROWS = 100;
@@ -73,31 +74,48 @@ export interface StatementGroup { statements: Statement[]; bytes: number }
 
 /** Rough serialized size of a statement's values (strings as UTF-8 upper bound). */
 export function statementBytes(statement: Statement): number {
-  return statement.params.reduce<number>((sum, p) => sum + (typeof p === 'string' ? p.length * 3 : Array.isArray(p) ? 16 * p.length + 16 : 16), 0);
+  return statement.params.reduce<number>((sum, p) => sum + valueBytes(p), 0);
+}
+
+function valueBytes(p: unknown): number {
+  if (typeof p === 'string') return p.length * 3;
+  if (p instanceof Uint8Array) return p.length + 4;
+  return Array.isArray(p) ? 16 * p.length + 16 : 16;
 }
 
 /**
  * The writes of one stream's new entries: per bucket, each entry's row and its dedup row —
  * one partition key over two tables, so Cassandra applies a group as one mutation. A bucket
- * with more than fits one batch gets several groups, in seq order.
+ * with more than fits one batch gets several groups, in seq order. The values the two rows
+ * share are encoded once (cql-values.ts).
  */
 export function entryGroups(stream: string, entries: readonly Entry[], q: { insertEntry: string; insertAppinfo: string }): StatementGroup[] {
-  const open = new Map<number, StatementGroup>();
+  const streamValue = textValue(stream);
   const out: StatementGroup[] = [];
+  let current: StatementGroup | undefined;
+  let currentBucket = -1;
+  let bucketValue = streamValue; // replaced before first use
   for (const entry of entries) {
+    // Entries come in ascending seqs: a bucket, once left, never comes back.
     const bucket = bucketOf(entry.seq);
-    const pair = [
-      { query: q.insertEntry, params: [stream, bucket, ...entryParams(entry)] },
-      { query: q.insertAppinfo, params: [stream, bucket, entry.appinfo, entry.seq] },
-    ];
-    const bytes = pair.reduce((sum, statement) => sum + statementBytes(statement), 0);
-    let current = open.get(bucket);
+    if (bucket !== currentBucket) {
+      currentBucket = bucket;
+      bucketValue = bigintValue(bucket);
+      current = undefined;
+    }
+    const seqValue = bigintValue(entry.seq);
+    const appinfoValue = textValue(entry.appinfo);
+    const docValue = textValue(entryDoc(entry));
+    // As statementBytes counts them: the stream, bucket, seq and appinfo twice, the doc once.
+    const bytes = 2 * (streamValue.length + 4) + 48 + 2 * (appinfoValue.length + 4) + docValue.length + 4;
     if (current === undefined || current.statements.length + 2 > MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
       current = { statements: [], bytes: 0 };
-      open.set(bucket, current);
       out.push(current);
     }
-    current.statements.push(...pair);
+    current.statements.push(
+      { query: q.insertEntry, params: [streamValue, bucketValue, seqValue, appinfoValue, docValue] },
+      { query: q.insertAppinfo, params: [streamValue, bucketValue, appinfoValue, seqValue] },
+    );
     current.bytes += bytes;
   }
   return out;

@@ -33,8 +33,13 @@ export const ENTRY_SELECT = [...ENTRY_COLUMNS, ...LEGACY_COLUMNS].join(', ');
  * have their own columns): one text value for the driver to encode instead of 14 typed ones.
  */
 export function entryParams(entry: Entry): unknown[] {
-  const { seq, appinfo, ...rest } = entry;
-  return [seq, appinfo, JSON.stringify(rest)];
+  return [entry.seq, entry.appinfo, entryDoc(entry)];
+}
+
+/** The `doc` column: the entry without its seq and appinfo, as JSON. */
+export function entryDoc(entry: Entry): string {
+  const { seq: _seq, appinfo: _appinfo, ...rest } = entry;
+  return JSON.stringify(rest);
 }
 
 /**
