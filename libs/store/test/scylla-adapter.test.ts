@@ -211,6 +211,26 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(await b.timeline.readAfter(inbox, 0, 10)).toEqual([legacy, msgEntry(9, 'new-9')]);
     });
 
+    it('a version-3 row (appinfo in its own cell) reads back whole, dedups and confirms; new rows carry it in doc', async () => {
+      const inbox = inboxKey(uniqueTenant(), 'v3');
+      const { seq: _seq, appinfo: _appinfo, ...rest } = msgEntry(5, 'v3-5');
+      await raw.batch([
+        { query: `INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 0)`, params: [inbox] },
+        { query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, appinfo, doc) VALUES (?, 0, 5, 'v3-5', ?)`, params: [inbox, JSON.stringify(rest)] },
+        { query: `INSERT INTO ${ks}.timeline_appinfos (inbox, bucket, appinfo, seq) VALUES (?, 0, 'v3-5', 5)`, params: [inbox] },
+      ], { prepare: true });
+      expect(await a.timeline.getEntry(inbox, 5)).toEqual(msgEntry(5, 'v3-5'));
+      expect(await a.timeline.append(inbox, [msgEntry(6, 'v3-5'), msgEntry(7, 'new-7')])).toEqual([
+        { seq: 5, duplicate: true }, { seq: 7, duplicate: false },
+      ]);
+      // Found through the dedup row and confirmed against each entry, whichever way it holds its appinfo.
+      expect(await b.timeline.findSeqs(inbox, ['v3-5', 'new-7', 'absent'])).toEqual(new Map([['v3-5', 5], ['new-7', 7]]));
+      expect(await b.timeline.readAfter(inbox, 0, 10)).toEqual([msgEntry(5, 'v3-5'), msgEntry(7, 'new-7')]);
+      const written = await raw.execute(`SELECT appinfo, doc FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 7`, [inbox], { prepare: true });
+      expect(written.first()?.get('appinfo')).toBeNull();
+      expect(JSON.parse(String(written.first()?.get('doc')))).toMatchObject({ appinfo: 'new-7' });
+    });
+
     it('keeps one marker per non-empty bucket; entries and their dedup rows expire after 180 days', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'b0'), msgEntry(65_535, 'b0-last')]);

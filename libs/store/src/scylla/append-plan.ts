@@ -106,14 +106,14 @@ export function entryGroups(stream: string, entries: readonly Entry[], q: { inse
     const seqValue = bigintValue(entry.seq);
     const appinfoValue = textValue(entry.appinfo);
     const docValue = textValue(entryDoc(entry));
-    // As statementBytes counts them: the stream, bucket, seq and appinfo twice, the doc once.
-    const bytes = 2 * (streamValue.length + 4) + 48 + 2 * (appinfoValue.length + 4) + docValue.length + 4;
+    // As statementBytes counts them: the stream, bucket and seq twice, the appinfo and doc once.
+    const bytes = 2 * (streamValue.length + 4) + 48 + appinfoValue.length + 4 + docValue.length + 4;
     if (current === undefined || current.statements.length + 2 > MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
       current = { statements: [], bytes: 0 };
       out.push(current);
     }
     current.statements.push(
-      { query: q.insertEntry, params: [streamValue, bucketValue, seqValue, appinfoValue, docValue] },
+      { query: q.insertEntry, params: [streamValue, bucketValue, seqValue, docValue] },
       { query: q.insertAppinfo, params: [streamValue, bucketValue, appinfoValue, seqValue] },
     );
     current.bytes += bytes;

@@ -17,8 +17,13 @@ export function bucketOf(seq: number): number {
 /** Longest appinfo (UTF-8 bytes) accepted, same as the embedded engine. */
 export const MAX_APPINFO_BYTES = 512;
 
-/** Columns an append writes after the stream key and bucket (schema version 3), in insert order. */
-export const ENTRY_COLUMNS = ['seq', 'appinfo', 'doc'] as const;
+/**
+ * Columns an append writes after the stream key and bucket, in insert order. The appinfo rides
+ * in the document: a row written with its own `appinfo` cell cost Cassandra about 4 µs more per
+ * append (docs/benchmarks.md, "Session 10"); rows of schema version 3 written before still have
+ * that cell, and are read from it.
+ */
+export const ENTRY_COLUMNS = ['seq', 'doc'] as const;
 
 /** Typed columns of rows written before schema version 3 (no `doc`), still read. */
 const LEGACY_COLUMNS = [
@@ -26,19 +31,16 @@ const LEGACY_COLUMNS = [
   'refer_seq', 'seqs', 'read_by', 'recall_appinfo', 'recall_send_time',
 ] as const;
 
-export const ENTRY_SELECT = [...ENTRY_COLUMNS, ...LEGACY_COLUMNS].join(', ');
+export const ENTRY_SELECT = ['seq', 'appinfo', 'doc', ...LEGACY_COLUMNS].join(', ');
 
-/**
- * One value per ENTRY_COLUMNS. The document is the entry without its seq and appinfo (they
- * have their own columns): one text value for the driver to encode instead of 14 typed ones.
- */
+/** One value per ENTRY_COLUMNS: one text value for the driver to encode instead of 14 typed ones. */
 export function entryParams(entry: Entry): unknown[] {
-  return [entry.seq, entry.appinfo, entryDoc(entry)];
+  return [entry.seq, entryDoc(entry)];
 }
 
-/** The `doc` column: the entry without its seq and appinfo, as JSON. */
+/** The `doc` column: the entry without its seq (the clustering key), as JSON. */
 export function entryDoc(entry: Entry): string {
-  const { seq: _seq, appinfo: _appinfo, ...rest } = entry;
+  const { seq: _seq, ...rest } = entry;
   return JSON.stringify(rest);
 }
 
@@ -49,11 +51,23 @@ export function entryDoc(entry: Entry): string {
  */
 export function rowToEntry(row: Row): Entry {
   const doc = optStr(row.get('doc'));
-  return doc === undefined ? legacyRowToEntry(row) : docToEntry(num(row.get('seq')), str(row.get('appinfo'), 'appinfo'), doc);
+  return doc === undefined ? legacyRowToEntry(row) : docToEntry(num(row.get('seq')), optStr(row.get('appinfo')), doc);
 }
 
-function docToEntry(seq: number, appinfo: string, doc: string): Entry {
-  const rest = JSON.parse(doc) as Omit<Entry, 'seq' | 'appinfo'>;
+/** The appinfo of an entry row (selected with `seq, appinfo, doc`), without decoding the rest. */
+export function rowAppinfo(row: Row): string {
+  const column = optStr(row.get('appinfo'));
+  if (column !== undefined) return column;
+  const doc = optStr(row.get('doc'));
+  const appinfo = doc === undefined ? undefined : (JSON.parse(doc) as { appinfo?: unknown }).appinfo;
+  if (typeof appinfo !== 'string') throw new InternalError('stored entry has no appinfo');
+  return appinfo;
+}
+
+/** A version-3 row has its appinfo in a column of its own; a newer one has it in the document. */
+function docToEntry(seq: number, appinfoColumn: string | undefined, doc: string): Entry {
+  const { appinfo = appinfoColumn, ...rest } = JSON.parse(doc) as Omit<Entry, 'seq' | 'appinfo'> & { appinfo?: string };
+  if (typeof appinfo !== 'string') throw new InternalError('stored entry has no appinfo');
   storedKind(rest.kind);
   return { seq, appinfo, ...rest };
 }

@@ -15,7 +15,7 @@
  */
 import { LruMap, type Entry } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
-import { ENTRY_COLUMNS, ENTRY_SELECT, appinfoFits, bucketOf, rowToEntry } from './entry-codec.ts';
+import { ENTRY_COLUMNS, ENTRY_SELECT, appinfoFits, bucketOf, rowAppinfo, rowToEntry } from './entry-codec.ts';
 import { MARKER_TTL_SECONDS } from './bucket-marker-memo.ts';
 
 export interface SeqLogTables {
@@ -136,7 +136,7 @@ export class SeqLogReader {
     const stored = new Map<number, string>();
     await Promise.all([...byBucket].flatMap(([bucket, seqs]) => chunks([...new Set(seqs)], IN_CHUNK).map(async (list) => {
       for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, list])) {
-        stored.set(num(row.get('seq')), String(row.get('appinfo')));
+        stored.set(num(row.get('seq')), rowAppinfo(row));
       }
     })));
     return pairs.filter(([appinfo, seq]) => stored.get(seq) === appinfo);
@@ -218,7 +218,7 @@ function statements(cql: Cql, tables: SeqLogTables) {
     allMarkers: `SELECT bucket FROM ${buckets} WHERE ${k} = ?`,
     lookup: `SELECT appinfo, seq FROM ${appinfos} WHERE ${k} = ? AND bucket IN ? AND appinfo IN ?`,
     indexOf: `SELECT appinfo FROM ${appinfos} WHERE ${k} = ? AND bucket = ?`,
-    appinfosAt: `SELECT seq, appinfo FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq IN ?`,
+    appinfosAt: `SELECT seq, appinfo, doc FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq IN ?`,
     markersAsc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket >= ? LIMIT ?`,
     markersDesc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket <= ? ORDER BY bucket DESC LIMIT ?`,
     markersBetween: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket > ? AND bucket <= ?`,
