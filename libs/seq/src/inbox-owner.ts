@@ -149,6 +149,13 @@ export class InboxOwner implements InboxWriter {
     await null;
     try {
       while (state.pending.length > 0) {
+        const [only] = state.pending;
+        if (state.pending.length === 1 && only?.kind === 'append') {
+          // The usual run, one append alone: nothing to merge or to retry apart.
+          state.pending.length = 0;
+          await this.write(state, only.entries).then(only.resolve, only.reject);
+          continue;
+        }
         const run = takeRun(state.pending, this.limits);
         await this.execute(state, run);
       }
