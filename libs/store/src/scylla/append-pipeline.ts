@@ -123,7 +123,8 @@ export class SeqLogAppendPipeline {
       const plan = job.plan as AppendPlan;
       // Only the markers written now: the memo must never vouch for a marker older than the
       // refresh period, or a stream busy for longer than the marker's TTL would outlive it.
-      for (const bucket of [...plan.farBuckets, ...(job.writes as JobWrites).marked]) this.markers.wrote(job.stream, bucket, now);
+      for (const bucket of plan.farBuckets) this.markers.wrote(job.stream, bucket, now);
+      for (const bucket of (job.writes as JobWrites).marked) this.markers.wrote(job.stream, bucket, now);
       this.states.remember(job.stream, advance(job.state as StreamState, plan.toWrite));
       job.resolve(plan.outcomes);
     }
@@ -141,10 +142,10 @@ export class SeqLogAppendPipeline {
   private planWith(job: Job, state: StreamState): Promise<void> | undefined {
     // A held fingerprint is only a candidate: a resend (rare) is confirmed by the store, which
     // checks each index row against its entry (a row can outlive its entry).
-    const asked: string[] = [];
-    for (const { appinfo } of job.batch) if (!asked.includes(appinfo) && mayHold(state, appinfo)) asked.push(appinfo);
-    if (asked.length > 0) return this.log.findInBuckets(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
-    settlePlan(job, state, new Map());
+    let asked: string[] | undefined;
+    for (const { appinfo } of job.batch) if (asked?.includes(appinfo) !== true && mayHold(state, appinfo)) (asked ??= []).push(appinfo);
+    if (asked !== undefined) return this.log.findInBuckets(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
+    settlePlan(job, state, NOTHING_FOUND);
     return undefined;
   }
 
@@ -175,10 +176,15 @@ export class SeqLogAppendPipeline {
   private writesOf(job: Job, now: number): JobWrites {
     const plan = job.plan as AppendPlan;
     // Re-written at most once per refresh period: its TTL outlasts the entries written meanwhile.
-    const marked = plan.buckets
-      .filter((bucket) => !plan.farBuckets.includes(bucket))
-      .filter((bucket) => !this.markers.fresh(job.stream, bucket, now - this.markerRefreshMs));
-    const markers = marked.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] }));
+    // The usual append has none due: no arrays are made for it.
+    let marked: number[] = NO_BUCKETS;
+    let markers: Statement[] = NO_STATEMENTS;
+    for (const bucket of plan.buckets) {
+      if (plan.farBuckets.includes(bucket) || this.markers.fresh(job.stream, bucket, now - this.markerRefreshMs)) continue;
+      if (marked === NO_BUCKETS) [marked, markers] = [[], []];
+      marked.push(bucket);
+      markers.push({ query: this.log.q.insertMarker, params: [job.stream, bucket] });
+    }
     const entries = entryGroups(job.stream, plan.toWrite, this.log.q);
     const gap = gapBelow(plan);
     // A gap inside the first entry's partition is cleared in the same mutation as the entries:
@@ -230,8 +236,8 @@ export class SeqLogAppendPipeline {
       try {
         job.guard();
         const { markers, entries } = job.writes as JobWrites;
-        groups.push({ owner: job, statements: markers });
-        for (const group of entries) groups.push({ owner: job, ...group });
+        if (markers.length > 0) groups.push({ owner: job, statements: markers });
+        for (const group of entries) groups.push({ owner: job, statements: group.statements, bytes: group.bytes });
         guarded.push(job);
       } catch (err) {
         job.reject(err);
@@ -252,7 +258,12 @@ export class SeqLogAppendPipeline {
   }
 }
 
-function settlePlan(job: Job, state: StreamState, found: Map<string, number>): void {
+const NOTHING_FOUND: ReadonlyMap<string, number> = new Map();
+// Shared by every append that has no marker due; frozen, so a write to one would throw.
+const NO_BUCKETS: number[] = Object.freeze([]) as unknown as number[];
+const NO_STATEMENTS: Statement[] = Object.freeze([]) as unknown as Statement[];
+
+function settlePlan(job: Job, state: StreamState, found: ReadonlyMap<string, number>): void {
   job.state = state;
   job.plan = planAppend(job.stream, job.batch, state.head, found);
 }

@@ -37,23 +37,24 @@ export interface AppendPlan {
 }
 
 /**
- * Dedups `batch` against the stored appinfos (`known`, mutated with the new ones) and checks
- * every new seq is above the head. Every check happens before any write: a rejected call
- * writes nothing.
+ * Dedups `batch` against the stored appinfos (`known`) and within itself, and checks every new
+ * seq is above the head. Every check happens before any write: a rejected call writes nothing.
  */
-export function planAppend(stream: string, batch: readonly Entry[], stored: number, known: Map<string, number>): AppendPlan {
+export function planAppend(stream: string, batch: readonly Entry[], stored: number, known: ReadonlyMap<string, number>): AppendPlan {
   let head = stored;
   const outcomes: AppendOutcome[] = [];
   const toWrite: Entry[] = [];
+  // A single entry (the usual append) cannot repeat itself: no map for it.
+  const written = batch.length > 1 ? new Map<string, number>() : undefined;
   for (const entry of batch) {
-    const original = known.get(entry.appinfo);
+    const original = known.get(entry.appinfo) ?? written?.get(entry.appinfo);
     if (original !== undefined) {
       outcomes.push({ seq: original, duplicate: true });
       continue;
     }
     if (entry.seq <= head) throw new InternalError(`seq ${entry.seq} is not above head ${head} of ${stream}`);
     head = entry.seq;
-    known.set(entry.appinfo, entry.seq);
+    written?.set(entry.appinfo, entry.seq);
     outcomes.push({ seq: entry.seq, duplicate: false });
     toWrite.push(entry);
   }
