@@ -37,15 +37,25 @@ export interface AppendPipelineOptions {
  */
 interface JobWrites { markers: Statement[]; marked: number[]; entries: StatementGroup[] }
 
-interface Job {
-  stream: string;
-  batch: Entry[];
-  guard: WriteGuard;
-  resolve: (outcomes: AppendOutcome[]) => void;
-  reject: (err: unknown) => void;
+class Job {
   state?: StreamState;
   plan?: AppendPlan;
   writes?: JobWrites;
+
+  constructor(
+    readonly stream: string,
+    readonly batch: Entry[],
+    readonly guard: WriteGuard,
+    readonly resolve: (outcomes: AppendOutcome[]) => void,
+    private readonly rejectCaller: (err: unknown) => void,
+    private readonly states: WriterStates,
+  ) {}
+
+  /** A failed append's outcome is unknown: the stream is reloaded from the store next time. */
+  reject(err: unknown): void {
+    this.states.forget(this.stream);
+    this.rejectCaller(err);
+  }
 }
 
 export class SeqLogAppendPipeline {
@@ -72,11 +82,7 @@ export class SeqLogAppendPipeline {
   /** Appends `batch` to `stream`; the caller keeps one append per stream in flight. */
   submit(stream: string, batch: Entry[], guard: WriteGuard): Promise<AppendOutcome[]> {
     return new Promise((resolve, reject) => {
-      const job: Job = {
-        stream, batch, guard, resolve,
-        reject: (err) => { this.states.forget(stream); reject(err); },
-      };
-      this.queue.push(job);
+      this.queue.push(new Job(stream, batch, guard, resolve, reject, this.states));
       if (this.scheduled) return;
       this.scheduled = true;
       // Appends made in the same tick start as one group.

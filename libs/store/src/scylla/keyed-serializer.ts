@@ -20,11 +20,14 @@ export class KeyedSerializer {
       tail.done = result;
       tail.queued++;
     }
-    const settled = (): void => {
-      if (--(tail as Tail).queued === 0) this.tails.delete(key);
-    };
-    result.then(settled, settled);
+    // Unnamed handlers: tsx (esbuild keepNames) wraps every named function made at run time in
+    // a defineProperty call.
+    result.then(() => this.release(key, tail as Tail), () => this.release(key, tail as Tail));
     return result;
+  }
+
+  private release(key: string, tail: Tail): void {
+    if (--tail.queued === 0) this.tails.delete(key);
   }
 
   /** Keys with work queued or running (for tests and metrics). */
