@@ -113,7 +113,6 @@ export class ShardRequester {
    */
   *appendRequests(head: AppendHead, entries: NewEntry[]): Generator<{ chunk: NewEntry[]; req: ShardRequest; payload: Uint8Array }> {
     const budget = (this.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
-    const request = (chunk: NewEntry[], json: string[]) => ({ chunk, req: { ...head, entries: chunk }, payload: encodeWithEntries(head, json) });
     let chunk: NewEntry[] = [];
     let json: string[] = [];
     let bytes = 0;
@@ -122,7 +121,7 @@ export class ShardRequester {
       const size = Buffer.byteLength(text) + 1;
       if (size > budget) throw new TooLargeError(`entry ${entry.appinfo} is larger than a NATS message`);
       if (chunk.length > 0 && (bytes + size > budget || chunk.length >= this.maxEntries)) {
-        yield request(chunk, json);
+        yield appendRequest(head, chunk, json);
         chunk = [];
         json = [];
         bytes = 0;
@@ -131,7 +130,7 @@ export class ShardRequester {
       json.push(text);
       bytes += size;
     }
-    if (chunk.length > 0) yield request(chunk, json);
+    if (chunk.length > 0) yield appendRequest(head, chunk, json);
   }
 
   private async backoff(attempt: number, deadline: number): Promise<void> {
@@ -139,4 +138,8 @@ export class ShardRequester {
     const delay = Math.min(Math.random() * cap, Math.max(0, deadline - performance.now()));
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+function appendRequest(head: AppendHead, chunk: NewEntry[], json: string[]): { chunk: NewEntry[]; req: ShardRequest; payload: Uint8Array } {
+  return { chunk, req: { ...head, entries: chunk }, payload: encodeWithEntries(head, json) };
 }

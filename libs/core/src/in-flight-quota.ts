@@ -23,21 +23,33 @@ export class InFlightQuota {
     if (t >= caps.perTenantInFlight) return { ok: false, refused: 'tenant' };
     this.users.set(userKey, u + 1);
     this.tenants.set(tenant, t + 1);
-    let released = false;
-    return {
-      ok: true,
-      release: () => {
-        if (released) return;
-        released = true;
-        decrement(this.users, userKey);
-        decrement(this.tenants, tenant);
-      },
-    };
+    return { ok: true, release: new QuotaSlot(this.users, userKey, this.tenants, tenant).release };
   }
 
   inFlight(tenant: string, user?: string): number {
     return user === undefined ? this.tenants.get(tenant) ?? 0 : this.users.get(`${tenant}:${user}`) ?? 0;
   }
+}
+
+/** One taken slot; releasing it twice releases it once. */
+class QuotaSlot {
+  private released = false;
+
+  constructor(
+    private readonly users: Map<string, number>,
+    private readonly userKey: string,
+    private readonly tenants: Map<string, number>,
+    private readonly tenant: string,
+  ) {}
+
+  // A class field, not a closure made per acquire: tsx (esbuild keepNames) names every function
+  // created at run time with a defineProperty call.
+  readonly release = (): void => {
+    if (this.released) return;
+    this.released = true;
+    decrement(this.users, this.userKey);
+    decrement(this.tenants, this.tenant);
+  };
 }
 
 function decrement(map: Map<string, number>, key: string): void {
