@@ -154,6 +154,10 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
   for (const table of ['raw_insert', TIMELINE_TABLES.entries, TIMELINE_TABLES.appinfos, TIMELINE_TABLES.buckets]) {
     await client.execute(`TRUNCATE ${STORE_KEYSPACE}.${table}`);
   }
+  // Nor should an earlier run's flushes and compactions (a push or history part, another bench)
+  // share the node with the first slices: they cost it up to 20 µs more per row in the first runs
+  // after one, for whichever kind they fell on.
+  const settled = await nodeSettled(stores, 60_000);
   const insert = `INSERT INTO ${STORE_KEYSPACE}.raw_insert (inbox, seq, entry) VALUES (?, ?, ?)`;
   const inboxes: InboxKey[] = Array.from({ length: INBOXES }, (_, i) => inboxKey(`b${RUN_ID}`, `u${i}`));
   const rawSeq = new Array<number>(INBOXES).fill(0);
@@ -191,6 +195,7 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
   lastRawRate = tallies.raw.rate;
   const { raw: rw, single: s, batched: b } = tallies;
   notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
+  notes.push(`  before the rates: ${settled}`);
   notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
   notes.push(`  Cassandra timer slack: ${await timerSlackOf(await servicePid('cassandra'))} (scripts/services.sh sets it, docs/services.md)`);
   notes.push(`  CPU per entry written: raw ${rw.cpuPerEntry}; single ${s.cpuPerEntry}; batched ${b.cpuPerEntry}`);
