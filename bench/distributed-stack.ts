@@ -3,7 +3,7 @@
  * entry points) on the loopback Cassandra, Redis and NATS, in a namespace of their own; plus
  * service waits and the clean-up of that namespace (NATS streams, Redis keys).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { connect as netConnect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -46,13 +46,20 @@ export async function waitForServices(during: string): Promise<void> {
 
 interface Child { proc: ChildProcess; output: () => string }
 
+/** BENCH_SCHED_BATCH=0 starts the children under SCHED_OTHER; chrt (util-linux) is needed otherwise. */
+const SCHED_BATCH = process.env.BENCH_SCHED_BATCH !== '0' && spawnSync('chrt', ['--version']).status === 0;
+
 /** As in docker-compose.yml and the README (docs/decisions.md, "Worker heap"). */
 const WORKER_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 function startChild(main: string, readyText: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Child> {
   // BENCH_NODE_ARGS: extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extra = [...nodeFlags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0)];
-  const proc = spawn(process.execPath, [...extra, '--import', 'tsx', main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [...extra, '--import', 'tsx', main];
+  // Under SCHED_BATCH like the services (scripts/services.sh, docs/services.md); the load
+  // generator (this process) stays SCHED_OTHER, so it still reads a reply the moment it lands.
+  const [command, argv] = SCHED_BATCH ? ['chrt', ['--batch', '0', process.execPath, ...args]] : [process.execPath, args];
+  const proc = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
   const { ready, tail } = watchChild(proc, main, readyText, 60_000);
   return ready.then(() => ({ proc, output: tail }));

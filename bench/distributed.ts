@@ -17,7 +17,7 @@ import { firstSend, fmtCpu, PUSH_LOAD_SHAPE, pushLoad, sustained, type LoadResul
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';
 import { messageBody, messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtLatency, fmtMs, fmtRate, fmtRatio, Samples, type BenchResult, type Figure, type LatencySummary } from './stats.ts';
-import { cpuSecondsOf, servicePid, sleep, timerSlackOf } from './support.ts';
+import { cpuSecondsOf, schedPolicyOf, servicePid, sleep, timerSlackOf } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 /**
@@ -289,6 +289,8 @@ async function stackParts(figures: Figure[], notes: string[]): Promise<void> {
       await sleep(keepMs);
     }
     notes.push(`push: ${PUSH_LOAD_SHAPE}; 1 worker + 1 gateway (children), namespace ${stack.namespace}`);
+    const policies = await Promise.all([stack.pids.gateway, stack.pids.worker, await servicePid('cassandra'), await servicePid('redis'), await servicePid('nats')].map(schedPolicyOf));
+    notes.push(`  scheduling (docs/services.md): gateway ${policies[0]}, worker ${policies[1]}, Cassandra ${policies[2]}, Redis ${policies[3]}, NATS ${policies[4]}; load generator ${await schedPolicyOf(process.pid)}`);
     for (const r of loads) {
       const errs = [...r.errors].map(([c, n]) => `${c}×${n}`).join(', ') || 'none';
       const lost = r.closed.length === 0 ? '' : `, sockets closed under load ${r.closed.length} (${[...new Set(r.closed)].join('; ')})`;

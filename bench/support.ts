@@ -178,6 +178,18 @@ export async function servicePid(service: 'cassandra' | 'redis' | 'nats'): Promi
 }
 
 /** The kernel timer slack of a process's main thread, for the record ("unknown" if unreadable). */
+/** A process's scheduling policy (field 41 of /proc/<pid>/stat), e.g. SCHED_BATCH. */
+export async function schedPolicyOf(pid: number | undefined): Promise<string> {
+  if (pid === undefined) return 'unknown';
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    const names = ['SCHED_OTHER', 'SCHED_FIFO', 'SCHED_RR', 'SCHED_BATCH', 'SCHED_ISO', 'SCHED_IDLE', 'SCHED_DEADLINE'];
+    return names[Number(fields[38])] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 export async function timerSlackOf(pid: number | undefined): Promise<string> {
   if (pid === undefined) return 'unknown';
   try {
