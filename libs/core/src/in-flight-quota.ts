@@ -42,8 +42,8 @@ class QuotaSlot {
     private readonly tenant: string,
   ) {}
 
-  // A class field, not a closure made per acquire: tsx (esbuild keepNames) names every function
-  // created at run time with a defineProperty call.
+  // Callers pass `release` detached (`finally(slot.release)`). An arrow class field is not
+  // wrapped in tsx's (esbuild keepNames) per-call defineProperty, as a named closure was.
   readonly release = (): void => {
     if (this.released) return;
     this.released = true;

@@ -149,15 +149,11 @@ export class InboxOwner implements InboxWriter {
     await null;
     try {
       while (state.pending.length > 0) {
-        const [only] = state.pending;
-        if (state.pending.length === 1 && only?.kind === 'append') {
-          // The usual run, one append alone: nothing to merge or to retry apart.
-          state.pending.length = 0;
-          await this.write(state, only.entries).then(only.resolve, only.reject);
-          continue;
-        }
         const run = takeRun(state.pending, this.limits);
-        await this.execute(state, run);
+        const [only] = run;
+        // The usual run, one append alone: nothing to merge or to retry apart.
+        if (run.length === 1 && only?.kind === 'append') await this.write(state, only.entries).then(only.resolve, only.reject);
+        else await this.execute(state, run);
       }
     } finally {
       state.draining = undefined;
@@ -188,8 +184,6 @@ export class InboxOwner implements InboxWriter {
   private async executeRun(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
     if (run[0]?.kind === 'append') {
       const ops = run as AppendOp[];
-      const only = ops.length === 1 ? ops[0] : undefined;
-      if (only !== undefined) return only.resolve(await this.write(state, only.entries));
       const outcomes = await this.write(state, ops.flatMap((op) => op.entries));
       let at = 0;
       for (const op of ops) op.resolve(outcomes.slice(at, (at += op.entries.length)));

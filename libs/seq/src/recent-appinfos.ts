@@ -24,14 +24,10 @@ export class RecentAppinfos {
 
   /** The known seqs of `appinfos` in `inbox` (usually none: no map is made then). */
   lookup(inbox: string, appinfos: Iterable<string>): ReadonlyMap<string, number> {
-    const current = this.current.get(inbox);
-    const previous = this.previous.get(inbox);
     let found: Map<string, number> | undefined;
-    if (current !== undefined || previous !== undefined) {
-      for (const appinfo of appinfos) {
-        const seq = current?.get(appinfo) ?? previous?.get(appinfo);
-        if (seq !== undefined) (found ??= new Map()).set(appinfo, seq);
-      }
+    for (const appinfo of appinfos) {
+      const seq = this.lookupOne(inbox, appinfo);
+      if (seq !== undefined) (found ??= new Map()).set(appinfo, seq);
     }
     return found ?? NONE;
   }
