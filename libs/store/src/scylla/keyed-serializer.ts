@@ -13,16 +13,15 @@ export class KeyedSerializer {
   private readonly tails = new Map<string, Tail>();
 
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    let tail = this.tails.get(key);
-    const result = tail === undefined ? start(work) : tail.done.then(work, work);
-    if (tail === undefined) this.tails.set(key, (tail = { done: result, queued: 1 }));
-    else {
-      tail.done = result;
-      tail.queued++;
-    }
+    const queued = this.tails.get(key);
+    const result = queued === undefined ? start(work) : queued.done.then(work, work);
+    const tail = queued ?? { done: result, queued: 0 };
+    if (queued === undefined) this.tails.set(key, tail);
+    tail.done = result;
+    tail.queued++;
     // Unnamed handlers: tsx (esbuild keepNames) wraps every named function made at run time in
     // a defineProperty call.
-    result.then(() => this.release(key, tail as Tail), () => this.release(key, tail as Tail));
+    result.then(() => this.release(key, tail), () => this.release(key, tail));
     return result;
   }
 
