@@ -2,18 +2,24 @@
  * InboxWriter for processes that own no shard (gateways, fanout workers): every call goes to
  * the shard's owner over NATS request/reply, retried until a deadline (see ShardRequester).
  */
-import { InternalError } from '@seqline/core';
-import type { AppendOutcome, InboxKey, InboxWriter, NewEntry } from '@seqline/core';
+import { InternalError, silentLogger } from '@seqline/core';
+import type { AppendOutcome, ChainedAppend, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry } from '@seqline/core';
+import { runFollowUp } from '@seqline/seq';
 import { ShardRequester } from './shard-requester.ts';
-import type { RemoteWriterOptions } from './shard-requester.ts';
+import type { OkReply, RemoteWriterOptions } from './shard-requester.ts';
+import { encodeJson, MAX_FOLLOW_UP_MS } from './wire.ts';
+import type { ShardRequest } from './wire.ts';
 
 export type RemoteInboxWriterOptions = RemoteWriterOptions;
 
 export class RemoteInboxWriter implements InboxWriter {
   private readonly requester: ShardRequester;
 
+  private readonly logger: Logger;
+
   constructor(options: RemoteInboxWriterOptions) {
     this.requester = new ShardRequester(options, 'remote-inbox-writer', 'inbox owner');
+    this.logger = (options.logger ?? silentLogger).child({ component: 'remote-inbox-writer' });
   }
 
   /**
@@ -24,12 +30,29 @@ export class RemoteInboxWriter implements InboxWriter {
     if (entries.length === 0) return [];
     const outcomes: AppendOutcome[] = [];
     for (const { chunk, req, payload } of this.requester.appendRequests({ op: 'append', inbox }, entries)) {
-      const reply = await this.requester.call(req, payload);
-      if (reply.outcomes?.length !== chunk.length) throw new InternalError('inbox owner returned the wrong number of outcomes');
-      // Only seq and duplicate: an inbox append has no prevSeq, whatever the owner sent.
-      outcomes.push(...reply.outcomes.map(({ seq, duplicate }) => ({ seq, duplicate })));
+      outcomes.push(...outcomesOf(await this.requester.call(req, payload), chunk.length));
     }
     return outcomes;
+  }
+
+  /**
+   * One request when both appends fit in one: the first inbox's owner runs the follow-up (see
+   * wire.ts). Otherwise, or when the owner predates `then`, the follow-up is run from here.
+   */
+  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+    const req: ShardRequest = { op: 'append', inbox, entries, then: next };
+    const payload = encodeJson(req);
+    const fits = entries.length > 0 && entries.length + next.entries.length <= this.requester.maxEntriesPerRequest
+      && payload.length <= this.requester.payloadBudget() && next.timeoutMs <= MAX_FOLLOW_UP_MS;
+    let outcomes: AppendOutcome[];
+    if (fits) {
+      const reply = await this.requester.call(req, payload);
+      outcomes = outcomesOf(reply, entries.length);
+      if (reply.then !== undefined) return { outcomes, next: reply.then };
+    } else {
+      outcomes = await this.append(inbox, entries);
+    }
+    return { outcomes, next: await runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger) };
   }
 
   async addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
@@ -47,4 +70,10 @@ export class RemoteInboxWriter implements InboxWriter {
   async close(): Promise<void> {
     this.requester.close();
   }
+}
+
+function outcomesOf(reply: OkReply, expected: number): AppendOutcome[] {
+  if (reply.outcomes?.length !== expected) throw new InternalError('inbox owner returned the wrong number of outcomes');
+  // Only seq and duplicate: an inbox append has no prevSeq, whatever the owner sent.
+  return reply.outcomes.map(({ seq, duplicate }) => ({ seq, duplicate }));
 }

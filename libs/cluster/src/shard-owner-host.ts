@@ -10,14 +10,19 @@
  * back shards it is not the preferred owner of once the membership has been stable for a ttl.
  */
 import { performance } from 'node:perf_hooks';
-import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import { shardOf } from '@seqline/core';
+import { GroupStreamWriter, InboxOwner, runFollowUp } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
-import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type {
+  AppendOutcome, FollowUpAppend, FollowUpResult, GroupStreamStore, InboxKey, Logger, NewEntry, PushBus, SeqCeilingStore,
+  TimelineStore,
+} from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import { FencedGroupStreamStore } from './fenced-group-stream.ts';
 import { FencedTimelineStore } from './fenced-timeline.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
+import { RemoteInboxWriter } from './remote-inbox-writer.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
 import { ShardSlot } from './shard-slot.ts';
@@ -73,6 +78,8 @@ export class ShardOwnerHost {
   private readonly inFlight: InFlight;
   private readonly now: () => number;
   private readonly slots = new Map<number, ShardSlot>();
+  /** Follow-ups for inboxes of shards served elsewhere. */
+  private readonly forward: RemoteInboxWriter;
   private readonly acquiring = new Set<number>();
   private readonly freeSince = new Map<number, number>();
   private members = '';
@@ -100,6 +107,11 @@ export class ShardOwnerHost {
     }
     this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
     this.inFlight = { count: 0, max: options.maxInFlight ?? 10_000 };
+    // Short deadline: a follow-up is raced against its own timeout, and its fallback is a job.
+    this.forward = new RemoteInboxWriter({
+      nc: options.nc, shardCount: this.shardCount, subjectPrefix: this.subjectPrefix, logger: options.logger,
+      requestTimeoutMs: 1000, deadlineMs: 2000,
+    });
   }
 
   /** Registers, starts renewing and balancing; the first round runs before this resolves. */
@@ -129,6 +141,7 @@ export class ShardOwnerHost {
     await this.ticking;
     await Promise.all([...this.slots.values()].map((slot) => this.drop(slot, 'host closing')));
     this.leases.stop();
+    await this.forward.close();
     await this.registry.leave(this.ownerId).catch((err: unknown) => this.logger.warn({ err: errMessage(err) }, 'registry leave failed'));
     this.state = 'closed';
   }
@@ -255,7 +268,17 @@ export class ShardOwnerHost {
       nc: o.nc, subject: shardSubject(this.subjectPrefix, lease.shard), queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,
       shardCount: this.shardCount, leases: this.leases, lease, owner, groupWriter, inFlight: this.inFlight, logger: this.logger, now: this.now,
       onUnwritable: (slot, reason) => void this.drop(slot, reason),
+      followUp: (outcomes, next) => this.followUp(outcomes, next),
     });
+  }
+
+  /** A follow-up append: in place when this host serves its shard, else over NATS. */
+  private followUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend): Promise<FollowUpResult> {
+    return runFollowUp(outcomes, next, (inbox, entries) => this.appendAnywhere(inbox, entries), this.logger);
+  }
+
+  private appendAnywhere(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    return this.slots.get(shardOf(inbox, this.shardCount))?.appendHere(inbox, entries) ?? this.forward.append(inbox, entries);
   }
 
   private onLeaseLost(lease: ShardLease, reason: string): void {

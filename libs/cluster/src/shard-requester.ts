@@ -112,7 +112,7 @@ export class ShardRequester {
    * JSON that sizes it is the JSON sent. An entry that alone exceeds the limit is TOO_LARGE.
    */
   *appendRequests(head: AppendHead, entries: NewEntry[]): Generator<{ chunk: NewEntry[]; req: ShardRequest; payload: Uint8Array }> {
-    const budget = (this.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
+    const budget = this.payloadBudget();
     let chunk: NewEntry[] = [];
     let json: string[] = [];
     let bytes = 0;
@@ -131,6 +131,16 @@ export class ShardRequester {
       bytes += size;
     }
     if (chunk.length > 0) yield appendRequest(head, chunk, json);
+  }
+
+  /** Bytes of entries one request may carry: NATS max_payload (1 MiB by default) less an envelope. */
+  payloadBudget(): number {
+    return (this.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
+  }
+
+  /** At most this many entries go in one request. */
+  get maxEntriesPerRequest(): number {
+    return this.maxEntries;
   }
 
   private async backoff(attempt: number, deadline: number): Promise<void> {

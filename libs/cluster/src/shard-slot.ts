@@ -7,7 +7,7 @@
  * stopped. Never restarts: a shard that comes back gets a new lease, a new epoch and a new slot.
  */
 import { FencedError, shardOf } from '@seqline/core';
-import type { Logger } from '@seqline/core';
+import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
 import type { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ShardLeaseLostError, toWireError } from './errors.ts';
@@ -37,6 +37,8 @@ export interface ShardSlotDeps {
   now(): number;
   /** The slot found itself unable to write (self-fenced, fenced): the host drops it. */
   onUnwritable(slot: ShardSlot, reason: string): void;
+  /** Runs an append request's `then` once the append resolved (the host routes it). */
+  followUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend): Promise<FollowUpResult>;
 }
 
 export class ShardSlot {
@@ -86,6 +88,16 @@ export class ShardSlot {
     this.stateNow = 'serving';
     this.deps.logger.info({ shard: this.shard, epoch: this.epoch }, 'serving shard');
     return true;
+  }
+
+  /**
+   * An append from this process (a follow-up of another shard's request), under the same rule
+   * (b) as a request; undefined when this slot cannot take it now, so the caller routes it over
+   * NATS instead.
+   */
+  appendHere(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> | undefined {
+    if (this.stateNow !== 'serving' || this.deps.leases.writeBlocker(this.lease) !== undefined) return undefined;
+    return this.deps.owner.append(inbox, entries);
   }
 
   /** Unsubscribes and lets both writers finish (or fail, once fenced) what they queued. */
@@ -152,7 +164,11 @@ export class ShardSlot {
   private async run(req: ShardRequest): Promise<InboxReply> {
     const { owner, groupWriter } = this.deps;
     switch (req.op) {
-      case 'append': return { ok: true, outcomes: await owner.append(req.inbox, req.entries) };
+      case 'append': {
+        const outcomes = await owner.append(req.inbox, req.entries);
+        if (req.then === undefined) return { ok: true, outcomes };
+        return { ok: true, outcomes, then: await this.deps.followUp(outcomes, req.then) };
+      }
       case 'receipt': await owner.addReceipt(req.inbox, req.appinfo, req.readers); return { ok: true };
       case 'head': return { ok: true, head: await owner.headSeq(req.inbox) };
       case 'gappend':

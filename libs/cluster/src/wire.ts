@@ -4,11 +4,17 @@
  * Both sides validate: the owner never trusts a request, the caller never trusts a reply.
  */
 import { BadRequestError, ENTRY_KINDS } from '@seqline/core';
-import type { AppendOutcome, EntryKind, GroupKey, InboxKey, NewEntry } from '@seqline/core';
+import type { AppendOutcome, EntryKind, FollowUpAppend, FollowUpResult, GroupKey, InboxKey, NewEntry } from '@seqline/core';
 import type { WireError } from './errors.ts';
 
+/**
+ * `then` (optional): once every entry was new, the owner appends `then.entries` to `then.inbox`
+ * itself — in place when it serves that shard too, else through the shard's owner — and says in
+ * the reply's `then` how that went (InboxWriter.appendThen). An owner that predates `then`
+ * ignores it and replies without one; the caller then runs the follow-up itself.
+ */
 export type InboxRequest =
-  | { op: 'append'; inbox: InboxKey; entries: NewEntry[] }
+  | { op: 'append'; inbox: InboxKey; entries: NewEntry[]; then?: FollowUpAppend }
   | { op: 'receipt'; inbox: InboxKey; appinfo: string; readers: string[] }
   | { op: 'head'; inbox: InboxKey };
 
@@ -26,7 +32,7 @@ export type AppendHead = { op: 'append'; inbox: InboxKey } | { op: 'gappend'; gr
 export type WireOutcome = AppendOutcome & { prevSeq?: number };
 
 export type InboxReply =
-  | { ok: true; outcomes?: WireOutcome[]; head?: number }
+  | { ok: true; outcomes?: WireOutcome[]; head?: number; then?: FollowUpResult }
   | { ok: false; error: WireError };
 
 export const DEFAULT_SUBJECT_PREFIX = 'inbox.append';
@@ -79,7 +85,8 @@ export function decodeRequest(data: Uint8Array): ShardRequest {
   const inbox = raw.inbox as InboxKey;
   switch (raw.op) {
     case 'append': {
-      return { op: 'append', inbox, entries: checkEntries(raw.entries) };
+      const entries = checkEntries(raw.entries);
+      return raw.then === undefined ? { op: 'append', inbox, entries } : { op: 'append', inbox, entries, then: checkFollowUp(raw.then) };
     }
     case 'receipt': {
       if (!isStr(raw.appinfo)) throw new BadRequestError('receipt needs an appinfo');
@@ -97,6 +104,18 @@ function decodeGroupRequest(raw: Obj): GroupRequest {
   if (!isStr(raw.group) || !raw.group.includes(':')) throw new BadRequestError('request needs a group key');
   const group = raw.group as GroupKey;
   return raw.op === 'gappend' ? { op: 'gappend', group, entries: checkEntries(raw.entries) } : { op: 'ghead', group };
+}
+
+/** The longest follow-up wait an owner accepts: it holds the request's reply that long. */
+export const MAX_FOLLOW_UP_MS = 10_000;
+
+function checkFollowUp(value: unknown): FollowUpAppend {
+  if (!isObj(value) || !isStr(value.inbox) || !value.inbox.includes(':')) throw new BadRequestError('then needs an inbox key');
+  const { timeoutMs } = value;
+  if (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_FOLLOW_UP_MS) {
+    throw new BadRequestError(`then.timeoutMs must be an integer in [1, ${MAX_FOLLOW_UP_MS}]`);
+  }
+  return { inbox: value.inbox as InboxKey, entries: checkEntries(value.entries), timeoutMs };
 }
 
 function checkEntries(value: unknown): NewEntry[] {
@@ -136,6 +155,10 @@ export function decodeReply(data: Uint8Array): InboxReply {
     if (raw.head !== undefined) {
       if (!Number.isSafeInteger(raw.head)) throw new Error('bad head in reply');
       reply.head = raw.head as number;
+    }
+    if (raw.then !== undefined) {
+      if (raw.then !== 'appended' && raw.then !== 'skipped' && raw.then !== 'failed') throw new Error('bad then in reply');
+      reply.then = raw.then;
     }
     return reply;
   }

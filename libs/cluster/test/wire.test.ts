@@ -33,6 +33,22 @@ describe('inbox request codec', () => {
     expect(() => decodeRequest(enc(body))).toThrow(BadRequestError);
   });
 
+  it('carries a follow-up append (`then`) both ways, and refuses a malformed one', () => {
+    const entry = msg('a1');
+    const then = { inbox: 't:v', entries: [msg('a1-copy')], timeoutMs: 1000 };
+    expect(decodeRequest(enc({ op: 'append', inbox: 't:u', entries: [entry], then }))).toEqual({ op: 'append', inbox: 't:u', entries: [entry], then });
+    for (const bad of [
+      { ...then, inbox: 'v' }, { ...then, timeoutMs: 0 }, { ...then, timeoutMs: 1.5 }, { ...then, timeoutMs: 10_001 },
+      { ...then, entries: [{ ...msg(), seq: 1 }] }, 'later',
+    ]) {
+      expect(() => decodeRequest(enc({ op: 'append', inbox: 't:u', entries: [entry], then: bad }))).toThrow(BadRequestError);
+    }
+    for (const result of ['appended', 'skipped', 'failed'] as const) {
+      expect(decodeReply(enc({ ok: true, outcomes: [{ seq: 3, duplicate: false }], then: result }))).toEqual({ ok: true, outcomes: [{ seq: 3, duplicate: false }], then: result });
+    }
+    expect(() => decodeReply(enc({ ok: true, outcomes: [], then: 'maybe' }))).toThrow();
+  });
+
   it('refuses malformed replies', () => {
     expect(decodeReply(enc({ ok: true, outcomes: [{ seq: 3, duplicate: false }] }))).toEqual({ ok: true, outcomes: [{ seq: 3, duplicate: false }] });
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: '3' }] }))).toThrow();

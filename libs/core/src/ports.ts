@@ -207,6 +207,27 @@ export interface PushBus {
 
 // ---------------------------------------------------------------- single-writer inbox
 
+/** The second append of InboxWriter.appendThen. */
+export interface FollowUpAppend {
+  inbox: InboxKey;
+  entries: NewEntry[];
+  /** How long the first append's caller waits for this one before giving up on it. */
+  timeoutMs: number;
+}
+
+/**
+ * What became of a follow-up append: `appended` (it resolved in time); `skipped` (an entry of
+ * the first append was a duplicate, so the caller decides what to deliver); `failed` (it threw
+ * or timed out; being idempotent by appinfo, it may still land later without harm).
+ */
+export type FollowUpResult = 'appended' | 'skipped' | 'failed';
+
+export interface ChainedAppend {
+  /** The first append's outcomes. */
+  outcomes: AppendOutcome[];
+  next: FollowUpResult;
+}
+
 /**
  * The only way entries enter an inbox. Calls for one inbox are serialized by its owner
  * (in-process in embedded mode, the shard owner over NATS in distributed mode), which
@@ -214,6 +235,13 @@ export interface PushBus {
  */
 export interface InboxWriter {
   append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]>;
+  /**
+   * `append(inbox, entries)`, then — only when every one of those entries was new — appends
+   * `next.entries` to `next.inbox`, waiting at most `next.timeoutMs` for it. Throws only when
+   * the first append fails. A remote writer sends both in one request: the first inbox's owner
+   * runs the second append itself, so a 1:1 send costs the sender's gateway one round trip.
+   */
+  appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend>;
   /**
    * Merges `readers` into the receipt state of the message `appinfo` in this inbox and, when
    * the set grew, appends one `receipt` entry carrying all readers. Concurrent calls for one

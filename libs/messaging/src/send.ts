@@ -1,5 +1,5 @@
 import {
-  buildMessageCopy, convForRecipient, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
+  type AppendOutcome, buildMessageCopy, convForRecipient, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
   wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
   type NewEntry,
 } from '@seqline/core';
@@ -51,8 +51,19 @@ async function sendDirect(d: MessagingContext, caller: Caller, input: SendInput,
     appinfo: input.appinfo, from: user, sendTime: d.clock.now(), type: input.type, body: input.body,
     conv: { type: 'user', id: to },
   });
-  const { seq, duplicate, entry } = await appendOwnCopy(d, inboxKey(tenant, user), [copy]);
-  if (to !== user && !(await deliverDirect(d, tenant, to, entry))) {
+  const inbox = inboxKey(tenant, user);
+  if (to === user) {
+    const { seq, duplicate, entry } = await appendOwnCopy(d, inbox, [copy]);
+    return { seq, sendTime: entry.sendTime, duplicate };
+  }
+  // The recipient's copy goes with the sender's: its owner appends it right after (no second
+  // round trip from here), and only when the sender's copy is new.
+  const next = { inbox: inboxKey(tenant, to), entries: [recipientCopyOf(copy)], timeoutMs: DIRECT_DELIVERY_MS };
+  const chained = await d.writer.appendThen(inbox, [copy], next);
+  const { seq, duplicate, entry } = await ownCopyOf(d, inbox, chained.outcomes, copy);
+  // A resend: deliver the original as stored (the first attempt may have stopped before it).
+  const delivered = duplicate ? await deliverDirect(d, tenant, to, entry) : chained.next === 'appended';
+  if (!delivered) {
     const job: FanoutJob = { tenant, entry, recipients: [to] };
     await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId(tenant, input.appinfo), toJson(job));
   }
@@ -62,6 +73,10 @@ async function sendDirect(d: MessagingContext, caller: Caller, input: SendInput,
 /** How long a 1:1 send waits for the recipient's owner before handing the copy to the queue. */
 const DIRECT_DELIVERY_MS = 1_000;
 
+function recipientCopyOf(entry: NewEntry): NewEntry {
+  return { ...entry, conv: convForRecipient(entry.conv, entry.from) };
+}
+
 /**
  * A 1:1 message has one recipient: appending its copy inline (durable before the ack, like a
  * fanout job would be) saves a queue round trip and a commit on the send → push path. When the
@@ -70,12 +85,11 @@ const DIRECT_DELIVERY_MS = 1_000;
  * by appinfo, so a late inline append and the job never make two copies.
  */
 async function deliverDirect(d: MessagingContext, tenant: string, to: string, entry: NewEntry): Promise<boolean> {
-  const recipientCopy: NewEntry = { ...entry, conv: convForRecipient(entry.conv, entry.from) };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), DIRECT_DELIVERY_MS); });
   try {
     return await Promise.race([
-      d.writer.append(inboxKey(tenant, to), [recipientCopy]).then(() => true as const),
+      d.writer.append(inboxKey(tenant, to), [recipientCopyOf(entry)]).then(() => true as const),
       timeout,
     ]);
   } catch (err) {
@@ -120,14 +134,18 @@ async function sendToGroup(d: MessagingContext, caller: Caller, input: SendInput
 async function appendOwnCopy(
   d: MessagingDeps, inbox: InboxKey, entries: NewEntry[],
 ): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
-  const [outcome] = await d.writer.append(inbox, entries);
+  return ownCopyOf(d, inbox, await d.writer.append(inbox, entries), entries[0] as NewEntry);
+}
+
+/** The sender's copy after its append: as sent, or on a duplicate the original as stored. */
+async function ownCopyOf(
+  d: MessagingDeps, inbox: InboxKey, outcomes: readonly AppendOutcome[], sent: NewEntry,
+): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
+  const [outcome] = outcomes;
   if (!outcome) throw new Error('append returned no outcome');
-  let entry = entries[0] as NewEntry;
-  if (outcome.duplicate) {
-    const original = await d.timeline.getEntry(inbox, outcome.seq);
-    if (original) entry = stripSeq(original);
-  }
-  return { seq: outcome.seq, duplicate: outcome.duplicate, entry };
+  if (!outcome.duplicate) return { seq: outcome.seq, duplicate: false, entry: sent };
+  const original = await d.timeline.getEntry(inbox, outcome.seq);
+  return { seq: outcome.seq, duplicate: true, entry: original ? stripSeq(original) : sent };
 }
 
 /** Which way a stored message went: read-fanout iff its marker is in the sender's inbox. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AppendOutcome, Entry, InboxKey, InboxWriter, Membership, NewEntry } from '@seqline/core';
+import type { AppendOutcome, ChainedAppend, Entry, FollowUpAppend, InboxKey, InboxWriter, Membership, NewEntry } from '@seqline/core';
 import { runsOf, visibleRuns } from '../src/group-notify.ts';
 import type { FanoutJob, NotifyJob } from '../src/queues.ts';
 import { runMergedFanout } from '../src/write-fanout.ts';
@@ -10,6 +10,11 @@ class RecordingWriter implements InboxWriter {
   async append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
     this.calls.push({ inbox, appinfos: entries.map((e) => e.appinfo), convs: entries.map((e) => e.conv.id) });
     return entries.map((_, i) => ({ seq: i + 1, duplicate: false }));
+  }
+  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+    const outcomes = await this.append(inbox, entries);
+    await this.append(next.inbox, next.entries);
+    return { outcomes, next: 'appended' };
   }
   async addReceipt(): Promise<void> {}
   async headSeq(): Promise<number> { return 0; }

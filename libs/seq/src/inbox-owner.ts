@@ -8,8 +8,8 @@
  */
 import { FencedError, shardOf, systemClock } from '@seqline/core';
 import type {
-  AppendOutcome, Clock, Entry, InboxKey, InboxWriter, Logger, NewEntry, PushBus, SeqCeilingStore,
-  TimelineStore,
+  AppendOutcome, ChainedAppend, Clock, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus,
+  SeqCeilingStore, TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { readersByAppinfo, takeRun } from './inbox-queue.ts';
@@ -17,6 +17,7 @@ import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbo
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator } from './section-allocator.ts';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
+import { runFollowUp } from './follow-up.ts';
 import { planReceipts } from './receipt-plan.ts';
 import { sectionOfShard } from './owner-options.ts';
 import type { InboxOwnerOptions } from './owner-options.ts';
@@ -82,6 +83,12 @@ export class InboxOwner implements InboxWriter {
       if (entries.length === 0) return resolve([]);
       this.enqueue(inbox, { kind: 'append', entries, resolve, reject });
     });
+  }
+
+  /** Both inboxes must be owned here (embedded mode owns all); a follow-up that is not fails. */
+  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+    const outcomes = await this.append(inbox, entries);
+    return { outcomes, next: await runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger) };
   }
 
   addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {

@@ -1,0 +1,116 @@
+/**
+ * 1:1 sends over the real embedded engine: the recipient's copy travels with the sender's
+ * (InboxWriter.appendThen); when that follow-up fails or a resend skips it, the copy still
+ * arrives exactly once — through the durable fanout job, or re-delivered from the original.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS, inboxKey, silentLogger, systemClock } from '@seqline/core';
+import type { AppendOutcome, ChainedAppend, Entry, FollowUpAppend, FollowUpResult, InboxKey, InboxWriter, NewEntry } from '@seqline/core';
+import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus';
+import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { createMessaging, startWorkers, type Messaging, type Workers } from '../src/index.ts';
+
+/** The embedded owner, with the follow-up of appendThen optionally dropped (a recipient owner that times out). */
+class FlakyFollowUps implements InboxWriter {
+  dropFollowUps = false;
+  readonly chained: Array<{ next: FollowUpResult }> = [];
+  constructor(private readonly owner: InboxOwner) {}
+  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> { return this.owner.append(inbox, entries); }
+  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+    const result = this.dropFollowUps
+      ? { outcomes: await this.owner.append(inbox, entries), next: 'failed' as const }
+      : await this.owner.appendThen(inbox, entries, next);
+    this.chained.push({ next: result.next });
+    return result;
+  }
+  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> { return this.owner.addReceipt(inbox, appinfo, readers); }
+  headSeq(inbox: InboxKey): Promise<number> { return this.owner.headSeq(inbox); }
+  close(): Promise<void> { return this.owner.close(); }
+}
+
+const root = mkdtempSync(join(tmpdir(), 'seqline-direct-'));
+let engine: EmbeddedEngine;
+let owner: InboxOwner;
+let writer: FlakyFollowUps;
+let messaging: Messaging;
+let workers: Workers;
+let queue: ReturnType<typeof createLocalWorkQueue>;
+const alice = { tenant: 't', user: 'alice' };
+const bobInbox = inboxKey('t', 'bob');
+
+beforeAll(async () => {
+  engine = await openEmbeddedEngine({ dir: root });
+  const push = createLocalPushBus();
+  owner = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('inbox-owner') });
+  writer = new FlakyFollowUps(owner);
+  const groupWriter = new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('group-writer') });
+  const deps = {
+    writer, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams, groupWriter,
+    queue: (queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger })), push, logger: silentLogger, clock: systemClock,
+    tiers: () => ({ smallBelow: 3, largeBelow: 5, maxMembers: 100, hysteresis: 0 }), limits: () => DEFAULT_LIMITS,
+    readFanout: true, newId: () => `id-${Math.random().toString(36).slice(2)}`,
+  };
+  messaging = createMessaging(deps);
+  workers = await startWorkers(deps);
+});
+afterAll(async () => {
+  workers.stop();
+  await queue.close();
+  await owner.close();
+  await engine.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function copiesAtBob(appinfo: string): Promise<Entry[]> {
+  return (await engine.timeline.readAfter(bobInbox, 0, 10_000)).filter((e) => e.appinfo === appinfo);
+}
+
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('1:1 send with the recipient copy chained to the sender copy', () => {
+  it('delivers in the same call: the recipient holds one copy, with its conv pointing at the sender', async () => {
+    writer.dropFollowUps = false;
+    const sent = await messaging.send(alice, { appinfo: 'direct-1', to: { user: 'bob' }, type: 'text', body: { t: 1 } });
+    expect(writer.chained.at(-1)).toEqual({ next: 'appended' });
+    const copies = await copiesAtBob('direct-1');
+    expect(copies).toHaveLength(1);
+    expect(copies[0]).toMatchObject({ from: 'alice', conv: { type: 'user', id: 'alice' }, sendTime: sent.sendTime });
+  });
+
+  it('a failed follow-up goes through the durable fanout job: still exactly one copy', async () => {
+    writer.dropFollowUps = true;
+    const sent = await messaging.send(alice, { appinfo: 'direct-2', to: { user: 'bob' }, type: 'text', body: { t: 2 } });
+    expect(writer.chained.at(-1)).toEqual({ next: 'failed' });
+    expect(sent.duplicate).toBe(false);
+    await eventually('the job delivered the copy', async () => (await copiesAtBob('direct-2')).length > 0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await copiesAtBob('direct-2')).toHaveLength(1);
+  });
+
+  it('a resend skips the follow-up and re-delivers the original as stored, never a second copy', async () => {
+    // The first attempt stored the sender's copy but no recipient copy (it stopped in between).
+    writer.dropFollowUps = true;
+    const first = await owner.append(inboxKey('t', 'alice'), [{
+      kind: 'msg', appinfo: 'direct-3', from: 'alice', sendTime: 1_000, type: 'text', body: { t: 'original' }, conv: { type: 'user', id: 'bob' },
+    }]);
+    writer.dropFollowUps = false;
+    const resent = await messaging.send(alice, { appinfo: 'direct-3', to: { user: 'bob' }, type: 'text', body: { t: 'resend' } });
+    expect(resent).toMatchObject({ seq: first[0]!.seq, duplicate: true, sendTime: 1_000 });
+    expect(writer.chained.at(-1)).toEqual({ next: 'skipped' });
+    const copies = await copiesAtBob('direct-3');
+    expect(copies).toHaveLength(1);
+    expect(copies[0]).toMatchObject({ sendTime: 1_000, body: { t: 'original' } });
+    await messaging.send(alice, { appinfo: 'direct-3', to: { user: 'bob' }, type: 'text', body: { t: 'again' } });
+    expect(await copiesAtBob('direct-3')).toHaveLength(1);
+  });
+});
