@@ -4,6 +4,7 @@ export { groupStreamStoreContract } from './group-stream.contract.ts';
 export { seqCeilingStoreContract } from './ceilings.contract.ts';
 export { jobStoreContract } from './jobs.contract.ts';
 export { settingsStoreContract } from './settings.contract.ts';
+export { inboxWriterContract, type InboxWriterRig } from './inbox-writer.contract.ts';
 export {
   acrossReopen, msgEntry, uniqueName, uniqueTenant,
   type OpenedStore, type StoreOpener,
