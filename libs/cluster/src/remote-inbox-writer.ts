@@ -14,7 +14,6 @@ export type RemoteInboxWriterOptions = RemoteWriterOptions;
 
 export class RemoteInboxWriter implements InboxWriter {
   private readonly requester: ShardRequester;
-
   private readonly logger: Logger;
 
   constructor(options: RemoteInboxWriterOptions) {
