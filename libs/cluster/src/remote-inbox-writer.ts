@@ -2,9 +2,8 @@
  * InboxWriter for processes that own no shard (gateways, fanout workers): every call goes to
  * the shard's owner over NATS request/reply, retried until a deadline (see ShardRequester).
  */
-import { InternalError, silentLogger } from '@seqline/core';
+import { InternalError, runFollowUp, silentLogger } from '@seqline/core';
 import type { AppendOutcome, ChainedAppend, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry } from '@seqline/core';
-import { runFollowUp } from '@seqline/seq';
 import { ShardRequester } from './shard-requester.ts';
 import type { OkReply, RemoteWriterOptions } from './shard-requester.ts';
 import { encodeJson, MAX_FOLLOW_UP_MS } from './wire.ts';

@@ -10,8 +10,8 @@
  * back shards it is not the preferred owner of once the membership has been stable for a ttl.
  */
 import { performance } from 'node:perf_hooks';
-import { shardOf } from '@seqline/core';
-import { GroupStreamWriter, InboxOwner, runFollowUp } from '@seqline/seq';
+import { runFollowUp, shardOf } from '@seqline/core';
+import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
 import type {
   AppendOutcome, FollowUpAppend, FollowUpResult, GroupStreamStore, InboxKey, Logger, NewEntry, PushBus, SeqCeilingStore,

@@ -13,5 +13,6 @@ export * from './entries.ts';
 export * from './config.ts';
 export * from './load-shedding.ts';
 export * from './in-flight-quota.ts';
+export * from './follow-up.ts';
 export * from './lru-map.ts';
 export * from './two-generation-map.ts';

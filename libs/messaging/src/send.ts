@@ -1,5 +1,5 @@
 import {
-  type AppendOutcome, buildMessageCopy, convForRecipient, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
+  appendWithin, type AppendOutcome, buildMessageCopy, convForRecipient, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
   wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
   type NewEntry,
 } from '@seqline/core';
@@ -85,19 +85,8 @@ function recipientCopyOf(entry: NewEntry): NewEntry {
  * by appinfo, so a late inline append and the job never make two copies.
  */
 async function deliverDirect(d: MessagingContext, tenant: string, to: string, entry: NewEntry): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), DIRECT_DELIVERY_MS); });
-  try {
-    return await Promise.race([
-      d.writer.append(inboxKey(tenant, to), [recipientCopyOf(entry)]).then(() => true as const),
-      timeout,
-    ]);
-  } catch (err) {
-    d.logger.warn({ err, appinfo: entry.appinfo }, 'direct delivery failed; queued');
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+  const delivered = await appendWithin((i, e) => d.writer.append(i, e), inboxKey(tenant, to), [recipientCopyOf(entry)], DIRECT_DELIVERY_MS, d.logger);
+  return delivered === 'appended';
 }
 
 async function sendToGroup(d: MessagingContext, caller: Caller, input: SendInput, id: string): Promise<SendResult> {

@@ -6,7 +6,7 @@
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
  * bounded by SectionAllocator's `maxKeys`). A swept inbox re-reads its head from the store.
  */
-import { FencedError, shardOf, systemClock } from '@seqline/core';
+import { FencedError, runFollowUp, shardOf, systemClock } from '@seqline/core';
 import type {
   AppendOutcome, ChainedAppend, Clock, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus,
   SeqCeilingStore, TimelineStore,
@@ -17,7 +17,6 @@ import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbo
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator } from './section-allocator.ts';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
-import { runFollowUp } from './follow-up.ts';
 import { planReceipts } from './receipt-plan.ts';
 import { sectionOfShard } from './owner-options.ts';
 import type { InboxOwnerOptions } from './owner-options.ts';

@@ -6,5 +6,3 @@ export type { InboxOwnerOptions } from './owner-options.ts';
 export { ShardNotOwnedError, InboxOwnerClosedError } from './errors.ts';
 export { GroupStreamWriter, sectionOfGroupShard } from './group-stream-writer.ts';
 export type { GroupAppendOutcome, GroupStreamWriterOptions } from './group-stream-writer.ts';
-export { runFollowUp } from './follow-up.ts';
-export type { AppendFn } from './follow-up.ts';

@@ -1,0 +1,42 @@
+/**
+ * Appends that are waited for only so long: the 1:1 delivery of a send and the follow-up of
+ * InboxWriter.appendThen (embedded owner, shard owners, the remote writer's fallback) share one
+ * rule for when a follow-up runs and one way of giving up on a slow append.
+ */
+import type { AppendOutcome, NewEntry } from './entry.ts';
+import type { InboxKey } from './ids.ts';
+import type { Logger } from './logger.ts';
+import type { FollowUpAppend, FollowUpResult } from './ports.ts';
+
+export type AppendFn = (inbox: InboxKey, entries: NewEntry[]) => Promise<AppendOutcome[]>;
+
+/**
+ * `append(inbox, entries)`, waited for at most `timeoutMs`: `failed` when it throws or is late.
+ * A late append is not cancelled; callers fall back to something idempotent by appinfo.
+ */
+export async function appendWithin(
+  append: AppendFn, inbox: InboxKey, entries: NewEntry[], timeoutMs: number, logger: Logger,
+): Promise<'appended' | 'failed'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'failed'>((resolve) => { timer = setTimeout(resolve, timeoutMs, 'failed'); });
+  try {
+    return await Promise.race([append(inbox, entries).then(appended), timeout]);
+  } catch (err) {
+    logger.warn({ err, inbox }, 'timed append failed; the caller falls back');
+    return 'failed';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `next` when every one of `outcomes` is new; a duplicate means a resend, whose follow-up
+ * the caller builds from the stored original instead.
+ */
+export function runFollowUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend, append: AppendFn, logger: Logger): Promise<FollowUpResult> {
+  if (outcomes.some(isDuplicate)) return Promise.resolve('skipped');
+  return appendWithin(append, next.inbox, next.entries, next.timeoutMs, logger);
+}
+
+const isDuplicate = (o: AppendOutcome): boolean => o.duplicate;
+const appended = (): 'appended' => 'appended';
