@@ -96,8 +96,7 @@ export class ShardSlot {
    * NATS instead.
    */
   appendHere(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> | undefined {
-    if (this.stateNow !== 'serving' || this.deps.leases.writeBlocker(this.lease) !== undefined) return undefined;
-    return this.deps.owner.append(inbox, entries);
+    return this.writeBlocker() === undefined ? this.deps.owner.append(inbox, entries) : undefined;
   }
 
   /** Unsubscribes and lets both writers finish (or fail, once fenced) what they queued. */
@@ -133,7 +132,7 @@ export class ShardSlot {
 
   private async serve(msg: Msg): Promise<InboxReply> {
     // Rule (b): checked before anything else, so a process that wakes from a pause refuses.
-    const blocker = this.stateNow === 'serving' ? this.deps.leases.writeBlocker(this.lease) : `shard is ${this.stateNow}`;
+    const blocker = this.writeBlocker();
     if (blocker !== undefined) {
       if (this.stateNow === 'serving') this.deps.onUnwritable(this, blocker);
       return failure(toWireError(new ShardLeaseLostError(this.shard, blocker)));
@@ -159,6 +158,11 @@ export class ShardSlot {
       }
       return failure(toWireError(err));
     }
+  }
+
+  /** Why this slot may not write now (not serving, or rule (b)), or undefined. */
+  private writeBlocker(): string | undefined {
+    return this.stateNow === 'serving' ? this.deps.leases.writeBlocker(this.lease) : `shard is ${this.stateNow}`;
   }
 
   private async run(req: ShardRequest): Promise<InboxReply> {
