@@ -1,10 +1,10 @@
 /** Process plumbing for the benches: temp dirs, ports, child servers, RSS and fd limits. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { appendFileSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Shared by the server children and the token issuer; only used on loopback. */
@@ -27,7 +27,12 @@ const OUTPUT_TAIL_CHARS = 8000;
  */
 export function watchChild(proc: ChildProcess, main: string, readyText: string, timeoutMs: number): { ready: Promise<void>; tail: () => string } {
   let output = '';
-  const keep = (d: Buffer) => { output = (output + d.toString()).slice(-OUTPUT_TAIL_CHARS); };
+  // BENCH_CHILD_LOG_DIR: keep each child's whole output (e.g. with BENCH_NODE_ARGS=--trace-gc).
+  const logFile = process.env.BENCH_CHILD_LOG_DIR ? join(process.env.BENCH_CHILD_LOG_DIR, `${basename(dirname(dirname(main)))}-${proc.pid}.log`) : undefined;
+  const keep = (d: Buffer) => {
+    output = (output + d.toString()).slice(-OUTPUT_TAIL_CHARS);
+    if (logFile) appendFileSync(logFile, d);
+  };
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${main} did not start: ${output.slice(-2000)}`)), timeoutMs);
     proc.stdout?.on('data', (d: Buffer) => {
