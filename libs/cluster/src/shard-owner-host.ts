@@ -11,21 +11,19 @@
  */
 import { performance } from 'node:perf_hooks';
 import { runFollowUp, shardOf } from '@seqline/core';
-import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
-import type { InboxOwnerOptions } from '@seqline/seq';
 import type {
   AppendOutcome, FollowUpAppend, FollowUpResult, GroupStreamStore, InboxKey, Logger, NewEntry, PushBus, SeqCeilingStore,
   TimelineStore,
 } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
-import { FencedGroupStreamStore } from './fenced-group-stream.ts';
-import { FencedTimelineStore } from './fenced-timeline.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
 import { RemoteInboxWriter } from './remote-inbox-writer.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
 import { ShardSlot } from './shard-slot.ts';
+import { shardWriters } from './shard-writers.ts';
+import type { OwnerTuning } from './shard-writers.ts';
 import type { InFlight, SlotState } from './shard-slot.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
@@ -61,7 +59,7 @@ export interface ShardOwnerHostOptions {
   /** Monotonic clock in ms for leases and wait-outs. Default `performance.now` (tests inject pauses). */
   now?: () => number;
   /** Passed to every InboxOwner (`step` and `maxBatchEntries` to every GroupStreamWriter too). */
-  ownerOptions?: Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxKeysPerSection' | 'clock'>;
+  ownerOptions?: OwnerTuning;
 }
 
 export interface ShardStatus { shard: number; state: SlotState; epoch: number }
@@ -242,27 +240,8 @@ export class ShardOwnerHost {
 
   private newSlot(lease: ShardLease): ShardSlot {
     const o = this.options;
-    const owner = new InboxOwner({
-      ...o.ownerOptions,
-      timeline: new FencedTimelineStore(o.timeline, lease.shard, () => this.leases.writeBlocker(lease), lease.epoch),
-      ceilings: o.ceilings,
-      push: o.push,
-      logger: this.logger.child({ shard: lease.shard }),
-      shardCount: this.shardCount,
-      ownedShards: [lease.shard],
-      epoch: lease.epoch,
-    });
-    // Same lease epoch for both sections: only the holder of shard-<n> ever claims group-shard-<n>,
-    // and nextEpoch('shard-<n>') strictly increases, so a successor's claim always wins.
-    const groupWriter = o.groupStreams && new GroupStreamWriter({
-      streams: new FencedGroupStreamStore(o.groupStreams, lease.shard, () => this.leases.writeBlocker(lease), lease.epoch),
-      ceilings: o.ceilings,
-      logger: this.logger.child({ shard: lease.shard }),
-      epoch: lease.epoch,
-      shardCount: this.shardCount,
-      ownedShards: [lease.shard],
-      step: o.ownerOptions?.step,
-      maxBatchEntries: o.ownerOptions?.maxBatchEntries,
+    const { owner, groupWriter } = shardWriters(lease, {
+      ...o, logger: this.logger, shardCount: this.shardCount, writeBlocker: (l) => this.leases.writeBlocker(l),
     });
     return new ShardSlot({
       nc: o.nc, subject: shardSubject(this.subjectPrefix, lease.shard), queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,

@@ -13,6 +13,7 @@ import type {
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { readersByAppinfo, takeRun } from './inbox-queue.ts';
+import { InboxStates } from './inbox-states.ts';
 import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbox-queue.ts';
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator } from './section-allocator.ts';
@@ -32,13 +33,10 @@ export class InboxOwner implements InboxWriter {
   private readonly step: number | undefined;
   private readonly owned: ReadonlySet<number>;
   private readonly limits: RunLimits;
-  private readonly idleInboxMs: number;
-  private readonly maxCachedInboxes: number;
   private readonly maxKeysPerSection: number | undefined;
   private readonly allocators = new Map<number, SectionAllocator>();
   private readonly recent: RecentAppinfos;
-  /** Insertion order = least recently enqueued first (re-inserted on use). */
-  private readonly states = new Map<InboxKey, InboxState>();
+  private readonly states: InboxStates;
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
 
@@ -57,11 +55,11 @@ export class InboxOwner implements InboxWriter {
     }
     const maxEntries = options.maxBatchEntries ?? 512;
     this.limits = { maxEntries, maxOps: maxEntries };
-    this.idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
-    this.maxCachedInboxes = options.maxCachedInboxes ?? 100_000;
+    const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
+    this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs);
     this.maxKeysPerSection = options.maxKeysPerSection;
     this.recent = new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
-    this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, this.idleInboxMs / 2));
+    this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, idleInboxMs / 2));
     this.sweepTimer.unref();
   }
 
@@ -109,7 +107,7 @@ export class InboxOwner implements InboxWriter {
     this.closed = true;
     clearInterval(this.sweepTimer);
     for (;;) {
-      const running = [...this.states.values()].flatMap((s) => (s.draining ? [s.draining] : []));
+      const running = this.states.running();
       if (running.length === 0) break;
       await Promise.all(running);
     }
@@ -117,15 +115,7 @@ export class InboxOwner implements InboxWriter {
 
   /** Drops inbox state that has been idle for `idleInboxMs`; returns how many were dropped. */
   sweepIdle(): number {
-    const cutoff = this.clock.now() - this.idleInboxMs;
-    let dropped = 0;
-    for (const [inbox, state] of this.states) {
-      if (isIdle(state) && state.lastUsed <= cutoff) {
-        this.states.delete(inbox);
-        dropped++;
-      }
-    }
-    return dropped;
+    return this.states.sweep(this.clock.now());
   }
 
   // ------------------------------------------------------------------ queue
@@ -138,14 +128,7 @@ export class InboxOwner implements InboxWriter {
   }
 
   private enqueue(inbox: InboxKey, op: InboxOp): void {
-    let state = this.states.get(inbox);
-    if (state) {
-      this.states.delete(inbox); // re-insert: keeps the Map in least-recently-used order
-    } else {
-      state = { inbox, shard: shardOf(inbox, this.shardCount), head: undefined, pending: [], draining: undefined, lastUsed: 0 };
-      if (this.states.size >= this.maxCachedInboxes) this.dropOldestIdle();
-    }
-    this.states.set(inbox, state);
+    const state = this.states.use(inbox);
     state.pending.push(op);
     state.draining ??= this.drain(state);
   }
@@ -197,23 +180,6 @@ export class InboxOwner implements InboxWriter {
       const ops = run as ReceiptOp[];
       await this.applyReceipts(state, readersByAppinfo(ops));
       for (const op of ops) op.resolve();
-    }
-  }
-
-  /**
-   * Makes room for one more inbox by dropping the least recently used idle ones. The scan is
-   * bounded so a burst of busy inboxes cannot make every enqueue O(n); the cap is then soft
-   * until the sweep catches up.
-   */
-  private dropOldestIdle(): void {
-    let excess = this.states.size - this.maxCachedInboxes + 1;
-    let scanned = 0;
-    for (const [inbox, state] of this.states) {
-      if (excess <= 0 || ++scanned > 256) break;
-      if (isIdle(state)) {
-        this.states.delete(inbox);
-        excess--;
-      }
     }
   }
 
@@ -330,8 +296,4 @@ export class InboxOwner implements InboxWriter {
     await this.write(state, todo.map((p) => p.entry));
     await Promise.all(todo.map((p) => this.timeline.addReaders(state.inbox, p.seq, p.readers)));
   }
-}
-
-function isIdle(state: InboxState): boolean {
-  return state.draining === undefined && state.pending.length === 0;
 }

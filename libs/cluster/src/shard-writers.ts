@@ -1,0 +1,53 @@
+/**
+ * The single writers of one leased shard: its InboxOwner and, given a group stream store, its
+ * GroupStreamWriter. Both write through fences that check the lease before every write, and
+ * both claim their sections with the lease's epoch.
+ */
+import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import type { InboxOwnerOptions } from '@seqline/seq';
+import { FencedGroupStreamStore } from './fenced-group-stream.ts';
+import { FencedTimelineStore } from './fenced-timeline.ts';
+import type { ShardLease } from './shard-leases.ts';
+
+export type OwnerTuning = Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxKeysPerSection' | 'clock'>;
+
+export interface ShardWriterSources {
+  timeline: TimelineStore;
+  groupStreams?: GroupStreamStore;
+  ceilings: SeqCeilingStore;
+  push: PushBus;
+  logger: Logger;
+  shardCount: number;
+  ownerOptions?: OwnerTuning;
+  /** Why `lease` may not be written under now, or undefined when it may. */
+  writeBlocker(lease: ShardLease): string | undefined;
+}
+
+export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owner: InboxOwner; groupWriter: GroupStreamWriter | undefined } {
+  const blocker = () => src.writeBlocker(lease);
+  const logger = src.logger.child({ shard: lease.shard });
+  const owner = new InboxOwner({
+    ...src.ownerOptions,
+    timeline: new FencedTimelineStore(src.timeline, lease.shard, blocker, lease.epoch),
+    ceilings: src.ceilings,
+    push: src.push,
+    logger,
+    shardCount: src.shardCount,
+    ownedShards: [lease.shard],
+    epoch: lease.epoch,
+  });
+  // Same lease epoch for both sections: only the holder of shard-<n> ever claims group-shard-<n>,
+  // and nextEpoch('shard-<n>') strictly increases, so a successor's claim always wins.
+  const groupWriter = src.groupStreams && new GroupStreamWriter({
+    streams: new FencedGroupStreamStore(src.groupStreams, lease.shard, blocker, lease.epoch),
+    ceilings: src.ceilings,
+    logger,
+    epoch: lease.epoch,
+    shardCount: src.shardCount,
+    ownedShards: [lease.shard],
+    step: src.ownerOptions?.step,
+    maxBatchEntries: src.ownerOptions?.maxBatchEntries,
+  });
+  return { owner, groupWriter };
+}
