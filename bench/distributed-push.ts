@@ -4,8 +4,10 @@
  * every acknowledged send is stored (a push is best effort; a sync must find the message).
  */
 import { performance } from 'node:perf_hooks';
+import type { Client } from 'cassandra-driver';
 import type { DistributedStack } from './distributed-stack.ts';
 import { messageBody, RUN_ID } from './fixtures.ts';
+import { describeBackground, nodeBackground } from './node-background.ts';
 import { fmtMs, Samples, type LatencySummary } from './stats.ts';
 import { cpuSecondsOf, mapLimited, servicePid, sleep } from './support.ts';
 import { BenchClient, tokenFor } from './ws-client.ts';
@@ -29,6 +31,8 @@ export async function firstSend(client: BenchClient, to: string): Promise<number
 
 export interface LoadResult {
   rate: number; push: LatencySummary; ack: LatencySummary; sent: number; errors: Map<string, number>; growth: string;
+  /** The Cassandra node's flushes and compactions in the measured window (node-background.ts). */
+  background: string;
   /** Acknowledged sends whose push never arrived, and how many of them a sync did not find either. */
   missing: number; unsynced: number;
   /** Sends never answered (neither ack nor error), and the close codes of sockets lost during the load. */
@@ -57,7 +61,7 @@ async function storedAppinfos(client: BenchClient): Promise<Set<string>> {
   }
 }
 
-export async function pushLoad(stack: DistributedStack, rate: number, tag: string): Promise<LoadResult> {
+export async function pushLoad(stack: DistributedStack, rate: number, tag: string, node: Client): Promise<LoadResult> {
   const url = stack.gatewayUrl;
   const pids = new Map<string, number | undefined>([
     ['gateway', stack.pids.gateway], ['worker', stack.pids.worker], ['Cassandra', await servicePid('cassandra')],
@@ -127,10 +131,12 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
     await loop(WARMUP_MS, false);
     phases.measured = performance.now();
     const cpu0 = await stackCpu(pids);
+    const background0 = await nodeBackground(node);
     const sent = await loop(MEASURE_MS, true);
     const until = performance.now() + 10_000;
     while (sentAt.size > 0 && performance.now() < until) await sleep(20);
     const cpu1 = await stackCpu(pids);
+    const background = describeBackground(background0, await nodeBackground(node));
     const cpu = new Map([...cpu1].map(([name, s1]) => [name, ((s1 - (cpu0.get(name) ?? NaN)) * 1e6) / sent]));
     // A push is best effort (a client that misses one syncs); what was acknowledged must be stored.
     const missingTo = new Map<number, string[]>();
@@ -153,7 +159,7 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
     if (closed.length > 0) closed.push(await gatewayCloses(stack), ...gatewayCloseLines(stack.logTail('gateway')));
     const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}; `
       + `p99 by second sent: ${seconds.map((s) => fmtMs(s.summary().p99)).join(', ')}`;
-    return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu };
+    return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu, background };
   } finally {
     await Promise.all([...senders, ...receivers].map((c) => c.close()));
   }
