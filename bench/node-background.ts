@@ -25,7 +25,7 @@ export async function nodeBackground(client: Client): Promise<NodeBackground> {
   return { compaction: of(POOLS.compaction), flush: of(POOLS.flush) };
 }
 
-/** What ran between two readings, e.g. "2 flushes and 1 compaction finished, 1 compaction still running". */
+/** What ran between two readings, e.g. "1 flush tasks and 2 compaction tasks finished, 1 compaction task(s) still running". */
 export function describeBackground(before: NodeBackground, after: NodeBackground): string {
   const done = (k: keyof NodeBackground, word: string) => `${after[k].completed - before[k].completed} ${word}`;
   const running = (['flush', 'compaction'] as const).filter((k) => after[k].running > 0).map((k) => `${after[k].running} ${k} task(s) still running`);
