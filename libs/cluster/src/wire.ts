@@ -67,6 +67,7 @@ export function encodeWithEntries(head: AppendHead, entriesJson: string[]): Uint
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStr = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+const isInboxKey = (v: unknown): v is string => isStr(v) && v.includes(':');
 
 function parseJson(data: Uint8Array): unknown {
   try {
@@ -81,7 +82,7 @@ export function decodeRequest(data: Uint8Array): ShardRequest {
   const raw = parseJson(data);
   if (!isObj(raw)) throw new BadRequestError('request is not an object');
   if (raw.op === 'gappend' || raw.op === 'ghead') return decodeGroupRequest(raw);
-  if (!isStr(raw.inbox) || !raw.inbox.includes(':')) throw new BadRequestError('request needs an inbox key');
+  if (!isInboxKey(raw.inbox)) throw new BadRequestError('request needs an inbox key');
   const inbox = raw.inbox as InboxKey;
   switch (raw.op) {
     case 'append': {
@@ -110,7 +111,7 @@ function decodeGroupRequest(raw: Obj): GroupRequest {
 export const MAX_FOLLOW_UP_MS = 10_000;
 
 function checkFollowUp(value: unknown): FollowUpAppend {
-  if (!isObj(value) || !isStr(value.inbox) || !value.inbox.includes(':')) throw new BadRequestError('then needs an inbox key');
+  if (!isObj(value) || !isInboxKey(value.inbox)) throw new BadRequestError('then needs an inbox key');
   const { timeoutMs } = value;
   if (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_FOLLOW_UP_MS) {
     throw new BadRequestError(`then.timeoutMs must be an integer in [1, ${MAX_FOLLOW_UP_MS}]`);
