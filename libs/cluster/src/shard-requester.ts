@@ -12,6 +12,7 @@ import { OverloadedError, TooLargeError, shardOf, silentLogger } from '@seqline/
 import type { Logger, NewEntry } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { fromWireError } from './errors.ts';
+import { RequestMux } from './request-mux.ts';
 import { DEFAULT_SUBJECT_PREFIX, decodeReply, encodeJson, encodeWithEntries, routingKey, shardSubject } from './wire.ts';
 import type { AppendHead, InboxReply, ShardRequest } from './wire.ts';
 
@@ -53,6 +54,7 @@ export class ShardRequester {
   private readonly maxEntries: number;
   private readonly logger: Logger;
   private closed = false;
+  private mux: RequestMux | undefined;
 
   /** `what` names the callee in errors and logs (`inbox owner`, `group stream owner`). */
   constructor(options: RemoteWriterOptions, component: string, private readonly what: string) {
@@ -70,6 +72,7 @@ export class ShardRequester {
   /** Later calls fail with OverloadedError; the NATS connection belongs to the caller. */
   close(): void {
     this.closed = true;
+    this.mux?.close();
   }
 
   /**
@@ -88,7 +91,8 @@ export class ShardRequester {
       if (remaining <= 0) break;
       let reply: InboxReply;
       try {
-        const msg = await this.nc.request(subject, payload, { timeout: Math.max(1, Math.min(this.requestTimeoutMs, remaining)) });
+        this.mux ??= new RequestMux(this.nc);
+        const msg = await this.mux.request(subject, payload, Math.max(1, Math.min(this.requestTimeoutMs, remaining)));
         reply = decodeReply(msg.data);
       } catch (err) {
         if (this.nc.isClosed()) throw new OverloadedError(`${this.what} unavailable: NATS connection closed`);
