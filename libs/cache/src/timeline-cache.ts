@@ -5,7 +5,7 @@
  * cached answer is given only where the cache provably holds every entry of the range
  * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
  */
-import type { AppendOutcome, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
+import type { AppendOutcome, DurableListener, Entry, InboxKey, Logger, TimelineStore, WriteGuard } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
 import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
@@ -67,7 +67,7 @@ export class CachedTimelineStore implements TimelineStore {
     if (!(this.maxEntries >= 1) || !(this.dedupMax >= 1)) throw new RangeError('cache sizes must be >= 1');
   }
 
-  async append(inbox: InboxKey, entries: Entry[], writeGuard?: WriteGuard): Promise<AppendOutcome[]> {
+  async append(inbox: InboxKey, entries: Entry[], writeGuard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
     let outcomes: AppendOutcome[];
     try {
       outcomes = await this.inner.append(inbox, entries, writeGuard);
@@ -77,6 +77,8 @@ export class CachedTimelineStore implements TimelineStore {
       if (key !== null) await this.guard.invalidate(key);
       throw err;
     }
+    // Durable now: what waits only for that (a 1:1 follow-up) may start during the cache write.
+    if (durable) tellDurable(durable, outcomes, this.guard.logger);
     // Resolving only after the cache has the entries gives read-your-writes through the
     // cache, and the push (published after append resolves) never outruns it.
     await this.cacheAppended(inbox, entries, outcomes);
@@ -276,5 +278,14 @@ export class CachedTimelineStore implements TimelineStore {
   private async failWrite(key: string): Promise<void> {
     this.counters.writeFailures++;
     await this.guard.invalidate(key);
+  }
+}
+
+/** A listener's failure is its own: the append it listens to is durable and goes on. */
+function tellDurable(durable: DurableListener, outcomes: AppendOutcome[], logger: Logger): void {
+  try {
+    durable(outcomes);
+  } catch (err) {
+    logger.warn({ err }, 'durable listener threw');
   }
 }

@@ -171,6 +171,24 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(await store.readAfter(inbox, 5, 10)).toEqual(batch([6]));
   });
 
+  it('tells a durable listener once, before its cache write; a throwing listener fails nothing', async () => {
+    const store = cached();
+    const inbox = fresh();
+    const told: unknown[] = [];
+    let sizeWhenTold: Promise<number> | undefined;
+    const outcomes = await store.append(inbox, batch([1, 2]), undefined, (o) => {
+      told.push(o);
+      // Same connection as the store's: this read goes out before the cache write does.
+      sizeWhenTold = redis.zcard(tlKey(inbox));
+    });
+    expect(told).toEqual([outcomes]);
+    expect(await sizeWhenTold).toBe(0);
+    expect(await redis.zcard(tlKey(inbox))).toBeGreaterThan(0);
+    const more = await store.append(inbox, batch([3]), undefined, () => { throw new Error('listener bug'); });
+    expect(more).toEqual([{ seq: 3, duplicate: false }]);
+    expect(await store.readAfter(inbox, 0, 10)).toEqual(batch([1, 2, 3]));
+  });
+
   it('a failed durable append invalidates the cache and rethrows', async () => {
     const store = cached();
     const inbox = fresh();

@@ -4,7 +4,7 @@
  * check and the write leaving the process is as short as it can be without store support (see
  * README "Residual risk"). Reads pass through.
  */
-import type { AppendOutcome, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
+import type { AppendOutcome, DurableListener, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 import { leaseGuard } from './lease-guard.ts';
 
@@ -18,9 +18,9 @@ export class FencedTimelineStore implements TimelineStore {
     private readonly epoch?: number,
   ) {}
 
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
     const refused = this.refusal();
-    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries, this.guarded(guard));
+    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries, this.guarded(guard), durable);
   }
 
   /** The lease check again before each of the store's write round trips (not only the first). */

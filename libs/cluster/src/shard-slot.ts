@@ -6,7 +6,7 @@
  * ceiling raises) → waiting (out the previous owner's lease, rule a) → serving → stopping →
  * stopped. Never restarts: a shard that comes back gets a new lease, a new epoch and a new slot.
  */
-import { FencedError, shardOf } from '@seqline/core';
+import { FencedError, chainAppends, shardOf } from '@seqline/core';
 import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
 import type { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -37,7 +37,7 @@ export interface ShardSlotDeps {
   now(): number;
   /** The slot found itself unable to write (self-fenced, fenced): the host drops it. */
   onUnwritable(slot: ShardSlot, reason: string): void;
-  /** Runs an append request's `then` once the append resolved (the host routes it). */
+  /** Runs an append request's `then` once the append is durable (the host routes it). */
   followUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend): Promise<FollowUpResult>;
 }
 
@@ -169,9 +169,10 @@ export class ShardSlot {
     const { owner, groupWriter } = this.deps;
     switch (req.op) {
       case 'append': {
-        const outcomes = await owner.append(req.inbox, req.entries);
-        if (req.then === undefined) return { ok: true, outcomes };
-        return { ok: true, outcomes, then: await this.deps.followUp(outcomes, req.then) };
+        const then = req.then;
+        if (then === undefined) return { ok: true, outcomes: await owner.append(req.inbox, req.entries) };
+        const chained = await chainAppends((durable) => owner.append(req.inbox, req.entries, durable), (outcomes) => this.deps.followUp(outcomes, then));
+        return { ok: true, outcomes: chained.outcomes, then: chained.next };
       }
       case 'receipt': await owner.addReceipt(req.inbox, req.appinfo, req.readers); return { ok: true };
       case 'head': return { ok: true, head: await owner.headSeq(req.inbox) };

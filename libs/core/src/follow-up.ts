@@ -6,7 +6,7 @@
 import type { AppendOutcome, NewEntry } from './entry.ts';
 import type { InboxKey } from './ids.ts';
 import type { Logger } from './logger.ts';
-import type { FollowUpAppend, FollowUpResult } from './ports.ts';
+import type { ChainedAppend, DurableListener, FollowUpAppend, FollowUpResult } from './ports.ts';
 
 export type AppendFn = (inbox: InboxKey, entries: NewEntry[]) => Promise<AppendOutcome[]>;
 
@@ -36,6 +36,24 @@ export async function appendWithin(
 export function runFollowUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend, append: AppendFn, logger: Logger): Promise<FollowUpResult> {
   if (outcomes.some(isDuplicate)) return Promise.resolve('skipped');
   return appendWithin(append, next.inbox, next.entries, next.timeoutMs, logger);
+}
+
+/**
+ * appendThen's order: `append` runs the first append and may report it durable before it
+ * resolves (its cache write still to go); the follow-up then starts at that point instead of
+ * after the cache write, which takes a Redis round trip off a 1:1 send's delivery. Each inbox's
+ * own append still resolves only after its cache write (read-your-writes through the cache).
+ */
+export async function chainAppends(
+  append: (durable: DurableListener) => Promise<AppendOutcome[]>,
+  followUp: (outcomes: readonly AppendOutcome[]) => Promise<FollowUpResult>,
+): Promise<ChainedAppend> {
+  let early: Promise<FollowUpResult> | undefined;
+  const outcomes = await append((durable) => {
+    early ??= followUp(durable);
+    early.catch(() => undefined); // awaited below unless the first append throws after all
+  });
+  return { outcomes, next: await (early ?? followUp(outcomes)) };
 }
 
 const isDuplicate = (o: AppendOutcome): boolean => o.duplicate;

@@ -25,6 +25,9 @@ export interface WriteGuard {
   readonly term?: string;
 }
 
+/** Told an append's outcomes once its entries are durable, maybe before the append resolves. */
+export type DurableListener = (outcomes: AppendOutcome[]) => void;
+
 export interface TimelineStore {
   /**
    * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
@@ -33,9 +36,11 @@ export interface TimelineStore {
    * appinfo appears twice in one call; a CQL store dedups against the inbox's last two non-empty
    * buckets, ≥ 65 536 seqs — docs/decisions.md). Entries and the appinfo index are written atomically;
    * durable when the promise resolves. A seq not above the inbox head is a bug: it throws.
-   * `guard` runs before every write the append makes (see WriteGuard).
+   * `guard` runs before every write the append makes (see WriteGuard). A store that has more
+   * to do after the entries are durable (a cache write) may call `durable` once, with the
+   * outcomes, as soon as they are; a caller must not count on it being called at all.
    */
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]>;
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]>;
   /** appinfo → seq for those of the given appinfos stored in this inbox. */
   findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>>;
   getEntry(inbox: InboxKey, seq: number): Promise<Entry | null>;

@@ -6,9 +6,9 @@
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
  * bounded by SectionAllocator's `maxKeys`). A swept inbox re-reads its head from the store.
  */
-import { FencedError, runFollowUp, shardOf, systemClock } from '@seqline/core';
+import { FencedError, chainAppends, runFollowUp, shardOf, systemClock } from '@seqline/core';
 import type {
-  AppendOutcome, ChainedAppend, Clock, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus,
+  AppendOutcome, ChainedAppend, Clock, DurableListener, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus,
   SeqCeilingStore, TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
@@ -74,18 +74,18 @@ export class InboxOwner implements InboxWriter {
 
   get cachedInboxes(): number { return this.states.size; }
 
-  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  /** `durable` (see TimelineStore.append) is told only for an append that runs alone. */
+  append(inbox: InboxKey, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]> {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
       if (entries.length === 0) return resolve([]);
-      this.enqueue(inbox, { kind: 'append', entries, resolve, reject });
+      this.enqueue(inbox, { kind: 'append', entries, durable, resolve, reject });
     });
   }
 
   /** Both inboxes must be owned here (embedded mode owns all); a follow-up that is not fails. */
-  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
-    const outcomes = await this.append(inbox, entries);
-    return { outcomes, next: await runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger) };
+  appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+    return chainAppends((durable) => this.append(inbox, entries, durable), (outcomes) => runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger));
   }
 
   addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
@@ -141,7 +141,7 @@ export class InboxOwner implements InboxWriter {
         const run = takeRun(state.pending, this.limits);
         const [only] = run;
         // The usual run, one append alone: nothing to merge or to retry apart.
-        if (run.length === 1 && only?.kind === 'append') await this.write(state, only.entries).then(only.resolve, only.reject);
+        if (run.length === 1 && only?.kind === 'append') await this.write(state, only.entries, only.durable).then(only.resolve, only.reject);
         else await this.execute(state, run);
       }
     } finally {
@@ -203,26 +203,26 @@ export class InboxOwner implements InboxWriter {
    * append the allocated seqs are burnt and the head is re-read from the store next time (the
    * append may have landed after all, e.g. a timeout).
    */
-  private write(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  private write(state: InboxState, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]> {
     // Every append passes here: no await (a microtask hop) when the allocator and head are ready.
     const alloc = this.allocators.get(state.shard);
-    if (alloc?.isStarted !== true || state.head === undefined) return this.loadThenWrite(state, entries);
+    if (alloc?.isStarted !== true || state.head === undefined) return this.loadThenWrite(state, entries, durable);
     const [only] = entries;
-    return entries.length === 1 && only !== undefined ? this.writeOne(state, alloc, only) : this.writeMany(state, alloc, entries);
+    return entries.length === 1 && only !== undefined ? this.writeOne(state, alloc, only, durable) : this.writeMany(state, alloc, entries);
   }
 
-  private async loadThenWrite(state: InboxState, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  private async loadThenWrite(state: InboxState, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]> {
     const alloc = await this.allocatorFor(state.shard);
     if (state.head === undefined) {
       const storeHead = await this.timeline.headSeq(state.inbox);
       alloc.observe(state.inbox, storeHead);
       state.head = storeHead;
     }
-    return this.writeMany(state, alloc, entries);
+    return this.write(state, entries, durable); // both ready now: straight to the writing
   }
 
   /** The usual append, one entry: writeMany's steps without its per-entry arrays and maps. */
-  private async writeOne(state: InboxState, alloc: SectionAllocator, entry: NewEntry): Promise<AppendOutcome[]> {
+  private async writeOne(state: InboxState, alloc: SectionAllocator, entry: NewEntry, durable?: DurableListener): Promise<AppendOutcome[]> {
     const headBefore = state.head as number;
     const known = this.recent.lookupOne(state.inbox, entry.appinfo);
     if (known !== undefined) return [{ seq: known, duplicate: true }];
@@ -230,7 +230,7 @@ export class InboxOwner implements InboxWriter {
     const toStore: Entry = { ...entry, seq };
     let result: AppendOutcome | undefined;
     try {
-      [result] = await this.timeline.append(state.inbox, [toStore]);
+      [result] = await this.timeline.append(state.inbox, [toStore], undefined, durable);
       if (result === undefined) throw new Error('store returned no outcome for 1 entry');
     } catch (err) {
       state.head = undefined;

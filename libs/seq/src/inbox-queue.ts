@@ -3,11 +3,13 @@
  * another in arrival order; adjacent operations of the same kind are merged into one store
  * round trip (a burst of appends → one `timeline.append`), each caller keeping its own result.
  */
-import type { AppendOutcome, InboxKey, NewEntry } from '@seqline/core';
+import type { AppendOutcome, DurableListener, InboxKey, NewEntry } from '@seqline/core';
 
 export interface AppendOp {
   kind: 'append';
   entries: NewEntry[];
+  /** Told when the entries are durable, if the store says so before the append resolves. */
+  durable?: DurableListener;
   resolve(outcomes: AppendOutcome[]): void;
   reject(err: unknown): void;
 }

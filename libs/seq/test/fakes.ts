@@ -4,7 +4,7 @@
  */
 import { FencedError } from '@seqline/core';
 import type {
-  AppendOutcome, Entry, InboxKey, Logger, PushBus, PushMessage, SeqCeilingStore, TimelineStore,
+  AppendOutcome, DurableListener, Entry, InboxKey, Logger, PushBus, PushMessage, SeqCeilingStore, TimelineStore, WriteGuard,
 } from '@seqline/core';
 
 export type CeilingEvent =
@@ -72,6 +72,11 @@ export class FakeTimelineStore implements TimelineStore {
   beforeAppend: ((inbox: InboxKey, entries: Entry[]) => Promise<void> | void) | undefined;
   /** Called after an append was applied; may throw (the write landed, the caller sees an error). */
   afterAppend: ((inbox: InboxKey, entries: Entry[]) => void) | undefined;
+  /**
+   * When set, an append tells its durable listener once the entries are written, then waits
+   * for this before it resolves (as the Redis-cached store does with its cache write).
+   */
+  laterWork: Promise<void> | undefined;
   /** Thrown (once) by the next addReaders. */
   failNextAddReaders: Error | undefined;
 
@@ -85,7 +90,7 @@ export class FakeTimelineStore implements TimelineStore {
     return [...(this.inboxes.get(inbox)?.entries ?? [])];
   }
 
-  async append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
+  async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
     this.appendCalls++;
     if (this.beforeAppend) await this.beforeAppend(inbox, entries);
     await null;
@@ -111,6 +116,10 @@ export class FakeTimelineStore implements TimelineStore {
       b.index.set(e.appinfo, e.seq);
     }
     this.afterAppend?.(inbox, entries);
+    if (this.laterWork) {
+      durable?.(outcomes);
+      await this.laterWork;
+    }
     return outcomes;
   }
 
