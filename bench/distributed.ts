@@ -133,14 +133,18 @@ async function flushKeyspace(keyspace: string): Promise<void> {
   await new Promise<void>((resolve) => execFile(nodetool, ['flush', keyspace], { timeout: 60_000 }, () => resolve()));
 }
 
+async function emptyStoreTables(client: ScyllaStores['client']): Promise<void> {
+  for (const table of ['raw_insert', TIMELINE_TABLES.entries, TIMELINE_TABLES.appinfos, TIMELINE_TABLES.buckets]) {
+    await client.execute(`TRUNCATE ${STORE_KEYSPACE}.${table}`);
+  }
+}
+
 async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure[]> {
   const { client } = stores;
   await client.execute(`CREATE TABLE IF NOT EXISTS ${STORE_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
   // Both kinds start from empty tables: otherwise earlier runs' data decides how much compaction
   // runs during this one (it took up to 2/3 of the node's CPU after a few runs).
-  for (const table of ['raw_insert', TIMELINE_TABLES.entries, TIMELINE_TABLES.appinfos, TIMELINE_TABLES.buckets]) {
-    await client.execute(`TRUNCATE ${STORE_KEYSPACE}.${table}`);
-  }
+  await emptyStoreTables(client);
   // Nor should an earlier run's flushes and compactions (a push or history part, another bench)
   // share the node with the first slices: they cost it up to 20 µs more per row in the first runs
   // after one, for whichever kind they fell on.
@@ -178,6 +182,10 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
     }
   } finally {
     await close();
+    // And they end empty: their last memtables (about 100 MiB) were otherwise flushed and
+    // compacted inside the push part's measured window (seen in all three full runs of session
+    // 13). auto_snapshot is off (scripts/services/cassandra.yaml): TRUNCATE drops them unwritten.
+    await emptyStoreTables(client);
   }
   lastRawRate = tallies.raw.rate;
   const { raw: rw, single: s, batched: b } = tallies;
