@@ -1,6 +1,6 @@
-/** appendWithin and runFollowUp: when a follow-up runs, and how a slow or failing one ends. */
+/** appendWithin, runFollowUp and chainAppends: when a follow-up runs, and how a slow or failing one ends. */
 import { describe, expect, it } from 'vitest';
-import { appendWithin, inboxKey, runFollowUp, silentLogger } from '../src/index.ts';
+import { appendWithin, chainAppends, inboxKey, runFollowUp, silentLogger } from '../src/index.ts';
 import type { AppendFn, AppendOutcome, NewEntry } from '../src/index.ts';
 
 const inbox = inboxKey('t', 'bob');
@@ -30,5 +30,36 @@ describe('runFollowUp', () => {
     expect(calls).toEqual([]);
     expect(await runFollowUp([{ seq: 1, duplicate: false }], next, append, silentLogger)).toBe('appended');
     expect(calls).toEqual(['t:bob:a1']);
+  });
+});
+
+describe('chainAppends', () => {
+  const fresh: AppendOutcome[] = [{ seq: 4, duplicate: false }];
+
+  it('starts the follow-up when the first append reports durable, and once only', async () => {
+    const events: string[] = [];
+    const chained = await chainAppends(async (durable) => {
+      durable(fresh);
+      durable(fresh);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      events.push('first resolved');
+      return fresh;
+    }, async (outcomes) => { events.push(`follow-up after ${outcomes[0]?.seq}`); return 'appended'; });
+    expect(chained).toEqual({ outcomes: fresh, next: 'appended' });
+    expect(events).toEqual(['follow-up after 4', 'first resolved']);
+  });
+
+  it('starts it after the first append when nothing reports durable', async () => {
+    const events: string[] = [];
+    const chained = await chainAppends(async () => { events.push('first resolved'); return fresh; },
+      async () => { events.push('follow-up'); return 'skipped'; });
+    expect(chained.next).toBe('skipped');
+    expect(events).toEqual(['first resolved', 'follow-up']);
+  });
+
+  it('rethrows a first append that fails after it was durable, without an unhandled follow-up', async () => {
+    const failing = chainAppends(async (durable) => { durable(fresh); throw new Error('late'); },
+      () => Promise.reject(new Error('follow-up failed too')));
+    await expect(failing).rejects.toThrow('late');
   });
 });
