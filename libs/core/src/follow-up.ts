@@ -50,7 +50,8 @@ export async function chainAppends(
 ): Promise<ChainedAppend> {
   let early: Promise<FollowUpResult> | undefined;
   const outcomes = await append((durable) => {
-    early ??= followUp(durable);
+    if (early !== undefined) return;
+    early = followUp(durable);
     early.catch(() => undefined); // awaited below unless the first append throws after all
   });
   return { outcomes, next: await (early ?? followUp(outcomes)) };
