@@ -4,6 +4,7 @@ export {
   DEFAULT_REPLICATION, DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus,
   type MigrateOptions, type MigrateResult, type Migration, type MigrationProgress, type Replication, type SchemaStatus,
 } from './migrate.ts';
+export { backfillAppinfoIndex, type AppinfoBackfillOptions, type AppinfoBackfillProgress, type AppinfoBackfillResult } from './appinfo-backfill.ts';
 /** The timeline row layout, for tools that write it by hand (bench/cql-write-shapes.ts). */
 export { ENTRY_COLUMNS, entryParams } from './entry-codec.ts';
 export { TIMELINE_TABLES } from './timeline.ts';
