@@ -41,8 +41,17 @@ describe('uWS upgrade', () => {
     expect(outcomes).toEqual(Array.from({ length: 20 }, () => 'open'));
   });
 
-  it('an asynchronous token verifier still works (through the corked path)', async () => {
+  it('an asynchronous token verifier still works (through the corked path), with one warning about that path', async () => {
     t = await startGateway('uws', { verifyToken: async () => ({ user: 'alice', tenant: 't1' }) });
     expect(await handshake(t.gateway.port, 'any', 'Upgrade')).toBe('open');
+    expect(await handshake(t.gateway.port, 'any', 'Upgrade')).toBe('open');
+    const warnings = t.logger.records.filter((r) => r.level === 'warn' && r.obj['issue'] === 'uNetworking/uWebSockets#1928');
+    expect(warnings.map((r) => r.msg)).toEqual([expect.stringContaining('asynchronous token verifier under uWS')]);
+  });
+
+  it('a synchronous verifier never warns about the asynchronous path', async () => {
+    t = await startGateway('uws');
+    expect(await handshake(t.gateway.port, await t.token('alice'), 'Upgrade')).toBe('open');
+    expect(t.logger.records.filter((r) => r.obj['issue'] !== undefined)).toEqual([]);
   });
 });

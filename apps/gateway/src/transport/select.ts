@@ -23,7 +23,7 @@ export function createTransport<S>(choice: TransportChoice, handlers: TransportH
   const loaded = (choice.loadUws ?? loadNativeUws)();
   if (loaded.ok) {
     choice.logger.info({ transport: 'uws', binary: loaded.binary }, 'gateway transport: native uWebSockets.js');
-    return createUwsTransport(loaded.uws, handlers, limits);
+    return createUwsTransport(loaded.uws, handlers, limits, choice.logger);
   }
   if (!choice.allowWsFallback) throw new UwsUnavailableError(loaded.reason);
   choice.logger.warn(

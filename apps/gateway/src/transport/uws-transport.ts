@@ -4,6 +4,7 @@
  * `onAborted` set beforehand, and writes after the first tick go inside `cork`.
  */
 import type { HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from 'uWebSockets.js';
+import type { Logger } from '@seqline/core';
 import type { UwsModule } from './uws-loader.ts';
 import {
   CLOSE_CODES, statusLine, type ConnectionListener, type HttpReply, type SocketConnection, type Transport,
@@ -46,10 +47,11 @@ class UwsConnection implements SocketConnection {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandlers<S>, limits: TransportLimits): Transport {
+export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandlers<S>, limits: TransportLimits, logger: Logger): Transport {
   const app: TemplatedApp = uws.App();
   const sockets = new Set<WebSocket<SocketData<S>>>();
   let listenSocket: us_listen_socket | null = null;
+  let warnedAsync = false;
 
   app.ws<SocketData<S>>(handlers.wsPath, {
     compression: uws.DISABLED,
@@ -79,6 +81,13 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
       // socket as an HTTP response to close: uNetworking/uWebSockets#1928), so an async
       // decision — a custom asynchronous token verifier — is exposed to that bug.
       if (!(decision instanceof Promise)) return decide(decision);
+      if (!warnedAsync) {
+        warnedAsync = true;
+        logger.warn(
+          { issue: 'uNetworking/uWebSockets#1928' },
+          'asynchronous token verifier under uWS: a few sockets in a thousand may close right after their upgrade; use a synchronous verifier, or transport "ws" (docs/decisions.md)',
+        );
+      }
       const state = { aborted: false };
       res.onAborted(() => { state.aborted = true; });
       decision.then(
