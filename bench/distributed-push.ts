@@ -3,6 +3,7 @@
  * gateway, send → push and send → ack latency, CPU per message by process, and a check that
  * every acknowledged send is stored (a push is best effort; a sync must find the message).
  */
+import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Client } from 'cassandra-driver';
 import type { DistributedStack } from './distributed-stack.ts';
@@ -16,6 +17,11 @@ const PAIRS = 100;
 /** Warm-up: the rate ramps from a tenth to the full rate, as a deployed gateway's load grows (a cold process hit at full rate first compiles, then drains a backlog). */
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 4000);
 const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 8000);
+/**
+ * `BENCH_PUSH_DUMP=<file>`: one line per pushed message of the measured part, "<epoch ms sent>
+ * <send → push ms>", to line a tail up with other clocks (a GC log with wall-clock time, say).
+ */
+const PUSH_DUMP = process.env.BENCH_PUSH_DUMP;
 
 export const PUSH_LOAD_SHAPE = `open loop, ${PAIRS} pairs, ${WARMUP_MS / 1000} s warm-up (rate ramping from 10 % to 100 %) + ${MEASURE_MS / 1000} s measured at the rate`;
 
@@ -79,6 +85,7 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
   const seconds = Array.from({ length: Math.ceil(MEASURE_MS / 1000) }, () => new Samples(Math.ceil(rate)));
   const errors = new Map<string, number>();
   const sentAt = new Map<string, { t0: number; i: number; acked: boolean }>();
+  const dump: string[] | undefined = PUSH_DUMP === undefined ? undefined : [];
   for (const r of receivers) {
     r.onPush = (frame, at) => {
       for (const e of frame.entries) {
@@ -86,6 +93,7 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
         if (!s) continue;
         sentAt.delete(e.appinfo);
         push.add(at - s.t0);
+        dump?.push(`${(performance.timeOrigin + s.t0).toFixed(1)} ${(at - s.t0).toFixed(2)}`);
         if (s.i < total / 10) tenths[0]!.add(at - s.t0);
         else if (s.i >= total - total / 10) tenths[1]!.add(at - s.t0);
         seconds[Math.floor(s.i / rate)]?.add(at - s.t0);
@@ -159,6 +167,7 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
     if (closed.length > 0) closed.push(await gatewayCloses(stack), ...gatewayCloseLines(stack.logTail('gateway')));
     const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}; `
       + `p99 by second sent: ${seconds.map((s) => fmtMs(s.summary().p99)).join(', ')}`;
+    if (PUSH_DUMP !== undefined && dump !== undefined) writeFileSync(PUSH_DUMP, `${dump.join('\n')}\n`);
     return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu, background };
   } finally {
     await Promise.all([...senders, ...receivers].map((c) => c.close()));
