@@ -10,6 +10,7 @@
 #   scripts/services.sh kill    <svc...>   SIGKILL (crash simulation), no graceful shutdown
 #   scripts/services.sh logs    <svc> [n]  last n (default 50) lines of the service's log
 #   scripts/services.sh install [svc...]   only install binaries
+#   scripts/services.sh install k6         build k6 for loadtest/ (a tool, not a service)
 #
 # svc is one of: cassandra redis nats (default: all three).
 # Everything (binaries, data, logs, pid files, caches) lives under <repo>/.services.
@@ -39,6 +40,7 @@ CQLSH_VERSION="${CQLSH_VERSION:-6.2.2}"
 REDIS_PORT="${REDIS_PORT:-6379}"
 REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-60}"
 NATS_VERSION="${NATS_VERSION:-v2.11.17}"
+K6_VERSION="${K6_VERSION:-v1.4.2}"
 NATS_PORT="${NATS_PORT:-4222}"
 NATS_HTTP_PORT="${NATS_HTTP_PORT:-8222}"
 NATS_SYNC_INTERVAL="${NATS_SYNC_INTERVAL:-always}"
@@ -494,26 +496,46 @@ redis_kill() {
 
 redis_version_bin() { redis-server --version 2>/dev/null | grep -o 'v=[0-9.]*' | cut -d= -f2 | sed 's/^/redis /'; }
 
+# ---- k6 (a tool for loadtest/, not a service: only `install k6`) --------------------
+K6_BIN="$BIN_DIR/k6"
+
+k6_installed() { [[ -x "$K6_BIN" ]] && [[ "$("$K6_BIN" version 2>/dev/null | awk '{print $2}')" == "$K6_VERSION" ]]; }
+
+k6_install() {
+  ensure_dirs
+  k6_installed && return 0
+  go_install_pinned k6 go.k6.io/k6 "$K6_VERSION" k6
+  k6_installed || die "k6: built binary does not report $K6_VERSION: $("$K6_BIN" version 2>&1)"
+  log "k6: installed $K6_BIN"
+}
+
 # ---- NATS --------------------------------------------------------------------------
 N_MARKER="nats-server"
 
 nats_installed() { [[ -x "$N_BIN" ]] && [[ "$("$N_BIN" --version 2>/dev/null)" == "nats-server: $NATS_VERSION" ]]; }
 
-nats_install() {
-  ensure_dirs
-  nats_installed && return 0
-  command -v go >/dev/null || die "nats: Go toolchain not found (needed to build nats-server $NATS_VERSION)"
-  log "nats: building nats-server $NATS_VERSION with $(go version | awk '{print $3}') (go install via the Go module proxy)"
-  local gotmp="$CACHE_DIR/go-bin.tmp"
+# Builds <module>@<version> with the Go module proxy into $BIN_DIR/<binary> (no prebuilt binary
+# is fetched); caches under .services/cache. Usage: go_install_pinned <what> <module> <version> <binary>
+go_install_pinned() {
+  local what="$1" module="$2" version="$3" binary="$4"
+  command -v go >/dev/null || die "$what: Go toolchain not found (needed to build $binary $version)"
+  log "$what: building $binary $version with $(go version | awk '{print $3}') (go install via the Go module proxy)"
+  local gotmp="$CACHE_DIR/go-bin.tmp" build_log="$CACHE_DIR/$what-build.log"
   rm -rf "$gotmp"
   mkdir -p "$gotmp"
   if ! GOBIN="$gotmp" GOMODCACHE="$CACHE_DIR/go/mod" GOCACHE="$CACHE_DIR/go/build" \
       GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0 \
-      go install "github.com/nats-io/nats-server/v2@$NATS_VERSION" >"$CACHE_DIR/nats-build.log" 2>&1; then
-    die_with_log "nats: go install github.com/nats-io/nats-server/v2@$NATS_VERSION failed" "$CACHE_DIR/nats-build.log"
+      go install "$module@$version" >"$build_log" 2>&1; then
+    die_with_log "$what: go install $module@$version failed" "$build_log"
   fi
-  mv -f "$gotmp/nats-server" "$N_BIN"
+  mv -f "$gotmp/$binary" "$BIN_DIR/$binary"
   rm -rf "$gotmp"
+}
+
+nats_install() {
+  ensure_dirs
+  nats_installed && return 0
+  go_install_pinned nats github.com/nats-io/nats-server/v2 "$NATS_VERSION" nats-server
   nats_installed || die "nats: built binary does not report $NATS_VERSION: $("$N_BIN" --version 2>&1)"
   log "nats: installed $N_BIN"
 }
@@ -670,7 +692,7 @@ cmd_logs() {
 }
 
 usage() {
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -691,6 +713,7 @@ main() {
     "") usage >&2; exit 2 ;;
     *) usage >&2; die "unknown command '$cmd'" ;;
   esac
+  if [[ "$cmd" == install && "${svcs[*]}" == k6 ]]; then cmd_install k6; return; fi
   check_services "${svcs[@]}"
   case "$cmd" in
     up | start) cmd_up "${svcs[@]}" ;;
