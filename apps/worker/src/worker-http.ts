@@ -8,7 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 /** What the endpoint reports on; a ShardOwnerHost is one. */
-export interface ShardSource { servingShards(): number[] }
+export interface ShardSource {
+  servingShards(): number[];
+  /** appinfos held in memory to answer resends (bounded per process). */
+  readonly rememberedAppinfos: number;
+}
 
 export interface WorkerHttp { port: number; registry: Registry; close(): Promise<void> }
 
@@ -30,6 +34,10 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
   new Gauge({
     name: 'seqline_worker_shards_served', help: 'Inbox shards this worker holds a writable lease for',
     registers: [registry], collect() { this.set(options.shards.servingShards().length); },
+  });
+  new Gauge({
+    name: 'seqline_worker_recent_appinfos', help: 'appinfos held in memory to answer resends without the store (all shards)',
+    registers: [registry], collect() { this.set(options.shards.rememberedAppinfos); },
   });
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];

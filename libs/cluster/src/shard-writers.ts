@@ -4,13 +4,14 @@
  * both claim their sections with the lease's epoch.
  */
 import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
-import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import { GroupStreamWriter, InboxOwner, type RecentAppinfos } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
 import { FencedGroupStreamStore } from './fenced-group-stream.ts';
 import { FencedTimelineStore } from './fenced-timeline.ts';
 import type { ShardLease } from './shard-leases.ts';
 
-export type OwnerTuning = Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxKeysPerSection' | 'clock'>;
+/** `maxRecentAppinfos` bounds the host's one RecentAppinfos, shared by all its shard owners. */
+export type OwnerTuning = Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'clock'>;
 
 export interface ShardWriterSources {
   timeline: TimelineStore;
@@ -20,6 +21,8 @@ export interface ShardWriterSources {
   logger: Logger;
   shardCount: number;
   ownerOptions?: OwnerTuning;
+  /** The process's recent appinfos, shared by the owners of all its shards. */
+  recentAppinfos: RecentAppinfos;
   /** Why `lease` may not be written under now, or undefined when it may. */
   writeBlocker(lease: ShardLease): string | undefined;
 }
@@ -29,6 +32,7 @@ export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owne
   const logger = src.logger.child({ shard: lease.shard });
   const owner = new InboxOwner({
     ...src.ownerOptions,
+    recentAppinfos: src.recentAppinfos,
     timeline: new FencedTimelineStore(src.timeline, lease.shard, blocker, lease.epoch),
     ceilings: src.ceilings,
     push: src.push,

@@ -58,7 +58,7 @@ export class InboxOwner implements InboxWriter {
     const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs);
     this.maxKeysPerSection = options.maxKeysPerSection;
-    this.recent = new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
+    this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
     this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, idleInboxMs / 2));
     this.sweepTimer.unref();
   }

@@ -1,6 +1,7 @@
 export { SectionAllocator } from './section-allocator.ts';
 export type { SectionAllocatorOptions } from './section-allocator.ts';
 export { InboxOwner } from './inbox-owner.ts';
+export { RecentAppinfos } from './recent-appinfos.ts';
 export { sectionOfShard } from './owner-options.ts';
 export type { InboxOwnerOptions } from './owner-options.ts';
 export { ShardNotOwnedError, InboxOwnerClosedError } from './errors.ts';

@@ -1,4 +1,5 @@
 import type { Clock, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type { RecentAppinfos } from './recent-appinfos.ts';
 
 export interface InboxOwnerOptions {
   timeline: TimelineStore;
@@ -22,6 +23,11 @@ export interface InboxOwnerOptions {
   maxCachedInboxes?: number;
   /** appinfos remembered to answer resends without the store (RecentAppinfos). Default 100 000. */
   maxRecentAppinfos?: number;
+  /**
+   * A RecentAppinfos shared with the process's other owners (then `maxRecentAppinfos` is
+   * ignored): a worker runs one owner per shard, and its memory bound is the worker's.
+   */
+  recentAppinfos?: RecentAppinfos;
   /** Most keys per section allocator (see SectionAllocator.maxKeys). */
   maxKeysPerSection?: number;
 }

@@ -8,19 +8,27 @@
  * Two generations (see TwoGenerationMap) of per-inbox maps: every append looks up and
  * remembers here, and keying by inbox then appinfo hashes the two strings the owner already
  * holds instead of building and hashing a joined key each time.
+ *
+ * The owners of one process share one (a worker runs an owner per leased shard): the bound is
+ * the process's memory, not each owner's. Sharing is sound because every fact here stays true
+ * whoever owns the inbox later.
  */
 const NONE: ReadonlyMap<string, number> = new Map();
 
 export class RecentAppinfos {
   private current = new Map<string, Map<string, number>>();
   private previous = new Map<string, Map<string, number>>();
-  /** appinfos remembered in the current generation. */
+  /** appinfos remembered in the current generation, and in the previous one. */
   private count = 0;
+  private previousCount = 0;
   private readonly generationSize: number;
 
   constructor(maxKeys: number) {
     this.generationSize = Math.floor(maxKeys / 2);
   }
+
+  /** appinfos held (at most maxKeys; one remembered again in a newer generation counts twice). */
+  get size(): number { return this.count + this.previousCount; }
 
   /** The known seqs of `appinfos` in `inbox` (usually none: no map is made then). */
   lookup(inbox: string, appinfos: Iterable<string>): ReadonlyMap<string, number> {
@@ -44,6 +52,7 @@ export class RecentAppinfos {
     seqs.set(appinfo, seq);
     if (++this.count >= this.generationSize) {
       this.previous = this.current;
+      this.previousCount = this.count;
       this.current = new Map();
       this.count = 0;
     }

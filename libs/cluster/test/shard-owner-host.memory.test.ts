@@ -1,0 +1,42 @@
+/**
+ * A host runs one InboxOwner per leased shard; what those owners keep in memory must be bounded
+ * per process, not per shard (a 64-shard worker once held 64 × the documented bound of resend
+ * appinfos, and grew by ~50 MiB a minute at 1 000 msg/s until it got there).
+ */
+import { describe, expect, it } from 'vitest';
+import { useRigPerTest } from './support/cluster.ts';
+import { inboxInShard, msg, waitFor } from './support/doubles.ts';
+import { probeServices, useSuiteServices } from './support/services.ts';
+
+const services = await probeServices();
+const SHARDS = 8;
+
+describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
+  const svc = useSuiteServices();
+  const fresh = useRigPerTest(svc, { shardCount: SHARDS, ttl: 1000 });
+
+  it('its shard owners share one bound on remembered appinfos, and still answer resends', async () => {
+    const rig = fresh();
+    const host = rig.host('host-a', { ownerOptions: { maxRecentAppinfos: 8 } });
+    await host.start();
+    await waitFor('the host serves all shards', () => host.servingShards().length === SHARDS);
+    const writer = rig.writer();
+    const tenant = `t${Date.now().toString(36)}`;
+    const firsts = [];
+    // 5 appinfos in each of the 8 shards: 40 remembered, against a bound of 8 for the process
+    // (each owner with a bound of its own would hold 5, 40 in all).
+    for (let shard = 0; shard < SHARDS; shard++) {
+      const inbox = inboxInShard(tenant, shard, SHARDS);
+      for (let i = 0; i < 5; i++) {
+        const [outcome] = await writer.append(inbox, [msg(`${inbox}-${i}`)]);
+        if (i === 0) firsts.push({ inbox, seq: outcome!.seq });
+      }
+      expect(host.rememberedAppinfos).toBeGreaterThan(0);
+      expect(host.rememberedAppinfos).toBeLessThanOrEqual(8);
+    }
+    // Forgotten by memory, a resend is still found by the store's dedup.
+    for (const { inbox, seq } of firsts) {
+      expect(await writer.append(inbox, [msg(`${inbox}-0`)])).toEqual([{ seq, duplicate: true }]);
+    }
+  });
+});
