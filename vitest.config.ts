@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
  * - `faults`: tests that kill or restart the shared services (Cassandra, Redis, NATS), one
  *   file at a time and last, so no other suite sees the outage.
  */
-const HEAVY = ['apps/server/test/large-groups.*.test.ts', 'apps/server/test/crash.e2e.test.ts', 'apps/server/test/loadtest.k6.test.ts'];
+const HEAVY = ['apps/server/test/large-groups.*.test.ts', 'apps/server/test/crash.e2e.test.ts', 'apps/server/test/loadtest.k6.test.ts', 'apps/worker/test/loadtest.k6.test.ts'];
 const shared = { testTimeout: 30_000, hookTimeout: 120_000, pool: 'forks' as const };
 
 export default defineConfig({

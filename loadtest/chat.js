@@ -22,7 +22,7 @@ export const options = {
 export default function () {
   const me = `u${__VU}`;
   const rate = Number(__ENV.RATE || 1); // messages per second per VU
-  const res = ws.connect(cfg.ws, { headers: { Authorization: `Bearer ${token(cfg.secret, me)}` } }, (socket) => {
+  const res = ws.connect(cfg.ws, { headers: { Authorization: `Bearer ${token(cfg.secret, me, cfg.tenant)}` } }, (socket) => {
     let id = 0;
     const pending = {};
     socket.on('message', (data) => {

@@ -26,5 +26,8 @@ export function config() {
     base: __ENV.SEQLINE_URL || 'http://127.0.0.1:8080',
     ws: (__ENV.SEQLINE_URL || 'http://127.0.0.1:8080').replace(/^http/, 'ws') + '/v1/ws',
     users: Number(__ENV.USERS || 200),
+    // Tokens carry this tenant; a distinct one per run keeps its users' inboxes apart from
+    // earlier runs' on a shared store.
+    tenant: __ENV.TENANT || 'loadtest',
   };
 }

@@ -16,7 +16,7 @@ export const options = {
 };
 
 export default function () {
-  const headers = { Authorization: `Bearer ${token(cfg.secret, `u${1 + ((__VU - 1) % cfg.users)}`)}` };
+  const headers = { Authorization: `Bearer ${token(cfg.secret, `u${1 + ((__VU - 1) % cfg.users)}`, cfg.tenant)}` };
   let maxSeq = 0;
   for (let page = 0; page < 50; page++) {
     const started = Date.now();

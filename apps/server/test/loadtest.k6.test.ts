@@ -1,58 +1,16 @@
 /**
  * The k6 scripts of loadtest/ against the real embedded server (`npm start`'s entry), briefly:
  * they must connect, send, receive pushes and page through inboxes with no error. Latency is not
- * asserted here (thresholds off: other suites share the machine); benchmarks measure it. Needs
- * k6: scripts/k6.sh builds it into .services/bin (.ci/run does), or K6_BIN / a k6 on PATH.
+ * asserted here (thresholds off: other suites share the machine); benchmarks measure it.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireServices, type ServiceProbe } from '@seqline/testing';
+import { requireServices } from '@seqline/testing';
 import { ChildServer, freePort } from './child-server.ts';
 import { SECRET } from './harness.ts';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const K6 = process.env.K6_BIN ?? (existsSync(join(ROOT, '.services/bin/k6')) ? join(ROOT, '.services/bin/k6') : 'k6');
-
-function probeK6(): ServiceProbe {
-  const r = spawnSync(K6, ['version'], { encoding: 'utf8' });
-  return r.status === 0 ? { ok: true } : { ok: false, reason: `no k6 at ${K6} (${r.error?.message ?? r.stderr.trim()})` };
-}
-
-interface K6Run { code: number | null; output: string; points: Map<string, number[]> }
-
-/** Runs a script with thresholds off; returns its exit code and every data point by metric. */
-function runK6(script: string, vars: Record<string, string>, env: Record<string, string>, dir: string): Promise<K6Run> {
-  const out = join(dir, `${script}.ndjson`);
-  const args = ['run', '--quiet', '--no-thresholds', '--no-usage-report', `--out=json=${out}`, ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), join(ROOT, 'loadtest', script)];
-  return new Promise((resolve, reject) => {
-    const proc = spawn(K6, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    proc.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    proc.stderr.on('data', (d: Buffer) => { output += d.toString(); });
-    proc.once('error', reject);
-    proc.once('exit', (code) => {
-      const points = new Map<string, number[]>();
-      if (existsSync(out)) {
-        for (const line of readFileSync(out, 'utf8').split('\n')) {
-          if (!line.includes('"type":"Point"')) continue;
-          const point = JSON.parse(line) as { type: string; metric: string; data?: { value?: number } };
-          if (point.type !== 'Point' || typeof point.data?.value !== 'number') continue;
-          const values = points.get(point.metric) ?? [];
-          values.push(point.data.value);
-          points.set(point.metric, values);
-        }
-      }
-      resolve({ code, output, points });
-    });
-  });
-}
-
-const count = (run: K6Run, metric: string) => run.points.get(metric)?.length ?? 0;
-const sum = (run: K6Run, metric: string) => (run.points.get(metric) ?? []).reduce((a, b) => a + b, 0);
+import { count, probeK6, runK6, sum } from './k6-runner.ts';
 
 if (requireServices(probeK6(), 'k6 load-test scripts', 'k6', 'build it with bash scripts/k6.sh install')) {
   describe('k6 load-test scripts against the embedded server', () => {

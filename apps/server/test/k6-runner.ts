@@ -1,0 +1,54 @@
+/**
+ * Runs the k6 scripts of loadtest/ for the smoke tests (embedded server, distributed stack):
+ * thresholds off, every data point kept by metric (k6's `--out json`), so a test asserts on
+ * what k6 itself counted. Needs k6: scripts/k6.sh builds it into .services/bin (.ci/run does),
+ * or K6_BIN / a k6 on PATH.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServiceProbe } from '@seqline/testing';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const K6 = process.env.K6_BIN ?? (existsSync(join(ROOT, '.services/bin/k6')) ? join(ROOT, '.services/bin/k6') : 'k6');
+
+export function probeK6(): ServiceProbe {
+  const r = spawnSync(K6, ['version'], { encoding: 'utf8' });
+  return r.status === 0 ? { ok: true } : { ok: false, reason: `no k6 at ${K6} (${r.error?.message ?? r.stderr.trim()})` };
+}
+
+export interface K6Run { code: number | null; output: string; points: Map<string, number[]> }
+
+/**
+ * Runs a script with thresholds off; returns its exit code and every data point by metric.
+ * `label` names its output file in `dir` (runs side by side need different labels).
+ */
+export function runK6(script: string, vars: Record<string, string>, env: Record<string, string>, dir: string, label = script): Promise<K6Run> {
+  const out = join(dir, `${label}.ndjson`);
+  const args = ['run', '--quiet', '--no-thresholds', '--no-usage-report', `--out=json=${out}`, ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), join(ROOT, 'loadtest', script)];
+  return new Promise((resolve, reject) => {
+    const proc = spawn(K6, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    proc.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    proc.once('error', reject);
+    proc.once('exit', (code) => {
+      const points = new Map<string, number[]>();
+      if (existsSync(out)) {
+        for (const line of readFileSync(out, 'utf8').split('\n')) {
+          if (!line.includes('"type":"Point"')) continue;
+          const point = JSON.parse(line) as { type: string; metric: string; data?: { value?: number } };
+          if (point.type !== 'Point' || typeof point.data?.value !== 'number') continue;
+          const values = points.get(point.metric) ?? [];
+          values.push(point.data.value);
+          points.set(point.metric, values);
+        }
+      }
+      resolve({ code, output, points });
+    });
+  });
+}
+
+export const count = (run: K6Run, metric: string) => run.points.get(metric)?.length ?? 0;
+export const sum = (run: K6Run, metric: string) => (run.points.get(metric) ?? []).reduce((a, b) => a + b, 0);
