@@ -34,15 +34,15 @@ end
  * replacing a cache that ends below the claim (the caller then looks up the real predecessor);
  * 'force' replaces it. ARGV[a+3] max entries, ARGV[a+4] TTL ms. Answers 'ok', 'gap' or 'older'
  * (claim wholly below the cache: kept as is).
+ *
+ * The marker is written once, last (the script is atomic: nothing sees the steps). A full
+ * cache is cut back by a sixteenth of its size at once, so most appends to a busy inbox skip
+ * the cut (it cost each of them five more calls when it trimmed one entry per append).
  */
 const MERGE_FUNCTION = `
 local function merge(k, a)
   local from, head, mode = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
   local maxEntries, ttl = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  local function writeMeta(f, h)
-    redis.call('ZREMRANGEBYSCORE', k, -1, -1)
-    redis.call('ZADD', k, -1, '~m:' .. fmt(f) .. ':' .. fmt(h))
-  end
   local function addMissing()
     for i = a + 5, #ARGV, 2 do
       local s = ARGV[i]
@@ -50,33 +50,36 @@ local function merge(k, a)
       if redis.call('ZCOUNT', k, s, s) == 0 then redis.call('ZADD', k, s, ARGV[i + 1]) end
     end
   end
+  -- nf, nh: the marker to write; markers: how many the key holds now (the old one, or none).
+  local nf, nh, markers
   local cf, ch = readMeta(k)
   if cf == nil then
     redis.call('DEL', k)
-    addMissing()
-    writeMeta(from, head)
+    nf, nh, markers = from, head, 0
   elseif from <= ch and cf <= head then
     -- Overlapping or adjacent intervals: their union is again one complete interval.
-    addMissing()
-    writeMeta(math.min(from, cf), math.max(head, ch))
+    nf, nh, markers = math.min(from, cf), math.max(head, ch), 1
   elseif from > ch then
     -- Unknown entries may sit in (ch, from]: the two intervals cannot be joined.
     if mode == 'probe' then return 'gap' end
     redis.call('DEL', k)
-    addMissing()
-    writeMeta(from, head)
+    nf, nh, markers = from, head, 0
   else
     return 'older'
   end
-  local count = redis.call('ZCARD', k) - 1
+  addMissing()
+  local count = redis.call('ZCARD', k) - markers
   if count > maxEntries then
-    -- Drop the oldest; the marker moves up to the highest dropped seq, keeping C.
-    local cut = redis.call('ZRANGEBYSCORE', k, '(-1', '+inf', 'WITHSCORES', 'LIMIT', count - maxEntries - 1, 1)
+    -- Drop the oldest down to maxEntries minus a sixteenth; the marker moves up to the highest
+    -- dropped seq, keeping C.
+    local keep = maxEntries - math.floor(maxEntries / 16)
+    local cut = redis.call('ZRANGEBYSCORE', k, '(-1', '+inf', 'WITHSCORES', 'LIMIT', count - keep - 1, 1)
     local cutSeq = tonumber(cut[2])
     redis.call('ZREMRANGEBYSCORE', k, '(-1', cutSeq)
-    local f, h = readMeta(k)
-    writeMeta(math.max(f, cutSeq), h)
+    nf = math.max(nf, cutSeq)
   end
+  if markers == 1 then redis.call('ZREMRANGEBYSCORE', k, -1, -1) end
+  redis.call('ZADD', k, -1, '~m:' .. fmt(nf) .. ':' .. fmt(nh))
   redis.call('PEXPIRE', k, ttl)
   return 'ok'
 end
@@ -84,15 +87,15 @@ end
 
 /**
  * remember(k, a, b): the dedup fast path at k remembers appinfo → seq (score) for the most
- * recent ARGV[a] appinfos of an inbox, for ARGV[a+1] ms after its last append; ARGV[a+2..b]
- * are seq, appinfo pairs.
+ * recent ARGV[a] appinfos of an inbox (at most; cut back by a sixteenth at once, like the
+ * entries), for ARGV[a+1] ms after its last append; ARGV[a+2..b] are seq, appinfo pairs.
  */
 const REMEMBER_FUNCTION = `
 local function remember(k, a, b)
   local maxKept, ttl = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   for i = a + 2, b, 2 do redis.call('ZADD', k, ARGV[i], ARGV[i + 1]) end
   local count = redis.call('ZCARD', k)
-  if count > maxKept then redis.call('ZREMRANGEBYRANK', k, 0, count - maxKept - 1) end
+  if count > maxKept then redis.call('ZREMRANGEBYRANK', k, 0, count - (maxKept - math.floor(maxKept / 16)) - 1) end
   redis.call('PEXPIRE', k, ttl)
   return count
 end
