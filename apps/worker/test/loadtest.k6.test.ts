@@ -9,11 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireServices } from '@seqline/testing';
 import { SECRET } from '../../server/test/harness.ts';
 import { count, probeK6, runK6, sum, type K6Run } from '../../server/test/k6-runner.ts';
 import { httpSyncAll } from './support/clients.ts';
 import { Cluster } from './support/cluster.ts';
-import { probeAll, requireServices } from './support/services.ts';
+import { probeAll } from './support/services.ts';
 
 const USERS = 8;
 
@@ -23,7 +24,8 @@ async function probeStackAndK6() {
   return problems.length === 0 ? { ok: true as const } : { ok: false as const, reason: problems.join('; ') };
 }
 
-if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the distributed stack')) {
+if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the distributed stack', 'Cassandra, Redis, NATS and k6',
+  'bash scripts/services.sh up && bash scripts/k6.sh install')) {
   describe('k6 load-test scripts against 2 gateways + 2 workers', () => {
     const dir = mkdtempSync(join(tmpdir(), 'seqline-k6-dist-'));
     let cluster: Cluster;
