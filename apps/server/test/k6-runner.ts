@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import type { ServiceProbe } from '@seqline/testing';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -52,3 +53,25 @@ export function runK6(script: string, vars: Record<string, string>, env: Record<
 
 export const count = (run: K6Run, metric: string) => run.points.get(metric)?.length ?? 0;
 export const sum = (run: K6Run, metric: string) => (run.points.get(metric) ?? []).reduce((a, b) => a + b, 0);
+
+/**
+ * A chat.js run went through: exit 0, no `seqline_errors`, every check passed (one per VU
+ * session at least), more than 50 acks and 10 pushes timed.
+ */
+export function expectCleanChatRun(run: K6Run, minChecks: number): void {
+  expect(run.code, run.output).toBe(0);
+  expect(sum(run, 'seqline_errors'), run.output).toBe(0);
+  expect(count(run, 'checks')).toBeGreaterThanOrEqual(minChecks);
+  expect(sum(run, 'checks')).toBe(count(run, 'checks')); // every check passed (1 = pass)
+  expect(count(run, 'seqline_send_ack_ms')).toBeGreaterThan(50);
+  expect(count(run, 'seqline_send_push_ms')).toBeGreaterThan(10);
+}
+
+/** A sync.js run went through: exit 0, more than 10 pages, no failed request, every check passed. */
+export function expectCleanSyncRun(run: K6Run): void {
+  expect(run.code, run.output).toBe(0);
+  expect(count(run, 'seqline_sync_page_ms')).toBeGreaterThan(10);
+  expect(count(run, 'http_req_failed')).toBeGreaterThan(10);
+  expect(sum(run, 'http_req_failed')).toBe(0);
+  expect(sum(run, 'checks')).toBe(count(run, 'checks'));
+}
