@@ -12,6 +12,8 @@ export interface ShardSource {
   servingShards(): number[];
   /** appinfos held in memory to answer resends (bounded per process). */
   readonly rememberedAppinfos: number;
+  /** inboxes and groups whose current seq is held in memory (bounded per process). */
+  readonly rememberedSeqKeys: number;
 }
 
 export interface WorkerHttp { port: number; registry: Registry; close(): Promise<void> }
@@ -38,6 +40,10 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
   new Gauge({
     name: 'seqline_worker_recent_appinfos', help: 'appinfos held in memory to answer resends without the store (all shards)',
     registers: [registry], collect() { this.set(options.shards.rememberedAppinfos); },
+  });
+  new Gauge({
+    name: 'seqline_worker_seq_keys', help: 'inboxes and groups whose current seq is held in memory (all shards)',
+    registers: [registry], collect() { this.set(options.shards.rememberedSeqKeys); },
   });
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];

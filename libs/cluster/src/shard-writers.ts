@@ -4,14 +4,19 @@
  * both claim their sections with the lease's epoch.
  */
 import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
-import { GroupStreamWriter, InboxOwner, type RecentAppinfos } from '@seqline/seq';
+import { GroupStreamWriter, InboxOwner, type RecentAppinfos, type SeqKeyBudget } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
 import { FencedGroupStreamStore } from './fenced-group-stream.ts';
 import { FencedTimelineStore } from './fenced-timeline.ts';
 import type { ShardLease } from './shard-leases.ts';
 
-/** `maxRecentAppinfos` bounds the host's one RecentAppinfos, shared by all its shard owners. */
-export type OwnerTuning = Pick<InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'clock'>;
+/**
+ * `maxRecentAppinfos` bounds the host's one RecentAppinfos, and `maxSeqKeys` its one
+ * SeqKeyBudget, each shared by all its shard writers.
+ */
+export type OwnerTuning = Pick<
+  InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'maxSeqKeys' | 'clock'
+>;
 
 export interface ShardWriterSources {
   timeline: TimelineStore;
@@ -23,6 +28,8 @@ export interface ShardWriterSources {
   ownerOptions?: OwnerTuning;
   /** The process's recent appinfos, shared by the owners of all its shards. */
   recentAppinfos: RecentAppinfos;
+  /** The process's bound on the keys its seq allocators remember, shared likewise. */
+  seqKeyBudget: SeqKeyBudget;
   /** Why `lease` may not be written under now, or undefined when it may. */
   writeBlocker(lease: ShardLease): string | undefined;
 }
@@ -33,6 +40,7 @@ export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owne
   const owner = new InboxOwner({
     ...src.ownerOptions,
     recentAppinfos: src.recentAppinfos,
+    seqKeyBudget: src.seqKeyBudget,
     timeline: new FencedTimelineStore(src.timeline, lease.shard, blocker, lease.epoch),
     ceilings: src.ceilings,
     push: src.push,
@@ -52,6 +60,7 @@ export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owne
     ownedShards: [lease.shard],
     step: src.ownerOptions?.step,
     maxBatchEntries: src.ownerOptions?.maxBatchEntries,
+    seqKeyBudget: src.seqKeyBudget,
   });
   return { owner, groupWriter };
 }

@@ -39,4 +39,30 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
       expect(await writer.append(inbox, [msg(`${inbox}-0`)])).toEqual([{ seq, duplicate: true }]);
     }
   });
+
+  it('its shard writers share one bound on remembered seqs, give them back when they stop, and never reuse a seq', async () => {
+    const rig = fresh();
+    const host = rig.host('host-a', { ownerOptions: { maxSeqKeys: 6 } });
+    await host.start();
+    await waitFor('the host serves all shards', () => host.servingShards().length === SHARDS);
+    const writer = rig.writer();
+    const tenant = `t${Date.now().toString(36)}`;
+    const heads = new Map<string, number>();
+    // 3 inboxes in each of the 8 shards, written twice: 24 keys against a bound of 6 for the process.
+    for (let round = 0; round < 2; round++) {
+      for (let shard = 0; shard < SHARDS; shard++) {
+        for (let i = 0; i < 3; i++) {
+          const inbox = inboxInShard(tenant, shard, SHARDS, i);
+          const [outcome] = await writer.append(inbox, [msg(`${inbox}-${round}`)]);
+          // A forgotten inbox restarts above its section's floor: forward, never back.
+          expect(outcome!.seq).toBeGreaterThan(heads.get(inbox) ?? 0);
+          heads.set(inbox, outcome!.seq);
+          expect(host.rememberedSeqKeys).toBeLessThanOrEqual(6);
+        }
+      }
+    }
+    expect(host.rememberedSeqKeys).toBeGreaterThan(0);
+    await host.close();
+    expect(host.rememberedSeqKeys).toBe(0);
+  });
 });

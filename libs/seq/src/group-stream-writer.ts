@@ -12,6 +12,7 @@ import type {
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { SectionAllocator } from './section-allocator.ts';
+import type { SeqKeyBudget } from './seq-key-budget.ts';
 
 export interface GroupAppendOutcome extends AppendOutcome {
   /**
@@ -38,6 +39,8 @@ export interface GroupStreamWriterOptions {
   step?: number;
   /** Most entries merged into one store append. Default 512. */
   maxBatchEntries?: number;
+  /** The process's bound on the keys its section allocators remember (one per group here). */
+  seqKeyBudget?: SeqKeyBudget;
 }
 
 /** Section name of a group shard in the ceiling store (inbox shards are `inbox-shard-<n>`). */
@@ -62,6 +65,7 @@ export class GroupStreamWriter {
   private readonly shardCount: number;
   private readonly step: number | undefined;
   private readonly maxBatchEntries: number;
+  private readonly seqKeyBudget: SeqKeyBudget | undefined;
   private readonly allocators = new Map<number, SectionAllocator>();
   /** Only groups with work queued or running; dropped when drained (the head lives in the store). */
   private readonly states = new Map<GroupKey, GroupState>();
@@ -76,6 +80,7 @@ export class GroupStreamWriter {
     this.shardCount = options.shardCount ?? 64;
     this.step = options.step;
     this.maxBatchEntries = options.maxBatchEntries ?? 512;
+    this.seqKeyBudget = options.seqKeyBudget;
     if (options.ownedShards) {
       for (const s of options.ownedShards) {
         if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
@@ -125,9 +130,10 @@ export class GroupStreamWriter {
     this.closed = true;
     for (;;) {
       const running = [...this.states.values()].flatMap((s) => (s.draining ? [s.draining] : []));
-      if (running.length === 0) return;
+      if (running.length === 0) break;
       await Promise.all(running);
     }
+    for (const alloc of this.allocators.values()) alloc.release();
   }
 
   private notOwned(group: GroupKey): ShardNotOwnedError | undefined {
@@ -193,7 +199,7 @@ export class GroupStreamWriter {
     if (!alloc) {
       alloc = new SectionAllocator({
         section: sectionOfGroupShard(shard), ceilings: this.ceilings, epoch: this.epoch, step: this.step,
-        logger: this.logger,
+        budget: this.seqKeyBudget, logger: this.logger,
       });
       this.allocators.set(shard, alloc);
     }

@@ -4,51 +4,48 @@
  *
  * Memory: per-inbox state (queue + cached head) exists only while an inbox is active and is
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
- * bounded by SectionAllocator's `maxKeys`). A swept inbox re-reads its head from the store.
+ * bounded per section and per process, see SeqKeyBudget). A swept inbox re-reads its head from the store.
  */
 import { FencedError, chainAppends, runFollowUp, shardOf, systemClock } from '@seqline/core';
 import type {
-  AppendOutcome, ChainedAppend, Clock, DurableListener, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus,
-  SeqCeilingStore, TimelineStore,
+  AppendOutcome, ChainedAppend, Clock, DurableListener, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus, TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { readersByAppinfo, takeRun } from './inbox-queue.ts';
 import { InboxStates } from './inbox-states.ts';
 import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbox-queue.ts';
 import { RecentAppinfos } from './recent-appinfos.ts';
-import { SectionAllocator } from './section-allocator.ts';
+import { SectionAllocator, type SectionAllocatorOptions } from './section-allocator.ts';
+import { SeqKeyBudget } from './seq-key-budget.ts';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { planReceipts } from './receipt-plan.ts';
-import { sectionOfShard } from './owner-options.ts';
+import { DEFAULT_MAX_SEQ_KEYS, sectionOfShard } from './owner-options.ts';
 import type { InboxOwnerOptions } from './owner-options.ts';
 
 export class InboxOwner implements InboxWriter {
   readonly shardCount: number;
   readonly epoch: number;
   private readonly timeline: TimelineStore;
-  private readonly ceilings: SeqCeilingStore;
   private readonly push: PushBus;
   private readonly logger: Logger;
   private readonly clock: Clock;
-  private readonly step: number | undefined;
   private readonly owned: ReadonlySet<number>;
   private readonly limits: RunLimits;
-  private readonly maxKeysPerSection: number | undefined;
   private readonly allocators = new Map<number, SectionAllocator>();
   private readonly recent: RecentAppinfos;
+  /** What every section allocator of this owner is made with, but its section. */
+  private readonly sectionOptions: Omit<SectionAllocatorOptions, 'section'>;
   private readonly states: InboxStates;
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
 
   constructor(options: InboxOwnerOptions) {
     this.timeline = options.timeline;
-    this.ceilings = options.ceilings;
     this.push = options.push;
     this.logger = options.logger.child({ component: 'inbox-owner', epoch: options.epoch });
     this.clock = options.clock ?? systemClock;
     this.shardCount = options.shardCount ?? 64;
     this.epoch = options.epoch;
-    this.step = options.step;
     this.owned = new Set(options.ownedShards ?? Array.from({ length: this.shardCount }, (_, i) => i));
     for (const s of this.owned) {
       if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
@@ -57,8 +54,11 @@ export class InboxOwner implements InboxWriter {
     this.limits = { maxEntries, maxOps: maxEntries };
     const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs);
-    this.maxKeysPerSection = options.maxKeysPerSection;
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
+    this.sectionOptions = {
+      ceilings: options.ceilings, epoch: this.epoch, step: options.step, maxKeys: options.maxKeysPerSection, logger: this.logger,
+      budget: options.seqKeyBudget ?? new SeqKeyBudget(options.maxSeqKeys ?? DEFAULT_MAX_SEQ_KEYS),
+    };
     this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, idleInboxMs / 2));
     this.sweepTimer.unref();
   }
@@ -111,6 +111,7 @@ export class InboxOwner implements InboxWriter {
       if (running.length === 0) break;
       await Promise.all(running);
     }
+    for (const alloc of this.allocators.values()) alloc.release();
   }
 
   /** Drops inbox state that has been idle for `idleInboxMs`; returns how many were dropped. */
@@ -188,10 +189,7 @@ export class InboxOwner implements InboxWriter {
   private async allocatorFor(shard: number): Promise<SectionAllocator> {
     let alloc = this.allocators.get(shard);
     if (!alloc) {
-      alloc = new SectionAllocator({
-        section: sectionOfShard(shard), ceilings: this.ceilings, epoch: this.epoch, step: this.step,
-        maxKeys: this.maxKeysPerSection, logger: this.logger,
-      });
+      alloc = new SectionAllocator({ ...this.sectionOptions, section: sectionOfShard(shard) });
       this.allocators.set(shard, alloc);
     }
     if (!alloc.isStarted) await alloc.start();

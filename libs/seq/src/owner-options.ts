@@ -1,5 +1,6 @@
 import type { Clock, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
 import type { RecentAppinfos } from './recent-appinfos.ts';
+import type { SeqKeyBudget } from './seq-key-budget.ts';
 
 export interface InboxOwnerOptions {
   timeline: TimelineStore;
@@ -30,7 +31,16 @@ export interface InboxOwnerOptions {
   recentAppinfos?: RecentAppinfos;
   /** Most keys per section allocator (see SectionAllocator.maxKeys). */
   maxKeysPerSection?: number;
+  /** Most keys remembered by this owner's section allocators together (SeqKeyBudget). Default 4 000 000. */
+  maxSeqKeys?: number;
+  /**
+   * A SeqKeyBudget shared with the process's other owners and group writers (then `maxSeqKeys`
+   * is ignored): a worker runs one of each per shard, and its memory bound is the worker's.
+   */
+  seqKeyBudget?: SeqKeyBudget;
 }
+
+export const DEFAULT_MAX_SEQ_KEYS = 4_000_000;
 
 /** Section name of a shard in the ceiling store. */
 export function sectionOfShard(shard: number): string {

@@ -9,6 +9,7 @@
  */
 import { FencedError, silentLogger } from '@seqline/core';
 import type { Logger, SeqCeilingStore } from '@seqline/core';
+import type { SeqKeyBudget, SeqKeyHolder } from './seq-key-budget.ts';
 
 export interface SectionAllocatorOptions {
   section: string;
@@ -25,10 +26,12 @@ export interface SectionAllocatorOptions {
    * anything it was given (the same jump forward as a takeover). Default 4 000 000.
    */
   maxKeys?: number;
+  /** The process's bound across sections; the allocator joins it and leaves on `release`. */
+  budget?: SeqKeyBudget;
   logger?: Logger;
 }
 
-export class SectionAllocator {
+export class SectionAllocator implements SeqKeyHolder {
   readonly section: string;
   readonly epoch: number;
   private readonly ceilings: SeqCeilingStore;
@@ -36,6 +39,7 @@ export class SectionAllocator {
   private readonly preRaiseGap: number;
   private readonly maxKeys: number;
   private readonly logger: Logger;
+  private budget: SeqKeyBudget | undefined;
 
   /** key → last seq handed out (or observed). */
   private readonly current = new Map<string, number>();
@@ -49,6 +53,7 @@ export class SectionAllocator {
   private starting: Promise<void> | undefined;
   private started = false;
   private deposed: FencedError | undefined;
+  private released = false;
 
   constructor(options: SectionAllocatorOptions) {
     this.section = options.section;
@@ -60,6 +65,8 @@ export class SectionAllocator {
     this.preRaiseGap = Math.floor(this.step * (1 - Math.min(Math.max(preRaiseAt, 0), 1)));
     this.maxKeys = options.maxKeys ?? 4_000_000;
     this.logger = (options.logger ?? silentLogger).child({ section: this.section, epoch: this.epoch });
+    this.budget = options.budget;
+    this.budget?.join(this);
   }
 
   /**
@@ -205,23 +212,42 @@ export class SectionAllocator {
     return err;
   }
 
+  /**
+   * For an owner being dropped (closed, its lease gone): forgets every key and leaves the
+   * budget. Nothing may be taken from it afterwards.
+   */
+  release(): void {
+    this.released = true;
+    this.budget?.leave(this);
+    this.budget = undefined;
+    this.current.clear();
+  }
+
   private assertUsable(): void {
+    if (this.released) throw new Error(`seq section ${this.section} released`);
     if (this.deposed) throw this.deposed;
     if (!this.started) throw new Error(`seq section ${this.section} not started`);
   }
 
   private remember(key: string, seq: number): void {
-    if (this.current.size >= this.maxKeys) this.forgetOldest();
+    if (this.current.size >= this.maxKeys) this.forgetOldest(Math.max(1, Math.floor(this.maxKeys / 8)));
     this.current.set(key, seq);
+    this.budget?.added();
   }
 
-  /** Forgets the oldest-inserted eighth of the keys; the floor covers what they were given. */
-  private forgetOldest(): void {
-    let n = Math.max(1, Math.floor(this.maxKeys / 8));
+  /**
+   * Forgets the `count` oldest-inserted keys (returns how many); the floor covers what they
+   * were given. Called at this section's own bound and by the process's budget.
+   */
+  forgetOldest(count: number): number {
+    let n = 0;
     for (const [key, seq] of this.current) {
+      if (n >= count) break;
       if (seq > this.floor) this.floor = seq;
       this.current.delete(key);
-      if (--n === 0) break;
+      n++;
     }
+    this.budget?.removed(n);
+    return n;
   }
 }

@@ -190,18 +190,23 @@ describe('SectionAllocator fencing and restart', () => {
   });
 });
 
-describe('SectionAllocator throughput', () => {
-  it('hands out at least 1 M seq/s from memory', async () => {
+describe('SectionAllocator hot path', () => {
+  // How fast it is, is the `seq` bench's to say (npm run bench -- seq); this says why it can be.
+  it('hands out seqs from memory: 200 000 over 1 000 keys cost the ceiling store a claim and a few raises', async () => {
     const ceilings = new FakeCeilingStore();
-    const a = alloc(ceilings, 1, 10_000);
+    const a = alloc(ceilings, 1, 100);
     await a.start();
     const keys = Array.from({ length: 1000 }, (_, i) => `tenant:user-${i}`);
-    const n = 2_000_000;
-    const t0 = performance.now();
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += a.tryNextSync(keys[i % 1000] as string) ?? 0;
-    const perSecond = n / ((performance.now() - t0) / 1000);
-    expect(sum).toBeGreaterThan(0);
-    expect(perSecond).toBeGreaterThan(1_000_000);
+    let handedOut = 0;
+    for (let i = 0; i < 200_000; i++) {
+      const seq = a.tryNextSync(keys[i % 1000] as string);
+      if (seq === undefined) await a.next(keys[i % 1000] as string); // a raise was needed: wait for it
+      handedOut++;
+    }
+    expect(handedOut).toBe(200_000);
+    // Each key reaches seq 200; with a step of 100 that takes a claim and at most 3 raises, not one per seq.
+    expect(ceilings.events.filter((e) => e.op === 'claim')).toHaveLength(1);
+    expect(ceilings.events.filter((e) => e.op === 'raise').length).toBeLessThanOrEqual(3);
+    expect(a.currentOf('tenant:user-0')).toBe(200);
   });
 });
