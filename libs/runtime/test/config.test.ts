@@ -1,0 +1,32 @@
+/** A distributed process's settings are validated once, at start, with every problem named. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadDistributedConfig } from '../src/index.ts';
+
+const SECRET = { SEQLINE_SECRET: 'a-secret-of-16-chars' };
+
+describe('loadDistributedConfig', () => {
+  it('fills the defaults, including the worker memory bounds', () => {
+    const config = loadDistributedConfig(SECRET);
+    expect(config.SEQLINE_SHARDS).toBe(64);
+    expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(4_000_000);
+    expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(100_000);
+    expect(config.NATS_URL).toEqual(['nats://127.0.0.1:4222']);
+  });
+
+  it('reads the memory bounds from the environment', () => {
+    const config = loadDistributedConfig({ ...SECRET, SEQLINE_MAX_SEQ_KEYS: '250000', SEQLINE_MAX_RECENT_APPINFOS: '0' });
+    expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(250_000);
+    expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(0);
+  });
+
+  it('refuses bad values with one ConfigError naming each of them', () => {
+    const load = () => loadDistributedConfig({ SEQLINE_MAX_SEQ_KEYS: '0', SEQLINE_MAX_RECENT_APPINFOS: 'many', SEQLINE_SHARDS: '1.5' });
+    expect(load).toThrow(ConfigError);
+    try {
+      load();
+    } catch (err) {
+      const message = (err as Error).message;
+      for (const name of ['SEQLINE_SECRET', 'SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_RECENT_APPINFOS', 'SEQLINE_SHARDS']) expect(message).toContain(name);
+    }
+  });
+});
