@@ -4,6 +4,10 @@
  * gateways at once over one user population (so users have a socket on each gateway and pushes
  * cross between them), then sync.js. No error, every check passed, and every send k6 saw
  * acknowledged is in its sender's inbox. Thresholds are off: latency is the benchmarks' job.
+ *
+ * The workers run with memory bounds far below the user population (SEQLINE_MAX_SEQ_KEYS,
+ * SEQLINE_MAX_RECENT_APPINFOS), so they forget inboxes' seqs and appinfos all through the run:
+ * the inboxes must still hold strictly increasing seqs and one copy of each message.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +21,8 @@ import { Cluster } from './support/cluster.ts';
 import { probeAll } from './support/services.ts';
 
 const USERS = 8;
+/** Per worker, against 8 users' inboxes spread over its shards. */
+const MAX_SEQ_KEYS = 3;
 
 async function probeStackAndK6() {
   const [services, k6] = [await probeAll(), probeK6()];
@@ -32,7 +38,9 @@ if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the d
     let chat: K6Run[] = [];
 
     beforeAll(async () => {
-      cluster = await Cluster.start({ workers: 2, gateways: 2 });
+      cluster = await Cluster.start({
+        workers: 2, gateways: 2, env: { SEQLINE_MAX_SEQ_KEYS: String(MAX_SEQ_KEYS), SEQLINE_MAX_RECENT_APPINFOS: '4' },
+      });
     }, 240_000);
 
     afterAll(async () => {
@@ -68,6 +76,13 @@ if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the d
       console.log(`k6 through 2 gateways: ${acked} sends acknowledged, ${pushed} pushes timed, ${ownCopies} sender copies stored`);
       // A send still in flight when k6 closed its socket may be stored unacknowledged: ≥, not =.
       expect(ownCopies).toBeGreaterThanOrEqual(acked);
+      // The bounds held; the workers were forgetting all along, not idle.
+      const seqKeys = await Promise.all(cluster.workers.map(async (w) => {
+        const metrics = await (await fetch(`${w.httpUrl}/metrics`)).text();
+        return Number(/^seqline_worker_seq_keys (\d+)$/m.exec(metrics)?.[1]);
+      }));
+      for (const n of seqKeys) expect(n).toBeLessThanOrEqual(MAX_SEQ_KEYS);
+      expect(seqKeys.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     }, 60_000);
 
     it('sync.js pages through the inboxes through gateway 2, no failed request', async () => {
