@@ -15,6 +15,8 @@ const envSchema = z.object({
   SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
   SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
   SEQLINE_READ_FANOUT: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  /** Bound on the inboxes and groups whose current seq the process keeps in memory. */
+  SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
