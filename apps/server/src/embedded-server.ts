@@ -6,7 +6,7 @@ import {
   AdminService, createMessaging, LiveSettings, startWorkers, type Messaging, type MessagingDeps, type Workers,
 } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
-import { GroupStreamWriter, InboxOwner, SeqKeyBudget } from '@seqline/seq';
+import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
 import { openEmbeddedEngine } from '@seqline/store';
 import { v7 as uuidv7 } from 'uuid';
 import type { ServerConfig } from './config.ts';
@@ -33,7 +33,7 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   const epoch = await engine.ceilings.nextEpoch('inbox-owner');
   const push = createLocalPushBus({ logger });
   // One bound on the per-user (and per-group) seqs the allocators keep in memory, for the process.
-  const seqKeyBudget = new SeqKeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
+  const seqKeyBudget = new KeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
   const writer = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch, seqKeyBudget });
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
   // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.

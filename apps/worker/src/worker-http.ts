@@ -14,6 +14,8 @@ export interface ShardSource {
   readonly rememberedAppinfos: number;
   /** inboxes and groups whose current seq is held in memory (bounded per process). */
   readonly rememberedSeqKeys: number;
+  /** inboxes whose head and queue are held in memory (bounded per process). */
+  readonly cachedInboxes: number;
 }
 
 export interface WorkerHttp { port: number; registry: Registry; close(): Promise<void> }
@@ -44,6 +46,10 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
   new Gauge({
     name: 'seqline_worker_seq_keys', help: 'inboxes and groups whose current seq is held in memory (all shards)',
     registers: [registry], collect() { this.set(options.shards.rememberedSeqKeys); },
+  });
+  new Gauge({
+    name: 'seqline_worker_cached_inboxes', help: 'inboxes whose head and queue are held in memory (all shards)',
+    registers: [registry], collect() { this.set(options.shards.cachedInboxes); },
   });
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];

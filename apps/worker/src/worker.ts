@@ -23,7 +23,9 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
     groupStreams: infra.stores.groupStreams, push: infra.push, logger, ownerId: config.SEQLINE_OWNER_ID,
     shardCount: config.SEQLINE_SHARDS, leaseTtlMs: config.SEQLINE_LEASE_TTL_MS, keyPrefix: infra.keyPrefix,
     subjectPrefix: infra.subjectPrefix,
-    ownerOptions: { maxSeqKeys: config.SEQLINE_MAX_SEQ_KEYS, maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS },
+    ownerOptions: {
+      maxSeqKeys: config.SEQLINE_MAX_SEQ_KEYS, maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS, maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+    },
   });
   await host.start();
   const messaging = await distributedMessagingDeps(infra, logger);

@@ -6,8 +6,9 @@
  * acknowledged is in its sender's inbox. Thresholds are off: latency is the benchmarks' job.
  *
  * The workers run with memory bounds far below the user population (SEQLINE_MAX_SEQ_KEYS,
- * SEQLINE_MAX_RECENT_APPINFOS), so they forget inboxes' seqs and appinfos all through the run:
- * the inboxes must still hold strictly increasing seqs and one copy of each message.
+ * SEQLINE_MAX_RECENT_APPINFOS, SEQLINE_MAX_CACHED_INBOXES), so they forget inboxes' seqs, heads
+ * and appinfos all through the run: the inboxes must still hold strictly increasing seqs and
+ * one copy of each message.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,7 @@ if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the d
 
     beforeAll(async () => {
       cluster = await Cluster.start({
-        workers: 2, gateways: 2, env: { SEQLINE_MAX_SEQ_KEYS: String(MAX_SEQ_KEYS), SEQLINE_MAX_RECENT_APPINFOS: '4' },
+        workers: 2, gateways: 2, env: { SEQLINE_MAX_SEQ_KEYS: String(MAX_SEQ_KEYS), SEQLINE_MAX_RECENT_APPINFOS: '4', SEQLINE_MAX_CACHED_INBOXES: '3' },
       });
     }, 240_000);
 

@@ -7,7 +7,7 @@ describe('worker HTTP endpoint', () => {
 
   it('answers /healthz with the shards served and /metrics with them and the process metrics', async () => {
     let served = [1, 5, 9];
-    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7 } });
+    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 } });
     const base = `http://127.0.0.1:${http.port}`;
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
@@ -17,14 +17,15 @@ describe('worker HTTP endpoint', () => {
     expect(metrics).toMatch(/^seqline_worker_shards_served 1$/m);
     expect(metrics).toMatch(/^seqline_worker_recent_appinfos 42$/m);
     expect(metrics).toMatch(/^seqline_worker_seq_keys 7$/m);
+    expect(metrics).toMatch(/^seqline_worker_cached_inboxes 5$/m);
     expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(404);
   });
 
   it('fails to start on a port already taken, instead of running without the endpoint', async () => {
-    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0 }, processMetrics: false });
-    await expect(startWorkerHttp({ port: http.port, host: '127.0.0.1', shards: { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0 }, processMetrics: false }))
+    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0, cachedInboxes: 0 }, processMetrics: false });
+    await expect(startWorkerHttp({ port: http.port, host: '127.0.0.1', shards: { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0, cachedInboxes: 0 }, processMetrics: false }))
       .rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 });

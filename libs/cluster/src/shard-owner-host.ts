@@ -17,14 +17,13 @@ import type {
 } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
-import { DEFAULT_MAX_SEQ_KEYS, RecentAppinfos, SeqKeyBudget } from '@seqline/seq';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
 import { RemoteInboxWriter } from './remote-inbox-writer.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
 import { ShardSlot } from './shard-slot.ts';
-import { shardWriters } from './shard-writers.ts';
-import type { OwnerTuning } from './shard-writers.ts';
+import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
+import type { OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
 import type { InFlight, SlotState } from './shard-slot.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
@@ -80,8 +79,7 @@ export class ShardOwnerHost {
   /** Follow-ups for inboxes of shards served elsewhere. */
   private readonly forward: RemoteInboxWriter;
   /** One for all the shard owners: the memory bound is the process's, however many shards it holds. */
-  private readonly recent: RecentAppinfos;
-  private readonly seqKeys: SeqKeyBudget;
+  private readonly shared: SharedWriterMemory;
   private readonly acquiring = new Set<number>();
   private readonly freeSince = new Map<number, number>();
   private members = '';
@@ -109,8 +107,7 @@ export class ShardOwnerHost {
     }
     this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
     this.inFlight = { count: 0, max: options.maxInFlight ?? 10_000 };
-    this.recent = new RecentAppinfos(options.ownerOptions?.maxRecentAppinfos ?? 100_000);
-    this.seqKeys = new SeqKeyBudget(options.ownerOptions?.maxSeqKeys ?? DEFAULT_MAX_SEQ_KEYS);
+    this.shared = sharedWriterMemory(options.ownerOptions);
     // Short deadline: a follow-up is raced against its own timeout, and its fallback is a job.
     this.forward = new RemoteInboxWriter({
       nc: options.nc, shardCount: this.shardCount, subjectPrefix: this.subjectPrefix, logger: options.logger,
@@ -134,9 +131,11 @@ export class ShardOwnerHost {
   }
 
   /** appinfos its owners remember to answer resends (at most `ownerOptions.maxRecentAppinfos`). */
-  get rememberedAppinfos(): number { return this.recent.size; }
+  get rememberedAppinfos(): number { return this.shared.recentAppinfos.size; }
   /** Keys (inboxes, groups) whose current seq its allocators remember (at most `ownerOptions.maxSeqKeys`). */
-  get rememberedSeqKeys(): number { return this.seqKeys.size; }
+  get rememberedSeqKeys(): number { return this.shared.seqKeyBudget.size; }
+  /** Inboxes whose head and queue its owners hold (at most `ownerOptions.maxCachedInboxes`, busy ones aside). */
+  get cachedInboxes(): number { return this.shared.inboxStateBudget.size; }
 
   shardStates(): ShardStatus[] {
     return [...this.slots.values()].map((s) => ({ shard: s.shard, state: s.state, epoch: s.epoch })).sort((a, b) => a.shard - b.shard);
@@ -252,7 +251,7 @@ export class ShardOwnerHost {
   private newSlot(lease: ShardLease): ShardSlot {
     const o = this.options;
     const { owner, groupWriter } = shardWriters(lease, {
-      ...o, logger: this.logger, shardCount: this.shardCount, recentAppinfos: this.recent, seqKeyBudget: this.seqKeys, writeBlocker: (l) => this.leases.writeBlocker(l),
+      ...o, logger: this.logger, shardCount: this.shardCount, ...this.shared, writeBlocker: (l) => this.leases.writeBlocker(l),
     });
     return new ShardSlot({
       nc: o.nc, subject: shardSubject(this.subjectPrefix, lease.shard), queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,

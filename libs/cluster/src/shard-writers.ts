@@ -4,21 +4,38 @@
  * both claim their sections with the lease's epoch.
  */
 import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
-import { GroupStreamWriter, InboxOwner, type RecentAppinfos, type SeqKeyBudget } from '@seqline/seq';
+import { DEFAULT_MAX_SEQ_KEYS, GroupStreamWriter, InboxOwner, KeyBudget, RecentAppinfos } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
 import { FencedGroupStreamStore } from './fenced-group-stream.ts';
 import { FencedTimelineStore } from './fenced-timeline.ts';
 import type { ShardLease } from './shard-leases.ts';
 
 /**
- * `maxRecentAppinfos` bounds the host's one RecentAppinfos, and `maxSeqKeys` its one
- * SeqKeyBudget, each shared by all its shard writers.
+ * Per host, not per shard: `maxRecentAppinfos` bounds its one RecentAppinfos, `maxSeqKeys` the
+ * seqs its allocators remember, `maxCachedInboxes` the inbox states of all its owners.
  */
 export type OwnerTuning = Pick<
   InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'maxSeqKeys' | 'clock'
 >;
 
-export interface ShardWriterSources {
+/** What the shard writers of one process share: each bound is the process's, not a shard's. */
+export interface SharedWriterMemory {
+  recentAppinfos: RecentAppinfos;
+  /** The seqs its section allocators remember. */
+  seqKeyBudget: KeyBudget;
+  /** Its owners' inbox states. */
+  inboxStateBudget: KeyBudget;
+}
+
+export function sharedWriterMemory(tuning: OwnerTuning | undefined): SharedWriterMemory {
+  return {
+    recentAppinfos: new RecentAppinfos(tuning?.maxRecentAppinfos ?? 100_000),
+    seqKeyBudget: new KeyBudget(tuning?.maxSeqKeys ?? DEFAULT_MAX_SEQ_KEYS),
+    inboxStateBudget: new KeyBudget(tuning?.maxCachedInboxes ?? 100_000),
+  };
+}
+
+export interface ShardWriterSources extends SharedWriterMemory {
   timeline: TimelineStore;
   groupStreams?: GroupStreamStore;
   ceilings: SeqCeilingStore;
@@ -26,10 +43,6 @@ export interface ShardWriterSources {
   logger: Logger;
   shardCount: number;
   ownerOptions?: OwnerTuning;
-  /** The process's recent appinfos, shared by the owners of all its shards. */
-  recentAppinfos: RecentAppinfos;
-  /** The process's bound on the keys its seq allocators remember, shared likewise. */
-  seqKeyBudget: SeqKeyBudget;
   /** Why `lease` may not be written under now, or undefined when it may. */
   writeBlocker(lease: ShardLease): string | undefined;
 }
@@ -41,6 +54,7 @@ export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owne
     ...src.ownerOptions,
     recentAppinfos: src.recentAppinfos,
     seqKeyBudget: src.seqKeyBudget,
+    inboxStateBudget: src.inboxStateBudget,
     timeline: new FencedTimelineStore(src.timeline, lease.shard, blocker, lease.epoch),
     ceilings: src.ceilings,
     push: src.push,

@@ -40,9 +40,9 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
     }
   });
 
-  it('its shard writers share one bound on remembered seqs, give them back when they stop, and never reuse a seq', async () => {
+  it('its shard writers share one bound on remembered seqs and one on inbox states, give them back when they stop, and never reuse a seq', async () => {
     const rig = fresh();
-    const host = rig.host('host-a', { ownerOptions: { maxSeqKeys: 6 } });
+    const host = rig.host('host-a', { ownerOptions: { maxSeqKeys: 6, maxCachedInboxes: 5 } });
     await host.start();
     await waitFor('the host serves all shards', () => host.servingShards().length === SHARDS);
     const writer = rig.writer();
@@ -58,11 +58,14 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
           expect(outcome!.seq).toBeGreaterThan(heads.get(inbox) ?? 0);
           heads.set(inbox, outcome!.seq);
           expect(host.rememberedSeqKeys).toBeLessThanOrEqual(6);
+          expect(host.cachedInboxes).toBeLessThanOrEqual(5);
         }
       }
     }
     expect(host.rememberedSeqKeys).toBeGreaterThan(0);
+    expect(host.cachedInboxes).toBeGreaterThan(0);
     await host.close();
     expect(host.rememberedSeqKeys).toBe(0);
+    expect(host.cachedInboxes).toBe(0);
   });
 });

@@ -20,6 +20,8 @@ export const distributedEnvSchema = z.object({
   SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
   /** A worker's bound on the appinfos it keeps to answer resends without the store (all shards). */
   SEQLINE_MAX_RECENT_APPINFOS: z.coerce.number().int().min(0).default(100_000),
+  /** A worker's bound on the inboxes whose head and queue it keeps in memory (all shards; idle ones go after 5 min anyway). */
+  SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
   /** Namespaces Redis keys, NATS subjects and streams, so deployments (or test runs) share servers safely. */
   SEQLINE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_]{1,32}$/).default('seqline'),
   SEQLINE_READ_FANOUT: bool.default(true),

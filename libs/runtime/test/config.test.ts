@@ -10,13 +10,15 @@ describe('loadDistributedConfig', () => {
     expect(config.SEQLINE_SHARDS).toBe(64);
     expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(4_000_000);
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(100_000);
+    expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(100_000);
     expect(config.NATS_URL).toEqual(['nats://127.0.0.1:4222']);
   });
 
   it('reads the memory bounds from the environment', () => {
-    const config = loadDistributedConfig({ ...SECRET, SEQLINE_MAX_SEQ_KEYS: '250000', SEQLINE_MAX_RECENT_APPINFOS: '0' });
+    const config = loadDistributedConfig({ ...SECRET, SEQLINE_MAX_SEQ_KEYS: '250000', SEQLINE_MAX_RECENT_APPINFOS: '0', SEQLINE_MAX_CACHED_INBOXES: '5000' });
     expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(250_000);
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(0);
+    expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(5000);
   });
 
   it('refuses bad values with one ConfigError naming each of them', () => {

@@ -12,7 +12,7 @@ import type {
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { SectionAllocator } from './section-allocator.ts';
-import type { SeqKeyBudget } from './seq-key-budget.ts';
+import type { KeyBudget } from './key-budget.ts';
 
 export interface GroupAppendOutcome extends AppendOutcome {
   /**
@@ -40,7 +40,7 @@ export interface GroupStreamWriterOptions {
   /** Most entries merged into one store append. Default 512. */
   maxBatchEntries?: number;
   /** The process's bound on the keys its section allocators remember (one per group here). */
-  seqKeyBudget?: SeqKeyBudget;
+  seqKeyBudget?: KeyBudget;
 }
 
 /** Section name of a group shard in the ceiling store (inbox shards are `inbox-shard-<n>`). */
@@ -65,7 +65,7 @@ export class GroupStreamWriter {
   private readonly shardCount: number;
   private readonly step: number | undefined;
   private readonly maxBatchEntries: number;
-  private readonly seqKeyBudget: SeqKeyBudget | undefined;
+  private readonly seqKeyBudget: KeyBudget | undefined;
   private readonly allocators = new Map<number, SectionAllocator>();
   /** Only groups with work queued or running; dropped when drained (the head lives in the store). */
   private readonly states = new Map<GroupKey, GroupState>();

@@ -4,7 +4,7 @@
  *
  * Memory: per-inbox state (queue + cached head) exists only while an inbox is active and is
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
- * bounded per section and per process, see SeqKeyBudget). A swept inbox re-reads its head from the store.
+ * bounded per section and per process, see KeyBudget). A swept inbox re-reads its head from the store.
  */
 import { FencedError, chainAppends, runFollowUp, shardOf, systemClock } from '@seqline/core';
 import type {
@@ -16,7 +16,7 @@ import { InboxStates } from './inbox-states.ts';
 import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbox-queue.ts';
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator, type SectionAllocatorOptions } from './section-allocator.ts';
-import { SeqKeyBudget } from './seq-key-budget.ts';
+import { KeyBudget } from './key-budget.ts';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { planReceipts } from './receipt-plan.ts';
 import { DEFAULT_MAX_SEQ_KEYS, sectionOfShard } from './owner-options.ts';
@@ -53,11 +53,11 @@ export class InboxOwner implements InboxWriter {
     const maxEntries = options.maxBatchEntries ?? 512;
     this.limits = { maxEntries, maxOps: maxEntries };
     const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
-    this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs);
+    this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs, options.inboxStateBudget);
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
     this.sectionOptions = {
       ceilings: options.ceilings, epoch: this.epoch, step: options.step, maxKeys: options.maxKeysPerSection, logger: this.logger,
-      budget: options.seqKeyBudget ?? new SeqKeyBudget(options.maxSeqKeys ?? DEFAULT_MAX_SEQ_KEYS),
+      budget: options.seqKeyBudget ?? new KeyBudget(options.maxSeqKeys ?? DEFAULT_MAX_SEQ_KEYS),
     };
     this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, idleInboxMs / 2));
     this.sweepTimer.unref();
@@ -112,6 +112,7 @@ export class InboxOwner implements InboxWriter {
       await Promise.all(running);
     }
     for (const alloc of this.allocators.values()) alloc.release();
+    this.states.release();
   }
 
   /** Drops inbox state that has been idle for `idleInboxMs`; returns how many were dropped. */

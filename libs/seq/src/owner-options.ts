@@ -1,6 +1,6 @@
 import type { Clock, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
 import type { RecentAppinfos } from './recent-appinfos.ts';
-import type { SeqKeyBudget } from './seq-key-budget.ts';
+import type { KeyBudget } from './key-budget.ts';
 
 export interface InboxOwnerOptions {
   timeline: TimelineStore;
@@ -22,6 +22,8 @@ export interface InboxOwnerOptions {
   idleInboxMs?: number;
   /** Above this many cached inboxes the oldest idle ones are dropped at once. Default 100 000. */
   maxCachedInboxes?: number;
+  /** A bound on the cached inboxes of all the process's owners (a worker runs one per shard). */
+  inboxStateBudget?: KeyBudget;
   /** appinfos remembered to answer resends without the store (RecentAppinfos). Default 100 000. */
   maxRecentAppinfos?: number;
   /**
@@ -31,13 +33,13 @@ export interface InboxOwnerOptions {
   recentAppinfos?: RecentAppinfos;
   /** Most keys per section allocator (see SectionAllocator.maxKeys). */
   maxKeysPerSection?: number;
-  /** Most keys remembered by this owner's section allocators together (SeqKeyBudget). Default 4 000 000. */
+  /** Most keys remembered by this owner's section allocators together (KeyBudget). Default 4 000 000. */
   maxSeqKeys?: number;
   /**
-   * A SeqKeyBudget shared with the process's other owners and group writers (then `maxSeqKeys`
+   * A KeyBudget shared with the process's other owners and group writers (then `maxSeqKeys`
    * is ignored): a worker runs one of each per shard, and its memory bound is the worker's.
    */
-  seqKeyBudget?: SeqKeyBudget;
+  seqKeyBudget?: KeyBudget;
 }
 
 export const DEFAULT_MAX_SEQ_KEYS = 4_000_000;

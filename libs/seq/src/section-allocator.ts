@@ -9,7 +9,7 @@
  */
 import { FencedError, silentLogger } from '@seqline/core';
 import type { Logger, SeqCeilingStore } from '@seqline/core';
-import type { SeqKeyBudget, SeqKeyHolder } from './seq-key-budget.ts';
+import type { KeyBudget, KeyHolder } from './key-budget.ts';
 
 export interface SectionAllocatorOptions {
   section: string;
@@ -27,11 +27,11 @@ export interface SectionAllocatorOptions {
    */
   maxKeys?: number;
   /** The process's bound across sections; the allocator joins it and leaves on `release`. */
-  budget?: SeqKeyBudget;
+  budget?: KeyBudget;
   logger?: Logger;
 }
 
-export class SectionAllocator implements SeqKeyHolder {
+export class SectionAllocator implements KeyHolder {
   readonly section: string;
   readonly epoch: number;
   private readonly ceilings: SeqCeilingStore;
@@ -39,7 +39,7 @@ export class SectionAllocator implements SeqKeyHolder {
   private readonly preRaiseGap: number;
   private readonly maxKeys: number;
   private readonly logger: Logger;
-  private budget: SeqKeyBudget | undefined;
+  private budget: KeyBudget | undefined;
 
   /** key → last seq handed out (or observed). */
   private readonly current = new Map<string, number>();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InboxStates } from '../src/inbox-states.ts';
+import { KeyBudget } from '../src/index.ts';
 import { inbox as key } from './harness.ts';
 
 const busy = (t: InboxStates, user: string): void => { t.use(key(user)).pending.push({ kind: 'receipt', appinfo: 'a', readers: [], resolve: () => {}, reject: () => {} }); };
@@ -52,5 +53,37 @@ describe('InboxStates', () => {
     t.use(key('b'));
     expect(t.running()).toEqual([running]);
     await running;
+  });
+
+  it('owners sharing a budget stay within it together, never dropping a busy or a just-made state', () => {
+    const budget = new KeyBudget(6);
+    const owners = [0, 1, 2].map(() => new InboxStates(8, 100, 1000, budget));
+    busy(owners[0]!, 'busy-0');
+    for (let i = 0; i < 30; i++) {
+      const t = owners[i % 3]!;
+      const made = t.use(key(`o${i % 3}-${i}`));
+      // The state use() returns is the one in the table: an op queued on it is the inbox's only writer.
+      expect(t.get(key(`o${i % 3}-${i}`))).toBe(made);
+      expect(budget.size).toBe(owners.reduce((n, o) => n + o.size, 0));
+      expect(budget.size).toBeLessThanOrEqual(6);
+    }
+    expect(owners[0]!.get(key('busy-0'))).toBeDefined();
+    // Sweeps and a closed owner give their count back.
+    expect(owners[1]!.sweep(10_000)).toBeGreaterThan(0);
+    expect(budget.size).toBe(owners.reduce((n, o) => n + o.size, 0));
+    owners[2]!.release();
+    expect(budget.holderCount).toBe(2);
+    expect(budget.size).toBe(owners[0]!.size + owners[1]!.size);
+  });
+
+  it('over a shared budget, a new state is not shed even when it is the only idle one', () => {
+    const budget = new KeyBudget(2);
+    const t = new InboxStates(8, 100, 1000, budget);
+    busy(t, 'a1');
+    busy(t, 'a2');
+    const made = t.use(key('a3'));
+    expect(t.get(key('a3'))).toBe(made);
+    expect(t.size).toBe(3); // the budget goes soft rather than drop queued work
+    expect(budget.size).toBe(3);
   });
 });

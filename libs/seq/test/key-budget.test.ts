@@ -9,22 +9,22 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { groupKey } from '@seqline/core';
 import { openEmbeddedEngine } from '@seqline/store';
-import { GroupStreamWriter, SectionAllocator, SeqKeyBudget } from '../src/index.ts';
+import { GroupStreamWriter, SectionAllocator, KeyBudget } from '../src/index.ts';
 import { FakeCeilingStore, MemoryLogger } from './fakes.ts';
 import { inbox, msg, rig } from './harness.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'seqline-budget-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function sections(budget: SeqKeyBudget, n: number, ceilings = new FakeCeilingStore(), step = 50): SectionAllocator[] {
+function sections(budget: KeyBudget, n: number, ceilings = new FakeCeilingStore(), step = 50): SectionAllocator[] {
   return Array.from({ length: n }, (_, i) => new SectionAllocator({ section: `s${i}`, ceilings, epoch: 1, step, budget, logger: new MemoryLogger() }));
 }
 
 const tracked = (allocs: SectionAllocator[]): number => allocs.reduce((sum, a) => sum + a.trackedKeys, 0);
 
-describe('SeqKeyBudget', () => {
+describe('KeyBudget', () => {
   it('keeps the keys of all its sections within the bound, taking from the largest', async () => {
-    const budget = new SeqKeyBudget(40);
+    const budget = new KeyBudget(40);
     const allocs = sections(budget, 4);
     await Promise.all(allocs.map((a) => a.start()));
     // Section 0 gets most of the keys: it is the one that forgets.
@@ -39,7 +39,7 @@ describe('SeqKeyBudget', () => {
   it('never hands a key a seq at or below one it was given, whichever section forgets (property)', async () => {
     const op = fc.record({ section: fc.nat(3), key: fc.nat(30), count: fc.integer({ min: 1, max: 3 }) });
     await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 20 }), fc.array(op, { maxLength: 300 }), async (max, ops) => {
-      const budget = new SeqKeyBudget(max);
+      const budget = new KeyBudget(max);
       const ceilings = new FakeCeilingStore();
       const allocs = sections(budget, 4, ceilings, 7);
       await Promise.all(allocs.map((a) => a.start()));
@@ -57,7 +57,7 @@ describe('SeqKeyBudget', () => {
   });
 
   it('stops counting a released section, which can no longer hand out seqs', async () => {
-    const budget = new SeqKeyBudget(100);
+    const budget = new KeyBudget(100);
     const allocs = sections(budget, 2);
     await Promise.all(allocs.map((a) => a.start()));
     for (let i = 0; i < 10; i++) await allocs[0]!.next(`a${i}`);
@@ -70,15 +70,15 @@ describe('SeqKeyBudget', () => {
   });
 
   it('rejects a bound that is not a positive integer', () => {
-    expect(() => new SeqKeyBudget(0)).toThrow(RangeError);
-    expect(() => new SeqKeyBudget(1.5)).toThrow(RangeError);
+    expect(() => new KeyBudget(0)).toThrow(RangeError);
+    expect(() => new KeyBudget(1.5)).toThrow(RangeError);
   });
 });
 
-describe('InboxOwner and GroupStreamWriter on one SeqKeyBudget', () => {
+describe('InboxOwner and GroupStreamWriter on one KeyBudget', () => {
   it('the owner of every shard and the group writer share the bound, and give their keys back on close', async () => {
     const r = rig();
-    const budget = new SeqKeyBudget(12);
+    const budget = new KeyBudget(12);
     const owner = r.owner(1, { shardCount: 4, seqKeyBudget: budget, maxKeysPerSection: 1000 });
     const engine = await openEmbeddedEngine({ dir: join(root, 'groups') });
     const groups = new GroupStreamWriter({
