@@ -17,6 +17,8 @@ const envSchema = z.object({
   SEQLINE_READ_FANOUT: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
   /** Bound on the inboxes and groups whose current seq the process keeps in memory. */
   SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
+  /** Bound on the inboxes whose head and write queue the process keeps in memory. */
+  SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 

@@ -34,7 +34,9 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   const push = createLocalPushBus({ logger });
   // One bound on the per-user (and per-group) seqs the allocators keep in memory, for the process.
   const seqKeyBudget = new KeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
-  const writer = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch, seqKeyBudget });
+  const writer = new InboxOwner({
+    timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch, seqKeyBudget, maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+  });
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
   // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.
   const groupWriter = new GroupStreamWriter({

@@ -1,7 +1,8 @@
 /**
- * The embedded server with its seq memory bound (SEQLINE_MAX_SEQ_KEYS) far below its users:
- * the allocators forget inboxes' seqs all the time, and clients must not notice beyond seqs
- * that jump forward — no step back, no skip, one copy of each message, resends still deduped.
+ * The embedded server with its memory bounds (SEQLINE_MAX_SEQ_KEYS, SEQLINE_MAX_CACHED_INBOXES)
+ * far below its users: it forgets inboxes' seqs and heads all the time, and clients must not
+ * notice beyond seqs that jump forward — no step back, no skip, one copy of each message,
+ * resends still deduped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appinfo, startTestServer, TestClient, waitFor, type TestServer, type WireEntry } from './harness.ts';
@@ -11,14 +12,14 @@ let s: TestServer;
 let clients: TestClient[] = [];
 
 beforeAll(async () => {
-  s = await startTestServer({ SEQLINE_MAX_SEQ_KEYS: '2' });
+  s = await startTestServer({ SEQLINE_MAX_SEQ_KEYS: '2', SEQLINE_MAX_CACHED_INBOXES: '2' });
   clients = await Promise.all(Array.from({ length: USERS }, (_, i) => TestClient.connect(s.url, `mem${i}`)));
 });
 afterAll(async () => { for (const c of clients) c.close(); await s.stop(); });
 
 const msgs = (entries: WireEntry[]) => entries.filter((e) => e.kind === 'msg');
 
-describe('embedded server with SEQLINE_MAX_SEQ_KEYS=2 and 6 users', () => {
+describe('embedded server with SEQLINE_MAX_SEQ_KEYS=2, SEQLINE_MAX_CACHED_INBOXES=2 and 6 users', () => {
   it('every inbox keeps strictly increasing seqs and exactly the messages sent to and from it', async () => {
     const expected = new Map<string, Set<string>>(clients.map((c) => [c.user, new Set()]));
     const firstSends: { from: TestClient; args: Record<string, unknown>; seq: number }[] = [];
