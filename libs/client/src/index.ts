@@ -1,5 +1,5 @@
 export { SeqlineClient } from './client.ts';
-export type { ClientEvents, ClientState, SendInput, SendOutcome, SeqlineClientOptions } from './client.ts';
+export type { ClientEvents, ClientState, SendInput, SendOutcome, SeqlineClientOptions } from './client-options.ts';
 export { SeqlineClientError } from './errors.ts';
 export type { ClientErrorCode, ClientSideCode } from './errors.ts';
 export { MemoryMaxSeqStore } from './max-seq-store.ts';
