@@ -21,7 +21,7 @@ export interface SectionAllocatorOptions {
   /** Fraction of a step consumed before a background raise starts. Default 0.8. */
   preRaiseAt?: number;
   /**
-   * Most keys whose current seq is remembered. Beyond it the oldest are forgotten in chunks and
+   * Most keys whose current seq is remembered. Beyond it the least recently used are forgotten in chunks and
    * the section floor rises to the highest forgotten seq, so a forgotten key restarts above
    * anything it was given (the same jump forward as a takeover). Default 4 000 000.
    */
@@ -41,7 +41,7 @@ export class SectionAllocator implements KeyHolder {
   private readonly logger: Logger;
   private budget: KeyBudget | undefined;
 
-  /** key → last seq handed out (or observed). */
+  /** key → last seq handed out (or observed); least recently used first once a bound is half reached. */
   private readonly current = new Map<string, number>();
   /** Seq a key not in `current` is considered to be at: the claimed ceiling, raised by eviction. */
   private floor = 0;
@@ -131,8 +131,15 @@ export class SectionAllocator implements KeyHolder {
       this.ensureCeiling(last).catch(() => { /* surfaced to whoever awaits; logged in noteFailure */ });
       return undefined;
     }
-    if (cur === undefined) this.remember(key, last);
-    else this.current.set(key, last);
+    if (cur === undefined) {
+      this.remember(key, last);
+    } else {
+      // Once a bound is half reached, re-inserted so that what is forgotten first is who wrote
+      // least recently: a forgotten key's next seq jumps to the floor, which leaves a gap the
+      // store must clear. Below that, order does not matter and the delete is saved.
+      if (this.underPressure()) this.current.delete(key);
+      this.current.set(key, last);
+    }
     if (last > this.preRaiseMark && this.raising === undefined) this.preRaise(last);
     return last - count + 1;
   }
@@ -229,6 +236,11 @@ export class SectionAllocator implements KeyHolder {
     if (!this.started) throw new Error(`seq section ${this.section} not started`);
   }
 
+  private underPressure(): boolean {
+    const budget = this.budget;
+    return this.current.size * 2 >= this.maxKeys || (budget !== undefined && budget.size * 2 >= budget.maxKeys);
+  }
+
   private remember(key: string, seq: number): void {
     if (this.current.size >= this.maxKeys) this.forgetOldest(Math.max(1, Math.floor(this.maxKeys / 8)));
     this.current.set(key, seq);
@@ -236,7 +248,7 @@ export class SectionAllocator implements KeyHolder {
   }
 
   /**
-   * Forgets the `count` oldest-inserted keys (returns how many); the floor covers what they
+   * Forgets the `count` least recently used keys (returns how many); the floor covers what they
    * were given. Called at this section's own bound and by the process's budget.
    */
   forgetOldest(count: number): number {

@@ -190,6 +190,21 @@ describe('SectionAllocator fencing and restart', () => {
   });
 });
 
+describe('SectionAllocator forgetting', () => {
+  it('forgets the least recently used keys first, not the first remembered', async () => {
+    const a = alloc(new FakeCeilingStore(), 1, 1000, { maxKeys: 8 });
+    await a.start();
+    await a.next('k0', 6); // k0 is at 6, the others at 1
+    for (let i = 1; i < 8; i++) await a.next(`k${i}`);
+    await a.next('k0'); // k0 used again: now the most recent (at 7)
+    await a.next('k8'); // one over the bound: an eighth (1 key) goes, k1
+    // The floor is what the forgotten key had: 1 (k1), not 7 (k0, had it gone first).
+    expect(a.currentOf('never-seen')).toBe(1);
+    expect(a.currentOf('k0')).toBe(7);
+    expect(a.trackedKeys).toBe(8);
+  });
+});
+
 describe('SectionAllocator hot path', () => {
   // How fast it is, is the `seq` bench's to say (npm run bench -- seq); this says why it can be.
   it('hands out seqs from memory: 200 000 over 1 000 keys cost the ceiling store a claim and a few raises', async () => {
