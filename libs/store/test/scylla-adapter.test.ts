@@ -3,13 +3,13 @@
  * without their marker) never surface, the writer's memory of a stream per term, the dedup
  * window, bucket markers, TTLs, and races between two processes (two driver clients).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, silentLogger, type Entry } from '@seqline/core';
 import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
-import { TIMELINE_TABLES, migrateSchema, type ScyllaStores } from '@seqline/store';
+import { TIMELINE_TABLES, type ScyllaStores } from '@seqline/store';
 import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
 import { CqlSeqLog } from '../src/scylla/seq-log.ts';
-import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
+import { TEST_KEYSPACE, requireOrSkip, servicesAvailable, useTwoStoreSets } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();
 const ks = TEST_KEYSPACE;
@@ -17,17 +17,10 @@ const seqs = (entries: Entry[]): number[] => entries.map((entry) => entry.seq);
 
 if (requireOrSkip(probe, 'CQL adapter')) {
   describe('CQL adapter', () => {
-    const raw = newClient();
+    const { raw, ...sets } = useTwoStoreSets();
     let a: ScyllaStores;
     let b: ScyllaStores;
-    beforeAll(async () => {
-      await migrateSchema(raw, { keyspace: ks });
-      [a, b] = await Promise.all([openTestStores(), openTestStores()]);
-    }, 120_000);
-    afterAll(async () => {
-      await Promise.all([a.close(), b.close()]);
-      await raw.shutdown();
-    });
+    beforeAll(() => { a = sets.a(); b = sets.b(); });
 
     /**
      * A write of an append that failed (its writer saw an error) and lands anyway — late, with

@@ -3,8 +3,9 @@
  * skip-or-fail rule (REQUIRE_SERVICES=1 turns "no cluster" into a failure, as in CI).
  */
 import { Client } from 'cassandra-driver';
+import { afterAll, beforeAll } from 'vitest';
 import { requireServices } from '@seqline/testing';
-import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+import { migrateSchema, openScyllaStores, type ScyllaStores } from '@seqline/store';
 
 export const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
   .split(',').map((point) => point.trim()).filter((point) => point.length > 0);
@@ -51,4 +52,26 @@ export function openTestStores(options: { keyspace?: string; settingsName?: stri
 /** A keyspace name unique to this run (dropped by the test that creates it). */
 export function scratchKeyspace(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * For a describe block: a raw driver client and two store sets on the migrated test keyspace,
+ * as two processes would hold them (each with its own writer state). Read them in tests only.
+ */
+export function useTwoStoreSets(): { raw: Client; a(): ScyllaStores; b(): ScyllaStores } {
+  const raw = newClient();
+  let pair: [ScyllaStores, ScyllaStores] | undefined;
+  beforeAll(async () => {
+    await migrateSchema(raw, { keyspace: TEST_KEYSPACE });
+    pair = await Promise.all([openTestStores(), openTestStores()]);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(pair?.map((stores) => stores.close()) ?? []);
+    await raw.shutdown();
+  });
+  const get = (i: 0 | 1): ScyllaStores => {
+    if (!pair) throw new Error('the stores open in beforeAll');
+    return pair[i];
+  };
+  return { raw, a: () => get(0), b: () => get(1) };
 }

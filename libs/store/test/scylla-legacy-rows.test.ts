@@ -1,26 +1,19 @@
 /** Rows written by older schema versions still read back whole and dedup (the CQL adapter reads every shape). */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, type Entry } from '@seqline/core';
 import { msgEntry, uniqueTenant } from '@seqline/testing';
-import { migrateSchema, type ScyllaStores } from '@seqline/store';
-import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
+import type { ScyllaStores } from '@seqline/store';
+import { TEST_KEYSPACE, requireOrSkip, servicesAvailable, useTwoStoreSets } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();
 const ks = TEST_KEYSPACE;
 
 if (requireOrSkip(probe, 'CQL adapter, rows of older schema versions')) {
   describe('CQL adapter, rows of older schema versions', () => {
-    const raw = newClient();
+    const { raw, ...sets } = useTwoStoreSets();
     let a: ScyllaStores;
     let b: ScyllaStores;
-    beforeAll(async () => {
-      await migrateSchema(raw, { keyspace: ks });
-      [a, b] = await Promise.all([openTestStores(), openTestStores()]);
-    }, 120_000);
-    afterAll(async () => {
-      await Promise.all([a.close(), b.close()]);
-      await raw.shutdown();
-    });
+    beforeAll(() => { a = sets.a(); b = sets.b(); });
 
     it('a row written before schema version 3 (typed columns, no doc) reads back whole and dedups', async () => {
       const inbox = inboxKey(uniqueTenant(), 'legacy');
