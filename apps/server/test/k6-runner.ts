@@ -67,6 +67,22 @@ export function expectCleanChatRun(run: K6Run, minChecks: number): void {
   expect(count(run, 'seqline_send_push_ms')).toBeGreaterThan(10);
 }
 
+/**
+ * A group.js run went through: exit 0, no `seqline_errors`, every check passed, more than 20
+ * acks, and more than 10 deliveries all of the expected kind: inbox pushes for write-fanout
+ * groups, `group.push` frames of the stream for read-fanout (huge) ones.
+ */
+export function expectCleanGroupRun(run: K6Run, minChecks: number, fanout: 'write' | 'read'): void {
+  expect(run.code, run.output).toBe(0);
+  expect(sum(run, 'seqline_errors'), run.output).toBe(0);
+  expect(count(run, 'checks')).toBeGreaterThanOrEqual(minChecks);
+  expect(sum(run, 'checks')).toBe(count(run, 'checks'));
+  expect(count(run, 'seqline_group_send_ack_ms')).toBeGreaterThan(20);
+  const [expected, other] = fanout === 'write' ? ['seqline_group_push_ms', 'seqline_group_stream_push_ms'] : ['seqline_group_stream_push_ms', 'seqline_group_push_ms'];
+  expect(count(run, expected), run.output).toBeGreaterThan(10);
+  expect(count(run, other)).toBe(0);
+}
+
 /** A sync.js run went through: exit 0, more than 10 pages, no failed request, every check passed. */
 export function expectCleanSyncRun(run: K6Run): void {
   expect(run.code, run.output).toBe(0);

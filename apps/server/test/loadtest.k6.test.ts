@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { requireServices } from '@seqline/testing';
 import { ChildServer, freePort } from './child-server.ts';
 import { SECRET } from './harness.ts';
-import { expectCleanChatRun, expectCleanSyncRun, probeK6, runK6 } from './k6-runner.ts';
+import { expectCleanChatRun, expectCleanGroupRun, expectCleanSyncRun, probeK6, runK6 } from './k6-runner.ts';
 
 if (requireServices(probeK6(), 'k6 load-test scripts', 'k6', 'build it with bash scripts/k6.sh install')) {
   describe('k6 load-test scripts against the embedded server', () => {
@@ -31,6 +31,16 @@ if (requireServices(probeK6(), 'k6 load-test scripts', 'k6', 'build it with bash
       // Peers drawn from the VUs themselves, so most pushes reach a connected socket.
       const run = await runK6('chat.js', { VUS: '8', USERS: '8', RATE: '4', DURATION: '6s', SESSION_S: '3' }, env, dir);
       expectCleanChatRun(run, 8);
+    }, 60_000);
+
+    it('group.js with small groups: sends acknowledged, members get inbox pushes (write-fanout), no error', async () => {
+      const run = await runK6('group.js', { VUS: '8', USERS: '8', GROUPS: '2', GROUP_SIZE: '6', RATE: '4', DURATION: '5s', SESSION_S: '3' }, env, dir, 'group-small');
+      expectCleanGroupRun(run, 8, 'write');
+    }, 60_000);
+
+    it('group.js with one huge group: members get group.push frames of its stream (read-fanout), no error', async () => {
+      const run = await runK6('group.js', { VUS: '8', USERS: '8', GROUPS: '1', GROUP_SIZE: '2100', RATE: '4', DURATION: '5s', SESSION_S: '3' }, env, dir, 'group-huge');
+      expectCleanGroupRun(run, 8, 'read');
     }, 60_000);
 
     it('sync.js: pages through the inboxes chat.js filled, no failed request', async () => {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireServices } from '@seqline/testing';
 import { SECRET } from '../../server/test/harness.ts';
-import { count, expectCleanChatRun, expectCleanSyncRun, probeK6, runK6, type K6Run } from '../../server/test/k6-runner.ts';
+import { count, expectCleanChatRun, expectCleanGroupRun, expectCleanSyncRun, probeK6, runK6, type K6Run } from '../../server/test/k6-runner.ts';
 import { httpSyncAll } from './support/clients.ts';
 import { Cluster } from './support/cluster.ts';
 import { probeAll } from './support/services.ts';
@@ -85,6 +85,32 @@ if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the d
       for (const n of seqKeys) expect(n).toBeLessThanOrEqual(MAX_SEQ_KEYS);
       expect(seqKeys.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     }, 60_000);
+
+    it('group.js through both gateways, small groups then a huge one: inbox pushes, then group.push frames; every ack stored', async () => {
+      // Each k6 creates its own groups over the same users, so pushes cross between gateways;
+      // the two kinds run one after the other (a user's sockets get every push of its groups).
+      const small = vars({ VUS: String(USERS), GROUPS: '2', GROUP_SIZE: '6', RATE: '4', DURATION: '6s', SESSION_S: '3' });
+      const smallRuns = await Promise.all([0, 1].map((g) => runK6('group.js', small, envOf(g), dir, `group-small-g${g + 1}`)));
+      for (const run of smallRuns) expectCleanGroupRun(run, USERS, 'write');
+      const huge = vars({ VUS: String(USERS), GROUPS: '1', GROUP_SIZE: '2100', RATE: '4', DURATION: '6s', SESSION_S: '3' });
+      const hugeRuns = await Promise.all([0, 1].map((g) => runK6('group.js', huge, envOf(g), dir, `group-huge-g${g + 1}`)));
+      for (const run of hugeRuns) expectCleanGroupRun(run, USERS, 'read');
+      for (const run of [...smallRuns, ...hugeRuns]) {
+        const acks = [...(run.points.get('seqline_group_send_ack_ms') ?? [])].sort((x, y) => x - y);
+        console.log(`group.js run: ${acks.length} acks, p50 ${acks[Math.floor(acks.length / 2)]} ms, max ${acks.at(-1)} ms; sent ${count(run, 'ws_msgs_sent')}`);
+      }
+      const acked = [...smallRuns, ...hugeRuns].reduce((n, run) => n + count(run, 'seqline_group_send_ack_ms'), 0);
+      let ownCopies = 0;
+      for (let u = 1; u <= USERS; u++) {
+        const user = `u${u}`;
+        const entries = await httpSyncAll(cluster.gateways[u % 2]!.httpUrl, cluster.tenant, user);
+        const mine = entries.filter((e) => e.kind === 'msg' && e.conv.type === 'group' && e.from === user);
+        expect(new Set(mine.map((e) => e.appinfo)).size).toBe(mine.length);
+        ownCopies += mine.length;
+      }
+      console.log(`group.js through 2 gateways: ${acked} group sends acknowledged, ${ownCopies} sender copies stored`);
+      expect(ownCopies).toBeGreaterThanOrEqual(acked);
+    }, 180_000);
 
     it('sync.js pages through the inboxes through gateway 2, no failed request', async () => {
       const run = await runK6('sync.js', vars({ VUS: '4', DURATION: '2s' }), envOf(1), dir);
