@@ -16,7 +16,7 @@ export function createLocalPushBus(options: LocalPushBusOptions = {}): PushBus {
   const subscribers = new Map<InboxKey, Set<Subscriber>>();
   let closed = false;
 
-  return {
+  const bus: PushBus = {
     publish(msg: PushMessage): void {
       if (closed) return;
       const subs = subscribers.get(msg.inbox);
@@ -29,6 +29,11 @@ export function createLocalPushBus(options: LocalPushBusOptions = {}): PushBus {
           logger.error({ err, inbox: msg.inbox }, 'push subscriber threw');
         }
       }
+    },
+
+    publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+      // In process there is nothing to encode: only the inboxes with a subscriber cost anything.
+      for (const inbox of inboxes) if (subscribers.has(inbox)) bus.publish({ ...msg, inbox });
     },
 
     subscribe(inbox: InboxKey, onPush: Subscriber): () => void {
@@ -53,4 +58,5 @@ export function createLocalPushBus(options: LocalPushBusOptions = {}): PushBus {
       subscribers.clear();
     },
   };
+  return bus;
 }

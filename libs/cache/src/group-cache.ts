@@ -1,8 +1,8 @@
 /**
- * GroupStore decorator: caches getGroup, getMembership and listMembers in one Redis hash per
- * group, with a short TTL, and drops that hash after every write. Writes go to the durable
- * store first; the hash is deleted once the write has settled (also when it failed: a
- * timed-out write may have applied).
+ * GroupStore decorator: caches getGroup, getMembership, listMembers and listMemberships in one
+ * Redis hash per group, with a short TTL, and drops that hash after every write. Writes go to
+ * the durable store first; the hash is deleted once the write has settled (also when it
+ * failed: a timed-out write may have applied).
  *
  * The classic cache-aside race (a reader fetches the old value, a writer writes and deletes,
  * the reader then stores the old value for a whole TTL) is closed with a version token kept
@@ -84,6 +84,10 @@ export class CachedGroupStore implements GroupStore {
 
   listMembers(key: GroupKey): Promise<string[]> {
     return this.cached(key, 'L', () => this.inner.listMembers(key));
+  }
+
+  listMemberships(key: GroupKey): Promise<Membership[]> {
+    return this.cached(key, 'M', () => this.inner.listMemberships(key));
   }
 
   /** Not cached: it changes with every membership change of the user, in any group. */

@@ -101,6 +101,11 @@ export interface GroupStore {
   getMembership(key: GroupKey, user: string): Promise<Membership | null>;
   /** Current members (open window), sorted. */
   listMembers(key: GroupKey): Promise<string[]>;
+  /**
+   * Current members (open window) with all their windows, sorted by user: what a push to every
+   * member needs in one read instead of one per member.
+   */
+  listMemberships(key: GroupKey): Promise<Membership[]>;
   /** Groups this user has ever been a member of (any window), as group keys. */
   groupsOf(inbox: InboxKey): Promise<GroupKey[]>;
 }
@@ -205,6 +210,11 @@ export interface WorkQueue {
 
 export interface PushBus {
   publish(msg: PushMessage): void;
+  /**
+   * The same push to each of `inboxes` (a huge group's members), each receiving it with its own
+   * `inbox`: the adapter encodes it once instead of once per member.
+   */
+  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void;
   /** Delivers pushes for one inbox to this process; returns an unsubscribe. */
   subscribe(inbox: InboxKey, onPush: (msg: PushMessage) => void): () => void;
   close(): Promise<void>;

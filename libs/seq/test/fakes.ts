@@ -175,6 +175,7 @@ export class FakeTimelineStore implements TimelineStore {
 export class RecordingPushBus implements PushBus {
   readonly published: PushMessage[] = [];
   publish(msg: PushMessage): void { this.published.push(structuredClone(msg)); }
+  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void { for (const inbox of inboxes) this.publish({ ...msg, inbox }); }
   subscribe(): () => void { return () => {}; }
   async close(): Promise<void> {}
   forInbox(inbox: string): PushMessage[] { return this.published.filter((m) => m.inbox === inbox); }

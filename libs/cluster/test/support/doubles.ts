@@ -30,6 +30,7 @@ export class MemoryLogger implements Logger {
 export class RecordingPushBus implements PushBus {
   readonly published: PushMessage[] = [];
   publish(msg: PushMessage): void { this.published.push(msg); }
+  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void { for (const inbox of inboxes) this.publish({ ...msg, inbox }); }
   subscribe(): () => void { return () => {}; }
   async close(): Promise<void> {}
 }

@@ -81,6 +81,10 @@ export class LmdbGroupStore implements GroupStore {
     return Array.from(keys, ([, user]) => user);
   }
 
+  async listMemberships(key: GroupKey): Promise<Membership[]> {
+    return (await this.listMembers(key)).map((user) => ({ user, windows: this.dbs.members.get([key, user]) ?? [] }));
+  }
+
   async groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
     const keys = this.dbs.userGroups.getKeys({ start: [inbox, ''], end: [inbox, MAX_KEY_STRING] });
     return Array.from(keys, ([, group]) => group as GroupKey);

@@ -123,6 +123,17 @@ export class CqlGroupStore implements GroupStore {
     return rows.filter((row) => row.get('is_member') === true).map((row) => str(row.get('member'), 'member')).sort();
   }
 
+  async listMemberships(key: GroupKey): Promise<Membership[]> {
+    const rows = await this.cql.readAll(this.q.readAllMembers, [key]);
+    return rows
+      .filter((row) => row.get('is_member') === true)
+      .map((row) => {
+        const windows: unknown = row.get('windows');
+        return { user: str(row.get('member'), 'member'), windows: Array.isArray(windows) ? windows.map(fromUdt) : [] };
+      })
+      .sort((x, y) => (x.user < y.user ? -1 : x.user > y.user ? 1 : 0));
+  }
+
   async groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
     const rows = await this.cql.readAll(this.q.groupsOf, [inbox]);
     return rows.map((row) => str(row.get('grp'), 'grp') as GroupKey).sort();

@@ -91,6 +91,21 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       ]);
     });
 
+    it('listMemberships lists the current members with all their windows, sorted, as getMembership has them', async () => {
+      const group = await created(['carol', 'alice', 'bob']);
+      await ctx.store.removeMembers(group.key, ['bob', 'carol'], at(2000, 10));
+      await ctx.store.addMembers(group.key, ['bob', 'dave'], at(3000, 20));
+      const listed = await ctx.store.listMemberships(group.key);
+      expect(listed.map((m) => m.user)).toEqual(await ctx.store.listMembers(group.key));
+      expect(listed.map((m) => m.user)).toEqual(['alice', 'bob', 'dave']); // carol left
+      for (const m of listed) expect(m).toEqual(await ctx.store.getMembership(group.key, m.user));
+      expect(listed[1]?.windows).toEqual([
+        { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 10 },
+        { joinedAt: 3000, fromGseq: 20 },
+      ]);
+      expect(await ctx.store.listMemberships(groupKey(uniqueTenant(), 'none'))).toEqual([]);
+    });
+
     it('groupsOf lists every group ever joined, within the tenant, sorted', async () => {
       const tenant = uniqueTenant();
       const g2 = await created(['alice', 'bob'], tenant, 'g2');

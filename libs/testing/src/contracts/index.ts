@@ -9,5 +9,6 @@ export {
   acrossReopen, msgEntry, uniqueName, uniqueTenant,
   type OpenedStore, type StoreOpener,
 } from './harness.ts';
-// Bus port suites (bus.ts is maintained with libs/bus); its uniqueName duplicates harness.ts's.
-export { eventually, pushBusContract, workQueueContract, type OpenPushBus, type OpenWorkQueue } from './bus.ts';
+// Bus port suites (maintained with libs/bus); bus.ts's uniqueName duplicates harness.ts's.
+export { eventually, workQueueContract, type OpenWorkQueue } from './bus.ts';
+export { pushBusContract, type OpenPushBus } from './push-bus.contract.ts';
