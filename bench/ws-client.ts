@@ -40,6 +40,8 @@ export function tokenFor(user: string): Promise<string> {
 export class BenchClient {
   /** Called with every push and the time its frame arrived. */
   onPush: ((push: PushFrame, at: number) => void) | undefined;
+  /** `group.push` frames (read-fanout groups): how many messages each carried. */
+  onGroupPush: ((messages: number, at: number) => void) | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (r: TimedReply) => void; reject: (err: Error) => void }>();
   /** How the socket closed, if it did (a load run reports sockets lost under it). */
@@ -55,6 +57,11 @@ export class BenchClient {
       const frame = JSON.parse(text) as { op?: unknown };
       if (frame.op === 'push') {
         this.onPush?.(frame as PushFrame, at);
+        return;
+      }
+      if (frame.op === 'group.push') {
+        const messages = (frame as { messages?: unknown }).messages;
+        this.onGroupPush?.(Array.isArray(messages) ? messages.length : 0, at);
         return;
       }
       const reply = frame as ReplyFrame;

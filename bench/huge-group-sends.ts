@@ -1,0 +1,60 @@
+/**
+ * Send -> ack latency of one huge (read-fanout) group at rising rates, on the distributed stack
+ * (one worker, one gateway): 8 connected members send in turn to a group of 8 + EXTRA members.
+ * Not a bench part (no target); run it with the services up:
+ *
+ *   node --import tsx bench/huge-group-sends.ts                 # RATES=5,10,20,40 EXTRA=2100
+ *   RATES=40,80,160,320 node --import tsx bench/huge-group-sends.ts
+ *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>" ...       # profiles of the children
+ */
+import { performance } from 'node:perf_hooks';
+import { startDistributedStack } from './distributed-stack.ts';
+import { sleep } from './support.ts';
+import { BenchClient, tokenFor } from './ws-client.ts';
+
+const stack = await startDistributedStack();
+try {
+  const run = Math.random().toString(36).slice(2, 7);
+  const users = Array.from({ length: 8 }, (_, i) => `hr${run}u${i}`);
+  const clients = await Promise.all(users.map(async (u) => BenchClient.connect(stack.gatewayUrl, await tokenFor(u))));
+  const first = clients[0]!;
+  let streamPushed = 0;
+  for (const c of clients) c.onGroupPush = (messages) => { streamPushed += messages; };
+  for (;;) {
+    const r = await first.call('send', { appinfo: `warm-${run}-${Date.now()}`, to: { user: users[1] }, type: 'text', body: {} }).reply;
+    if (r.reply.ok) break;
+    await sleep(500);
+  }
+  const members = [...users, ...Array.from({ length: Number(process.env.EXTRA ?? 2100) }, (_, i) => `hr${run}m${i}`)];
+  const { reply } = await first.ok('group.create', { name: 'huge', members });
+  const group = String((reply as { group?: unknown }).group);
+  console.log('group', group, (reply as { tier?: unknown }).tier);
+  let k = 0;
+  for (const rate of (process.env.RATES ?? '5,10,20,40').split(',').map(Number)) {
+    const lat: number[] = [];
+    let fails = 0;
+    const pend: Promise<unknown>[] = [];
+    const pushedBefore = streamPushed;
+    const t0 = performance.now();
+    for (let i = 0; i < rate * 5; i++) {
+      const due = t0 + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const c = clients[k++ % clients.length]!;
+      const s = performance.now();
+      pend.push(c.call('send', { appinfo: `hr-${run}-${k}`, to: { group }, type: 'text', body: { text: 'x' } }).reply.then(
+        (r) => { if (r.reply.ok) lat.push(performance.now() - s); else fails++; }, () => fails++));
+    }
+    await Promise.all(pend);
+    await sleep(500); // the last pushes
+    lat.sort((a, b) => a - b);
+    const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]?.toFixed(1);
+    // Every online member, the sender included, gets each message once by group.push.
+    const pushed = streamPushed - pushedBefore;
+    console.log(`rate ${rate}/s: n=${lat.length} fails=${fails} ack p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)} ms; `
+      + `group.push messages ${pushed} of ${lat.length * clients.length}`);
+  }
+  for (const c of clients) c.close();
+} finally {
+  await stack.stop();
+}
