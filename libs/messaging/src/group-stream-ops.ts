@@ -86,18 +86,15 @@ export async function groupReaders(d: MessagingDeps, caller: Caller, input: Grou
   if (caller.user !== message.from && caller.user !== group.admin) {
     throw new ForbiddenError('only the sender or the group admin lists readers');
   }
-  const members = (await d.groups.listMembers(key)).filter((m) => m !== message.from);
+  // Joined after it: neither reader nor unread. Windows come in one read, cursors one by one.
+  const members = (await d.groups.listMemberships(key)).filter((m) => m.user !== message.from && canReadGseq(m, input.gseq));
   const readers: string[] = [];
   let unread = 0;
   for (let i = 0; i < members.length; i += READER_CHUNK) {
     const chunk = members.slice(i, i + READER_CHUNK);
-    const state = await Promise.all(chunk.map((u) => Promise.all([
-      d.groupStreams.getCursor(key, inboxKey(caller.tenant, u)), d.groups.getMembership(key, u),
-    ])));
-    chunk.forEach((u, k) => {
-      const [cursor, m] = state[k] as [number, Membership | null];
-      if (!canReadGseq(m, input.gseq)) return; // joined after it: neither reader nor unread
-      if (cursor >= input.gseq) readers.push(u);
+    const cursors = await Promise.all(chunk.map((m) => d.groupStreams.getCursor(key, inboxKey(caller.tenant, m.user))));
+    chunk.forEach((m, k) => {
+      if ((cursors[k] ?? 0) >= input.gseq) readers.push(m.user);
       else unread++;
     });
   }
