@@ -49,4 +49,8 @@ export class FencedGroupStreamStore implements GroupStreamStore {
   getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
     return this.inner.getCursor(group, inbox);
   }
+
+  listCursors(group: GroupKey): Promise<Map<InboxKey, number>> {
+    return this.inner.listCursors(group);
+  }
 }

@@ -121,6 +121,8 @@ export interface GroupStreamStore {
   /** Per-user read cursor in a group stream; only moves forward. Returns the stored cursor. */
   setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number>;
   getCursor(group: GroupKey, inbox: InboxKey): Promise<number>;
+  /** Every cursor set in the group, by inbox (who has read how far: one read for a read count). */
+  listCursors(group: GroupKey): Promise<Map<InboxKey, number>>;
 }
 
 // ---------------------------------------------------------------- seq ceilings

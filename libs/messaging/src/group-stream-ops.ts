@@ -67,8 +67,6 @@ export async function groupAck(d: MessagingDeps, caller: Caller, id: string, gse
   return { cursor: await d.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head)) };
 }
 
-const READER_CHUNK = 1000;
-
 /**
  * Receipts in read-fanout groups (docs/large-groups.md): no per-reader receipt entries; a
  * message's readers are the members who may read it and whose cursor has reached its gseq,
@@ -86,17 +84,15 @@ export async function groupReaders(d: MessagingDeps, caller: Caller, input: Grou
   if (caller.user !== message.from && caller.user !== group.admin) {
     throw new ForbiddenError('only the sender or the group admin lists readers');
   }
-  // Joined after it: neither reader nor unread. Windows come in one read, cursors one by one.
-  const members = (await d.groups.listMemberships(key)).filter((m) => m.user !== message.from && canReadGseq(m, input.gseq));
+  // Windows and cursors in one read each, not one per member. Who joined after the message is
+  // neither reader nor unread.
+  const [memberships, cursors] = await Promise.all([d.groups.listMemberships(key), d.groupStreams.listCursors(key)]);
   const readers: string[] = [];
   let unread = 0;
-  for (let i = 0; i < members.length; i += READER_CHUNK) {
-    const chunk = members.slice(i, i + READER_CHUNK);
-    const cursors = await Promise.all(chunk.map((m) => d.groupStreams.getCursor(key, inboxKey(caller.tenant, m.user))));
-    chunk.forEach((m, k) => {
-      if ((cursors[k] ?? 0) >= input.gseq) readers.push(m.user);
-      else unread++;
-    });
+  for (const m of memberships) {
+    if (m.user === message.from || !canReadGseq(m, input.gseq)) continue;
+    if ((cursors.get(inboxKey(caller.tenant, m.user)) ?? 0) >= input.gseq) readers.push(m.user);
+    else unread++;
   }
   const limit = clampLimit(input.limit);
   const page = readers.filter((u) => input.after === undefined || u > input.after);

@@ -29,4 +29,5 @@ export class RecordingGroupStreams implements GroupStreamStore {
   headSeq(group: GroupKey): Promise<number> { return this.inner.headSeq(group); }
   setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> { return this.inner.setCursor(group, inbox, gseq); }
   getCursor(group: GroupKey, inbox: InboxKey): Promise<number> { return this.inner.getCursor(group, inbox); }
+  listCursors(group: GroupKey): Promise<Map<InboxKey, number>> { return this.inner.listCursors(group); }
 }

@@ -1,6 +1,7 @@
 /** Read-fanout group streams on LMDB: a SeqLog per group plus per-member read cursors. */
 import type { Database } from 'lmdb';
 import { BadRequestError, type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey } from '@seqline/core';
+import { MAX_KEY_STRING } from './keys.ts';
 import type { SeqLog } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
 
@@ -44,5 +45,10 @@ export class LmdbGroupStreamStore implements GroupStreamStore {
 
   async getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
     return this.cursors.get([group, inbox]) ?? 0;
+  }
+
+  async listCursors(group: GroupKey): Promise<Map<InboxKey, number>> {
+    const range = this.cursors.getRange({ start: [group, ''], end: [group, MAX_KEY_STRING] });
+    return new Map(Array.from(range, ({ key, value }) => [key[1] as InboxKey, value]));
   }
 }

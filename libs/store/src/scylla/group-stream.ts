@@ -7,7 +7,7 @@ import {
   type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey, type Logger,
   type WriteGuard,
 } from '@seqline/core';
-import { optNum, type Cql } from './cql.ts';
+import { optNum, str, type Cql } from './cql.ts';
 import { CqlSeqLog } from './seq-log.ts';
 
 export const GROUP_STREAM_TABLES = { entries: 'group_stream', appinfos: 'group_stream_appinfos', buckets: 'group_buckets', key: 'grp' };
@@ -16,6 +16,7 @@ export class CqlGroupStreamStore implements GroupStreamStore {
   private readonly log: CqlSeqLog;
   private readonly setCursorQuery: string;
   private readonly getCursorQuery: string;
+  private readonly listCursorsQuery: string;
 
   constructor(private readonly cql: Cql, logger: Logger) {
     this.log = new CqlSeqLog(cql, GROUP_STREAM_TABLES, logger);
@@ -24,6 +25,7 @@ export class CqlGroupStreamStore implements GroupStreamStore {
     // acks from any number of processes keep the highest without a read or a Paxos round.
     this.setCursorQuery = `UPDATE ${cursors} USING TIMESTAMP ? SET gseq = ? WHERE grp = ? AND inbox = ?`;
     this.getCursorQuery = `SELECT gseq FROM ${cursors} WHERE grp = ? AND inbox = ?`;
+    this.listCursorsQuery = `SELECT inbox, gseq FROM ${cursors} WHERE grp = ?`;
   }
 
   append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
@@ -55,5 +57,10 @@ export class CqlGroupStreamStore implements GroupStreamStore {
   async getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
     const row = (await this.cql.read(this.getCursorQuery, [group, inbox])).first();
     return optNum(row?.get('gseq')) ?? 0;
+  }
+
+  async listCursors(group: GroupKey): Promise<Map<InboxKey, number>> {
+    const rows = await this.cql.readAll(this.listCursorsQuery, [group]);
+    return new Map(rows.map((row) => [str(row.get('inbox'), 'inbox') as InboxKey, optNum(row.get('gseq')) ?? 0]));
   }
 }

@@ -49,6 +49,16 @@ export function groupStreamStoreContract(name: string, open: StoreOpener<GroupSt
         expect(await ctx.store.getCursor(group, inboxKey(uniqueTenant(), 'alice'))).toBe(0);
       });
 
+      it('listCursors lists every cursor of the group and only its', async () => {
+        const { group, tenant } = fresh();
+        expect(await ctx.store.listCursors(group)).toEqual(new Map());
+        await ctx.store.setCursor(group, inboxKey(tenant, 'alice'), 7);
+        await ctx.store.setCursor(group, inboxKey(tenant, 'bob'), 3);
+        await ctx.store.setCursor(group, inboxKey(tenant, 'bob'), 9);
+        await ctx.store.setCursor(groupKey(tenant, 'other'), inboxKey(tenant, 'carol'), 4);
+        expect(await ctx.store.listCursors(group)).toEqual(new Map([[inboxKey(tenant, 'alice'), 7], [inboxKey(tenant, 'bob'), 9]]));
+      });
+
       it('racing acks keep the highest cursor', async () => {
         const { group, tenant } = fresh();
         const alice = inboxKey(tenant, 'alice');
