@@ -6,7 +6,7 @@
 import ws from 'k6/ws';
 import { check } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
-import { config, token, uuid } from './lib.js';
+import { config, requestTimer, token, uuid } from './lib.js';
 
 const cfg = config();
 const ackLatency = new Trend('seqline_send_ack_ms', true);
@@ -23,8 +23,7 @@ export default function () {
   const me = `u${__VU}`;
   const rate = Number(__ENV.RATE || 1); // messages per second per VU
   const res = ws.connect(cfg.ws, { headers: { Authorization: `Bearer ${token(cfg.secret, me, cfg.tenant)}` } }, (socket) => {
-    let id = 0;
-    const pending = {};
+    const requests = requestTimer(ackLatency, errors);
     socket.on('message', (data) => {
       const frame = JSON.parse(data);
       if (frame.op === 'push') {
@@ -33,18 +32,11 @@ export default function () {
         }
         return;
       }
-      const started = pending[frame.id];
-      if (started === undefined) return;
-      delete pending[frame.id];
-      if (!frame.ok) { errors.add(1, { code: frame.error.code }); return; }
-      ackLatency.add(Date.now() - started);
+      requests.reply(frame);
     });
     socket.setInterval(() => {
       const peer = `u${1 + Math.floor(Math.random() * cfg.users)}`;
-      const appinfo = uuid();
-      id += 1;
-      pending[id] = Date.now();
-      socket.send(JSON.stringify({ id, op: 'send', appinfo, to: { user: peer }, type: 'text', body: { text: 'hello', t: Date.now() } }));
+      requests.send(socket, { op: 'send', appinfo: uuid(), to: { user: peer }, type: 'text', body: { text: 'hello', t: Date.now() } });
     }, 1000 / rate);
     socket.setTimeout(() => socket.close(), 1000 * (Number(__ENV.SESSION_S) || 20));
   });

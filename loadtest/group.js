@@ -10,7 +10,7 @@
 import ws from 'k6/ws';
 import { check, fail } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
-import { config, token, uuid } from './lib.js';
+import { config, requestTimer, token, uuid } from './lib.js';
 
 const cfg = config();
 const GROUPS = Number(__ENV.GROUPS || 4);
@@ -72,8 +72,7 @@ export default function (data) {
   mine = mine || data.groups.filter((_, k) => membersOf(k).includes(me)).map((g) => g.group);
   const rate = Number(__ENV.RATE || 1); // messages per second per VU
   const res = ws.connect(cfg.ws, { headers: auth(me) }, (socket) => {
-    let id = 0;
-    const pending = {};
+    const requests = requestTimer(ackLatency, errors);
     const delivered = (entry, trend) => {
       if (entry.kind === 'msg' && entry.from !== me && entry.body && typeof entry.body.t === 'number') trend.add(Date.now() - entry.body.t);
     };
@@ -87,18 +86,12 @@ export default function (data) {
         for (const m of frame.messages) delivered(m, streamPushLatency);
         return;
       }
-      const started = pending[frame.id];
-      if (started === undefined) return;
-      delete pending[frame.id];
-      if (!frame.ok) { errors.add(1, { code: frame.error.code }); return; }
-      ackLatency.add(Date.now() - started);
+      requests.reply(frame);
     });
     if (mine.length > 0) {
       socket.setInterval(() => {
         const group = mine[Math.floor(Math.random() * mine.length)];
-        id += 1;
-        pending[id] = Date.now();
-        socket.send(JSON.stringify({ id, op: 'send', appinfo: uuid(), to: { group }, type: 'text', body: { text: 'hello all', t: Date.now() } }));
+        requests.send(socket, { op: 'send', appinfo: uuid(), to: { group }, type: 'text', body: { text: 'hello all', t: Date.now() } });
       }, 1000 / rate);
     }
     socket.setTimeout(() => socket.close(), 1000 * (Number(__ENV.SESSION_S) || 20));

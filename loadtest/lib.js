@@ -31,3 +31,27 @@ export function config() {
     tenant: __ENV.TENANT || 'loadtest',
   };
 }
+
+/**
+ * Requests over one socket, timed from send to reply: `send` numbers a frame and sends it;
+ * `reply` takes an incoming frame, and for the answer to a request it adds its latency to
+ * `ackTrend` (or counts an error by code).
+ */
+export function requestTimer(ackTrend, errors) {
+  let id = 0;
+  const pending = {};
+  return {
+    send(socket, frame) {
+      id += 1;
+      pending[id] = Date.now();
+      socket.send(JSON.stringify(Object.assign({ id }, frame)));
+    },
+    reply(frame) {
+      const started = pending[frame.id];
+      if (started === undefined) return;
+      delete pending[frame.id];
+      if (!frame.ok) errors.add(1, { code: frame.error.code });
+      else ackTrend.add(Date.now() - started);
+    },
+  };
+}
