@@ -1,13 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWorkerHttp, type WorkerHttp } from '../src/worker-http.ts';
 
+/** A shard source with no shards and nothing remembered. */
+const idle = { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0, cachedInboxes: 0 };
+
 describe('worker HTTP endpoint', () => {
   let http: WorkerHttp | undefined;
   afterEach(async () => { await http?.close(); http = undefined; });
 
   it('answers /healthz with the shards served and /metrics with them and the process metrics', async () => {
     let served = [1, 5, 9];
-    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 } });
+    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 } });
     const base = `http://127.0.0.1:${http.port}`;
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
@@ -24,8 +27,8 @@ describe('worker HTTP endpoint', () => {
   });
 
   it('fails to start on a port already taken, instead of running without the endpoint', async () => {
-    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0, cachedInboxes: 0 }, processMetrics: false });
-    await expect(startWorkerHttp({ port: http.port, host: '127.0.0.1', shards: { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0, cachedInboxes: 0 }, processMetrics: false }))
+    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: idle, processMetrics: false });
+    await expect(startWorkerHttp({ port: http.port, host: '127.0.0.1', shards: idle, processMetrics: false }))
       .rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 });

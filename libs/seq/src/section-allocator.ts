@@ -21,9 +21,9 @@ export interface SectionAllocatorOptions {
   /** Fraction of a step consumed before a background raise starts. Default 0.8. */
   preRaiseAt?: number;
   /**
-   * Most keys whose current seq is remembered. Beyond it the least recently used are forgotten in chunks and
-   * the section floor rises to the highest forgotten seq, so a forgotten key restarts above
-   * anything it was given (the same jump forward as a takeover). Default 4 000 000.
+   * Most keys whose current seq is remembered. Beyond it the least recently used are forgotten
+   * in chunks and the section floor rises to the highest forgotten seq, so a forgotten key
+   * restarts above anything it was given (the same jump forward as a takeover). Default 4 000 000.
    */
   maxKeys?: number;
   /** The process's bound across sections; the allocator joins it and leaves on `release`. */
@@ -41,7 +41,7 @@ export class SectionAllocator implements KeyHolder {
   private readonly logger: Logger;
   private budget: KeyBudget | undefined;
 
-  /** key → last seq handed out (or observed); least recently used first once a bound is half reached. */
+  /** key → last seq handed out (or observed); least recently used first once a bound is half full. */
   private readonly current = new Map<string, number>();
   /** Seq a key not in `current` is considered to be at: the claimed ceiling, raised by eviction. */
   private floor = 0;
