@@ -103,6 +103,23 @@ describe('groups', () => {
     expect(info).toMatchObject({ memberCount: 5, tier: 'small', fanout: 'write' });
   });
 
+  it('a resend reaches who were members when it was first sent: not a later joiner, still one copy each', async () => {
+    const [alice, bob, carol] = await users(3);
+    const g = await alice!.ok<{ group: string }>('group.create', { name: 'resend', members: [bob!.user] });
+    const args = { appinfo: appinfo(), to: { group: g.group }, type: 'text', body: { t: 'once' } };
+    const first = await alice!.ok<{ seq: number }>('send', args);
+    await waitFor(async () => msgs(await bob!.syncAll()).some((e) => e.appinfo === args.appinfo));
+    s.clock.offset += 1000; // carol joins strictly after the send time
+    await alice!.ok('group.add', { group: g.group, members: [carol!.user] });
+    expect(await alice!.ok('send', args)).toMatchObject({ seq: first.seq, duplicate: true });
+    // The resend's fanout ran (a later message overtakes nothing): bob still has one copy, carol none.
+    const later = appinfo();
+    await alice!.ok('send', { ...args, appinfo: later });
+    await waitFor(async () => msgs(await carol!.syncAll()).some((e) => e.appinfo === later));
+    expect(msgs(await bob!.syncAll()).filter((e) => e.appinfo === args.appinfo)).toHaveLength(1);
+    expect(msgs(await carol!.syncAll()).filter((e) => e.appinfo === args.appinfo)).toHaveLength(0);
+  });
+
   it('20 members reading one message at the same moment end with one readBy holding all 20', async () => {
     const members = await users(21);
     const [sender, ...readers] = members;

@@ -147,8 +147,10 @@ async function originalMode(d: MessagingDeps, inbox: InboxKey, appinfo: string):
 async function enqueueWriteFanout(
   d: MessagingDeps, group: GroupRecord, sender: string, entry: NewEntry, resend: boolean,
 ): Promise<void> {
-  let recipients = (await d.groups.listMembers(group.key)).filter((m) => m !== sender);
-  if (resend) recipients = await membersAt(d, group.key, recipients, entry.sendTime);
+  // On a resend, only those who were members when the message was first sent get it.
+  const recipients = resend
+    ? (await d.groups.listMemberships(group.key)).filter((m) => m.user !== sender && wasMemberAt(m, entry.sendTime)).map((m) => m.user)
+    : (await d.groups.listMembers(group.key)).filter((m) => m !== sender);
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant: group.tenant, entry, recipients, groupKey: group.key };
   await d.queue.enqueue(fanoutQueueFor(group.tier), fanoutJobId(group.tenant, entry.appinfo), toJson(job));
@@ -166,12 +168,6 @@ export async function appendToStream(d: MessagingDeps, tenant: string, key: Grou
   const job: NotifyJob = { tenant, groupKey: key, group: id, entry: stored, prevGseq };
   await d.queue.enqueue(NOTIFY_QUEUE, notifyJobId(tenant, id, entry.appinfo), toJson(job));
   return outcome.seq;
-}
-
-/** On a resend, only those who were members when the message was first sent get it. */
-async function membersAt(d: MessagingDeps, key: GroupKey, users: string[], time: number): Promise<string[]> {
-  const memberships = await Promise.all(users.map((u) => d.groups.getMembership(key, u)));
-  return users.filter((_, i) => wasMemberAt(memberships[i] ?? null, time));
 }
 
 export function stripSeq(e: Entry): NewEntry {
