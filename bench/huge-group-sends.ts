@@ -32,7 +32,8 @@ try {
   let k = 0;
   for (const rate of (process.env.RATES ?? '5,10,20,40').split(',').map(Number)) {
     const lat: number[] = [];
-    let fails = 0;
+    const fails = new Map<string, number>();
+    const fail = (code: string) => fails.set(code, (fails.get(code) ?? 0) + 1);
     const pend: Promise<unknown>[] = [];
     const pushedBefore = streamPushed;
     const t0 = performance.now();
@@ -43,7 +44,7 @@ try {
       const c = clients[k++ % clients.length]!;
       const s = performance.now();
       pend.push(c.call('send', { appinfo: `hr-${run}-${k}`, to: { group }, type: 'text', body: { text: 'x' } }).reply.then(
-        (r) => { if (r.reply.ok) lat.push(performance.now() - s); else fails++; }, () => fails++));
+        (r) => { if (r.reply.ok) lat.push(performance.now() - s); else fail(r.reply.error?.code ?? 'UNKNOWN'); }, () => fail('NO_ANSWER')));
     }
     await Promise.all(pend);
     await sleep(500); // the last pushes
@@ -51,7 +52,7 @@ try {
     const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]?.toFixed(1);
     // Every online member, the sender included, gets each message once by group.push.
     const pushed = streamPushed - pushedBefore;
-    console.log(`rate ${rate}/s: n=${lat.length} fails=${fails} ack p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)} ms; `
+    console.log(`rate ${rate}/s: n=${lat.length} fails=${JSON.stringify(Object.fromEntries(fails))} ack p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)} ms; `
       + `group.push messages ${pushed} of ${lat.length * clients.length}`);
   }
   for (const c of clients) c.close();
