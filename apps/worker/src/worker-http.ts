@@ -24,6 +24,8 @@ export interface WorkerHttpOptions {
   port: number;
   host: string;
   shards: ShardSource;
+  /** Job pools by name (the worker's `Workers.stats().pools`): jobs running and waiting in each. */
+  pools?: () => Record<string, { running: number; waiting: number }>;
   /**
    * Node process metrics (prom-client's defaults) next to the worker's own. Default on: only a
    * worker process's entry point starts this endpoint, once (unlike gateways, which tests start
@@ -51,6 +53,17 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
     name: 'seqline_worker_cached_inboxes', help: 'inboxes whose head and queue are held in memory (all shards)',
     registers: [registry], collect() { this.set(options.shards.cachedInboxes); },
   });
+  const pools = options.pools;
+  if (pools) {
+    new Gauge({
+      name: 'seqline_worker_jobs_running', help: 'jobs running, by pool (fanout tiers, notify, receipts)', labelNames: ['pool'],
+      registers: [registry], collect() { for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.running); },
+    });
+    new Gauge({
+      name: 'seqline_worker_jobs_waiting', help: 'jobs taken from the queue and waiting for a slot, by pool', labelNames: ['pool'],
+      registers: [registry], collect() { for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.waiting); },
+    });
+  }
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];
     if (req.method === 'GET' && path === '/healthz') {

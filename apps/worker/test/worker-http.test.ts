@@ -10,7 +10,9 @@ describe('worker HTTP endpoint', () => {
 
   it('answers /healthz with the shards served and /metrics with them and the process metrics', async () => {
     let served = [1, 5, 9];
-    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 } });
+    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 },
+      pools: () => ({ large: { running: 2, waiting: 3 }, notify: { running: 0, waiting: 0 } }),
+    });
     const base = `http://127.0.0.1:${http.port}`;
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
@@ -21,6 +23,9 @@ describe('worker HTTP endpoint', () => {
     expect(metrics).toMatch(/^seqline_worker_recent_appinfos 42$/m);
     expect(metrics).toMatch(/^seqline_worker_seq_keys 7$/m);
     expect(metrics).toMatch(/^seqline_worker_cached_inboxes 5$/m);
+    expect(metrics).toMatch(/^seqline_worker_jobs_running\{pool="large"\} 2$/m);
+    expect(metrics).toMatch(/^seqline_worker_jobs_waiting\{pool="large"\} 3$/m);
+    expect(metrics).toMatch(/^seqline_worker_jobs_running\{pool="notify"\} 0$/m);
     expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(404);
