@@ -34,8 +34,8 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
     let msg: PushMessage;
     try {
       msg = raw.json<PushMessage>();
-    // A push published to many inboxes carries none (publishToEach): the subscription names it.
-    msg.inbox = inbox;
+      // A push published to many inboxes carries none (publishToEach): the subscription names it.
+      msg.inbox = inbox;
     } catch (err) {
       logger.warn({ err, inbox }, 'dropping an undecodable push');
       return;

@@ -5,15 +5,12 @@
  * embedded mode, NATS subjects per user in distributed mode), one chunk of members at a time.
  */
 import { canReadGseq, inboxKey, type Entry, type GroupKey, type InboxKey, type Membership, type PushMessage } from '@seqline/core';
-import pLimit from 'p-limit';
 import type { MessagingDeps } from './deps.ts';
 import type { NotifyJob } from './queues.ts';
 
 export interface NotifyOptions {
-  /** Members looked up and pushed to per step. */
+  /** Members pushed to between two yields to the event loop. */
   chunkSize: number;
-  /** Chunks of one group in flight at once (read live). */
-  chunkConcurrency: () => number;
 }
 
 /** Consecutive stream entries: a push lists every entry in (prev, last]. */
@@ -66,11 +63,9 @@ export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[
   // One read of every member's windows (one cached value in distributed mode), not one per member:
   // a 2 000-member group's lookups were most of a worker's CPU at 40 messages a second.
   const members = await d.groups.listMemberships(key);
-  const chunks: Membership[][] = [];
-  for (let i = 0; i < members.length; i += o.chunkSize) chunks.push(members.slice(i, i + o.chunkSize));
-  const limit = pLimit(Math.max(1, o.chunkConcurrency()));
   let pushes = 0;
-  await Promise.all(chunks.map((chunk) => limit(async () => {
+  for (let i = 0; i < members.length; i += o.chunkSize) {
+    const chunk = members.slice(i, i + o.chunkSize);
     for (const run of runs) {
       // Nearly every member may read the whole run: one push, encoded once, to all of them.
       const whole: InboxKey[] = [];
@@ -85,7 +80,7 @@ export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[
     }
     // Let sockets and other requests run between chunks: a 10 000-member push must not stall the loop.
     await yieldToLoop();
-  })));
+  }
   return pushes;
 }
 

@@ -74,7 +74,7 @@ export async function startWorkers(d: MessagingDeps, tuning: WorkerTuning = {}):
     // One batch per group at a time keeps a member's pushes in gseq order; the member fan-out
     // inside a batch is where the per-group concurrency goes.
     notify: new BatchScheduler<NotifyJob>({ pool: () => d.limits().hugePool, perGroup: () => 1, maxBatch }, async (_key, jobs) => {
-      groupPushes += await runGroupNotify(d, jobs, { chunkSize: tuning.notifyChunk ?? 1000, chunkConcurrency: perGroup });
+      groupPushes += await runGroupNotify(d, jobs, { chunkSize: tuning.notifyChunk ?? 1000 });
     }),
     receipts: new BatchScheduler<ReceiptJob>({ pool: () => d.limits().smallPool, perGroup: () => 2, maxBatch: 64 }, async (_key, jobs) => {
       // Same sender: the inbox owner merges these into one receipt run.
