@@ -1,12 +1,20 @@
 import { silentLogger } from '@seqline/core';
 import type { InboxKey, Logger, PushBus, PushMessage } from '@seqline/core';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { PRESENCE_CHUNK, PresenceAnnouncer, PresenceDirectory, presenceSubjects } from './nats-presence.ts';
 import { subjectToken } from './subject-token.ts';
 
 export interface NatsPushBusOptions {
   logger?: Logger;
   /** Subject root; pushes go to `<root>.<base64url(inbox)>`. Default `push.u`. */
   subjectRoot?: string;
+  /**
+   * Subject root of the presence protocol (nats-presence.ts): a push to many inboxes goes once
+   * to each bus holding some of them. Default `push.p`; `false` publishes per inbox always.
+   */
+  presenceRoot?: string | false;
+  /** How often a bus holding inboxes announces itself (default 1 000 ms). */
+  presenceHeartbeatMs?: number;
 }
 
 type Subscriber = (msg: PushMessage) => void;
@@ -30,21 +38,59 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
   const encoder = new TextEncoder();
   let closed = false;
 
-  function deliver(inbox: InboxKey, subscribers: Set<Subscriber>, raw: Msg): void {
-    let msg: PushMessage;
-    try {
-      msg = raw.json<PushMessage>();
-      // A push published to many inboxes carries none (publishToEach): the subscription names it.
-      msg.inbox = inbox;
-    } catch (err) {
-      logger.warn({ err, inbox }, 'dropping an undecodable push');
-      return;
-    }
+  function deliver(inbox: InboxKey, subscribers: Set<Subscriber>, msg: PushMessage): void {
     for (const onPush of [...subscribers]) {
       try {
         onPush(msg);
       } catch (err) {
         logger.error({ err, inbox }, 'push subscriber threw');
+      }
+    }
+  }
+
+  function decode<T>(raw: Msg, subject: string): T | undefined {
+    try {
+      return raw.json<T>();
+    } catch (err) {
+      logger.warn({ err, subject }, 'dropping an undecodable push');
+      return undefined;
+    }
+  }
+
+  // Presence: an announcer once this bus holds an inbox, a directory once it publishes to many.
+  const presence = options.presenceRoot === false ? undefined : {
+    subjects: presenceSubjects(options.presenceRoot ?? 'push.p'),
+    options: { root: options.presenceRoot ?? 'push.p', heartbeatMs: options.presenceHeartbeatMs ?? 1_000, logger },
+  };
+  let announcer: PresenceAnnouncer | undefined;
+  let routedSub: Subscription | undefined;
+  let directory: PresenceDirectory | undefined;
+
+  function announce(inbox: InboxKey, held: boolean): void {
+    if (!presence) return;
+    if (!announcer) {
+      announcer = new PresenceAnnouncer(nc, presence.options);
+      routedSub = nc.subscribe(presence.subjects.to(announcer.id), {
+        callback: (err, raw) => {
+          const routed = err ? undefined : decode<{ inboxes: InboxKey[]; push: Omit<PushMessage, 'inbox'> }>(raw, raw.subject);
+          if (!routed || !Array.isArray(routed.inboxes)) return;
+          for (const target of routed.inboxes) {
+            // Gone since the publisher looked: the user disconnected, nothing to deliver.
+            const entry = inboxes.get(target);
+            if (entry) deliver(target, entry.subscribers, { ...routed.push, inbox: target });
+          }
+        },
+      });
+    }
+    announcer.set(inbox, held);
+  }
+
+  function publishEachInbox(targets: readonly InboxKey[], payload: Uint8Array): void {
+    for (const inbox of targets) {
+      try {
+        nc.publish(subjectOf(inbox), payload);
+      } catch (err) {
+        logger.warn({ err, inbox }, 'push not published');
       }
     }
   }
@@ -60,16 +106,27 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       }
     },
 
-    publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
-      if (closed || inboxes.length === 0) return;
+    publishToEach(targets: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+      if (closed || targets.length === 0) return;
       // Encoded once, bytes shared by every publish: a 2 000-member push was 2 000 JSON.stringify
       // and UTF-8 encodings, about half of a worker's CPU at 80 huge-group messages a second.
-      const payload = encoder.encode(JSON.stringify(msg));
-      for (const inbox of inboxes) {
-        try {
-          nc.publish(subjectOf(inbox), payload);
-        } catch (err) {
-          logger.warn({ err, inbox }, 'push not published');
+      const json = JSON.stringify(msg);
+      if (presence) directory ??= new PresenceDirectory(nc, presence.options);
+      const self = announcer && { id: announcer.id, holds: (inbox: string) => inboxes.has(inbox as InboxKey) };
+      const routes = directory?.route(targets, self);
+      if (!presence || !routes) {
+        publishEachInbox(targets, encoder.encode(json));
+        return;
+      }
+      // One publish per bus holding members, instead of one per member, online or not.
+      for (const [bus, held] of routes) {
+        for (let i = 0; i < held.length; i += PRESENCE_CHUNK) {
+          const chunk = held.slice(i, i + PRESENCE_CHUNK);
+          try {
+            nc.publish(presence.subjects.to(bus), `{"inboxes":${JSON.stringify(chunk)},"push":${json}}`);
+          } catch (err) {
+            logger.warn({ err, bus }, 'routed push not published');
+          }
         }
       }
     },
@@ -83,18 +140,25 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
         const sub = nc.subscribe(subjectOf(inbox), {
           callback: (err, raw) => {
             if (err) logger.warn({ err, inbox }, 'push subscription error');
-            else deliver(inbox, subscribers, raw);
+            const msg = err ? undefined : decode<PushMessage>(raw, raw.subject);
+            if (!msg) return;
+            // A push published to many inboxes carries none (publishToEach): the subscription names it.
+            msg.inbox = inbox;
+            deliver(inbox, subscribers, msg);
           },
         });
         entry = { sub, subscribers };
         inboxes.set(inbox, entry);
+        announce(inbox, true);
       }
       entry.subscribers.add(subscriber);
       const owner = entry;
       return () => {
         if (!owner.subscribers.delete(subscriber) || owner.subscribers.size > 0) return;
         owner.sub.unsubscribe();
-        if (inboxes.get(inbox) === owner) inboxes.delete(inbox);
+        if (inboxes.get(inbox) !== owner) return;
+        inboxes.delete(inbox);
+        announce(inbox, false);
       };
     },
 
@@ -103,6 +167,9 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       closed = true;
       for (const entry of inboxes.values()) entry.sub.unsubscribe();
       inboxes.clear();
+      announcer?.close();
+      routedSub?.unsubscribe();
+      directory?.close();
     },
   };
 }
