@@ -55,7 +55,9 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
   const writeTimeline = new CachedTimelineStore(stores.timeline, cacheOptions);
   const groups = new CachedGroupStore(stores.groups, cacheOptions);
   const queue = createNatsWorkQueue({ nc, logger, streamPrefix: ns.toUpperCase(), subjectPrefix: `${ns}.` });
-  const push = createNatsPushBus(nc, { logger, subjectRoot: `${ns}.push.u`, presenceRoot: `${ns}.push.p` });
+  const push = createNatsPushBus(nc, {
+    logger, subjectRoot: `${ns}.push.u`, presenceRoot: config.SEQLINE_PUSH_ROUTING === 'presence' && `${ns}.push.p`,
+  });
   const writer = new RemoteInboxWriter({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix, logger });
 
   let closing: Promise<void> | undefined;

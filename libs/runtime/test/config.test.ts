@@ -12,6 +12,7 @@ describe('loadDistributedConfig', () => {
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(100_000);
     expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(100_000);
     expect(config.NATS_URL).toEqual(['nats://127.0.0.1:4222']);
+    expect(config.SEQLINE_PUSH_ROUTING).toBe('presence');
   });
 
   it('reads the memory bounds from the environment', () => {
@@ -22,13 +23,13 @@ describe('loadDistributedConfig', () => {
   });
 
   it('refuses bad values with one ConfigError naming each of them', () => {
-    const load = () => loadDistributedConfig({ SEQLINE_MAX_SEQ_KEYS: '0', SEQLINE_MAX_RECENT_APPINFOS: 'many', SEQLINE_SHARDS: '1.5' });
+    const load = () => loadDistributedConfig({ SEQLINE_MAX_SEQ_KEYS: '0', SEQLINE_MAX_RECENT_APPINFOS: 'many', SEQLINE_SHARDS: '1.5', SEQLINE_PUSH_ROUTING: 'gateway' });
     expect(load).toThrow(ConfigError);
     try {
       load();
     } catch (err) {
       const message = (err as Error).message;
-      for (const name of ['SEQLINE_SECRET', 'SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_RECENT_APPINFOS', 'SEQLINE_SHARDS']) expect(message).toContain(name);
+      for (const name of ['SEQLINE_SECRET', 'SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_RECENT_APPINFOS', 'SEQLINE_SHARDS', 'SEQLINE_PUSH_ROUTING']) expect(message).toContain(name);
     }
   });
 });
