@@ -44,10 +44,12 @@ export interface WireEntry {
   recall?: { appinfo: string; sendTime: number };
 }
 export interface Push { op: 'push'; prevSeq: number; entries: WireEntry[] }
+export interface GroupPush { op: 'group.push'; group: string; prevGseq: number; messages: WireEntry[] }
 export type Reply = { id: number | null; ok: true; [k: string]: unknown } | { id: number | null; ok: false; error: { code: string; message: string } };
 
 export class TestClient {
   readonly pushes: Push[] = [];
+  readonly groupPushes: GroupPush[] = [];
   private nextId = 1;
   private readonly waiting = new Map<number, (r: Reply) => void>();
   readonly unmatched: Reply[] = [];
@@ -55,6 +57,7 @@ export class TestClient {
     ws.on('message', (data: WebSocket.RawData) => {
       const msg = JSON.parse(String(data)) as Record<string, unknown>;
       if (msg.op === 'push') { this.pushes.push(msg as unknown as Push); return; }
+      if (msg.op === 'group.push') { this.groupPushes.push(msg as unknown as GroupPush); return; }
       const reply = msg as unknown as Reply;
       const resolve = typeof reply.id === 'number' ? this.waiting.get(reply.id) : undefined;
       if (resolve && typeof reply.id === 'number') { this.waiting.delete(reply.id); resolve(reply); } else this.unmatched.push(reply);

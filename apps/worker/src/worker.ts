@@ -17,7 +17,7 @@ export interface RunningWorker {
  * serves appends for them over NATS, and consumes fanout, notify and receipt jobs from JetStream.
  */
 export async function startWorker(config: DistributedConfig, logger: Logger): Promise<RunningWorker> {
-  const infra = await openDistributedInfra(config, logger);
+  const infra = await openDistributedInfra(config, logger, { followPresence: true });
   const host = new ShardOwnerHost({
     nc: infra.nc, redis: infra.redis, ceilings: infra.stores.ceilings, timeline: infra.writeTimeline,
     groupStreams: infra.stores.groupStreams, push: infra.push, logger, ownerId: config.SEQLINE_OWNER_ID,

@@ -3,13 +3,14 @@
  * and NATS: a push reaches only the gateway holding the recipient, sync works through either
  * gateway, and the 1:1 and group flows (send, sync, read → receipt, recall) work end to end.
  */
+import { connect as connectNats } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey } from '@seqline/core';
 import { issueToken } from '@seqline/protocol';
 import { SECRET, TestClient, waitFor, type WireEntry } from '../../server/test/harness.ts';
 import { httpSyncAll, metricValue } from './support/clients.ts';
 import { Cluster, SHARDS, uniqueId } from './support/cluster.ts';
-import { natsSubscriptions, probeAll, requireServices } from './support/services.ts';
+import { NATS_URL, natsSubscriptions, probeAll, requireServices } from './support/services.ts';
 
 const PUSHES = 'seqline_gateway_pushes_total';
 const msgs = (entries: WireEntry[]) => entries.filter((e) => e.kind === 'msg');
@@ -145,6 +146,31 @@ if (requireServices(await probeAll(), 'distributed stack (2 gateways, 2 workers)
         const rec = await waitFor(async () => (await m.syncAll()).find((e) => e.kind === 'recall'), 10_000, `recall for ${m.user}`);
         expect(rec.recall).toEqual({ appinfo, sendTime: sent.sendTime });
         expect(msgs(await m.syncAll()).filter((e) => e.appinfo === appinfo)).toHaveLength(1);
+      }
+    });
+
+    it('a huge group\'s push goes once to each gateway holding members, not once per member', async () => {
+      const owner = await connect(0, uniqueId('owner'));
+      const online = [owner, await connect(0, uniqueId('m')), ...await Promise.all([1, 2].map(() => connect(1, uniqueId('m'))))];
+      const offline = Array.from({ length: 2_100 }, (_, i) => `${uniqueId('off')}${i}`);
+      const g = await owner.ok<{ group: string; tier: string }>('group.create', { name: 'town', members: [...online.slice(1).map((m) => m.user), ...offline] });
+      expect(g.tier).toBe('huge');
+      // What the workers put on the wire for group pushes: per member subject, or per gateway.
+      const wire = { perMember: 0, routed: new Set<string>() };
+      const nc = await connectNats({ servers: NATS_URL });
+      try {
+        nc.subscribe(`${cluster.namespace}.push.u.>`, { callback: (_e, m) => { if ((m.json<{ group?: string }>()).group === g.group) wire.perMember++; } });
+        nc.subscribe(`${cluster.namespace}.push.p.to.*`, { callback: (_e, m) => { if (m.string().includes(g.group)) wire.routed.add(m.subject); } });
+        await nc.flush();
+        const appinfo = uniqueId('town');
+        await owner.ok('send', { appinfo, to: { group: g.group }, type: 'text', body: { text: 'all hands' } });
+        for (const m of online) await waitFor(() => m.groupPushes.some((p) => p.messages.some((e) => e.appinfo === appinfo)), 10_000, `group.push to ${m.user}`);
+        await new Promise((r) => setTimeout(r, 300));
+        expect(wire.perMember).toBe(0);
+        expect(wire.routed.size).toBe(2); // one subject per gateway
+        for (const m of online) expect(m.groupPushes.filter((p) => p.messages.some((e) => e.appinfo === appinfo))).toHaveLength(1);
+      } finally {
+        await nc.close();
       }
     });
   });

@@ -15,6 +15,11 @@ export interface NatsPushBusOptions {
   presenceRoot?: string | false;
   /** How often a bus holding inboxes announces itself (default 1 000 ms). */
   presenceHeartbeatMs?: number;
+  /**
+   * Follow presence from creation (a process that publishes to many: a worker). Otherwise the
+   * bus starts following on its first `publishToEach`, and routes 1.5 heartbeats later.
+   */
+  followPresence?: boolean;
 }
 
 type Subscriber = (msg: PushMessage) => void;
@@ -64,7 +69,7 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
   };
   let announcer: PresenceAnnouncer | undefined;
   let routedSub: Subscription | undefined;
-  let directory: PresenceDirectory | undefined;
+  let directory = presence && options.followPresence ? new PresenceDirectory(nc, presence.options) : undefined;
 
   function announce(inbox: InboxKey, held: boolean): void {
     if (!presence) return;

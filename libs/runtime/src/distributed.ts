@@ -35,7 +35,15 @@ export interface DistributedInfra {
   close(): Promise<void>;
 }
 
-export async function openDistributedInfra(config: DistributedConfig, logger: Logger): Promise<DistributedInfra> {
+export interface InfraRole {
+  /**
+   * Publishes huge-group pushes (a worker): follow gateway presence from the start, so routing
+   * is trusted 1.5 heartbeats after start rather than after the first push.
+   */
+  followPresence?: boolean;
+}
+
+export async function openDistributedInfra(config: DistributedConfig, logger: Logger, role: InfraRole = {}): Promise<DistributedInfra> {
   const ns = config.SEQLINE_NAMESPACE;
   const keyPrefix = `${ns}:`;
   const subjectPrefix = `${ns}.inbox.append`;
@@ -57,6 +65,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
   const queue = createNatsWorkQueue({ nc, logger, streamPrefix: ns.toUpperCase(), subjectPrefix: `${ns}.` });
   const push = createNatsPushBus(nc, {
     logger, subjectRoot: `${ns}.push.u`, presenceRoot: config.SEQLINE_PUSH_ROUTING === 'presence' && `${ns}.push.p`,
+    followPresence: role.followPresence,
   });
   const writer = new RemoteInboxWriter({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix, logger });
 
