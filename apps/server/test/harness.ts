@@ -44,7 +44,7 @@ export interface WireEntry {
   recall?: { appinfo: string; sendTime: number };
 }
 export interface Push { op: 'push'; prevSeq: number; entries: WireEntry[] }
-export interface GroupPush { op: 'group.push'; group: string; prevGseq: number; messages: WireEntry[] }
+export interface GroupPush { op: 'group.push'; group: string; prevGseq: number; messages: Array<WireEntry & { gseq: number }> }
 export type Reply = { id: number | null; ok: true; [k: string]: unknown } | { id: number | null; ok: false; error: { code: string; message: string } };
 
 export class TestClient {

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appinfo, startTestServer, TestClient, waitFor, type TestServer, type WireEntry } from './harness.ts';
 import { okRetrying } from './large-groups.support.ts';
 
-interface GroupPush { op: 'group.push'; group: string; prevGseq: number; messages: Array<WireEntry & { gseq: number }> }
 type GroupMsg = WireEntry & { gseq: number };
 
 let s: TestServer;
@@ -21,18 +20,10 @@ beforeAll(async () => {
 });
 afterAll(async () => { for (const c of clients) c.close(); await s.stop(); });
 
-/** Connected users with fresh names; their group.push frames are collected. */
-async function users(count: number): Promise<Array<TestClient & { groupPushes: GroupPush[] }>> {
+/** Connected users with fresh names (TestClient collects their group.push frames). */
+async function users(count: number): Promise<TestClient[]> {
   n += 1;
-  const made = await Promise.all(Array.from({ length: count }, async (_, i) => {
-    const c = await TestClient.connect(s.url, `r${n}x${i}`) as TestClient & { groupPushes: GroupPush[] };
-    c.groupPushes = [];
-    c.ws.on('message', (data) => {
-      const f = JSON.parse(String(data)) as { op?: string };
-      if (f.op === 'group.push') c.groupPushes.push(f as GroupPush);
-    });
-    return c;
-  }));
+  const made = await Promise.all(Array.from({ length: count }, async (_, i) => TestClient.connect(s.url, `r${n}x${i}`)));
   clients.push(...made);
   return made;
 }
