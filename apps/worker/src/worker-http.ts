@@ -5,7 +5,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { PushBusStats } from '@seqline/bus';
 
 /** What the endpoint reports on; a ShardOwnerHost is one. */
 export interface ShardSource {
@@ -26,6 +27,8 @@ export interface WorkerHttpOptions {
   shards: ShardSource;
   /** Job pools by name (the worker's `Workers.stats().pools`): jobs running and waiting in each. */
   pools?: () => Record<string, { running: number; waiting: number }>;
+  /** The push bus's publishes and presence view (huge-group pushes routed per gateway). */
+  push?: () => PushBusStats;
   /**
    * Node process metrics (prom-client's defaults) next to the worker's own. Default on: only a
    * worker process's entry point starts this endpoint, once (unlike gateways, which tests start
@@ -62,6 +65,30 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
     new Gauge({
       name: 'seqline_worker_jobs_waiting', help: 'jobs taken from the queue and waiting for a slot, by pool', labelNames: ['pool'],
       registers: [registry], collect() { for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.waiting); },
+    });
+  }
+  const push = options.push;
+  if (push) {
+    new Counter({
+      name: 'seqline_worker_push_publishes_total', help: 'push messages published on NATS, one per inbox or one per gateway (routed)', labelNames: ['via'],
+      registers: [registry], collect() {
+        const { published } = push();
+        this.reset();
+        this.inc({ via: 'inbox' }, published.inbox);
+        this.inc({ via: 'gateway' }, published.gateway);
+      },
+    });
+    new Gauge({
+      name: 'seqline_worker_push_routing_ready', help: '1 when huge-group pushes are routed per gateway, 0 while they go per inbox',
+      registers: [registry], collect() { this.set(push().presence?.ready ? 1 : 0); },
+    });
+    new Gauge({
+      name: 'seqline_worker_presence_gateways', help: 'gateways whose connected inboxes this worker follows',
+      registers: [registry], collect() { this.set(push().presence?.gateways ?? 0); },
+    });
+    new Gauge({
+      name: 'seqline_worker_presence_inboxes', help: 'connected inboxes this worker knows of, over all gateways',
+      registers: [registry], collect() { this.set(push().presence?.inboxes ?? 0); },
     });
   }
   const server = createServer((req, res) => {

@@ -32,7 +32,7 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
   const workers = await startWorkers(messaging.deps);
   const http = config.SEQLINE_WORKER_HTTP_PORT === undefined
     ? undefined
-    : await startWorkerHttp({ port: config.SEQLINE_WORKER_HTTP_PORT, host: config.HOST, shards: host, pools: () => workers.stats().pools });
+    : await startWorkerHttp({ port: config.SEQLINE_WORKER_HTTP_PORT, host: config.HOST, shards: host, pools: () => workers.stats().pools, push: () => infra.push.stats() });
   let closing: Promise<void> | undefined;
   return {
     host, workers, http,

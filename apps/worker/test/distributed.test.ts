@@ -162,6 +162,11 @@ if (requireServices(await probeAll(), 'distributed stack (2 gateways, 2 workers)
         nc.subscribe(`${cluster.namespace}.push.u.>`, { callback: (_e, m) => { if ((m.json<{ group?: string }>()).group === g.group) wire.perMember++; } });
         nc.subscribe(`${cluster.namespace}.push.p.to.*`, { callback: (_e, m) => { if (m.string().includes(g.group)) wire.routed.add(m.subject); } });
         await nc.flush();
+        // Both workers route (either may run the notify), and each knows the 4 users online.
+        for (const w of cluster.workers) {
+          await waitFor(async () => (await metricValue(w.httpUrl, 'seqline_worker_push_routing_ready')) === 1
+            && (await metricValue(w.httpUrl, 'seqline_worker_presence_inboxes')) >= online.length, 10_000, `${w.name} routes pushes`);
+        }
         const appinfo = uniqueId('town');
         await owner.ok('send', { appinfo, to: { group: g.group }, type: 'text', body: { text: 'all hands' } });
         for (const m of online) await waitFor(() => m.groupPushes.some((p) => p.messages.some((e) => e.appinfo === appinfo)), 10_000, `group.push to ${m.user}`);

@@ -12,6 +12,7 @@ describe('worker HTTP endpoint', () => {
     let served = [1, 5, 9];
     http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 },
       pools: () => ({ large: { running: 2, waiting: 3 }, notify: { running: 0, waiting: 0 } }),
+      push: () => ({ published: { inbox: 12, gateway: 4 }, presence: { ready: true, gateways: 2, inboxes: 37 } }),
     });
     const base = `http://127.0.0.1:${http.port}`;
     const health = await fetch(`${base}/healthz`);
@@ -26,6 +27,11 @@ describe('worker HTTP endpoint', () => {
     expect(metrics).toMatch(/^seqline_worker_jobs_running\{pool="large"\} 2$/m);
     expect(metrics).toMatch(/^seqline_worker_jobs_waiting\{pool="large"\} 3$/m);
     expect(metrics).toMatch(/^seqline_worker_jobs_running\{pool="notify"\} 0$/m);
+    expect(metrics).toMatch(/^seqline_worker_push_publishes_total\{via="inbox"\} 12$/m);
+    expect(metrics).toMatch(/^seqline_worker_push_publishes_total\{via="gateway"\} 4$/m);
+    expect(metrics).toMatch(/^seqline_worker_push_routing_ready 1$/m);
+    expect(metrics).toMatch(/^seqline_worker_presence_gateways 2$/m);
+    expect(metrics).toMatch(/^seqline_worker_presence_inboxes 37$/m);
     expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(404);

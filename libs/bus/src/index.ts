@@ -10,6 +10,6 @@ export type { QueueStats } from './queue-common.ts';
 export { createNatsWorkQueue } from './nats-work-queue.ts';
 export type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue.ts';
 export { createNatsPushBus } from './nats-push-bus.ts';
-export type { NatsPushBusOptions } from './nats-push-bus.ts';
+export type { NatsPushBus, NatsPushBusOptions, PushBusStats } from './nats-push-bus.ts';
 export { subjectToken, fromSubjectToken } from './subject-token.ts';
 export { isNatsUnavailable, natsError } from './nats-unavailable.ts';

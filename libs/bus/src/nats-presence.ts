@@ -201,6 +201,11 @@ export class PresenceDirectory {
     return routes;
   }
 
+  /** What the directory knows now (for metrics). */
+  stats(): { ready: boolean; gateways: number; inboxes: number } {
+    return { ready: !this.closed && this.table.ready(Date.now()), gateways: this.table.busCount, inboxes: this.table.inboxCount };
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -22,6 +22,18 @@ export interface NatsPushBusOptions {
   followPresence?: boolean;
 }
 
+/** What a NATS push bus has published, and what its presence directory knows (metrics). */
+export interface PushBusStats {
+  /** NATS messages published: one per inbox (1:1 pushes, unrouted group pushes) or one per gateway. */
+  published: { inbox: number; gateway: number };
+  /** Set once the bus follows presence (a worker): whether it routes now, and what it knows. */
+  presence?: { ready: boolean; gateways: number; inboxes: number };
+}
+
+export interface NatsPushBus extends PushBus {
+  stats(): PushBusStats;
+}
+
 type Subscriber = (msg: PushMessage) => void;
 
 interface InboxSubscription {
@@ -35,12 +47,13 @@ interface InboxSubscription {
  * subscription per inbox, shared by its local subscribers — so a push reaches only the gateways
  * that hold that user, never all of them. The connection belongs to the caller: close() leaves it open.
  */
-export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOptions = {}): PushBus {
+export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOptions = {}): NatsPushBus {
   const logger = (options.logger ?? silentLogger).child({ component: 'nats-push-bus' });
   const root = options.subjectRoot ?? 'push.u';
   const subjectOf = (inbox: InboxKey) => `${root}.${subjectToken(inbox)}`;
   const inboxes = new Map<InboxKey, InboxSubscription>();
   const encoder = new TextEncoder();
+  const published = { inbox: 0, gateway: 0 };
   let closed = false;
 
   function deliver(inbox: InboxKey, subscribers: Set<Subscriber>, msg: PushMessage): void {
@@ -94,6 +107,7 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
     for (const inbox of targets) {
       try {
         nc.publish(subjectOf(inbox), payload);
+        published.inbox++;
       } catch (err) {
         logger.warn({ err, inbox }, 'push not published');
       }
@@ -105,6 +119,7 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       if (closed) return;
       try {
         nc.publish(subjectOf(msg.inbox), JSON.stringify(msg));
+        published.inbox++;
       } catch (err) {
         // Best effort by design: the client recovers by syncing from its max seq.
         logger.warn({ err, inbox: msg.inbox }, 'push not published');
@@ -129,6 +144,7 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
           const chunk = held.slice(i, i + PRESENCE_CHUNK);
           try {
             nc.publish(presence.subjects.to(bus), `{"inboxes":${JSON.stringify(chunk)},"push":${json}}`);
+            published.gateway++;
           } catch (err) {
             logger.warn({ err, bus }, 'routed push not published');
           }
@@ -165,6 +181,10 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
         inboxes.delete(inbox);
         announce(inbox, false);
       };
+    },
+
+    stats(): PushBusStats {
+      return { published: { ...published }, ...(directory && { presence: directory.stats() }) };
     },
 
     async close(): Promise<void> {

@@ -71,6 +71,13 @@ export class PresenceTable {
 
   get busCount(): number { return this.buses.size; }
 
+  /** Inbox holdings known, over all buses (a user on two gateways counts twice). */
+  get inboxCount(): number {
+    let n = 0;
+    for (const view of this.buses.values()) n += view.inboxes.size;
+    return n;
+  }
+
   delta(d: PresenceDelta, now: number): void {
     let view = this.buses.get(d.bus);
     if (!view) {

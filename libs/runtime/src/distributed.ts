@@ -4,13 +4,13 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
-  createNatsPushBus, createNatsWorkQueue, type NatsWorkQueue,
+  createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue,
 } from '@seqline/bus';
 import {
   CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher,
 } from '@seqline/cache';
 import { RemoteInboxWriter } from '@seqline/cluster';
-import type { GroupStore, Logger, PushBus } from '@seqline/core';
+import type { GroupStore, Logger } from '@seqline/core';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store';
 import type { Redis } from 'ioredis';
 import type { DistributedConfig } from './config.ts';
@@ -27,7 +27,7 @@ export interface DistributedInfra {
   writeTimeline: CachedTimelineStore;
   groups: GroupStore;
   queue: NatsWorkQueue;
-  push: PushBus;
+  push: NatsPushBus;
   /** Routes appends to the shard owners over NATS. */
   writer: RemoteInboxWriter;
   keyPrefix: string;
