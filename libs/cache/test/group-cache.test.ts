@@ -149,4 +149,55 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     expect(await store.listMembers(group.key)).toEqual(await engine.groups.listMembers(group.key));
     for (const user of users) expect(await store.getMembership(group.key, user)).toEqual(await engine.groups.getMembership(group.key, user));
   });
+
+  it('keeps member lists decoded while their version holds: Redis confirms it and sends no list', async () => {
+    const store = cached();
+    const group = await newGroup(store, ['alice', 'bob']);
+    const first = await store.listMemberships(group.key); // a miss: loaded and filled
+    const again = await store.listMemberships(group.key);
+    expect(again).toBe(first); // the same decoded list, not a copy
+    expect(store.stats().decodedHits).toBe(1);
+    expect(Object.isFrozen(again) && Object.isFrozen(again[0])).toBe(true);
+    // Another process fills its own from Redis (a string hit), then holds it decoded too.
+    const other = cached();
+    expect(await other.listMemberships(group.key)).toEqual(first);
+    expect(other.stats()).toMatchObject({ hits: 1, decodedHits: 0 });
+    await other.listMemberships(group.key);
+    expect(other.stats().decodedHits).toBe(1);
+    // Single fields are not held: each read is a Redis read.
+    await store.getMembership(group.key, 'bob');
+    await store.getMembership(group.key, 'bob');
+    expect(store.stats().decodedHits).toBe(1);
+  });
+
+  it('a decoded list is dropped by any write, from any process, by the hash\'s expiry and by a flush', async () => {
+    const reader = cached(engine.groups, { ttlMs: 300 });
+    const writer = cached();
+    const group = await newGroup(writer, ['alice']);
+    const users = async () => (await reader.listMemberships(group.key)).map((m) => m.user);
+    expect(await users()).toEqual(['alice']);
+    expect(await users()).toEqual(['alice']);
+    await writer.addMembers(group.key, ['bob'], at(2000, 1));
+    expect(await users()).toEqual(['alice', 'bob']);
+    expect(await reader.listMembers(group.key)).toEqual(['alice', 'bob']);
+    expect(await reader.listMembers(group.key)).toEqual(['alice', 'bob']);
+    await engine.groups.addMembers(group.key, ['carol'], at(3000, 2)); // behind the cache's back
+    await sleep(350); // the hash expires: a new version, read again from the store
+    expect(await users()).toEqual(['alice', 'bob', 'carol']);
+    await engine.groups.removeMembers(group.key, ['alice'], at(4000, 3));
+    await redis.del(`${keyPrefix}grp:0:{${group.key}}`); // as a FLUSHALL would
+    expect(await users()).toEqual(['bob', 'carol']);
+    expect(reader.stats().decodedHits).toBe(2);
+  });
+
+  it('holds decoded lists up to a bound in members, least recently stored out first', async () => {
+    const store = cached(engine.groups, { decodedMembers: 3 });
+    const small = await newGroup(store, ['a', 'b']);
+    const big = await newGroup(store, ['a', 'b', 'c', 'd']);
+    await store.listMembers(small.key);
+    await store.listMembers(big.key); // 4 members: over the bound, not held
+    await store.listMembers(small.key);
+    await store.listMembers(big.key);
+    expect(store.stats().decodedHits).toBe(1);
+  });
 });
