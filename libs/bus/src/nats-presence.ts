@@ -188,15 +188,10 @@ export class PresenceDirectory {
    */
   route(inboxes: readonly string[], local?: { id: string; holds(inbox: string): boolean }): Map<string, string[]> | undefined {
     if (this.closed || !this.table.ready(Date.now())) return undefined;
-    const routes = new Map<string, string[]>();
-    const add = (bus: string, inbox: string) => {
-      const list = routes.get(bus);
-      if (list) list.push(inbox);
-      else routes.set(bus, [inbox]);
-    };
-    for (const inbox of inboxes) {
-      if (local?.holds(inbox)) add(local.id, inbox);
-      for (const bus of this.table.busesOf(inbox)) if (bus !== local?.id) add(bus, inbox);
+    const routes = this.table.holdersOf(inboxes, local?.id);
+    if (local) {
+      const held = inboxes.filter((inbox) => local.holds(inbox));
+      if (held.length > 0) routes.set(local.id, held);
     }
     return routes;
   }

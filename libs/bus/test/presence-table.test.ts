@@ -93,6 +93,9 @@ describe('PresenceTable', () => {
     t.delta(delta(1, ['alice'], [], 'A'), 0);
     t.delta(delta(1, ['alice'], [], 'B'), 0);
     expect(t.busesOf('alice')).toEqual(['A', 'B']);
+    expect(t.holdersOf(['alice', 'nobody'])).toEqual(new Map([['A', ['alice']], ['B', ['alice']]]));
+    expect(t.holdersOf(['alice'], 'B')).toEqual(new Map([['A', ['alice']]]));
+    expect(t.holdersOf(['nobody']).size).toBe(0);
     t.bye('A');
     t.sweep(300);
     expect(t.busesOf('alice')).toEqual(['B']);

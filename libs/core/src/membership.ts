@@ -29,6 +29,16 @@ export function canReadGseq(m: Membership | null, gseq: number): boolean {
 }
 
 /**
+ * Whether one window holds every gseq in [first, last]: a sufficient test (no allocation) that
+ * the member may read a whole run of stream entries. False does not mean it may read none.
+ */
+export function readsWholeGseqRange(m: Membership | null, first: number, last: number): boolean {
+  if (m === null) return false;
+  for (const w of m.windows) if (w.fromGseq < first && last <= (w.toGseq ?? Infinity)) return true;
+  return false;
+}
+
+/**
  * The gseq ranges the member may read, ascending, non-empty, and merged where they touch
  * (leaving and re-joining with no message in between is one range) — fewer reads for paging.
  */

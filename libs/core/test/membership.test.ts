@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  BadRequestError, canReadGseq, closeWindow, isCurrentMember, isOpenWindow, openWindow, visibleRange, wasMemberAt,
+  BadRequestError, canReadGseq, closeWindow, isCurrentMember, isOpenWindow, openWindow, readsWholeGseqRange, visibleRange, wasMemberAt,
 } from '../src/index.ts';
 import type { Membership } from '../src/index.ts';
 
@@ -171,6 +171,17 @@ describe('membership properties', () => {
         const inRange = ranges.some((r) => r.after < g && g <= r.upTo);
         expect(canReadGseq(m, g)).toBe(inRange);
       }
+    }));
+  });
+
+  it('readsWholeGseqRange says yes only when every gseq of the range is readable, and for one window always', () => {
+    fc.assert(fc.property(opsArb, fc.integer({ min: 1, max: 3000 }), fc.integer({ min: 0, max: 50 }), (ops, first, span) => {
+      const m = replay(ops, true);
+      const last = first + span;
+      const all = range(first, last).every((g) => canReadGseq(m, g));
+      if (readsWholeGseqRange(m, first, last)) expect(all).toBe(true);
+      // With at most one window (no leave and re-join), the test is exact.
+      if ((m?.windows.length ?? 0) <= 1) expect(readsWholeGseqRange(m, first, last)).toBe(all);
     }));
   });
 });

@@ -4,7 +4,7 @@
  * a huge-group message, and it writes nothing: it publishes on the push bus (local in
  * embedded mode, NATS subjects per user in distributed mode), one chunk of members at a time.
  */
-import { canReadGseq, inboxKey, type Entry, type GroupKey, type InboxKey, type Membership, type PushMessage } from '@seqline/core';
+import { canReadGseq, inboxKey, readsWholeGseqRange, type Entry, type GroupKey, type InboxKey, type Membership, type PushMessage } from '@seqline/core';
 import type { MessagingDeps } from './deps.ts';
 import type { NotifyJob } from './queues.ts';
 
@@ -69,8 +69,15 @@ export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[
     for (const run of runs) {
       // Nearly every member may read the whole run: one push, encoded once, to all of them.
       const whole: InboxKey[] = [];
+      const firstGseq = run.entries[0]?.seq ?? 0;
+      const lastGseq = run.entries.at(-1)?.seq ?? 0;
       for (const membership of chunk) {
         const inbox = inboxKey(first.tenant, membership.user);
+        // The common case, without building runs: a member of long standing reads all of it.
+        if (readsWholeGseqRange(membership, firstGseq, lastGseq)) {
+          whole.push(inbox);
+          continue;
+        }
         for (const part of visibleRuns(membership, run)) {
           if (part.entries.length === run.entries.length) whole.push(inbox);
           else pushes += publish(d, [inbox], { prevSeq: part.prev, entries: part.entries, group: first.group });
