@@ -45,7 +45,10 @@ interface InboxSubscription {
  * Push fan-out over core NATS (at-most-once, like a socket: a client that misses a push sees a
  * prevSeq gap and syncs). A process subscribes only to the inboxes connected to it — one NATS
  * subscription per inbox, shared by its local subscribers — so a push reaches only the gateways
- * that hold that user, never all of them. The connection belongs to the caller: close() leaves it open.
+ * that hold that user, never all of them. A push to many inboxes (`publishToEach`, huge groups)
+ * goes instead once to each bus holding some of them, as their presence announcements tell
+ * (nats-presence.ts), or per inbox while the publisher cannot trust what it knows. The
+ * connection belongs to the caller: close() leaves it open.
  */
 export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOptions = {}): NatsPushBus {
   const logger = (options.logger ?? silentLogger).child({ component: 'nats-push-bus' });
