@@ -9,18 +9,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { inboxKey } from '@seqline/core';
 import type { InboxKey, PushBus, PushMessage } from '@seqline/core';
 import { eventually, requireServices, uniqueName } from '@seqline/testing';
-import { createNatsPushBus } from '../src/index.ts';
+import { createNatsPushBus, type NatsPushBus } from '../src/index.ts';
 import { connectNats, probeNats } from './nats-harness.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const probe = await probeNats();
 const heartbeatMs = 100;
-/** Past the grace (1.5 heartbeats) and a snapshot round trip. */
-const trusted = () => sleep(heartbeatMs * 3);
+/** Until the worker routes, knowing `gateways` gateways and `inboxes` inboxes on them. */
+const routing = (worker: NatsPushBus, gateways: number, inboxes: number) => eventually(() => {
+  expect(worker.stats().presence).toEqual({ ready: true, gateways, inboxes });
+});
 
 if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one with scripts/services.sh up or set NATS_URL')) {
   describe('nats push bus: presence routing', () => {
-    const opened: { bus: PushBus; nc: NatsConnection }[] = [];
+    const opened: { bus: NatsPushBus; nc: NatsConnection }[] = [];
     afterEach(async () => {
       for (const { bus, nc } of opened.splice(0)) {
         await bus.close();
@@ -71,7 +73,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await eventually(() => expect([...got.keys()].sort()).toEqual(['alice', 'bob', 'carol']));
       expect(wire.perInbox).toBe(targets.length);
 
-      await trusted();
+      await routing(worker.bus, 3, 4);
       got.clear();
       wire.perInbox = 0;
       worker.bus.publishToEach(targets, shared('routed'));
@@ -90,12 +92,12 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       const leaveA = hold(a.bus, 'alice');
       hold(a.bus, 'bob');
       worker.bus.publishToEach([key('alice')], shared('warm')); // starts the worker's directory
-      await trusted();
+      await routing(worker.bus, 1, 2);
 
       leaveA();
       hold(b.bus, 'alice');
       hold(b.bus, 'bob'); // bob on two devices, one per gateway
-      await sleep(50);
+      await routing(worker.bus, 2, 3);
       got.clear();
       wire.routed.length = 0;
       worker.bus.publishToEach([key('alice'), key('bob')], shared('moved'));
@@ -105,7 +107,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
 
       // A clean close says goodbye: the worker stops publishing to it at once.
       await a.bus.close();
-      await sleep(50);
+      await routing(worker.bus, 1, 2);
       wire.routed.length = 0;
       worker.bus.publishToEach([key('bob')], shared('after-bye'));
       await eventually(() => expect(wire.routed).toHaveLength(1));
@@ -119,13 +121,13 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       const worker = await open('worker');
       hold(a.bus, 'alice');
       worker.bus.publishToEach([key('alice')], shared('warm'));
-      await trusted();
+      await routing(worker.bus, 1, 1);
       wire.routed.length = 0;
       worker.bus.publishToEach([key('alice')], shared('alive'));
       await eventually(() => expect(wire.routed).toHaveLength(1));
 
       await a.nc.close(); // its process gone: no goodbye, no more heartbeats
-      await sleep(heartbeatMs * 5);
+      await routing(worker.bus, 0, 0); // forgotten 3.5 heartbeats after its last
       wire.routed.length = 0;
       wire.perInbox = 0;
       worker.bus.publishToEach([key('alice')], shared('dead'));
@@ -144,7 +146,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
 
       const worker = await open('worker');
       worker.bus.publishToEach([key('u0')], shared('warm'));
-      await trusted();
+      await routing(worker.bus, 1, users.length);
       got.clear();
       wire.perInbox = 0;
       wire.routed.length = 0;
