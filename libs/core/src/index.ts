@@ -7,6 +7,7 @@ export * from './tiers.ts';
 export * from './fanout.ts';
 export * from './receipts.ts';
 export * from './recall.ts';
+export * from './appinfo.ts';
 export * from './membership.ts';
 export * from './paging.ts';
 export * from './entries.ts';

@@ -22,6 +22,14 @@ export function isCurrentMember(m: Membership | null): boolean {
   return m !== null && m.windows.some(isOpenWindow);
 }
 
+/**
+ * Admin powers follow the current role and membership, checked when used: the group's admin
+ * who has left the group has none (not even over messages sent while they were admin).
+ */
+export function actsAsGroupAdmin(groupAdmin: string | undefined, user: string, m: Membership | null): boolean {
+  return groupAdmin === user && isCurrentMember(m);
+}
+
 /** Whether group-stream entry `gseq` falls in one of the member's windows. */
 export function canReadGseq(m: Membership | null, gseq: number): boolean {
   if (m === null) return false;

@@ -1,6 +1,6 @@
 import {
-  assertGroupSize, BadRequestError, buildGroupEventEntry, fanoutModeFor, ForbiddenError, groupKey,
-  isCurrentMember, NotFoundError, tierFor, type FanoutMode, type GroupEventInput, type GroupKey, type GroupRecord,
+  actsAsGroupAdmin, assertGroupSize, BadRequestError, buildGroupEventEntry, fanoutModeFor, ForbiddenError, groupKey,
+  isCurrentMember, isServerMadeId, NotFoundError, tierFor, type FanoutMode, type GroupEventInput, type GroupKey, type GroupRecord,
   type Json, type NewEntry, type Tier,
 } from '@seqline/core';
 import type { Caller, GroupInfo } from './api.ts';
@@ -64,6 +64,9 @@ export function buildTierEntry(input: {
 export async function createGroup(
   d: MessagingContext, caller: Caller, input: { name: string; members: string[]; id?: string },
 ): Promise<{ id: string; tier: Tier }> {
+  if (input.id !== undefined && isServerMadeId(input.id)) {
+    throw new BadRequestError('a chosen group id may not have the form of a server-made id (UUIDv7)');
+  }
   const id = input.id ?? d.newId();
   const key = groupKey(caller.tenant, id);
   const members = [...new Set([caller.user, ...input.members])].sort();
@@ -92,20 +95,24 @@ export async function changeMembers(
   d: MessagingContext, caller: Caller, id: string, members: string[], op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const key = groupKey(caller.tenant, id);
-  const first = await requireGroup(d, key, id);
-  await requireMember(d, key, caller, id);
+  await requireGroup(d, key, id);
   const unique = [...new Set(members)];
-  if (op === 'remove' && caller.user !== first.admin && unique.some((m) => m !== caller.user)) {
-    throw new ForbiddenError('only the group admin removes other members');
-  }
   return d.membershipLocks.run(key, () => applyChange(d, caller, key, id, unique, op));
 }
 
-/** Runs under the group's membership lock. */
+/**
+ * Runs under the group's membership lock. The caller's rights are checked here, under the
+ * lock, so a concurrent leave or removal of the caller is seen before the change applies.
+ */
 async function applyChange(
   d: MessagingContext, caller: Caller, key: GroupKey, id: string, unique: string[], op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const group = await requireGroup(d, key, id);
+  const membership = await d.groups.getMembership(key, caller.user);
+  if (!isCurrentMember(membership)) throw new ForbiddenError(`not a member of group ${id}`);
+  if (op === 'remove' && !actsAsGroupAdmin(group.admin, caller.user, membership) && unique.some((m) => m !== caller.user)) {
+    throw new ForbiddenError('only the group admin removes other members');
+  }
   const t = d.tiers();
   if (op === 'add') {
     const before = await d.groups.listMembers(key);

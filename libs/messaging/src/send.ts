@@ -1,5 +1,5 @@
 import {
-  appendWithin, type AppendOutcome, buildMessageCopy, convForRecipient, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
+  appendWithin, type AppendOutcome, buildMessageCopy, checkResend, convForRecipient, OverloadedError, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
   wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
   type NewEntry,
 } from '@seqline/core';
@@ -134,7 +134,11 @@ async function ownCopyOf(
   if (!outcome) throw new Error('append returned no outcome');
   if (!outcome.duplicate) return { seq: outcome.seq, duplicate: false, entry: sent };
   const original = await d.timeline.getEntry(inbox, outcome.seq);
-  return { seq: outcome.seq, duplicate: true, entry: original ? stripSeq(original) : sent };
+  // Unreadable right after its append: the client retries; never guess what the original was.
+  if (!original) throw new OverloadedError('original of this appinfo not readable yet, retry');
+  // Only a true resend is answered duplicate and redelivered (the appinfo belongs to its sender).
+  checkResend(original, sent.from, sent.conv);
+  return { seq: outcome.seq, duplicate: true, entry: stripSeq(original) };
 }
 
 /** Which way a stored message went: read-fanout iff its marker is in the sender's inbox. */

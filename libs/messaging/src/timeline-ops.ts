@@ -1,5 +1,5 @@
 import {
-  buildReadEntry, buildRecallEntry, checkRecall, clampLimit, groupKey, inboxKey, NotFoundError,
+  actsAsGroupAdmin, buildReadEntry, buildRecallEntry, checkRecall, clampLimit, groupKey, inboxKey, NotFoundError,
   pageOf, readTargets, type Entry, type GroupRecord,
 } from '@seqline/core';
 import type { Caller, HistoryResult, SyncResult } from './api.ts';
@@ -68,7 +68,10 @@ export async function recall(d: MessagingContext, caller: Caller, appinfo: strin
   message ??= await findInAdministeredStreams(d, caller, appinfo);
   let group: GroupRecord | null = null;
   if (message?.conv.type === 'group') group = await d.groups.getGroup(groupKey(caller.tenant, message.conv.id));
-  checkRecall({ caller: caller.user, message, isGroupAdmin: group?.admin === caller.user, now: d.clock.now() });
+  // Admin rights as they are now: an admin who left the group recalls nothing but their own.
+  const isGroupAdmin = group !== null
+    && actsAsGroupAdmin(group.admin, caller.user, await d.groups.getMembership(group.key, caller.user));
+  checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.clock.now() });
   if (!message) throw new NotFoundError('message not found');
   const entry = buildRecallEntry(message, caller.user, d.clock.now());
   const [outcome] = await d.writer.append(inbox, [entry]);
@@ -96,7 +99,9 @@ async function findInAdministeredStreams(d: MessagingDeps, caller: Caller, appin
   const keys = await d.groups.groupsOf(inboxKey(caller.tenant, caller.user));
   const found = await Promise.all(keys.map(async (key) => {
     const gseq = (await d.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
-    if (gseq === undefined || (await d.groups.getGroup(key))?.admin !== caller.user) return null;
+    if (gseq === undefined) return null;
+    const admin = (await d.groups.getGroup(key))?.admin;
+    if (!actsAsGroupAdmin(admin, caller.user, await d.groups.getMembership(key, caller.user))) return null;
     const [row] = await d.groupStreams.readAfter(key, gseq - 1, 1);
     return row?.seq === gseq ? row : null;
   }));

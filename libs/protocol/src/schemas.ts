@@ -6,7 +6,7 @@
  * number), so on the wire the group is named `group` (alias `groupId`) — docs/protocol.md.
  */
 import { z } from 'zod';
-import { ID_PATTERN, type Json } from '@seqline/core';
+import { CLIENT_APPINFO_PATTERN, ID_PATTERN, type Json } from '@seqline/core';
 import {
   DEFAULT_PAGE_LIMIT, MAX_APPINFO_LENGTH, MAX_GROUP_NAME_LENGTH, MAX_MEMBERS_PER_FRAME,
   MAX_PAGE_LIMIT, MAX_READ_SEQS, MAX_TYPE_LENGTH,
@@ -15,7 +15,9 @@ import {
 /** A tenant-local user or group id: never contains ':' (the tenant separator). */
 export const idSchema = z.string().regex(ID_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 _ . @ -');
 
-export const appinfoSchema = z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`);
+/** A client appinfo: never contains ':', which every server-made entry id has (see core's appinfo.ts). */
+export const appinfoSchema = z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`)
+  .regex(CLIENT_APPINFO_PATTERN, "must not contain ':', control characters or unpaired surrogates");
 
 /** A seq / gseq position: a non-negative safe integer (0 = before the first entry). */
 export const seqSchema = z.int().min(0);
