@@ -56,7 +56,13 @@ export const readArgsSchema = z.object({
   seqs: z.array(z.int().min(1)).min(1, 'must name at least one seq').max(MAX_READ_SEQS),
 });
 
-export const recallArgsSchema = z.object({ appinfo: appinfoSchema });
+/**
+ * Recall names a stored message, which may predate the client-appinfo pattern: any appinfo is
+ * looked up, and core's recall rule accepts only a `msg` (never a server entry).
+ */
+export const recallArgsSchema = z.object({
+  appinfo: z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`),
+});
 
 export const groupCreateArgsSchema = z.object({
   name: z.string().min(1, 'must not be empty').max(MAX_GROUP_NAME_LENGTH),
