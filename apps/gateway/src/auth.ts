@@ -35,10 +35,37 @@ export function checkOrigin(req: TransportRequest, policy: OriginPolicy): void {
   if (origin !== undefined && !policy.allows(origin)) throw new ForbiddenError('origin not allowed');
 }
 
+/**
+ * The Authorization header, refused when it was sent more than once: the transports join
+ * repeated headers with ", ", and no Bearer token contains a comma (RFC 6750 token68), so a
+ * comma means two credentials of which a proxy and the gateway might each believe another.
+ */
+export function singleAuthorization(req: TransportRequest): string | undefined {
+  const authorization = req.header('authorization');
+  if (authorization?.includes(',')) throw new UnauthorizedError('more than one Authorization header');
+  return authorization;
+}
+
+/**
+ * The one token of a request: from `Authorization: Bearer` or `?token=`. Ambiguity is refused
+ * (docs/protocol.md): a repeated Authorization, a repeated `token` parameter, or a header and
+ * a parameter that disagree. The same token in both is accepted.
+ */
+export function requestToken(req: TransportRequest): string | undefined {
+  const fromHeader = readRequestToken(singleAuthorization(req), '');
+  const fromQuery = new URLSearchParams(req.query).getAll('token');
+  if (fromQuery.length > 1) throw new UnauthorizedError('more than one token query parameter');
+  const [queryToken] = fromQuery;
+  if (fromHeader !== undefined && queryToken !== undefined && queryToken !== fromHeader) {
+    throw new UnauthorizedError('different tokens in Authorization and the token query parameter');
+  }
+  return fromHeader ?? queryToken;
+}
+
 /** The caller of a request; synchronous when `verifyToken` is. */
 export function authenticate(req: TransportRequest, policy: OriginPolicy, verifyToken: VerifyToken): Caller | Promise<Caller> {
   checkOrigin(req, policy);
-  const token = readRequestToken(req.header('authorization'), req.query);
+  const token = requestToken(req);
   if (token === undefined) throw new UnauthorizedError('missing token');
   const claims = verifyToken(token);
   const caller = (c: { user: string; tenant: string }): Caller => ({ tenant: c.tenant, user: c.user });

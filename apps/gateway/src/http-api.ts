@@ -1,12 +1,14 @@
 /** HTTP routes: `POST /v1/send`, `GET /v1/sync`, `GET /healthz`, `GET /metrics`. */
-import { BadRequestError, NotFoundError, OverloadedError, RateLimitedError, TooLargeError, type Logger, type SeqlineError } from '@seqline/core';
+import {
+  BadRequestError, NotFoundError, OverloadedError, RateLimitedError, TooLargeError, UnauthorizedError, type Logger, type SeqlineError,
+} from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import {
   encodeHttpError, encodeHttpResult, httpStatusOf, MAX_FRAME_BYTES, parseHttpSendBody, parseHttpSyncQuery,
   type ClientRequest, type ParsedArgs,
 } from '@seqline/protocol';
 import { ADMIN_PREFIX } from './admin-api.ts';
-import { authenticate, type OriginPolicy, type VerifyToken } from './auth.ts';
+import { authenticate, singleAuthorization, type OriginPolicy, type VerifyToken } from './auth.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
 import type { InFlight } from './in-flight.ts';
@@ -42,17 +44,33 @@ export function createHttpApi(deps: HttpApiDeps): (req: HttpRequest) => Promise<
 
   return async (req) => {
     const route = routes.get(req.path);
+    // HEAD is GET without content (RFC 9110 §9.3.2): same handler, the transport drops the body.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
     let reply: HttpReply;
-    if (route && req.method === route.method) reply = await route.handle(req);
+    if (route && method === route.method) reply = await route.handle(req);
     else if (route && req.method === 'OPTIONS') reply = preflight(deps, req, route.method);
-    else if (route) reply = errorReply(new BadRequestError(`use ${route.method} ${req.path}`), 405, { allow: route.method });
+    else if (route) reply = errorReply(new BadRequestError(`use ${route.method} ${req.path}`), 405, { allow: allowed(route.method) });
     else if (req.path === deps.wsPath) reply = errorReply(new BadRequestError('WebSocket upgrade required'), 426);
-    else if (deps.admin && req.path.startsWith(ADMIN_PREFIX)) reply = await deps.admin(req);
+    else if (deps.admin && req.path.startsWith(ADMIN_PREFIX)) reply = await admin(deps.admin, req);
     else reply = errorReply(new NotFoundError(`no route ${req.method} ${req.path}`));
     const label = route ? req.path : deps.admin && req.path.startsWith(ADMIN_PREFIX) ? 'admin' : 'other';
     deps.metrics.httpRequests.inc({ route: label, status: String(reply.status) });
     return withCors(deps, req, reply);
   };
+}
+
+function allowed(method: string): string {
+  return method === 'GET' ? 'GET, HEAD' : method;
+}
+
+/** The admin API reads Authorization itself; a repeated one is refused here first. */
+async function admin(handle: (req: HttpRequest) => Promise<HttpReply>, req: HttpRequest): Promise<HttpReply> {
+  try {
+    singleAuthorization(req);
+  } catch (err) {
+    return errorReply(err instanceof UnauthorizedError ? err : new UnauthorizedError());
+  }
+  return handle(req);
 }
 
 function parseSend(req: HttpRequest): ParsedArgs<'send'> {

@@ -7,6 +7,10 @@ import type { HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from 'uW
 import type { Logger } from '@seqline/core';
 import type { UwsModule } from './uws-loader.ts';
 import {
+  answerHasContent, answerHasLength, BODY_METHODS, declaredLength, framingFault, isWebSocketHandshake, joinHeaders,
+  type HeaderLines,
+} from './framing.ts';
+import {
   CLOSE_CODES, statusLine, type ConnectionListener, type HttpReply, type SocketConnection, type Transport,
   type TransportHandlers, type TransportLimits, type TransportRequest, type UpgradeDecision,
 } from './transport.ts';
@@ -45,8 +49,6 @@ class UwsConnection implements SocketConnection {
   }
 }
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-
 export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandlers<S>, limits: TransportLimits, logger: Logger): Transport {
   const app: TemplatedApp = uws.App();
   const sockets = new Set<WebSocket<SocketData<S>>>();
@@ -62,19 +64,22 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
     idleTimeout: limits.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     upgrade(res, req, context) {
-      const request = readRequest(req);
+      const { request, headers, refused } = readRequest(req);
+      if (refused) return void res.close();
+      // uWS routes here on a 24-character key alone: anything short of a real handshake is HTTP.
+      if (!isWebSocketHandshake(request.method, request.path, handlers.wsPath, headers)) return serveHttp(res, request, headers);
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
       const decide = (decision: UpgradeDecision<S>) => {
         if (decision.accept) res.upgrade<SocketData<S>>({ session: decision.session }, key, protocol, extensions, context);
-        else writeReply(res, decision.reply);
+        else writeReply(res, 'GET', decision.reply, true);
       };
       let decision: UpgradeDecision<S> | Promise<UpgradeDecision<S>>;
       try {
         decision = handlers.upgrade(request);
       } catch {
-        return writeReply(res, { status: 500, body: '' });
+        return writeReply(res, 'GET', { status: 500, body: '' }, true);
       }
       // Decided now: answered inside this callback, which uWS has corked. uWS 20.30 drops a
       // socket upgraded later inside res.cork() at random (its cork() misreads the reallocated
@@ -92,7 +97,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
       res.onAborted(() => { state.aborted = true; });
       decision.then(
         (d) => { if (!state.aborted) res.cork(() => decide(d)); },
-        () => { if (!state.aborted) res.cork(() => writeReply(res, { status: 500, body: '' })); },
+        () => { if (!state.aborted) res.cork(() => writeReply(res, 'GET', { status: 500, body: '' }, true)); },
       );
     },
     open(ws) {
@@ -117,18 +122,26 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
   });
 
   app.any('/*', (res, req) => {
-    const request = readRequest(req);
+    const { request, headers, refused } = readRequest(req);
+    if (refused) return void res.close(); // see framing.ts: no answer, nothing after it parsed
+    serveHttp(res, request, headers);
+  });
+
+  function serveHttp(res: HttpResponse, request: TransportRequest, headers: ReadonlyMap<string, string>): void {
     const state = { aborted: false };
     res.onAborted(() => { state.aborted = true; });
-    const respond = (reply: HttpReply) => {
-      if (!state.aborted) res.cork(() => writeReply(res, reply));
-    };
     const dispatch = (body: Buffer, bodyTooLarge: boolean) => {
+      const respond = (reply: HttpReply) => {
+        // An unread body is not parsed as a request: the connection closes after the answer.
+        if (!state.aborted) res.cork(() => writeReply(res, request.method, reply, bodyTooLarge || reply.status === 413));
+      };
       handlers.http({ ...request, body, bodyTooLarge }).then(respond, () => respond({ status: 500, body: '' }));
     };
-    if (!BODY_METHODS.has(request.method)) return dispatch(Buffer.alloc(0), false);
+    const declared = declaredLength(headers);
+    if (!BODY_METHODS.has(request.method) || declared === 0) return dispatch(Buffer.alloc(0), false);
+    if (declared > limits.maxHttpBodyBytes) return dispatch(Buffer.alloc(0), true); // answered before a byte is read
     readBody(res, limits.maxHttpBodyBytes, dispatch);
-  });
+  }
 
   return {
     name: 'uws',
@@ -162,15 +175,19 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
   };
 }
 
-function readRequest(req: { getMethod(): string; getUrl(): string; getQuery(): string | undefined; forEach(cb: (k: string, v: string) => void): void }): TransportRequest {
-  const headers = new Map<string, string>();
-  req.forEach((key, value) => { headers.set(key, value); });
-  return {
-    method: req.getMethod().toUpperCase(),
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
-    header: (name) => headers.get(name),
-  };
+type UwsRequest = { getMethod(): string; getCaseSensitiveMethod?(): string; getUrl(): string; getQuery(): string | undefined; forEach(cb: (k: string, v: string) => void): void };
+
+/** Reads everything synchronously (uWS invalidates `req` after the callback) and checks its framing. */
+function readRequest(req: UwsRequest): { request: TransportRequest; headers: ReadonlyMap<string, string>; refused: boolean } {
+  const lines: Array<[string, string]> = [];
+  req.forEach((key, value) => { lines.push([key, value]); });
+  const headers = joinHeaders(lines as HeaderLines);
+  // uWS lower-cases the method; only the upper-case spelling is a method (node refuses "get").
+  const method = req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
+  const path = req.getUrl();
+  const query = req.getQuery() ?? '';
+  const refused = framingFault({ method, target: query === '' ? path : `${path}?${query}`, lines, headers }) !== null;
+  return { request: { method, path, query, header: (name) => headers.get(name) }, headers, refused };
 }
 
 /** Collects the body up to `maxBytes`; beyond that stops collecting and reports it too large. */
@@ -193,9 +210,16 @@ function readBody(res: HttpResponse, maxBytes: number, done: (body: Buffer, tooL
   });
 }
 
-function writeReply(res: HttpResponse, reply: HttpReply): void {
+/**
+ * `close` ends the connection after the answer. A HEAD answer says the length GET would send
+ * but carries no content; uWS's `end` would write it, and `endWithoutBody(length)` aborts the
+ * process in 20.30, so the length is written as a header. HEAD never needs `close` (framing.ts
+ * refuses HEAD with content).
+ */
+function writeReply(res: HttpResponse, method: string, reply: HttpReply, close: boolean): void {
   res.writeStatus(statusLine(reply.status));
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value);
-  // A 413 is sent before the body was read: close so the unread rest is not parsed as a request.
-  res.end(reply.body, reply.status === 413);
+  if (answerHasContent(method, reply.status)) return void res.end(reply.body, close);
+  if (answerHasLength(reply.status)) res.writeHeader('content-length', String(Buffer.byteLength(reply.body)));
+  res.endWithoutBody();
 }

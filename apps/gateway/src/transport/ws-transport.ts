@@ -6,6 +6,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import type { WsModule, WsSocket } from './ws-module.ts';
 import {
+  answerHasContent, answerHasLength, BODY_METHODS, declaredLength, framingFault, isWebSocketHandshake, joinHeaders,
+} from './framing.ts';
+import {
   CLOSE_CODES, STATUS_TEXT, type HttpReply, type SocketConnection, type Transport, type TransportHandlers,
   type TransportLimits, type TransportRequest,
 } from './transport.ts';
@@ -38,37 +41,47 @@ class WsConnection implements SocketConnection {
   }
 }
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-
 export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S>, limits: TransportLimits): Transport {
   const wss = new ws.WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
   const sockets = new Set<WsSocket>();
-  const server = createServer((req, res) => {
-    const request = readRequest(req);
+  // Host, header size and parse errors are judged as uWS judges them (framing.ts): no answer.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
+    const { request, headers, refused } = readRequest(req);
+    if (refused) return void req.socket.destroy();
     const dispatch = (body: Buffer, bodyTooLarge: boolean) => {
-      handlers.http({ ...request, body, bodyTooLarge }).then(
-        (reply) => writeReply(res, reply),
-        () => writeReply(res, { status: 500, body: '' }),
-      );
+      // An unread body is not parsed as a request: the connection closes after the answer.
+      const respond = (reply: HttpReply) => writeReply(res, request.method, reply, bodyTooLarge || reply.status === 413);
+      handlers.http({ ...request, body, bodyTooLarge }).then(respond, () => respond({ status: 500, body: '' }));
     };
-    if (!BODY_METHODS.has(request.method)) {
+    const declared = declaredLength(headers);
+    if (!BODY_METHODS.has(request.method) || declared === 0) {
       req.resume();
       return dispatch(Buffer.alloc(0), false);
     }
+    if (declared > limits.maxHttpBodyBytes) return dispatch(Buffer.alloc(0), true); // answered before a byte is read
     readBody(req, limits.maxHttpBodyBytes, dispatch);
   });
+  server.on('clientError', (_err: Error, socket: Duplex) => socket.destroy());
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    const request = readRequest(req);
-    if (request.path !== handlers.wsPath) return rejectUpgrade(socket, { status: 404, body: '' });
+    const { request, headers, refused } = readRequest(req);
+    if (refused) return void socket.destroy();
+    // Not a real handshake (another path, method or version): plain HTTP, as uWS serves it.
+    if (!isWebSocketHandshake(request.method, request.path, handlers.wsPath, headers)) {
+      handlers.http({ ...request, body: Buffer.alloc(0), bodyTooLarge: false }).then(
+        (reply) => writeRaw(socket, request.method, reply),
+        () => writeRaw(socket, request.method, { status: 500, body: '' }),
+      );
+      return;
+    }
     Promise.resolve().then(() => handlers.upgrade(request)).then(
       (decision) => {
         if (socket.destroyed) return;
-        if (!decision.accept) return rejectUpgrade(socket, decision.reply);
+        if (!decision.accept) return writeRaw(socket, request.method, decision.reply);
         wss.handleUpgrade(req, socket, head, (client) => accept(client, decision.session));
       },
-      () => rejectUpgrade(socket, { status: 500, body: '' }),
+      () => writeRaw(socket, request.method, { status: 500, body: '' }),
     );
   });
 
@@ -131,17 +144,20 @@ export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S
   };
 }
 
-function readRequest(req: IncomingMessage): TransportRequest {
+/** Headers from the raw lines (node's `req.headers` keeps only the first Authorization or Host). */
+function readRequest(req: IncomingMessage): { request: TransportRequest; headers: ReadonlyMap<string, string>; refused: boolean } {
+  const lines: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) lines.push([(req.rawHeaders[i] ?? '').toLowerCase(), req.rawHeaders[i + 1] ?? '']);
+  const headers = joinHeaders(lines);
   const url = req.url ?? '/';
   const q = url.indexOf('?');
+  const method = req.method ?? 'GET';
+  // uWS 20.30 answers HTTP/1.1 only (an HTTP/1.0 request gets no answer there).
+  const refused = req.httpVersion !== '1.1' || framingFault({ method, target: url, lines, headers }) !== null;
   return {
-    method: (req.method ?? 'GET').toUpperCase(),
-    path: q < 0 ? url : url.slice(0, q),
-    query: q < 0 ? '' : url.slice(q + 1),
-    header: (name) => {
-      const value = req.headers[name];
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
+    request: { method, path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), header: (name) => headers.get(name) },
+    headers,
+    refused,
   };
 }
 
@@ -167,19 +183,24 @@ function readBody(req: IncomingMessage, maxBytes: number, done: (body: Buffer, t
   req.on('error', () => { finished = true; });
 }
 
-function writeReply(res: ServerResponse, reply: HttpReply): void {
+function writeReply(res: ServerResponse, method: string, reply: HttpReply, close: boolean): void {
   if (res.headersSent || res.destroyed) return;
-  // A 413 is sent before the body was read: close so the unread rest is not parsed as a request.
-  const body = Buffer.from(reply.body);
-  const headers = { ...reply.headers, 'content-length': String(body.byteLength), ...(reply.status === 413 ? { connection: 'close' } : {}) };
-  res.writeHead(reply.status, headers);
-  res.end(body);
+  res.writeHead(reply.status, replyHeaders(reply, close));
+  res.end(answerHasContent(method, reply.status) ? reply.body : undefined);
 }
 
-function rejectUpgrade(socket: Duplex, reply: HttpReply): void {
+/** An answer on a socket node:http has handed over (an Upgrade request); the connection closes. */
+function writeRaw(socket: Duplex, method: string, reply: HttpReply): void {
   if (socket.destroyed) return;
-  const body = Buffer.from(reply.body);
-  const headers = Object.entries({ ...reply.headers, 'content-length': String(body.byteLength), connection: 'close' })
-    .map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${reply.status} ${STATUS_TEXT[reply.status] ?? 'Unknown'}\r\n${headers}\r\n${body.toString()}`);
+  const head = Object.entries(replyHeaders(reply, true)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const body = answerHasContent(method, reply.status) ? reply.body : '';
+  socket.end(`HTTP/1.1 ${reply.status} ${STATUS_TEXT[reply.status] ?? 'Unknown'}\r\n${head}\r\n${body}`);
+}
+
+function replyHeaders(reply: HttpReply, close: boolean): Record<string, string> {
+  const headers: Record<string, string> = { ...reply.headers };
+  // HEAD: the length GET would send. 204/304: none (RFC 9110 §8.6).
+  if (answerHasLength(reply.status)) headers['content-length'] = String(Buffer.byteLength(reply.body));
+  if (close) headers['connection'] = 'close';
+  return headers;
 }
