@@ -42,6 +42,9 @@ export interface TimelineCacheStats {
   writeFailures: number;
 }
 
+/** In a `u` regex a surrogate pair is one code point: only an unpaired half matches \p{Cs}. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
 
 export class CachedTimelineStore implements TimelineStore {
@@ -143,7 +146,9 @@ export class CachedTimelineStore implements TimelineStore {
    * forgets an appinfo. "Absent" proves nothing (Redis may have lost it): ask the store.
    */
   async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
-    const wanted = [...new Set(appinfos)];
+    // Redis keeps members as UTF-8: an unpaired surrogate would read as U+FFFD and match another
+    // appinfo. No store accepts such an appinfo, so there is nothing to find.
+    const wanted = [...new Set(appinfos)].filter((appinfo) => !LONE_SURROGATE.test(appinfo));
     const key = this.guard.key('dd', inbox);
     if (wanted.length === 0 || key === null) return this.inner.findSeqs(inbox, wanted);
     const cached = await this.guard.attempt('dedup-lookup', () => this.guard.redis.zmscore(key, ...wanted));

@@ -3,10 +3,17 @@ import type { z } from 'zod';
 import { BadRequestError, TooLargeError, type Json, type SeqlineError } from '@seqline/core';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from './limits.ts';
 import { isGroupOp, opArgsSchemas, type Op, type OpArgs } from './schemas.ts';
+import { fieldWithLoneSurrogate, hasLoneSurrogate } from './well-formed.ts';
 
 export type ParsedArgs<O extends Op> = { ok: true; args: OpArgs<O> } | { ok: false; error: SeqlineError };
 
 export function parseOpArgs<O extends Op>(op: O, input: unknown): ParsedArgs<O> {
+  // First, over every field (ignored ones too): what cannot be stored exactly is not accepted.
+  const illFormed = typeof input === 'object' && input !== null ? fieldWithLoneSurrogate(input) : null;
+  if (illFormed !== null) {
+    const field = hasLoneSurrogate(illFormed) ? 'a field name' : illFormed.slice(0, 32);
+    return { ok: false, error: new BadRequestError(`${op}: ${field}: contains an unpaired UTF-16 surrogate (not valid Unicode)`) };
+  }
   const schema = opArgsSchemas[op] as unknown as z.ZodType<OpArgs<O>>;
   const parsed = schema.safeParse(isGroupOp(op) ? withGroupAlias(input) : input);
   if (!parsed.success) return { ok: false, error: new BadRequestError(describeIssues(op, parsed.error.issues)) };

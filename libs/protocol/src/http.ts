@@ -33,12 +33,20 @@ export const httpSyncQuerySchema = z.object({
   limit: z.preprocess(queryInt, limitSchema),
 });
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 export function parseHttpSendBody(raw: string | Buffer | ArrayBuffer): ParsedArgs<'send'> {
   const size = typeof raw === 'string' ? Buffer.byteLength(raw, 'utf8') : raw.byteLength;
   if (size > MAX_FRAME_BYTES) return { ok: false, error: new TooLargeError(`request body is ${size} bytes, limit is ${MAX_FRAME_BYTES}`) };
+  let text: string;
+  try {
+    // Fatal, as for WebSocket frames: bytes that are not UTF-8 would be stored as U+FFFD.
+    text = typeof raw === 'string' ? raw : strictUtf8.decode(raw);
+  } catch {
+    return { ok: false, error: new BadRequestError('request body is not valid UTF-8') };
+  }
   let body: unknown;
   try {
-    const text = typeof raw === 'string' ? raw : Buffer.from(raw as ArrayBuffer).toString('utf8');
     body = JSON.parse(text);
   } catch {
     return { ok: false, error: new BadRequestError('request body is not valid JSON') };

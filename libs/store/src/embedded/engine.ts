@@ -15,6 +15,7 @@ import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
 import { LmdbGroupStore } from './groups.ts';
 import { LmdbJobStore } from './jobs.ts';
+import type { JsonRow } from './json-rows.ts';
 import { DB_COUNT, DB_NAMES } from './keys.ts';
 import { SeqLog, type AppinfoKey, type SeqKey } from './seq-log.ts';
 import { LmdbSettingsStore, SETTINGS_DB_NAME } from './settings.ts';
@@ -56,7 +57,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
 
   const timeline = new LmdbTimelineStore(
     new SeqLog({
-      entries: db<Entry, SeqKey>(DB_NAMES.timeline),
+      entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
       appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
     }, writes),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
@@ -64,7 +65,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   );
   const groupStreams = new LmdbGroupStreamStore(
     new SeqLog({
-      entries: db<Entry, SeqKey>(DB_NAMES.groupStream),
+      entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.groupStream),
       appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
     }, writes),
     db<number, [string, string]>(DB_NAMES.groupCursors),
@@ -82,10 +83,10 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     writes,
   );
   const jobs = new LmdbJobStore({
-    pending: db<StoredJob, string>(DB_NAMES.jobs),
+    pending: db<JsonRow<StoredJob>, string>(DB_NAMES.jobs),
     order: db<true, [number, string]>(DB_NAMES.jobOrder),
     queueOrder: db<true, [string, number, string]>(DB_NAMES.jobQueueOrder),
-    dead: db<StoredJob, string>(DB_NAMES.deadJobs),
+    dead: db<JsonRow<StoredJob>, string>(DB_NAMES.deadJobs),
     deadOrder: db<true, [number, string]>(DB_NAMES.deadOrder),
   }, writes);
   const settings = new LmdbSettingsStore(db<Settings, string>(SETTINGS_DB_NAME), writes);

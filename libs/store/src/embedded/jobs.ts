@@ -4,6 +4,7 @@
  */
 import type { Database } from 'lmdb';
 import { BadRequestError, type JobStore, type StoredJob } from '@seqline/core';
+import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_STRING } from './keys.ts';
 import { fitsInKey } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
@@ -12,10 +13,11 @@ type OrderKey = [createdAt: number, id: string];
 type QueueOrderKey = [queue: string, createdAt: number, id: string];
 
 export interface JobDbs {
-  pending: Database<StoredJob, string>;
+  /** Jobs as JSON text (json-rows.ts: payloads carry entries); older rows are msgpack objects. */
+  pending: Database<JsonRow<StoredJob>, string>;
   order: Database<true, OrderKey>;
   queueOrder: Database<true, QueueOrderKey>;
-  dead: Database<StoredJob, string>;
+  dead: Database<JsonRow<StoredJob>, string>;
   deadOrder: Database<true, OrderKey>;
 }
 
@@ -56,7 +58,7 @@ export class LmdbJobStore implements JobStore {
         this.dbs.queueOrder.getKeys({ start: [queue], end: [queue, MAX_KEY_NUMBER, MAX_KEY_STRING] }),
         ([, , id]) => id,
       );
-    return present(ids.map((id) => this.dbs.pending.get(id)));
+    return present(ids.map((id) => fromJsonRow(this.dbs.pending.get(id))));
   }
 
   async bury(job: StoredJob): Promise<void> {
@@ -64,14 +66,14 @@ export class LmdbJobStore implements JobStore {
     await this.writes.run(() => {
       this.removePending(job.id);
       this.removeDead(job.id);
-      this.dbs.dead.put(job.id, job);
+      this.dbs.dead.put(job.id, toJsonRow(job));
       this.dbs.deadOrder.put([job.createdAt, job.id], true);
     });
   }
 
   async listDead(): Promise<StoredJob[]> {
     const ids = Array.from(this.dbs.deadOrder.getKeys({ start: [-MAX_KEY_NUMBER], end: [MAX_KEY_NUMBER, MAX_KEY_STRING] }), ([, id]) => id);
-    return present(ids.map((id) => this.dbs.dead.get(id)));
+    return present(ids.map((id) => fromJsonRow(this.dbs.dead.get(id))));
   }
 
   /** If a job with the same id was put again meanwhile, that pending job wins. */
@@ -86,14 +88,14 @@ export class LmdbJobStore implements JobStore {
 
   /** Inside a write transaction. */
   private putPending(job: StoredJob): void {
-    this.dbs.pending.put(job.id, job);
+    this.dbs.pending.put(job.id, toJsonRow(job));
     this.dbs.order.put([job.createdAt, job.id], true);
     this.dbs.queueOrder.put([job.queue, job.createdAt, job.id], true);
   }
 
   /** Inside a write transaction; returns whether the job was pending. */
   private removePending(id: string): boolean {
-    const old = this.dbs.pending.get(id);
+    const old = fromJsonRow(this.dbs.pending.get(id));
     if (old === undefined) return false;
     this.dbs.pending.remove(id);
     this.dbs.order.remove([old.createdAt, old.id]);
@@ -103,7 +105,7 @@ export class LmdbJobStore implements JobStore {
 
   /** Inside a write transaction; returns the dead job that was removed, if any. */
   private removeDead(id: string): StoredJob | undefined {
-    const old = this.dbs.dead.get(id);
+    const old = fromJsonRow(this.dbs.dead.get(id));
     if (old === undefined) return undefined;
     this.dbs.dead.remove(id);
     this.dbs.deadOrder.remove([old.createdAt, old.id]);

@@ -7,6 +7,7 @@
  */
 import type { Database } from 'lmdb';
 import { BadRequestError, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
+import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_PART_BYTES } from './keys.ts';
 import type { WriteBatcher } from './write-batcher.ts';
 
@@ -14,7 +15,8 @@ export type SeqKey = [stream: string, seq: number];
 export type AppinfoKey = [stream: string, appinfo: string];
 
 export interface SeqLogDbs {
-  entries: Database<Entry, SeqKey>;
+  /** Entries as JSON text (json-rows.ts); older rows are msgpack objects. */
+  entries: Database<JsonRow<Entry>, SeqKey>;
   appinfos: Database<number, AppinfoKey>;
 }
 
@@ -54,7 +56,7 @@ export class SeqLog {
       toWrite.push(entry);
     }
     for (const entry of toWrite) {
-      this.dbs.entries.put([stream, entry.seq], entry);
+      this.dbs.entries.put([stream, entry.seq], toJsonRow(entry));
       this.dbs.appinfos.put([stream, entry.appinfo], entry.seq);
     }
     return outcomes;
@@ -63,7 +65,7 @@ export class SeqLog {
   async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     for (const appinfo of appinfos) {
-      if (!fitsInKey(appinfo)) continue; // could never have been stored
+      if (!fitsInKey(appinfo) || LONE_SURROGATE.test(appinfo)) continue; // could never have been stored
       const seq = this.dbs.appinfos.get([stream, appinfo]);
       if (seq !== undefined) found.set(appinfo, seq);
     }
@@ -71,7 +73,7 @@ export class SeqLog {
   }
 
   async getEntry(stream: string, seq: number): Promise<Entry | null> {
-    return this.dbs.entries.get([stream, seq]) ?? null;
+    return fromJsonRow(this.dbs.entries.get([stream, seq])) ?? null;
   }
 
   hasEntry(stream: string, seq: number): boolean {
@@ -87,13 +89,13 @@ export class SeqLog {
       inclusiveEnd: true,
       limit,
     });
-    return Array.from(range, ({ value }) => value);
+    return Array.from(range, ({ value }) => fromJsonRow(value));
   }
 
   async readBefore(stream: string, beforeSeq: number, limit: number): Promise<Entry[]> {
     if (!(limit > 0)) return [];
     const range = this.dbs.entries.getRange({ start: [stream, beforeSeq], exclusiveStart: true, end: [stream], reverse: true, limit });
-    return Array.from(range, ({ value }) => value);
+    return Array.from(range, ({ value }) => fromJsonRow(value));
   }
 
   async headSeq(stream: string): Promise<number> {
@@ -115,8 +117,15 @@ function checkEntry(stream: string, entry: Entry): void {
   if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) {
     throw new BadRequestError('entry without appinfo');
   }
+  if (LONE_SURROGATE.test(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
   if (!fitsInKey(entry.appinfo)) throw new BadRequestError('appinfo too long');
 }
+
+/**
+ * An appinfo with an unpaired surrogate is refused by every adapter (the CQL and Redis ones
+ * would store it as U+FFFD and merge it with another). In a `u` regex a pair is one code point.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export function fitsInKey(part: string): boolean {
   return Buffer.byteLength(part, 'utf8') <= MAX_KEY_PART_BYTES;

@@ -108,6 +108,7 @@ export function checkEntry(stream: string, entry: Entry): void {
     throw new InternalError(`invalid seq ${String(entry.seq)} for ${stream}`);
   }
   if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) throw new BadRequestError('entry without appinfo');
+  if (LONE_SURROGATE.test(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
   if (!appinfoFits(entry.appinfo)) throw new BadRequestError('appinfo too long');
   // Checked field by field, not through an array of pairs: this runs for every entry appended.
   checkInteger('sendTime', entry.sendTime);
@@ -120,7 +121,15 @@ function checkInteger(field: string, value: number | undefined): void {
   if (value !== undefined && !Number.isSafeInteger(value)) throw new BadRequestError(`${field} must be an integer`);
 }
 
+/**
+ * Whether an appinfo can be stored (and so looked up). One holding an unpaired surrogate cannot:
+ * the driver writes it as UTF-8 with U+FFFD in its place, so "a\uD800" would find "a\uFFFD".
+ */
 export function appinfoFits(appinfo: string): boolean {
+  if (LONE_SURROGATE.test(appinfo)) return false;
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most appinfos fit without being encoded.
   return appinfo.length * 3 <= MAX_APPINFO_BYTES || Buffer.byteLength(appinfo, 'utf8') <= MAX_APPINFO_BYTES;
 }
+
+/** In a `u` regex a surrogate pair is one code point: only an unpaired half matches \p{Cs}. */
+const LONE_SURROGATE = /\p{Cs}/u;

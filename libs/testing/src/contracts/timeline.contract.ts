@@ -5,7 +5,7 @@
  * - addReaders on a seq that holds no entry rejects with NotFoundError.
  */
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
+import { BadRequestError, NotFoundError, inboxKey, type Entry, type InboxKey, type Json, type TimelineStore } from '@seqline/core';
 import { acrossReopen, msgEntry, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
 import { seqLogTests } from './seq-log.contract.ts';
 
@@ -26,6 +26,32 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         expect(await ctx.store.readAfter(inbox, 0, 100)).toEqual(entries);
         expect(await ctx.store.readBefore(inbox, 1000, 100)).toEqual([...entries].reverse());
         for (const entry of entries) expect(await ctx.store.getEntry(inbox, entry.seq)).toEqual(entry);
+      });
+
+      it('keeps hostile JSON exactly: "__proto__" keys, unpaired surrogates in bodies, edge numbers', async () => {
+        const inbox = freshInbox();
+        const entries = hostileEntries();
+        await ctx.store.append(inbox, entries);
+        // Entry fields in any order; a body byte for byte as JSON text (key order included).
+        const exact = (entry: Entry | null) => entry && { ...entry, body: JSON.stringify(entry.body) };
+        const sent = entries.map(exact);
+        const byGet = await Promise.all(entries.map((entry) => ctx.store.getEntry(inbox, entry.seq)));
+        expect((await ctx.store.readAfter(inbox, 0, 100)).map(exact)).toEqual(sent);
+        expect((await ctx.store.readBefore(inbox, 1000, 100)).reverse().map(exact)).toEqual(sent);
+        expect(byGet.map(exact)).toEqual(sent);
+        const body = byGet[0]?.body as Record<string, unknown>;
+        expect(Object.getPrototypeOf(body)).toBe(Object.prototype); // an own key, not a prototype
+        expect(Object.keys(body)).toContain('__proto__');
+        expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+      });
+
+      it('refuses an appinfo with an unpaired surrogate, stores nothing and finds no other appinfo by it', async () => {
+        const inbox = freshInbox();
+        await ctx.store.append(inbox, [msgEntry(1, 'a\uFFFD')]); // what a UTF-8 store would turn 'a\uD800' into
+        await expect(ctx.store.append(inbox, [msgEntry(2, 'a\uD800')])).rejects.toBeInstanceOf(BadRequestError);
+        expect(await ctx.store.findSeqs(inbox, ['a\uD800', 'a\uDC00'])).toEqual(new Map());
+        expect(await ctx.store.findSeqs(inbox, ['a\uFFFD'])).toEqual(new Map([['a\uFFFD', 1]]));
+        expect(await ctx.store.headSeq(inbox)).toBe(1);
       });
 
       it('getEntry is null for a missing seq and for another inbox', async () => {
@@ -121,4 +147,21 @@ function roundTripEntries(): Entry[] {
     { seq: 9, kind: 'tick', appinfo: 'tick-1', conv: { type: 'group', id: 'huge' }, from: 'system', sendTime: 7 },
     { seq: 10, kind: 'msg', appinfo: 'string-body-ü', conv: { type: 'user', id: 'd.e-f_g@h' }, from: 'd.e-f_g@h', sendTime: 8, type: 'text', body: '纯文本' },
   ];
+}
+
+/**
+ * Bodies an attacker may send (the wire refuses unpaired surrogates, a store still keeps them):
+ * built by JSON.parse, so "__proto__" is an own key as it is in a parsed frame. -0 reads as 0.
+ */
+function hostileEntries(): Entry[] {
+  const body = JSON.parse(String.raw`{
+    "__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "prototype": 1,
+    "nested": [{"__proto__": null, "toString": "x", "hasOwnProperty": 0, "valueOf": {}}],
+    "lone": "\ud800 x \udfff \udbff\ud800\udc00", "pair": "\ud83d\ude00", "\udc00key": {"\ud800": "\u0000"},
+    "numbers": [-0, 0, 1.7976931348623157e308, -1.7976931348623157e308, 5e-324, 9007199254740993, 1e21, 0.1, -1e-7],
+    "empty": {}, "": ""
+  }`) as Json;
+  const entry = (seq: number, type: string, body: Json): Entry =>
+    ({ seq, kind: 'msg', appinfo: `hostile-${seq}`, conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: seq, type, body });
+  return [entry(1, 't\udc00', body), entry(2, 'x', '\ud800'), entry(3, 'x', JSON.parse('[{"__proto__": []}]') as Json)];
 }
