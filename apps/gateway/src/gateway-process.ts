@@ -28,7 +28,6 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
       keyPrefix: infra.keyPrefix, logger,
     }), { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) }),
     transport: config.SEQLINE_TRANSPORT,
-    allowWsFallback: config.SEQLINE_ALLOW_WS_FALLBACK,
     admin: {
       service: new AdminService({
         settings: messaging.settings, timeline: infra.readTimeline, groups: infra.groups,

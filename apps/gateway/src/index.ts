@@ -3,7 +3,7 @@ export { originPolicy, type OriginPolicy, type VerifyToken } from './auth.ts';
 export { TokenBucketRateLimiter, type RateLimiter, type TokenBucketOptions } from './rate-limit.ts';
 export { GatewayMetrics } from './metrics.ts';
 export { isNativeUws, loadNativeUws, uwsBinaryPath, UwsUnavailableError, type UwsLoadResult } from './transport/uws-loader.ts';
-export type { TransportName } from './transport/transport.ts';
+export type { TransportChoiceName, TransportName } from './transport/transport.ts';
 // The token contract lives in @seqline/protocol; re-exported for the apps that start a gateway.
 export { createTokenVerifier, issueToken, parseTtl, type TokenClaims, type TokenVerifier } from '@seqline/protocol';
 export { ADMIN_PREFIX, type AdminApiOptions } from './admin-api.ts';

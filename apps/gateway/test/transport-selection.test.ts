@@ -40,7 +40,7 @@ describe('uWebSockets.js native binary', () => {
 });
 
 describe('createGateway transport choice', () => {
-  it('defaults to the native uWS transport', async () => {
+  it('defaults to the native uWS transport where its binary loads', async () => {
     const gateway = await createGateway(baseOptions());
     try {
       expect(gateway).toMatchObject({ transport: 'uws', native: true });
@@ -50,20 +50,20 @@ describe('createGateway transport choice', () => {
     }
   });
 
-  it('refuses to start when the native binary is unavailable', async () => {
-    const options = { ...baseOptions(), loadUws: () => ({ ok: false as const, reason: 'no binary for test' }) };
+  it('transport "uws" refuses to start when the native binary is unavailable', async () => {
+    const options = { ...baseOptions(), transport: 'uws' as const, loadUws: () => ({ ok: false as const, reason: 'no binary for test' }) };
     const err = await createGateway(options).then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(UwsUnavailableError);
-    expect((err as Error).message).toMatch(/no binary for test.*allowWsFallback/s);
+    expect((err as Error).message).toMatch(/no binary for test/);
   });
 
-  it('with allowWsFallback, runs on the ws package and warns', async () => {
-    const options = { ...baseOptions(), allowWsFallback: true, loadUws: () => ({ ok: false as const, reason: 'no binary for test' }) };
+  it('by default ("auto") runs on the ws package when no native binary loads (a newer Node), and says why', async () => {
+    const options = { ...baseOptions(), loadUws: () => ({ ok: false as const, reason: 'no binary for test' }) };
     const gateway = await createGateway(options);
     try {
       expect(gateway).toMatchObject({ transport: 'ws', native: false });
-      const warning = options.logger.records.find((r) => r.level === 'warn');
-      expect(warning?.obj).toMatchObject({ transport: 'ws', reason: 'no binary for test' });
+      const chosen = options.logger.records.find((r) => r.msg.startsWith('gateway transport'));
+      expect(chosen?.obj).toMatchObject({ transport: 'ws', reason: 'no binary for test', nativeHelpers: true });
       const token = await (await import('../src/index.ts')).issueToken({ secret: SECRET, user: 'alice', ttlSeconds: 60 });
       const client = await TestClient.connect(`ws://127.0.0.1:${gateway.port}/v1/ws?token=${token}`);
       expect(await client.request('sync', { maxSeq: 0 })).toMatchObject({ ok: true });

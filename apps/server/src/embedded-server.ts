@@ -58,7 +58,6 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
-    allowWsFallback: config.SEQLINE_ALLOW_WS_FALLBACK,
     admin: {
       service: new AdminService({
         settings: live, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams,

@@ -35,8 +35,7 @@ export const distributedEnvSchema = z.object({
   /** A worker's /healthz and /metrics port; unset = none (several workers may share a host). */
   SEQLINE_WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('0.0.0.0'),
-  SEQLINE_TRANSPORT: z.enum(['uws', 'ws']).default('uws'),
-  SEQLINE_ALLOW_WS_FALLBACK: bool.default(false),
+  SEQLINE_TRANSPORT: z.enum(['auto', 'uws', 'ws']).default('auto'),
   SEQLINE_ALLOWED_ORIGINS: list.default([]),
   SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
   SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),

@@ -75,6 +75,9 @@ export interface TransportLimits {
 
 export type TransportName = 'uws' | 'ws';
 
+/** What an operator asks for: `auto` takes uws where its native binary loads, else ws. */
+export type TransportChoiceName = TransportName | 'auto';
+
 export interface Transport {
   readonly name: TransportName;
   /** True when this is the native uWebSockets.js server. */
@@ -97,11 +100,15 @@ export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? 'Unknown'}`;
 }
 
-/** Close codes the gateway uses (RFC 6455 §7.4). */
+/** Close codes the gateway uses (RFC 6455 §7.4; 4xxx are ours, docs/protocol.md). */
 export const CLOSE_CODES = {
   goingAway: 1001,
   policyViolation: 1008,
   messageTooBig: 1009,
   internalError: 1011,
   tryAgainLater: 1013,
+  /** The socket's token expired and was not renewed with `auth`: reconnect with a fresh token. */
+  tokenExpired: 4401,
+  /** The user opened more sockets on this gateway than `perUserSockets`: this, the oldest, went. */
+  tooManySockets: 4429,
 } as const;
