@@ -25,9 +25,10 @@ export default function () {
   const res = ws.connect(cfg.ws, { headers: { Authorization: `Bearer ${token(cfg.secret, me, cfg.tenant)}` } }, (socket) => {
     const requests = requestTimer(ackLatency, errors);
     socket.on('message', (data) => {
+      /** @type {import('./lib.js').Frame} */
       const frame = JSON.parse(data);
       if (frame.op === 'push') {
-        for (const e of frame.entries) {
+        for (const e of frame.entries || []) {
           if (e.kind === 'msg' && e.from !== me && e.body && typeof e.body.t === 'number') pushLatency.add(Date.now() - e.body.t);
         }
         return;

@@ -23,9 +23,9 @@ export default function () {
     const r = http.get(`${cfg.base}/v1/sync?maxSeq=${maxSeq}&limit=200`, { headers });
     pageLatency.add(Date.now() - started);
     if (!check(r, { 'sync 200': (x) => x.status === 200 })) return;
-    const body = r.json();
-    const entries = body.entries;
-    if (entries.length > 0) maxSeq = entries[entries.length - 1].seq;
+    const body = /** @type {{ entries: { seq: number }[], hasMore: boolean }} */ (r.json());
+    const last = body.entries[body.entries.length - 1];
+    if (last) maxSeq = last.seq;
     if (!body.hasMore) return;
   }
 }

@@ -10,7 +10,6 @@
 #   scripts/services.sh kill    <svc...>   SIGKILL (crash simulation), no graceful shutdown
 #   scripts/services.sh logs    <svc> [n]  last n (default 50) lines of the service's log
 #   scripts/services.sh install [svc...]   only install binaries
-#   scripts/services.sh install k6         build k6 for loadtest/ (a tool, not a service)
 #
 # svc is one of: cassandra redis nats (default: all three).
 # Everything (binaries, data, logs, pid files, caches) lives under <repo>/.services.
@@ -40,7 +39,6 @@ CQLSH_VERSION="${CQLSH_VERSION:-6.2.2}"
 REDIS_PORT="${REDIS_PORT:-6379}"
 REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-60}"
 NATS_VERSION="${NATS_VERSION:-v2.11.17}"
-K6_VERSION="${K6_VERSION:-v1.4.2}"
 NATS_PORT="${NATS_PORT:-4222}"
 NATS_HTTP_PORT="${NATS_HTTP_PORT:-8222}"
 NATS_SYNC_INTERVAL="${NATS_SYNC_INTERVAL:-always}"
@@ -496,19 +494,6 @@ redis_kill() {
 
 redis_version_bin() { redis-server --version 2>/dev/null | grep -o 'v=[0-9.]*' | cut -d= -f2 | sed 's/^/redis /'; }
 
-# ---- k6 (a tool for loadtest/, not a service: only `install k6`) --------------------
-K6_BIN="$BIN_DIR/k6"
-
-k6_installed() { [[ -x "$K6_BIN" ]] && [[ "$("$K6_BIN" version 2>/dev/null | awk '{print $2}')" == "$K6_VERSION" ]]; }
-
-k6_install() {
-  ensure_dirs
-  k6_installed && return 0
-  go_install_pinned k6 go.k6.io/k6 "$K6_VERSION" k6
-  k6_installed || die "k6: built binary does not report $K6_VERSION: $("$K6_BIN" version 2>&1)"
-  log "k6: installed $K6_BIN"
-}
-
 # ---- NATS --------------------------------------------------------------------------
 N_MARKER="nats-server"
 
@@ -692,7 +677,7 @@ cmd_logs() {
 }
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -713,7 +698,6 @@ main() {
     "") usage >&2; exit 2 ;;
     *) usage >&2; die "unknown command '$cmd'" ;;
   esac
-  if [[ "$cmd" == install && "${svcs[*]}" == k6 ]]; then cmd_install k6; return; fi
   check_services "${svcs[@]}"
   case "$cmd" in
     up | start) cmd_up "${svcs[@]}" ;;

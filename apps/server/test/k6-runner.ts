@@ -1,35 +1,30 @@
 /**
- * Runs the k6 scripts of loadtest/ for the smoke tests (embedded server, distributed stack):
- * thresholds off, every data point kept by metric (k6's `--out json`), so a test asserts on
- * what k6 itself counted. Needs k6: scripts/k6.sh builds it into .services/bin (.ci/run does),
- * or K6_BIN / a k6 on PATH.
+ * Runs the k6 scripts of loadtest/ for the smoke tests (embedded server, distributed stack) with
+ * tools/k6-lite, the in-repo runner of the k6 API they use (k6 itself is AGPL: the project does
+ * not build or ship it; users bring their own). Thresholds off, every data point kept by metric
+ * (k6's `--out json` format), so a test asserts on what the runner counted.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { ServiceProbe } from '@seqline/testing';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const K6 = process.env.K6_BIN ?? (existsSync(join(ROOT, '.services/bin/k6')) ? join(ROOT, '.services/bin/k6') : 'k6');
-
-export function probeK6(): ServiceProbe {
-  const r = spawnSync(K6, ['version'], { encoding: 'utf8' });
-  return r.status === 0 ? { ok: true } : { ok: false, reason: `no k6 at ${K6} (${r.error?.message ?? r.stderr.trim()})` };
-}
+const K6_LITE = join(ROOT, 'tools/k6-lite/src/cli.ts');
 
 export interface K6Run { code: number | null; output: string; points: Map<string, number[]> }
 
 /**
  * Runs a script with thresholds off; returns its exit code and every data point by metric.
- * `label` names its output file in `dir` (runs side by side need different labels).
+ * `label` names its output file in `dir` (runs side by side need different labels). `script`:
+ * a file of loadtest/, or an absolute path.
  */
-export function runK6(script: string, vars: Record<string, string>, env: Record<string, string>, dir: string, label = script): Promise<K6Run> {
-  const out = join(dir, `${label}.ndjson`);
-  const args = ['run', '--quiet', '--no-thresholds', '--no-usage-report', `--out=json=${out}`, ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), join(ROOT, 'loadtest', script)];
+export function runK6(script: string, vars: Record<string, string>, env: Record<string, string>, dir: string, label = script, flags = ['--no-thresholds']): Promise<K6Run> {
+  const out = join(dir, `${label.replaceAll('/', '_')}.ndjson`);
+  const args = ['--import', 'tsx', K6_LITE, 'run', '--quiet', ...flags, `--out=json=${out}`, ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), script.startsWith('/') ? script : join(ROOT, 'loadtest', script)];
   return new Promise((resolve, reject) => {
-    const proc = spawn(K6, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     proc.stdout.on('data', (d: Buffer) => { output += d.toString(); });
     proc.stderr.on('data', (d: Buffer) => { output += d.toString(); });

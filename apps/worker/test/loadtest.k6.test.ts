@@ -1,8 +1,8 @@
 /**
  * The k6 scripts of loadtest/ against the distributed stack (2 workers, 2 gateways on Cassandra,
- * Redis and NATS), the way a load tester points them at a deployment: chat.js through both
- * gateways at once over one user population (so users have a socket on each gateway and pushes
- * cross between them), then sync.js. No error, every check passed, and every send k6 saw
+ * Redis and NATS), run by tools/k6-lite (no k6 binary), the way a load tester points them at a
+ * deployment: chat.js through both gateways at once over one user population (so users have a
+ * socket on each gateway and pushes cross between them), then sync.js. No error, every check passed, and every send k6 saw
  * acknowledged is in its sender's inbox. Thresholds are off: latency is the benchmarks' job.
  *
  * The workers run with memory bounds far below the user population (SEQLINE_MAX_SEQ_KEYS,
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireServices } from '@seqline/testing';
 import { SECRET } from '../../server/test/harness.ts';
-import { count, expectCleanChatRun, expectCleanGroupRun, expectCleanSyncRun, probeK6, runK6, type K6Run } from '../../server/test/k6-runner.ts';
+import { count, expectCleanChatRun, expectCleanGroupRun, expectCleanSyncRun, runK6, type K6Run } from '../../server/test/k6-runner.ts';
 import { httpSyncAll } from './support/clients.ts';
 import { Cluster } from './support/cluster.ts';
 import { probeAll } from './support/services.ts';
@@ -25,14 +25,7 @@ const USERS = 8;
 /** Per worker, against 8 users' inboxes spread over its shards. */
 const MAX_SEQ_KEYS = 3;
 
-async function probeStackAndK6() {
-  const [services, k6] = [await probeAll(), probeK6()];
-  const problems = [services, k6].flatMap((p) => (p.ok ? [] : [p.reason]));
-  return problems.length === 0 ? { ok: true as const } : { ok: false as const, reason: problems.join('; ') };
-}
-
-if (requireServices(await probeStackAndK6(), 'k6 load-test scripts against the distributed stack', 'Cassandra, Redis, NATS and k6',
-  'bash scripts/services.sh up && bash scripts/k6.sh install')) {
+if (requireServices(await probeAll(), 'k6 load-test scripts against the distributed stack', 'Cassandra, Redis and NATS')) {
   describe('k6 load-test scripts against 2 gateways + 2 workers', () => {
     const dir = mkdtempSync(join(tmpdir(), 'seqline-k6-dist-'));
     let cluster: Cluster;
