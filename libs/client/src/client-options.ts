@@ -16,9 +16,16 @@ export interface SeqlineClientOptions {
   requestTimeoutMs?: number;
   /** Extra attempts of a `send` after a timeout, a disconnect or OVERLOADED/RATE_LIMITED. Default 3. */
   maxResends?: number;
-  /** Default: the global WebSocket when there is one, else the `ws` package. */
+  /**
+   * Default: the global WebSocket (browsers, Node ≥ 22), else the optional peer `ws` (Node 20).
+   * Pass `WebSocket` from `ws` to send the token in a header on Node ≥ 22 too.
+   */
   WebSocket?: WebSocketConstructor;
-  /** Default: `header` for the `ws` package or a given constructor, `query` for a global WebSocket. */
+  /**
+   * `header` (`Authorization: Bearer`) or `query` (`?token=`). Default: `header` for `ws` or
+   * another non-global constructor on Node; `query` for a global WebSocket and in browsers,
+   * which cannot set headers.
+   */
   tokenTransport?: TokenTransport;
   logger?: ClientLogger;
   /** Entries per sync page. Default 200. */

@@ -92,9 +92,10 @@ export class SeqlineClient {
     return this.conn.isOpen;
   }
 
-  /** Loads max seq, then resolves once connected; a catch-up sync starts on every (re)connect. */
+  /** Picks the WebSocket (CONFIG error if none), loads max seq, then resolves once connected; a catch-up sync starts on every (re)connect. */
   async connect(): Promise<void> {
     if (this.closed) throw new SeqlineClientError('CLOSED', 'client closed');
+    await this.conn.prepare();
     await this.engine.load();
     await this.conn.start();
   }
@@ -185,6 +186,15 @@ export class SeqlineClient {
 
   groupAck(group: string, gseq: number): Promise<OpResult<'group.ack'>> {
     return this.request('group.ack', { group, gseq });
+  }
+
+  /**
+   * Renews the open socket's token before it expires (the server closes an expired socket with
+   * 4401); `token` must be for the same user and tenant. Resolves with its `exp` (unix seconds).
+   * A reconnect later uses the `token` option as before: make it a function to hand out fresh ones.
+   */
+  auth(token: string): Promise<OpResult<'auth'>> {
+    return this.request('auth', { token });
   }
 
   /** Last gseq of a read-fanout group delivered through `groupMessages` in this session. */

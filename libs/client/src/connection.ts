@@ -2,8 +2,8 @@ import { backoffDelay, type BackoffOptions } from './backoff.ts';
 import { SeqlineClientError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
 import {
-  defaultWebSocket, frameText, OPEN, socketUrl,
-  type TokenTransport, type WebSocketConstructor, type WebSocketLike,
+  frameText, OPEN, resolveWebSocket, socketUrl,
+  type ResolvedWebSocket, type TokenTransport, type WebSocketConstructor, type WebSocketLike,
 } from './socket.ts';
 import { parseServerFrame, type GroupPushFrame, type Obj, type PushFrame } from './wire.ts';
 
@@ -52,7 +52,7 @@ export class Connection {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private framesReceived = 0;
   private silentTimeouts = 0;
-  private resolved: { ctor: WebSocketConstructor; transport: TokenTransport } | null = null;
+  private resolved: ResolvedWebSocket | null = null;
 
   constructor(private readonly opts: ConnectionOptions) {}
 
@@ -62,6 +62,11 @@ export class Connection {
 
   get isStopped(): boolean {
     return this.stopped;
+  }
+
+  /** Picks the WebSocket implementation; rejects with CONFIG when the runtime has none. */
+  async prepare(): Promise<void> {
+    this.resolved ??= await resolveWebSocket(this.opts.WebSocket, this.opts.tokenTransport);
   }
 
   /** Starts connecting (once); resolves at the next open, rejects with CLOSED if stopped first. */
@@ -161,15 +166,14 @@ export class Connection {
     let socket: WebSocketLike;
     try {
       const token = typeof this.opts.token === 'string' ? this.opts.token : await this.opts.token();
-      this.resolved ??= this.opts.WebSocket
-        ? { ctor: this.opts.WebSocket, transport: this.opts.tokenTransport ?? 'header' }
-        : await defaultWebSocket();
+      await this.prepare();
+      const resolved = this.resolved as ResolvedWebSocket;
       if (this.stopped) return;
-      const transport = this.opts.tokenTransport ?? this.resolved.transport;
+      const transport = resolved.transport;
       const url = socketUrl(this.opts.url, transport === 'query' ? token : null);
       socket = transport === 'header'
-        ? new this.resolved.ctor(url, undefined, { headers: { Authorization: `Bearer ${token}` } })
-        : new this.resolved.ctor(url);
+        ? new resolved.ctor(url, undefined, { headers: { Authorization: `Bearer ${token}` } })
+        : new resolved.ctor(url);
     } catch (err) {
       this.opts.logger.error({ err }, 'seqline: cannot open a socket');
       this.scheduleReconnect();
@@ -189,15 +193,15 @@ export class Connection {
       this.opts.onOpen();
       for (const w of waiters) w.opened();
     };
-    socket.onmessage = (ev) => {
+    socket.onmessage = (ev: { data: unknown }) => {
       if (this.socket === socket) this.onFrame(ev.data);
     };
-    socket.onerror = (ev) => {
+    socket.onerror = (ev: unknown) => {
       // Upgrade refusals (401) arrive here; the close that follows schedules the retry.
       const message = (ev as { message?: unknown }).message;
       this.opts.logger.warn({ error: typeof message === 'string' ? message : 'socket error' }, 'seqline: socket error');
     };
-    socket.onclose = (ev) => {
+    socket.onclose = (ev: { code: number; reason: string }) => {
       clearTimeout(connectTimer);
       if (this.socket !== socket) return;
       this.socket = null;

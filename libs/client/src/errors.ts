@@ -6,8 +6,9 @@ import type { ErrorCode } from './wire.ts';
  * - DISCONNECTED: the socket closed before the reply came (same uncertainty).
  * - CLOSED: the client was closed by the app; nothing more will be attempted.
  * - PROTOCOL: the server sent something that does not follow the protocol.
+ * - CONFIG: the client cannot run as configured (no WebSocket implementation in this runtime).
  */
-export type ClientSideCode = 'TIMEOUT' | 'DISCONNECTED' | 'CLOSED' | 'PROTOCOL';
+export type ClientSideCode = 'TIMEOUT' | 'DISCONNECTED' | 'CLOSED' | 'PROTOCOL' | 'CONFIG';
 
 export type ClientErrorCode = ErrorCode | ClientSideCode;
 

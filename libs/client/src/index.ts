@@ -1,10 +1,13 @@
+/**
+ * The browser-safe entry: nothing reachable from here imports a Node builtin or `ws` (the
+ * pack test bundles it for the browser to prove it). Node-only parts live in `./node`.
+ */
 export { SeqlineClient } from './client.ts';
 export type { ClientEvents, ClientState, SendInput, SendOutcome, SeqlineClientOptions } from './client-options.ts';
 export { SeqlineClientError } from './errors.ts';
 export type { ClientErrorCode, ClientSideCode } from './errors.ts';
 export { MemoryMaxSeqStore } from './max-seq-store.ts';
 export type { MaxSeqStore } from './max-seq-store.ts';
-export { FileMaxSeqStore } from './file-max-seq-store.ts';
 export { SyncEngine } from './sync-engine.ts';
 export { GroupFollower } from './group-follower.ts';
 export type { GroupFollowerOptions, GroupPushOutcome } from './group-follower.ts';

@@ -38,6 +38,7 @@ const CHECKS: { [O in OpName]: Check } = {
   'group.ack': (r) => isSeq(r['cursor']),
   'group.readers': (r) => isSeq(r['gseq']) && num(r['readCount']) && num(r['unreadCount'])
     && Array.isArray(r['readers']) && r['readers'].every(str) && bool(r['hasMore']),
+  auth: (r) => r['exp'] === null || num(r['exp']),
 };
 
 /** Returns the typed result, or null when the server's answer does not have the op's shape. */

@@ -1,14 +1,18 @@
+import { SeqlineClientError } from './errors.ts';
+
 /**
- * The WebSocket surface the SDK uses: the browser API (also the `ws` package's). Only the
- * `ws` package can set an Authorization header; with a browser WebSocket the token goes in
- * the `token` query parameter (PROTOCOL.md).
+ * The WebSocket surface the SDK uses: the browser API (also Node ≥ 22's global and the `ws`
+ * package's). A browser WebSocket cannot set headers: there the token travels in the `token`
+ * query parameter (PROTOCOL.md); `ws` can send `Authorization: Bearer`.
  */
 export interface WebSocketLike {
   readonly readyState: number;
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
+  // The SDK only assigns these. `never` parameters let every implementation's own event types
+  // (the DOM's Event, ws's, undici's) fit; the SDK's handlers name the fields they read.
+  onopen: ((ev: never) => void) | null;
+  onmessage: ((ev: never) => void) | null;
+  onclose: ((ev: never) => void) | null;
+  onerror: ((ev: never) => void) | null;
   send(data: string): void;
   close(code?: number, reason?: string): void;
   /** `ws` only: drop the TCP connection without a closing handshake. */
@@ -25,16 +29,57 @@ export const OPEN = 1;
 
 export type TokenTransport = 'header' | 'query';
 
-/** Global WebSocket when the runtime has one, else the `ws` package (Node 20). */
-export async function defaultWebSocket(): Promise<{ ctor: WebSocketConstructor; transport: TokenTransport }> {
-  const globalCtor = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (globalCtor) return { ctor: globalCtor, transport: 'query' };
-  // Through a variable so bundlers for browsers do not try to include `ws`.
+export interface ResolvedWebSocket {
+  ctor: WebSocketConstructor;
+  transport: TokenTransport;
+}
+
+function globalWebSocket(): WebSocketConstructor | undefined {
+  return (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+}
+
+/** Node, Bun and Deno report a Node version; browsers and their workers do not. */
+function runsOnNode(): boolean {
+  const proc = (globalThis as { process?: { versions?: { node?: unknown } } }).process;
+  return typeof proc?.versions?.node === 'string';
+}
+
+/**
+ * The constructor and token transport to use. A given constructor wins; otherwise the global
+ * WebSocket (browsers, Node ≥ 22); otherwise, on Node 20, the optional peer `ws`. The token
+ * goes in a header only where that can work: a given non-global constructor (or `ws`) on Node.
+ */
+export async function resolveWebSocket(given?: WebSocketConstructor, transport?: TokenTransport): Promise<ResolvedWebSocket> {
+  const globalCtor = globalWebSocket();
+  if (given) {
+    const canSetHeaders = given !== globalCtor && runsOnNode();
+    return { ctor: given, transport: transport ?? (canSetHeaders ? 'header' : 'query') };
+  }
+  if (globalCtor) return { ctor: globalCtor, transport: transport ?? 'query' };
+  return { ctor: await importWs(), transport: transport ?? 'header' };
+}
+
+/**
+ * `ws` is an optional peer, loaded only where there is no global WebSocket (Node 20). The
+ * specifier is a variable and the import is marked ignorable so browser bundlers neither
+ * include `ws` nor warn about it; browsers never reach this line.
+ */
+async function importWs(): Promise<WebSocketConstructor> {
   const name = 'ws';
-  const mod = (await import(name)) as { WebSocket?: WebSocketConstructor; default?: WebSocketConstructor };
+  let mod: { WebSocket?: WebSocketConstructor; default?: WebSocketConstructor };
+  try {
+    mod = (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as typeof mod;
+  } catch (err) {
+    throw new SeqlineClientError(
+      'CONFIG',
+      'no WebSocket: this runtime has no global WebSocket (Node < 22) and the ws package is not installed; '
+        + 'install ws or pass the WebSocket option',
+      { cause: err },
+    );
+  }
   const ctor = mod.WebSocket ?? mod.default;
-  if (!ctor) throw new Error('no global WebSocket and the ws package could not be loaded');
-  return { ctor, transport: 'header' };
+  if (!ctor) throw new SeqlineClientError('CONFIG', 'the ws package has no WebSocket export');
+  return ctor;
 }
 
 /** `ws://host:port` → `ws://host:port/v1/ws`; a URL that already has a path is kept. */

@@ -101,6 +101,8 @@ export interface Ops {
     args: { group: string; gseq: number; after?: string; limit?: number };
     result: { gseq: number; readCount: number; unreadCount: number; readers: string[]; hasMore: boolean };
   };
+  /** Extension: renews the open socket's token (same user and tenant); `exp` in unix seconds. */
+  auth: { args: { token: string }; result: { exp: number | null } };
 }
 
 export type OpName = keyof Ops;

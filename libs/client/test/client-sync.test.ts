@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileMaxSeqStore, MemoryMaxSeqStore, SeqlineClient, type GroupNews } from '../src/index.ts';
+import { FileMaxSeqStore, MemoryMaxSeqStore, SeqlineClient, type GroupNews } from '../src/node.ts';
 import { collect, testClient, waitFor } from './support/helpers.ts';
 import { ScriptedServer } from './support/scripted-server.ts';
 

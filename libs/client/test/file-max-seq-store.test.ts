@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileMaxSeqStore } from '../src/index.ts';
+import { FileMaxSeqStore } from '../src/node.ts';
 
 let dir: string;
 

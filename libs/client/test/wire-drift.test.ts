@@ -28,7 +28,7 @@ describe('the client SDK speaks the server protocol', () => {
     const clientOps: Record<OpName, true> = {
       send: true, sync: true, history: true, read: true, recall: true,
       'group.create': true, 'group.add': true, 'group.remove': true, 'group.info': true,
-      'group.history': true, 'group.ack': true, 'group.readers': true,
+      'group.history': true, 'group.ack': true, 'group.readers': true, auth: true,
     };
     expect(sorted(Object.keys(clientOps))).toEqual(sorted(OPS));
   });
