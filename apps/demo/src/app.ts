@@ -1,0 +1,253 @@
+/**
+ * The demo web client: sign in (dev token), conversations derived from the inbox, a chat view
+ * with live pushes, read receipts, recall and groups — all through the SDK, `@seqline/client`.
+ * Everything shown is built with textContent (message bodies are other people's input).
+ */
+import { SeqlineClient, type Conv, type Entry } from '@seqline/client';
+
+/** What the page exposes for a look from the devtools (and the browser tests). */
+interface DemoDebug {
+  user: string;
+  /** Every inbox seq the SDK delivered, in delivery order (a double would show here). */
+  delivered: number[];
+  maxSeq(): number;
+}
+declare global {
+  interface Window { seqlineDemo?: DemoDebug }
+}
+
+const byId = <T extends HTMLElement>(id: string): T => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`demo page: #${id} missing`);
+  return el as T;
+};
+
+const ui = {
+  status: byId<HTMLSpanElement>('status'), me: byId<HTMLSpanElement>('me'), signOut: byId<HTMLButtonElement>('sign-out'),
+  signin: byId<HTMLElement>('signin'), signinForm: byId<HTMLFormElement>('signin-form'), user: byId<HTMLInputElement>('user'),
+  app: byId<HTMLElement>('app'), newChat: byId<HTMLFormElement>('new-chat'), peer: byId<HTMLInputElement>('peer'),
+  newGroup: byId<HTMLFormElement>('new-group'), groupName: byId<HTMLInputElement>('group-name'),
+  groupMembers: byId<HTMLInputElement>('group-members'), convs: byId<HTMLUListElement>('convs'),
+  chatTitle: byId<HTMLHeadingElement>('chat-title'), messages: byId<HTMLOListElement>('messages'),
+  sendForm: byId<HTMLFormElement>('send-form'), text: byId<HTMLInputElement>('text'),
+  lastSend: byId<HTMLParagraphElement>('last-send'), error: byId<HTMLParagraphElement>('error'),
+  maxSeq: byId<HTMLSpanElement>('max-seq'),
+};
+
+interface Session {
+  user: string;
+  client: SeqlineClient;
+  /** The inbox as delivered, ascending by seq. */
+  entries: Entry[];
+  /** Conversations opened or created here before any message of theirs arrived. */
+  opened: Map<string, Conv>;
+  /** Names of the groups created in this session (others show their id). */
+  groupNames: Map<string, string>;
+  /** Seqs this user has marked read (sent here, or `read` entries from other devices). */
+  read: Set<number>;
+  current: Conv | null;
+}
+
+let session: Session | null = null;
+
+const convKey = (conv: Conv) => `${conv.type}:${conv.id}`;
+const textOf = (entry: Entry): string => {
+  const body = entry.body;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body) && typeof body['text'] === 'string') return body['text'];
+  return JSON.stringify(body ?? null);
+};
+
+function showError(err: unknown): void {
+  ui.error.textContent = err instanceof Error ? err.message : String(err);
+}
+
+async function fetchDevToken(user: string): Promise<string> {
+  const res = await fetch('/dev/token', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user }),
+  });
+  const reply = (await res.json()) as { ok?: boolean; token?: unknown; error?: { message?: string } };
+  if (!res.ok || typeof reply.token !== 'string') throw new Error(`sign-in refused: ${reply.error?.message ?? res.status}`);
+  return reply.token;
+}
+
+async function signIn(user: string): Promise<void> {
+  const token = await fetchDevToken(user);
+  // The SDK adds /v1/ws and, in a browser, puts the token in the ?token= query parameter.
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`;
+  const client = new SeqlineClient({ url, token });
+  const s: Session = { user, client, entries: [], opened: new Map(), groupNames: new Map(), read: new Set(), current: null };
+  session = s;
+  window.seqlineDemo = { user, delivered: [], maxSeq: () => client.maxSeq };
+  client.on('state', (state) => {
+    ui.status.dataset['state'] = state;
+    ui.status.textContent = state;
+  });
+  client.on('entries', (entries) => {
+    window.seqlineDemo?.delivered.push(...entries.map((e) => e.seq));
+    for (const entry of entries) {
+      s.entries.push(entry);
+      if (entry.kind === 'read' && entry.from === user) for (const seq of entry.seqs ?? [entry.referSeq ?? 0]) s.read.add(seq);
+    }
+    ui.maxSeq.textContent = String(client.maxSeq);
+    render();
+  });
+  ui.me.textContent = user;
+  ui.signin.hidden = true;
+  ui.app.hidden = false;
+  ui.signOut.hidden = false;
+  await client.connect();
+}
+
+function signOut(): void {
+  session?.client.close();
+  session = null;
+  delete window.seqlineDemo;
+  ui.app.hidden = true;
+  ui.signOut.hidden = true;
+  ui.signin.hidden = false;
+  ui.me.textContent = '';
+  ui.status.dataset['state'] = 'signed-out';
+  ui.status.textContent = 'signed out';
+  ui.maxSeq.textContent = '0';
+}
+
+/** Conversations: distinct `conv` of the inbox's messages, newest first; opened ones without messages on top. */
+function conversations(s: Session): Array<{ conv: Conv; last: Entry | null; unread: number }> {
+  const byConv = new Map<string, { conv: Conv; last: Entry | null; unread: number }>();
+  for (const entry of s.entries) {
+    if (entry.kind !== 'msg') continue;
+    const item = byConv.get(convKey(entry.conv)) ?? { conv: entry.conv, last: null, unread: 0 };
+    item.last = entry;
+    if (entry.from !== s.user && !s.read.has(entry.seq) && !isRecalled(s, entry)) item.unread += 1;
+    byConv.set(convKey(entry.conv), item);
+  }
+  const withMessages = [...byConv.values()].sort((a, b) => (b.last?.seq ?? 0) - (a.last?.seq ?? 0));
+  const fresh = [...s.opened.values()].filter((c) => !byConv.has(convKey(c))).reverse().map((conv) => ({ conv, last: null, unread: 0 }));
+  return [...fresh, ...withMessages];
+}
+
+function isRecalled(s: Session, msg: Entry): boolean {
+  return s.entries.some((e) => e.kind === 'recall' && e.recall?.appinfo === msg.appinfo && e.conv.id === msg.conv.id);
+}
+
+/** Everyone who has read one of my messages, from the `receipt` entries pointing at it. */
+function readers(s: Session, msg: Entry): string[] {
+  const names = new Set<string>();
+  for (const e of s.entries) if (e.kind === 'receipt' && e.referSeq === msg.seq) for (const r of e.readBy ?? []) names.add(r);
+  return [...names].sort();
+}
+
+function convLabel(s: Session, conv: Conv): string {
+  return conv.type === 'group' ? `# ${s.groupNames.get(conv.id) ?? conv.id}` : conv.id;
+}
+
+function render(): void {
+  const s = session;
+  if (!s) return;
+  ui.convs.replaceChildren(...conversations(s).map(({ conv, last, unread }) => {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.dataset['conv'] = convKey(conv);
+    button.setAttribute('aria-current', String(s.current !== null && convKey(s.current) === convKey(conv)));
+    button.append(convLabel(s, conv));
+    if (unread > 0) button.append(Object.assign(document.createElement('span'), { className: 'unread', textContent: String(unread) }));
+    const preview = Object.assign(document.createElement('span'), { className: 'preview', textContent: last ? `${last.from}: ${textOf(last)}` : 'no messages yet' });
+    button.append(preview);
+    button.addEventListener('click', () => select(conv));
+    const li = document.createElement('li');
+    li.append(button);
+    return li;
+  }));
+  renderChat(s);
+}
+
+function renderChat(s: Session): void {
+  const conv = s.current;
+  ui.text.disabled = conv === null;
+  const sendButton = ui.sendForm.querySelector('button');
+  if (sendButton) sendButton.disabled = conv === null;
+  if (!conv) return;
+  ui.chatTitle.textContent = convLabel(s, conv);
+  const msgs = s.entries.filter((e) => e.kind === 'msg' && convKey(e.conv) === convKey(conv));
+  ui.messages.replaceChildren(...msgs.map((msg) => messageItem(s, msg)));
+  ui.messages.lastElementChild?.scrollIntoView({ block: 'end' });
+  // Shown = read: mark the others' visible messages read once (their senders get a receipt).
+  const unread = msgs.filter((m) => m.from !== s.user && !s.read.has(m.seq) && !isRecalled(s, m)).map((m) => m.seq);
+  if (unread.length === 0 || document.visibilityState === 'hidden') return;
+  for (const seq of unread) s.read.add(seq);
+  s.client.read(unread).catch((err: unknown) => {
+    for (const seq of unread) s.read.delete(seq);
+    showError(err);
+  });
+}
+
+function messageItem(s: Session, msg: Entry): HTMLLIElement {
+  const li = document.createElement('li');
+  const mine = msg.from === s.user;
+  const recalled = isRecalled(s, msg);
+  li.className = `msg${mine ? ' mine' : ''}${recalled ? ' recalled' : ''}`;
+  li.dataset['seq'] = String(msg.seq);
+  li.dataset['appinfo'] = msg.appinfo;
+  li.append(Object.assign(document.createElement('span'), { className: 'from', textContent: msg.from }));
+  li.append(Object.assign(document.createElement('span'), { className: 'text', textContent: recalled ? 'message recalled' : textOf(msg) }));
+  if (mine && !recalled) {
+    const recall = Object.assign(document.createElement('button'), { type: 'button', className: 'recall', textContent: 'recall' });
+    recall.addEventListener('click', () => { s.client.recall(msg.appinfo).catch(showError); });
+    li.append(recall);
+    const by = readers(s, msg);
+    li.append(Object.assign(document.createElement('span'), { className: 'meta read-by', textContent: by.length > 0 ? `read by ${by.join(', ')}` : 'sent' }));
+  }
+  return li;
+}
+
+function select(conv: Conv): void {
+  if (!session) return;
+  session.current = conv;
+  ui.lastSend.textContent = '';
+  render();
+  ui.text.focus();
+}
+
+function open(conv: Conv): void {
+  if (!session) return;
+  session.opened.set(convKey(conv), conv);
+  select(conv);
+}
+
+function on(form: HTMLFormElement, handle: () => Promise<void>): void {
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    ui.error.textContent = '';
+    handle().catch(showError);
+  });
+}
+
+on(ui.signinForm, () => signIn(ui.user.value.trim()));
+ui.signOut.addEventListener('click', signOut);
+on(ui.newChat, async () => {
+  open({ type: 'user', id: ui.peer.value.trim() });
+  ui.peer.value = '';
+});
+on(ui.newGroup, async () => {
+  const s = session;
+  if (!s) return;
+  const name = ui.groupName.value.trim();
+  const members = ui.groupMembers.value.split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== s.user);
+  const created = await s.client.createGroup({ name, members });
+  s.groupNames.set(created.group, name);
+  ui.groupName.value = '';
+  ui.groupMembers.value = '';
+  open({ type: 'group', id: created.group });
+});
+on(ui.sendForm, async () => {
+  const s = session;
+  const conv = s?.current;
+  if (!s || !conv) return;
+  const text = ui.text.value;
+  ui.text.value = '';
+  const to = conv.type === 'group' ? { group: conv.id } : { user: conv.id };
+  // The SDK resends an unanswered send with the same appinfo: the server keeps one copy.
+  const outcome = await s.client.send({ to, type: 'text', body: { text } });
+  ui.lastSend.textContent = `sent, seq ${outcome.seq}${outcome.duplicate ? ' (resent: already stored once)' : ''}`;
+  ui.lastSend.dataset['duplicate'] = String(outcome.duplicate);
+});
