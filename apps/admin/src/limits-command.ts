@@ -1,4 +1,4 @@
-/** `limits show|set`: per-group concurrency, worker pools, in-flight caps. */
+/** `limits show|set`: per-group concurrency, worker pools, in-flight caps, sockets per user. */
 import type { Command } from 'commander';
 import type { Limits } from '@seqline/core';
 import { UsageError } from './errors.ts';
@@ -15,10 +15,11 @@ const FLAGS: Array<[keyof Limits, string, string]> = [
   ['hugePool', '--huge-pool <n>', 'huge-group (read-fanout) workers per process'],
   ['perUserInFlight', '--per-user-in-flight <n>', 'requests of one user in flight at once'],
   ['perTenantInFlight', '--per-tenant-in-flight <n>', 'requests of one tenant in flight at once'],
+  ['perUserSockets', '--per-user-sockets <n>', 'open WebSockets of one user per gateway process (past it the oldest is closed)'],
 ];
 
 export function registerLimitsCommands(program: Command): void {
-  const limits = program.command('limits').description('work limits: concurrency, pools, in-flight caps');
+  const limits = program.command('limits').description('work limits: concurrency, pools, in-flight caps, sockets per user');
 
   limits.command('show')
     .description('print the limits in force')

@@ -1,9 +1,14 @@
 /** One authenticated WebSocket: frames in, replies and pushes out. */
-import { OverloadedError, RateLimitedError, type Logger, type SeqlineError } from '@seqline/core';
+import {
+  ForbiddenError, OverloadedError, RateLimitedError, systemClock, UnauthorizedError,
+  type Clock, type Logger, type SeqlineError,
+} from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { decodeRequest, encodeError, encodeGroupPush, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
+import type { VerifyToken } from './auth.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
+import { frameCost, leadingRequestId, RefusalBudget, type RefusalBudgetOptions } from './frame-charge.ts';
 import type { InFlight } from './in-flight.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -17,6 +22,14 @@ export interface SessionLimits {
   maxConsecutiveBadFrames: number;
   /** Requests of one socket served at once; more are refused with OVERLOADED. */
   maxInFlightPerConnection: number;
+  /** Refusals (undecodable frames by size, RATE_LIMITED ones) allowed over time; past it the socket is closed (1008). */
+  refusedFrames: RefusalBudgetOptions;
+}
+
+/** Who the socket is and until when (epoch ms; null = the verifier reports no expiry). */
+export interface SocketIdentity {
+  caller: Caller;
+  expiresAt: number | null;
 }
 
 export interface SessionDeps {
@@ -28,25 +41,47 @@ export interface SessionDeps {
   inFlight: InFlight;
   /** Where requests admitted synchronously wait for the end of the turn (see TurnBatch). */
   turn: TurnBatch;
+  /** Checks the token of an `auth` renewal. */
+  verifyToken: VerifyToken;
+  clock?: Clock;
   isClosing(): boolean;
+  /** Called when the socket is closed for spending its refusal allowance (the gateway holds its user off). */
+  onAbuse(session: ClientSession): void;
   /** Called once when the socket is gone. */
   onClosed(session: ClientSession): void;
 }
 
+/** The longest delay setTimeout takes (about 24.8 days); a later expiry re-arms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class ClientSession implements ConnectionListener {
+  readonly caller: Caller;
+  /** When the socket was accepted (epoch ms): the oldest of a user's sockets goes first. */
+  readonly openedAt: number;
   private badStreak = 0;
   private inFlight = 0;
+  private expiresAt: number | null;
+  private expiryTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
+  private readonly refusals: RefusalBudget;
+  private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly rateKey: string;
+  /** `tenant:user`: the rate-limit key. */
+  readonly rateKey: string;
 
-  constructor(private readonly conn: SocketConnection, readonly caller: Caller, private readonly deps: SessionDeps) {
-    this.logger = deps.logger.child({ tenant: caller.tenant, user: caller.user });
-    this.rateKey = `${caller.tenant}:${caller.user}`;
+  constructor(private readonly conn: SocketConnection, identity: SocketIdentity, private readonly deps: SessionDeps) {
+    this.caller = identity.caller;
+    this.clock = deps.clock ?? systemClock;
+    this.openedAt = this.clock.now();
+    this.expiresAt = identity.expiresAt;
+    this.refusals = new RefusalBudget(deps.limits.refusedFrames, this.clock);
+    this.logger = deps.logger.child({ tenant: this.caller.tenant, user: this.caller.user });
+    this.rateKey = `${this.caller.tenant}:${this.caller.user}`;
     deps.metrics.connections.inc();
     deps.metrics.connectionsOpened.inc();
+    this.armExpiry();
     try {
-      this.unsubscribe = deps.messaging.subscribe(caller, (push) => {
+      this.unsubscribe = deps.messaging.subscribe(this.caller, (push) => {
         const frame = push.group === undefined
           ? encodePush(push.prevSeq, push.entries)
           : encodeGroupPush(push.group, push.prevSeq, push.entries);
@@ -59,13 +94,19 @@ export class ClientSession implements ConnectionListener {
   }
 
   message(data: ArrayBuffer | Buffer): void {
+    if (!this.conn.isOpen) return; // closed by an earlier frame of the same read
+    if (this.expired()) return this.refuseExpired(data);
+    // Charged before decoding, by size, valid or not: a sender over its rate costs no parsing.
+    const allowed = this.deps.rateLimiter?.take(this.rateKey, frameCost(data.byteLength)) ?? true;
+    if (allowed === false) return this.refuseUnread(data);
     const decoded = decodeRequest(data); // synchronous: uWS reuses `data` after we return
     if (!decoded.ok) {
+      if (allowed !== true) allowed.catch(() => undefined); // charged all the same; nothing to serve
       this.deps.metrics.frames.inc({ op: 'invalid' });
       this.reply(decoded.id, toClientError(decoded.error, this.logger, this.deps.metrics, { op: 'invalid' }));
       if (++this.badStreak > this.deps.limits.maxConsecutiveBadFrames) {
         this.forceClose(CLOSE_CODES.policyViolation, 'too many bad frames', 'bad_frames');
-      }
+      } else this.countRefusal(frameCost(data.byteLength));
       return;
     }
     this.badStreak = 0;
@@ -75,10 +116,8 @@ export class ClientSession implements ConnectionListener {
     if (refusal) return this.reply(request.id, toClientError(refusal, this.logger, this.deps.metrics, { op: request.op }));
     // Counted from admission on: requests waiting for the limiter or the turn count as in flight.
     this.begin();
-    const allowed = this.deps.rateLimiter?.take(this.rateKey) ?? true;
     // Queued in the turn when the limiter answers at once: requests then reach Messaging in frame order.
     if (allowed === true) return this.deps.turn.add(() => void this.serve(request));
-    if (allowed === false) return this.refuseRate(request);
     void allowed.then(
       (ok) => (ok ? this.serve(request) : this.refuseRate(request)),
       (err: unknown) => {
@@ -89,6 +128,8 @@ export class ClientSession implements ConnectionListener {
   }
 
   closed(code: number): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.deps.metrics.connections.dec();
@@ -97,19 +138,20 @@ export class ClientSession implements ConnectionListener {
     this.deps.onClosed(this);
   }
 
-  /** Closes this socket (shutdown, admin action). */
-  close(code: number, reason: string): void {
-    this.conn.close(code, reason);
+  /** Closes this socket (shutdown, admin action, the per-user cap). */
+  close(code: number, reason: string, metric?: string): void {
+    if (metric !== undefined) this.forceClose(code, reason, metric);
+    else this.conn.close(code, reason);
+  }
+
+  get isOpen(): boolean {
+    return this.conn.isOpen;
   }
 
   private admit(): SeqlineError | null {
     if (this.deps.isClosing()) return new OverloadedError('server shutting down, reconnect');
     if (this.inFlight >= this.deps.limits.maxInFlightPerConnection) return new OverloadedError('too many requests in flight on this connection');
     return null;
-  }
-
-  private refuse(error: SeqlineError, request: ClientRequest): SeqlineError {
-    return toClientError(error, this.logger, this.deps.metrics, { op: request.op });
   }
 
   private begin(): void {
@@ -124,14 +166,67 @@ export class ClientSession implements ConnectionListener {
 
   private refuseRate(request: ClientRequest): void {
     this.end();
-    this.reply(request.id, this.refuse(new RateLimitedError(), request));
+    this.reply(request.id, toClientError(new RateLimitedError(), this.logger, this.deps.metrics, { op: request.op }));
+    this.countRefusal();
+  }
+
+  /** Over the rate: answered from the frame's first bytes, never decoded. */
+  private refuseUnread(data: ArrayBuffer | Buffer): void {
+    this.deps.metrics.frames.inc({ op: 'rate_limited' });
+    this.deps.metrics.errors.inc({ code: 'RATE_LIMITED' });
+    this.reply(leadingRequestId(data), new RateLimitedError());
+    this.countRefusal();
+  }
+
+  /** A sender that keeps being refused is cut off: its frames cost reads even when refused. */
+  private countRefusal(cost = 1): void {
+    if (this.refusals.spend(cost)) return;
+    this.forceClose(CLOSE_CODES.policyViolation, 'too many refused frames', 'refused_frames');
+    this.deps.onAbuse(this);
+  }
+
+  private expired(): boolean {
+    return this.expiresAt !== null && this.clock.now() >= this.expiresAt;
+  }
+
+  private refuseExpired(data: ArrayBuffer | Buffer): void {
+    this.deps.metrics.errors.inc({ code: 'UNAUTHORIZED' });
+    this.reply(leadingRequestId(data), new UnauthorizedError('token expired; renew with auth before exp, or reconnect'));
+    this.forceClose(CLOSE_CODES.tokenExpired, 'token expired', 'token_expired');
+  }
+
+  /** Closes the socket when its token expires, so an idle expired socket gets no more pushes. */
+  private armExpiry(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    if (this.expiresAt === null) return;
+    const wait = this.expiresAt - this.clock.now();
+    if (wait <= 0) return this.forceClose(CLOSE_CODES.tokenExpired, 'token expired', 'token_expired');
+    this.expiryTimer = setTimeout(() => this.armExpiry(), Math.min(wait, MAX_TIMER_MS));
+    this.expiryTimer.unref();
+  }
+
+  /** The `auth` op: a valid, unexpired token of this very user and tenant moves the expiry. */
+  private async renew(token: string): Promise<{ exp: number | null }> {
+    const claims = await this.deps.verifyToken(token);
+    if (claims.tenant !== this.caller.tenant || claims.user !== this.caller.user) {
+      throw new ForbiddenError('auth: the token is for another user; open a new socket for it');
+    }
+    const expiresAt = expiryOf(claims);
+    // The verifier tolerates clock skew; a socket does not outlive its token's own exp.
+    if (expiresAt !== null && expiresAt <= this.clock.now()) throw new UnauthorizedError('token expired');
+    this.expiresAt = expiresAt;
+    this.armExpiry();
+    return { exp: expiresAt === null ? null : Math.floor(expiresAt / 1000) };
   }
 
   /** Serves an admitted request (counted by begin()). */
   private async serve(request: ClientRequest): Promise<void> {
     const stopTimer = this.deps.metrics.opDuration.startTimer({ op: request.op });
     try {
-      const result = await dispatch(this.deps.messaging, this.caller, request);
+      const result = request.op === 'auth'
+        ? await this.renew(request.args.token)
+        : await dispatch(this.deps.messaging, this.caller, request);
       this.sendFrame(encodeReply(request.id, result));
     } catch (err) {
       this.reply(request.id, toClientError(err, this.logger, this.deps.metrics, { op: request.op, requestId: request.id }));
@@ -164,4 +259,10 @@ export class ClientSession implements ConnectionListener {
     if (hard) this.conn.terminate();
     else this.conn.close(code, reason);
   }
+}
+
+/** The expiry a verifier reports (createTokenVerifier: `expiresAt`, epoch ms), if any. */
+export function expiryOf(claims: object): number | null {
+  const expiresAt = (claims as { expiresAt?: unknown }).expiresAt;
+  return typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt : null;
 }

@@ -1,4 +1,5 @@
 /** One decoded request → one Messaging call → the op's documented result fields (PROTOCOL.md "Ops"). */
+import { BadRequestError } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { toWireEntry, toWireGroupMessage, type ClientRequest } from '@seqline/protocol';
 
@@ -69,6 +70,9 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
       const r = await messaging.groupReaders(caller, { id: group, gseq, limit, ...(after !== undefined ? { after } : {}) });
       return { gseq: r.gseq, readCount: r.readCount, unreadCount: r.unreadCount, readers: r.readers, hasMore: r.hasMore };
     }
+    case 'auth':
+      // A connection concern: ClientSession serves it; HTTP has no connection to renew.
+      throw new BadRequestError('auth: renews a WebSocket\'s token; HTTP calls carry their own');
     default:
       return unreachable(request);
   }

@@ -16,6 +16,8 @@ import { systemClock, TwoGenerationMap, type Clock } from '@seqline/core';
 /** The shared buckets (RedisRateLimiter): take `cost` tokens or none. */
 export interface TokenBuckets {
   take(key: string, cost?: number): Promise<boolean>;
+  /** The bucket size, when known: a larger cost is charged as this (else it could never pass). */
+  readonly burst?: number;
 }
 
 export interface LeasedRateLimiterOptions {
@@ -52,32 +54,38 @@ export class LeasedRateLimiter {
     this.leases = new TwoGenerationMap(options.maxKeys ?? 100_000);
   }
 
-  /** Takes one token for `key`: at once from a live lease, else from the shared bucket. */
-  take(key: string): boolean | Promise<boolean> {
-    return this.spend(key) || this.refill(key);
+  /**
+   * Takes `cost` tokens (default 1) for `key`: at once from a live lease holding that many, else
+   * from the shared bucket (a lease of at least `cost`; a lease's remainder too small for a
+   * costly frame is dropped like an expired one).
+   */
+  take(key: string, cost = 1): boolean | Promise<boolean> {
+    const charge = Math.min(Number.isFinite(cost) && cost > 1 ? Math.ceil(cost) : 1, this.buckets.burst ?? Infinity);
+    return this.spend(key, charge) || this.refill(key, charge);
   }
 
-  private spend(key: string): boolean {
+  private spend(key: string, cost: number): boolean {
     const lease = this.leases.get(key);
-    if (lease === undefined || lease.tokens === 0 || lease.until <= this.clock.now()) return false;
-    lease.tokens--;
+    if (lease === undefined || lease.tokens < cost || lease.until <= this.clock.now()) return false;
+    lease.tokens -= cost;
     return true;
   }
 
-  private async refill(key: string): Promise<boolean> {
+  private async refill(key: string, cost: number): Promise<boolean> {
     const leasing = this.leasing.get(key);
     if (leasing !== undefined) {
       await leasing;
-      // The lease ran out before this take's turn: the next one (or a single token).
-      return this.spend(key) || this.refill(key);
+      // The lease ran out before this take's turn: the next one (or a single take).
+      return this.spend(key, cost) || this.refill(key, cost);
     }
     const known = this.leases.get(key);
     // Without leasing, or near the limit (a user being refused must not cost two calls a request).
-    if (this.lease === 1 || (known?.single === true && known.until > this.clock.now())) return this.buckets.take(key, 1);
+    if (this.lease === 1 || (known?.single === true && known.until > this.clock.now())) return this.buckets.take(key, cost);
+    const size = Math.max(this.lease, cost);
     let leased = false;
-    const taking = this.buckets.take(key, this.lease).then((ok) => {
+    const taking = this.buckets.take(key, size).then((ok) => {
       leased = ok;
-      this.leases.set(key, { tokens: ok ? this.lease - 1 : 0, until: this.clock.now() + this.leaseMs, single: !ok });
+      this.leases.set(key, { tokens: ok ? size - cost : 0, until: this.clock.now() + this.leaseMs, single: !ok });
     });
     const waitable = taking.catch(() => undefined);
     this.leasing.set(key, waitable);
@@ -86,7 +94,7 @@ export class LeasedRateLimiter {
     } finally {
       if (this.leasing.get(key) === waitable) this.leasing.delete(key);
     }
-    // Less than a lease left in the bucket: one token, as without leases.
-    return leased || this.buckets.take(key, 1);
+    // Less than a lease left in the bucket: just this take's cost, as without leases.
+    return leased || this.buckets.take(key, cost);
   }
 }

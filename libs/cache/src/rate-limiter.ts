@@ -111,6 +111,11 @@ export class RedisRateLimiter {
     return allowed;
   }
 
+  /** The bucket size: a take of more is never allowed (LeasedRateLimiter caps costs at it). */
+  get burst(): number {
+    return this.options.burst;
+  }
+
   stats(): RedisRateLimiterStats {
     return { ...this.counters };
   }

@@ -12,10 +12,16 @@ export interface Limits {
   perUserInFlight: number;
   /** Requests of one tenant in flight at once. */
   perTenantInFlight: number;
+  /**
+   * Open WebSockets of one user on one gateway process; a new one past it closes that user's
+   * oldest there (close code 4429, docs/protocol.md). Per process: not enforced across gateways.
+   */
+  perUserSockets: number;
 }
 
 export const LIMIT_KEYS: readonly (keyof Limits)[] = [
   'largeGroupConcurrency', 'smallPool', 'largePool', 'hugePool', 'perUserInFlight', 'perTenantInFlight',
+  'perUserSockets',
 ];
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -25,6 +31,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   hugePool: 4,
   perUserInFlight: 64,
   perTenantInFlight: 2000,
+  perUserSockets: 20,
 });
 
 /**

@@ -7,6 +7,7 @@ describe('DEFAULT_LIMITS', () => {
   it('has the agreed values, is valid and cannot be mutated by accident', () => {
     expect(DEFAULT_LIMITS).toEqual({
       largeGroupConcurrency: 5, smallPool: 16, largePool: 8, hugePool: 4, perUserInFlight: 64, perTenantInFlight: 2000,
+      perUserSockets: 20,
     });
     expect(validateLimits(DEFAULT_LIMITS)).toEqual(DEFAULT_LIMITS);
     expect(Object.isFrozen(DEFAULT_LIMITS)).toBe(true);
@@ -38,8 +39,11 @@ describe('validateLimits', () => {
 
   it('property: any positive integers with user <= tenant are accepted unchanged', () => {
     const pos = fc.integer({ min: 1, max: 1_000_000 });
-    fc.assert(fc.property(pos, pos, pos, pos, pos, pos, (a, b, c, d, u, t) => {
-      const l: Limits = { largeGroupConcurrency: a, smallPool: b, largePool: c, hugePool: d, perUserInFlight: Math.min(u, t), perTenantInFlight: Math.max(u, t) };
+    fc.assert(fc.property(pos, pos, pos, pos, pos, pos, pos, (a, b, c, d, u, t, s) => {
+      const l: Limits = {
+        largeGroupConcurrency: a, smallPool: b, largePool: c, hugePool: d, perUserInFlight: Math.min(u, t), perTenantInFlight: Math.max(u, t),
+        perUserSockets: s,
+      };
       expect(validateLimits(l)).toEqual(l);
     }));
   });

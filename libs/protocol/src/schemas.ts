@@ -100,6 +100,13 @@ export const groupReadersArgsSchema = z.object({
   limit: z.int().min(1).transform((n) => Math.min(n, MAX_PAGE_LIMIT)).default(MAX_PAGE_LIMIT),
 });
 
+/**
+ * Extension (docs/protocol.md): renews an open socket's token before it expires; the token must
+ * be for the socket's user and tenant. Checked by the token verifier, not here (a malformed
+ * token is UNAUTHORIZED like a forged one).
+ */
+export const authArgsSchema = z.object({ token: z.string() });
+
 /** op name → schema of its arguments. */
 export const opArgsSchemas = {
   send: sendArgsSchema,
@@ -114,6 +121,7 @@ export const opArgsSchemas = {
   'group.history': groupHistoryArgsSchema,
   'group.ack': groupAckArgsSchema,
   'group.readers': groupReadersArgsSchema,
+  auth: authArgsSchema,
 } as const;
 
 export type Op = keyof typeof opArgsSchemas;
@@ -131,6 +139,7 @@ export type GroupInfoArgs = OpArgs<'group.info'>;
 export type GroupHistoryArgs = OpArgs<'group.history'>;
 export type GroupAckArgs = OpArgs<'group.ack'>;
 export type GroupReadersArgs = OpArgs<'group.readers'>;
+export type AuthArgs = OpArgs<'auth'>;
 
 /** A decoded client frame: discriminated on `op`, with typed arguments. */
 export type ClientRequest = { [O in Op]: { id: number; op: O; args: OpArgs<O> } }[Op];

@@ -2,6 +2,7 @@
  * The wire auth contract: JWT HS256 with `sub` = user id, `tid` = tenant id, `exp`.
  * A token without `tid` belongs to the tenant "default" (docs/protocol.md).
  */
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { BadRequestError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
 
@@ -62,7 +63,7 @@ export function verifyHs256(token: string, key: Buffer, clockTolerance: number, 
   if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new UnauthorizedError();
   let payload: string | jwt.JwtPayload;
   try {
-    payload = jwt.verify(token, key, {
+    payload = jwt.verify(token, keyObjectOf(key), {
       algorithms: ['HS256'], clockTolerance,
       ...(clock ? { clockTimestamp: Math.floor(clock.now() / 1000) } : {}),
     });
@@ -118,6 +119,17 @@ export function parseTtl(text: string): number {
     throw new BadRequestError(`ttl: "${text}" is not a duration like 3600, 90s, 15m, 24h or 7d`);
   }
   return value * unit;
+}
+
+/**
+ * jsonwebtoken turns a Buffer key into a KeyObject on every verify: about 600 µs of CPU per
+ * token (an upgrade, an HTTP call) against 14 µs with the KeyObject made once per key.
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+function keyObjectOf(key: Buffer): KeyObject {
+  let keyObject = keyObjects.get(key);
+  if (keyObject === undefined) keyObjects.set(key, (keyObject = createSecretKey(key)));
+  return keyObject;
 }
 
 /** The HMAC key of a secret, built once per verifier or token (user and admin alike). */

@@ -40,6 +40,7 @@ describe('decodeRequest: valid frames of every op', () => {
     ['group.ack', { group: 'g1', gseq: 9 }, { group: 'g1', gseq: 9 }],
     ['group.readers', { group: 'g1', gseq: 9 }, { group: 'g1', gseq: 9, limit: 1000 }],
     ['group.readers', { group: 'g1', gseq: 9, after: 'bob', limit: 5 }, { group: 'g1', gseq: 9, after: 'bob', limit: 5 }],
+    ['auth', { token: 'a.b.c' }, { token: 'a.b.c' }],
   ];
   it.each(cases)('%s %j', (op, args, expected) => {
     const request = ok(decodeRequest(frame({ id: 7, op, ...args })));

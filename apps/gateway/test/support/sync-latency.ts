@@ -1,0 +1,85 @@
+/**
+ * A victim's sync latency with and without a flood, for flood tests: windows without and with
+ * the flood alternate in one run (the flood process is paused in between), so the machine's own
+ * drift (other test files on the same 2 cores) falls on both sides alike.
+ */
+import { performance } from 'node:perf_hooks';
+import { FloodProcess, type FloodOptions, type FloodSummary } from './bad-frame-flood.ts';
+
+export interface LatencySample {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Calls that did not answer ok (a victim must never be refused). */
+  failures: number;
+}
+
+export interface FloodComparison {
+  unloaded: LatencySample;
+  flooded: LatencySample;
+  /** flooded p99 / unloaded p99. */
+  ratio: number;
+  flood: FloodSummary;
+}
+
+interface Samples { ms: number[]; failures: number }
+
+/** Calls `sync` one at a time for `durationMs`, `pauseMs` apart (under the 200/s default rate). */
+async function sample(sync: () => Promise<boolean>, durationMs: number, into: Samples, pauseMs = 6): Promise<void> {
+  const end = performance.now() + durationMs;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    const ok = await sync();
+    into.ms.push(performance.now() - t0);
+    if (!ok) into.failures++;
+    await new Promise((r) => setTimeout(r, pauseMs));
+  }
+}
+
+function summarize(s: Samples): LatencySample {
+  const sorted = [...s.ms].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+  return { n: sorted.length, p50: at(50), p99: at(99), max: sorted.at(-1) ?? NaN, failures: s.failures };
+}
+
+export interface CompareOptions {
+  /** Unloaded + flooded window pairs (default 4). */
+  rounds?: number;
+  /** Length of each window (default 1 100 ms). */
+  windowMs?: number;
+  /** The flood's start-up (tsx, first connects) before the first window (default 1 500 ms). */
+  warmupMs?: number;
+}
+
+/** Alternates unloaded and flooded windows of `sync` calls; about rounds × 2 × windowMs long. */
+export async function compareUnderFlood(sync: () => Promise<boolean>, flood: Omit<FloodOptions, 'durationMs'>, options: CompareOptions = {}): Promise<FloodComparison> {
+  const rounds = options.rounds ?? 4;
+  const windowMs = options.windowMs ?? 1100;
+  const warmupMs = options.warmupMs ?? 1500;
+  const unloaded: Samples = { ms: [], failures: 0 };
+  const flooded: Samples = { ms: [], failures: 0 };
+  await sample(sync, 300, { ms: [], failures: 0 }); // warm up the victim's path
+  const attacker = new FloodProcess({ ...flood, durationMs: warmupMs + rounds * 2 * windowMs + 5000 });
+  try {
+    await new Promise((r) => setTimeout(r, warmupMs));
+    for (let round = 0; round < rounds; round++) {
+      attacker.pause();
+      await new Promise((r) => setTimeout(r, 50)); // what it had sent is read and answered
+      await sample(sync, windowMs, unloaded);
+      attacker.resume();
+      await sample(sync, windowMs, flooded);
+    }
+  } catch (err) {
+    await attacker.stop().catch(() => undefined);
+    throw err;
+  }
+  const summary = await attacker.stop();
+  const u = summarize(unloaded);
+  const f = summarize(flooded);
+  return { unloaded: u, flooded: f, ratio: f.p99 / u.p99, flood: summary };
+}
+
+export function describeLatency(s: LatencySample): string {
+  return `p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, max ${s.max.toFixed(1)} ms (n=${s.n}, failures ${s.failures})`;
+}
