@@ -9,7 +9,7 @@
  */
 import type { Client } from 'cassandra-driver';
 import type { Entry } from '@seqline/core';
-import { ENTRY_COLUMNS, entryParams } from '@seqline/store';
+import { ENTRY_COLUMNS, entryParams } from '@seqline/store/scylla';
 import { messageEntry, RUN_ID } from './fixtures.ts';
 import { fmtRate, fmtRatio } from './stats.ts';
 

@@ -55,7 +55,7 @@ const WORKER_NODE_FLAGS = ['--max-semi-space-size=64'];
 function startChild(main: string, readyText: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Child> {
   // BENCH_NODE_ARGS: extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extra = [...nodeFlags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0)];
-  const args = [...extra, '--import', 'tsx', main];
+  const args = [...extra, '--conditions=source', '--import', 'tsx', main];
   // Under SCHED_BATCH like the services (scripts/services.sh, docs/services.md); the load
   // generator (this process) stays SCHED_OTHER, so it still reads a reply the moment it lands.
   const [command, argv] = SCHED_BATCH ? ['chrt', ['--batch', '0', process.execPath, ...args]] : [process.execPath, args];

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createLocalPushBus } from '@seqline/bus';
 import { inboxKey, silentLogger, type InboxKey, type NewEntry } from '@seqline/core';
 import { InboxOwner } from '@seqline/seq';
-import { openScyllaStores, TIMELINE_TABLES, type ScyllaStores } from '@seqline/store';
+import { openScyllaStores, TIMELINE_TABLES, type ScyllaStores } from '@seqline/store/scylla';
 import { writeShapes } from './cql-write-shapes.ts';
 import { firstSend, fmtCpu, PUSH_LOAD_SHAPE, pushLoad, sustained, type LoadResult } from './distributed-push.ts';
 import { BENCH_KEYSPACE, disturbances, startDistributedStack, waitForServices, type DistributedStack } from './distributed-stack.ts';

@@ -4,7 +4,7 @@
  * and the gateway's RSS every 10 s, and every send's answer checked. Not a bench part (it makes
  * no figure); run it with the services up:
  *
- *   SOAK_S=180 node --import tsx bench/group-soak.ts
+ *   SOAK_S=180 node --conditions=source --import tsx bench/group-soak.ts
  *   BENCH_NODE_ARGS=--trace-gc BENCH_CHILD_LOG_DIR=/tmp/logs ...   # the children's heap after each GC
  */
 import { readFileSync } from 'node:fs';

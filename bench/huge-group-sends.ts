@@ -3,8 +3,8 @@
  * (one worker, one gateway): 8 connected members send in turn to a group of 8 + EXTRA members.
  * Not a bench part (no target); run it with the services up:
  *
- *   node --import tsx bench/huge-group-sends.ts                 # RATES=5,10,20,40 EXTRA=2100
- *   RATES=40,80,160,320 node --import tsx bench/huge-group-sends.ts
+ *   node --conditions=source --import tsx bench/huge-group-sends.ts                 # RATES=5,10,20,40 EXTRA=2100
+ *   RATES=40,80,160,320 node --conditions=source --import tsx bench/huge-group-sends.ts
  *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>" ...       # profiles of the children
  */
 import { performance } from 'node:perf_hooks';

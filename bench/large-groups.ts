@@ -87,7 +87,7 @@ class Swarm {
     proc.on('message', (m: Json) => { const w = this.waiter; this.waiter = undefined; w?.(m); });
   }
   static async start(): Promise<Swarm> {
-    const proc = fork(SWARM_CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const proc = fork(SWARM_CHILD, [], { execArgv: ['--conditions=source', '--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
     const swarm = new Swarm(proc);
     await swarm.next();

@@ -116,7 +116,7 @@ async function startChild(main: string, readyText: string, env: Record<string, s
   const port = await freePort();
   // e.g. SEQLINE_BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the servers.
   const extra = (process.env['SEQLINE_BENCH_SERVER_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
-  const proc = spawn(process.execPath, [...extra, '--import', 'tsx', main], {
+  const proc = spawn(process.execPath, [...extra, '--conditions=source', '--import', 'tsx', main], {
     env: { ...process.env, PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,5 +1,3 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so the workspace needs no build step.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/main.ts');
+// The built CLI (`npm run build` writes apps/admin/dist); from the sources: `npm run admin -- …`.
+await import('../dist/main.js');

@@ -20,7 +20,7 @@ export function registerSchemaCommands(program: Command): void {
     .option('--replication <spec>', 'for a new keyspace: "N" (SimpleStrategy, RF N) or "dc1:3,dc2:3" (NetworkTopologyStrategy)', '1')
     .action(async (opts: ClusterOptions & { replication: string }, cmd: Command) => {
       const replication = parseReplication(opts.replication);
-      const store = await import('@seqline/store');
+      const store = await import('@seqline/store/scylla');
       const total = (await store.loadMigrations(opts.schemaDir)).length;
       await withClient(opts, async (client) => {
         const bar = new ProgressBar('migrating', total);
@@ -45,7 +45,7 @@ export function registerSchemaCommands(program: Command): void {
   withCluster(schema.command('backfill-appinfos'))
     .description('copy the dedup index of entries written under schema version 1 into version 2\'s (idempotent; run once after migrate)')
     .action(async (opts: ClusterOptions, cmd: Command) => {
-      const store = await import('@seqline/store');
+      const store = await import('@seqline/store/scylla');
       await withClient(opts, async (client) => {
         const result = await store.backfillAppinfoIndex(client, {
           keyspace: opts.keyspace,
@@ -63,7 +63,7 @@ export function registerSchemaCommands(program: Command): void {
   withCluster(schema.command('status'))
     .description('list applied and pending migrations')
     .action(async (opts: ClusterOptions, cmd: Command) => {
-      const store = await import('@seqline/store');
+      const store = await import('@seqline/store/scylla');
       await withClient(opts, async (client) => {
         const status = await store.schemaStatus(client, opts.keyspace, opts.schemaDir);
         emit(outputOf(cmd), status, () => keyValues([

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '@seqline/core';
 import { loadOrCreateSecret } from '@seqline/protocol';
 import { loadServerConfig, startEmbeddedServer, type RunningServer } from '@seqline/server';
+import { buildWorkspace } from '@seqline/testing/build';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/seqline-admin.mjs', import.meta.url));
@@ -22,13 +23,14 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** `node --import tsx apps/admin/src/main.ts …` */
+/** `node --conditions=source --import tsx apps/admin/src/main.ts …` */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return run(['--import', 'tsx', MAIN, ...args], env);
+  return run(['--conditions=source', '--import', 'tsx', MAIN, ...args], env);
 }
 
-/** The installed `seqline-admin` bin (registers tsx itself). */
-export function runBin(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** The installed `seqline-admin` bin: the built JS, so the workspace is built first. */
+export async function runBin(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  await buildWorkspace();
   return run([BIN, ...args], env);
 }
 

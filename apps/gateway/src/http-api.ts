@@ -1,4 +1,7 @@
-/** HTTP routes: `POST /v1/send`, `GET /v1/sync`, `GET /healthz`, `GET /metrics`. */
+/**
+ * HTTP routes: `POST /v1/send`, `GET /v1/sync`, `GET /healthz`, `GET /metrics`; optionally the
+ * admin API, a static site (the demo page) and `POST /dev/token` (dev-token.ts).
+ */
 import {
   BadRequestError, NotFoundError, OverloadedError, RateLimitedError, TooLargeError, UnauthorizedError, type Logger, type SeqlineError,
 } from '@seqline/core';
@@ -9,11 +12,13 @@ import {
 } from '@seqline/protocol';
 import { ADMIN_PREFIX } from './admin-api.ts';
 import { authenticate, singleAuthorization, type OriginPolicy, type VerifyToken } from './auth.ts';
+import { createDevTokenRoute, DEV_TOKEN_PATH, type DevTokenIssuer } from './dev-token.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
 import type { InFlight } from './in-flight.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { staticReply, type StaticSite } from './static-site.ts';
 import type { HttpReply, HttpRequest } from './transport/transport.ts';
 
 export interface HttpApiDeps {
@@ -28,6 +33,10 @@ export interface HttpApiDeps {
   isClosing(): boolean;
   /** The admin API (admin-api.ts) for paths under /v1/admin/, when the server mounts one. */
   admin?: (req: HttpRequest) => Promise<HttpReply>;
+  /** Files served by GET/HEAD at their paths (API routes win); absent = none. */
+  site?: StaticSite;
+  /** Mounts POST /dev/token for loopback clients (embedded dev mode only); absent = 404. */
+  devTokens?: DevTokenIssuer;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -41,12 +50,28 @@ export function createHttpApi(deps: HttpApiDeps): (req: HttpRequest) => Promise<
     ['/v1/send', { method: 'POST', handle: (req) => apiCall(deps, req, 'send', parseSend(req)) }],
     ['/v1/sync', { method: 'GET', handle: (req) => apiCall(deps, req, 'sync', parseHttpSyncQuery(req.query)) }],
   ]);
+  const devToken = deps.devTokens && createDevTokenRoute({ issuer: deps.devTokens, origins: deps.origins, logger: deps.logger });
+  if (devToken) {
+    deps.logger.warn({ path: DEV_TOKEN_PATH }, 'dev token route is on: any process on this machine can get a token for any user (SEQLINE_DEV_ROUTES=0 turns it off)');
+  }
 
   return async (req) => {
     const route = routes.get(req.path);
     // HEAD is GET without content (RFC 9110 §9.3.2): same handler, the transport drops the body.
     const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const file = route ? undefined : deps.site?.get(req.path);
     let reply: HttpReply;
+    // Same origin only: no preflight, no CORS headers (a foreign page must not read a token).
+    if (devToken && req.path === DEV_TOKEN_PATH) {
+      reply = await devToken(req);
+      deps.metrics.httpRequests.inc({ route: DEV_TOKEN_PATH, status: String(reply.status) });
+      return reply;
+    }
+    if (file) {
+      reply = method === 'GET' ? staticReply(file) : errorReply(new BadRequestError(`use GET ${req.path}`), 405, { allow: allowed('GET') });
+      deps.metrics.httpRequests.inc({ route: 'static', status: String(reply.status) });
+      return reply;
+    }
     if (route && method === route.method) reply = await route.handle(req);
     else if (route && req.method === 'OPTIONS') reply = preflight(deps, req, route.method);
     else if (route) reply = errorReply(new BadRequestError(`use ${route.method} ${req.path}`), 405, { allow: allowed(route.method) });

@@ -7,3 +7,5 @@ export type { TransportChoiceName, TransportName } from './transport/transport.t
 // The token contract lives in @seqline/protocol; re-exported for the apps that start a gateway.
 export { createTokenVerifier, issueToken, parseTtl, type TokenClaims, type TokenVerifier } from '@seqline/protocol';
 export { ADMIN_PREFIX, type AdminApiOptions } from './admin-api.ts';
+export { DEV_TOKEN_PATH, isLoopbackAddress, isLoopbackHost, type DevTokenIssuer } from './dev-token.ts';
+export { loadStaticSite, type StaticFile, type StaticSite } from './static-site.ts';

@@ -1,4 +1,4 @@
-/** A distributed gateway process: `node --import tsx apps/gateway/src/main.ts`. */
+/** A distributed gateway process: `node apps/gateway/dist/main.js` (built; from source: `node --conditions=source --import tsx apps/gateway/src/main.ts`). */
 import { pino } from 'pino';
 import { failStart, loadDistributedConfig, stopOnSignals } from '@seqline/runtime';
 import { startGatewayProcess } from './gateway-process.ts';

@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type Started } from './harness.ts';
+import { startGateway, UWS_LOADS, type Started } from './harness.ts';
 
 /** Sends a raw handshake; resolves with how the socket fared 150 ms after the reply. */
 function handshake(port: number, token: string, connection: string): Promise<'open' | 'closed after 101' | string> {
@@ -29,7 +29,7 @@ function handshake(port: number, token: string, connection: string): Promise<'op
   });
 }
 
-describe('uWS upgrade', () => {
+describe.skipIf(!UWS_LOADS)('uWS upgrade', () => {
   let t: Started;
   afterEach(async () => { await t.gateway.close(); });
 

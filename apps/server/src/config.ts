@@ -1,7 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadOrCreateSecret } from '@seqline/protocol';
 import { z } from 'zod';
+
+const DEFAULT_DEMO_DIR = fileURLToPath(new URL('../../demo/dist', import.meta.url));
 
 /** Every setting of the single-process server, validated once here at the edge. */
 const envSchema = z.object({
@@ -18,6 +21,10 @@ const envSchema = z.object({
   SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
   /** Bound on the inboxes whose head and write queue the process keeps in memory. */
   SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
+  /** The demo page at / and POST /dev/token for loopback clients (docs/decisions.md); 0 turns both off. */
+  SEQLINE_DEV_ROUTES: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  /** The built demo page (npm run build -w @seqline/demo writes it). */
+  SEQLINE_DEMO_DIR: z.string().default(DEFAULT_DEMO_DIR),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { systemClock, type Clock, type Logger } from '@seqline/core';
-import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus';
-import { createGateway } from '@seqline/gateway';
+import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus/local';
+import { createGateway, DEV_TOKEN_PATH, loadStaticSite, type DevTokenIssuer, type StaticSite } from '@seqline/gateway';
 import {
   AdminService, createMessaging, LiveSettings, startWorkers, type Messaging, type MessagingDeps, type Workers,
 } from '@seqline/messaging';
-import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
+import { createAdminTokenVerifier, createTokenVerifier, issueToken } from '@seqline/protocol';
 import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
 import { openEmbeddedEngine } from '@seqline/store';
 import { v7 as uuidv7 } from 'uuid';
@@ -52,7 +52,9 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   };
   const messaging = createMessaging(deps);
   const workers = await startWorkers(deps);
+  const dev: DevRoutes = config.SEQLINE_DEV_ROUTES ? await devRoutes(config, logger) : {};
   const gateway = await createGateway({
+    ...dev,
     port: config.PORT, host: config.HOST, messaging, logger, processMetrics: true,
     verifyToken: createTokenVerifier(config.secret),
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
@@ -67,6 +69,8 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
       verifyAdminToken: createAdminTokenVerifier(config.secret),
     },
   });
+
+  if (dev.site?.has('/')) logger.info({ port: gateway.port }, `demo page: http://localhost:${gateway.port}/`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -85,4 +89,28 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
       await engine.close();
     })()),
   };
+}
+
+/** Dev tokens last a working day; the demo asks for a new one at each sign-in. */
+const DEV_TOKEN_TTL_SECONDS = 24 * 3600;
+
+/** The demo page (when built) and the loopback-only dev token route of the embedded server. */
+interface DevRoutes { site?: StaticSite; devTokens?: DevTokenIssuer }
+
+async function devRoutes(config: ServerConfig, logger: Logger): Promise<DevRoutes> {
+  const devTokens: DevTokenIssuer = {
+    async issue(user, tenant) {
+      const token = await issueToken({ secret: config.secret, user, tenant, ttlSeconds: DEV_TOKEN_TTL_SECONDS });
+      return { token, expiresAt: Date.now() + DEV_TOKEN_TTL_SECONDS * 1000 };
+    },
+  };
+  try {
+    return { site: await loadStaticSite(config.SEQLINE_DEMO_DIR), devTokens };
+  } catch (err) {
+    logger.warn(
+      { dir: config.SEQLINE_DEMO_DIR, err: err instanceof Error ? err.message : String(err) },
+      `demo page not built (npm run build -w @seqline/demo): / answers 404; ${DEV_TOKEN_PATH} is on`,
+    );
+    return { devTokens };
+  }
 }

@@ -26,7 +26,7 @@ export class ChildServer {
   get url(): string { return `ws://127.0.0.1:${this.port}/v1/ws`; }
 
   async start(): Promise<void> {
-    const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
       env: {
         ...process.env, PORT: String(this.port), HOST: '127.0.0.1', SEQLINE_DATA_DIR: this.dataDir,
         SEQLINE_SECRET: SECRET, LOG_LEVEL: 'info', SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000', ...this.env,

@@ -18,7 +18,7 @@ export class SocketSwarm {
   }
 
   static async start(): Promise<SocketSwarm> {
-    const proc = fork(CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const proc = fork(CHILD, [], { execArgv: ['--conditions=source', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const swarm = new SocketSwarm(proc);
     await swarm.next('ready');
     return swarm;

@@ -1,4 +1,4 @@
-/** A distributed worker process: `node --import tsx apps/worker/src/main.ts`. */
+/** A distributed worker process: `node apps/worker/dist/main.js` (built; from source: `node --conditions=source --import tsx apps/worker/src/main.ts`). */
 import { pino } from 'pino';
 import { failStart, loadDistributedConfig, stopOnSignals } from '@seqline/runtime';
 import { startWorker } from './worker.ts';

@@ -109,7 +109,7 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
 
 /** A worker process (fixtures/nats-worker.ts) that takes deliveries and never finishes them. */
 function startWorker(queue: string, ackWaitMs: number, maxDeliver: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))], {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))], {
     env: {
       ...process.env, NATS_URL, QUEUE: queue, STREAM_PREFIX: topology.streamPrefix, SUBJECT_PREFIX: topology.subjectPrefix,
       ACK_WAIT_MS: String(ackWaitMs), MAX_DELIVER: String(maxDeliver),

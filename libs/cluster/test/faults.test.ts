@@ -90,7 +90,7 @@ describe.skipIf(!services.ok)('fault: SIGSTOP a shard owner past its lease', () 
     const childLogs: LogRecord[] = [];
     let childStates: ShardStatus[] = [];
     child = fork(fileURLToPath(new URL('./fixtures/owner-process.ts', import.meta.url)), [], {
-      execArgv: ['--import', 'tsx'], env: { ...process.env, OWNER_CONFIG: JSON.stringify(config) },
+      execArgv: ['--conditions=source', '--import', 'tsx'], env: { ...process.env, OWNER_CONFIG: JSON.stringify(config) },
       serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     serveStores(child, { timeline: svc.store.engine.timeline, ceilings: svc.store.engine.ceilings });

@@ -115,7 +115,7 @@ describe('LiveSettings', () => {
       await live.close();
       await engine.close();
     `;
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() });
+    await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() });
     const started = Date.now();
     await within(2000, () => (watcher.current().version === 1 ? true : undefined));
     expect(Date.now() - started).toBeLessThan(2000);

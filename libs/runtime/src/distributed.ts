@@ -11,7 +11,7 @@ import {
 } from '@seqline/cache';
 import { RemoteInboxWriter } from '@seqline/cluster';
 import type { GroupStore, Logger } from '@seqline/core';
-import { openScyllaStores, type ScyllaStores } from '@seqline/store';
+import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 import type { Redis } from 'ioredis';
 import type { DistributedConfig } from './config.ts';
 

@@ -1,7 +1,6 @@
+/**
+ * `@seqline/store`: the embedded engine (LMDB), all the single-process server loads. The CQL
+ * adapter is the `@seqline/store/scylla` entry (src/scylla/index.ts), so importing this one
+ * never loads cassandra-driver.
+ */
 export { openEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded/engine.ts';
-export {
-  openScyllaStores, migrateSchema, backfillAppinfoIndex, schemaStatus, loadMigrations, DEFAULT_REPLICATION, DEFAULT_SCHEMA_DIR, ENTRY_COLUMNS, entryParams, TIMELINE_TABLES,
-  type ScyllaStores, type ScyllaStoresOptions, type MigrateOptions, type MigrateResult, type Migration,
-  type MigrationProgress, type Replication, type SchemaStatus,
-  type AppinfoBackfillOptions, type AppinfoBackfillProgress, type AppinfoBackfillResult,
-} from './scylla/index.ts';

@@ -23,7 +23,7 @@ const INBOXES = 32;
 
 /** Runs the writer until it has acknowledged `acksWanted` entries, then SIGKILLs it. */
 async function runAndKill(dir: string, acksWanted: number): Promise<Map<string, number[]>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', writerScript, dir, String(INBOXES)], {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', writerScript, dir, String(INBOXES)], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, silentLogger, type Entry } from '@seqline/core';
 import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
-import { TIMELINE_TABLES, type ScyllaStores } from '@seqline/store';
+import { TIMELINE_TABLES, type ScyllaStores } from '@seqline/store/scylla';
 import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
 import { CqlSeqLog } from '../src/scylla/seq-log.ts';
 import { TEST_KEYSPACE, requireOrSkip, servicesAvailable, useTwoStoreSets } from './scylla-harness.ts';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, type Entry } from '@seqline/core';
 import { msgEntry, uniqueTenant } from '@seqline/testing';
-import { backfillAppinfoIndex, migrateSchema, type AppinfoBackfillProgress, type ScyllaStores } from '@seqline/store';
+import { backfillAppinfoIndex, migrateSchema, type AppinfoBackfillProgress, type ScyllaStores } from '@seqline/store/scylla';
 import { newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();

@@ -7,7 +7,7 @@ import { errors, type Client } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, groupKey, inboxKey } from '@seqline/core';
 import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
-import { migrateSchema, type ScyllaStores } from '@seqline/store';
+import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
 import { newClient, openTestStores, requireOrSkip, servicesAvailable, TEST_KEYSPACE } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, type Entry, type InboxKey } from '@seqline/core';
 import { msgEntry, uniqueTenant } from '@seqline/testing';
-import { migrateSchema, type ScyllaStores } from '@seqline/store';
+import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
 import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();

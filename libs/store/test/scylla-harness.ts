@@ -5,7 +5,7 @@
 import { Client } from 'cassandra-driver';
 import { afterAll, beforeAll } from 'vitest';
 import { requireServices } from '@seqline/testing';
-import { migrateSchema, openScyllaStores, type ScyllaStores } from '@seqline/store';
+import { migrateSchema, openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 
 export const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
   .split(',').map((point) => point.trim()).filter((point) => point.length > 0);

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, type Entry } from '@seqline/core';
 import { msgEntry, uniqueTenant } from '@seqline/testing';
-import type { ScyllaStores } from '@seqline/store';
+import type { ScyllaStores } from '@seqline/store/scylla';
 import { TEST_KEYSPACE, requireOrSkip, servicesAvailable, useTwoStoreSets } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();

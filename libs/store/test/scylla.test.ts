@@ -11,7 +11,7 @@ import {
   groupStoreContract, groupStreamStoreContract, jobStoreContract, seqCeilingStoreContract, settingsStoreContract, timelineStoreContract,
   type StoreOpener,
 } from '@seqline/testing';
-import { DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus, type ScyllaStores } from '@seqline/store';
+import { DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus, type ScyllaStores } from '@seqline/store/scylla';
 import { CONTACT_POINTS, TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
 
 /** The migrations shipped in schema/, in order. */

@@ -13,6 +13,11 @@ export interface TransportRequest {
   query: string;
   /** Header by lower-case name. */
   header(name: string): string | undefined;
+  /**
+   * The peer's IP address as the socket sees it (never a forwarded header), in text form
+   * (IPv6 possibly expanded or IPv4-mapped); undefined when the transport cannot tell.
+   */
+  remoteAddress?: string;
 }
 
 export interface HttpRequest extends TransportRequest {

@@ -64,7 +64,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
     idleTimeout: limits.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     upgrade(res, req, context) {
-      const { request, headers, refused } = readRequest(req);
+      const { request, headers, refused } = readRequest(req, res);
       if (refused) return void res.close();
       // uWS routes here on a 24-character key alone: anything short of a real handshake is HTTP.
       if (!isWebSocketHandshake(request.method, request.path, handlers.wsPath, headers)) return serveHttp(res, request, headers);
@@ -122,7 +122,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
   });
 
   app.any('/*', (res, req) => {
-    const { request, headers, refused } = readRequest(req);
+    const { request, headers, refused } = readRequest(req, res);
     if (refused) return void res.close(); // see framing.ts: no answer, nothing after it parsed
     serveHttp(res, request, headers);
   });
@@ -178,7 +178,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
 type UwsRequest = { getMethod(): string; getCaseSensitiveMethod?(): string; getUrl(): string; getQuery(): string | undefined; forEach(cb: (k: string, v: string) => void): void };
 
 /** Reads everything synchronously (uWS invalidates `req` after the callback) and checks its framing. */
-function readRequest(req: UwsRequest): { request: TransportRequest; headers: ReadonlyMap<string, string>; refused: boolean } {
+function readRequest(req: UwsRequest, res: HttpResponse): { request: TransportRequest; headers: ReadonlyMap<string, string>; refused: boolean } {
   const lines: Array<[string, string]> = [];
   req.forEach((key, value) => { lines.push([key, value]); });
   const headers = joinHeaders(lines as HeaderLines);
@@ -187,7 +187,8 @@ function readRequest(req: UwsRequest): { request: TransportRequest; headers: Rea
   const path = req.getUrl();
   const query = req.getQuery() ?? '';
   const refused = framingFault({ method, target: query === '' ? path : `${path}?${query}`, lines, headers }) !== null;
-  return { request: { method, path, query, header: (name) => headers.get(name) }, headers, refused };
+  const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('latin1');
+  return { request: { method, path, query, header: (name) => headers.get(name), remoteAddress }, headers, refused };
 }
 
 /** Collects the body up to `maxBytes`; beyond that stops collecting and reports it too large. */

@@ -155,7 +155,10 @@ function readRequest(req: IncomingMessage): { request: TransportRequest; headers
   // uWS 20.30 answers HTTP/1.1 only (an HTTP/1.0 request gets no answer there).
   const refused = req.httpVersion !== '1.1' || framingFault({ method, target: url, lines, headers }) !== null;
   return {
-    request: { method, path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), header: (name) => headers.get(name) },
+    request: {
+      method, path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), header: (name) => headers.get(name),
+      remoteAddress: req.socket.remoteAddress,
+    },
     headers,
     refused,
   };

@@ -63,8 +63,10 @@ export function fuzzFrames(count: number, seed: number, firstId: number): Frame[
       case 'value': return { kind: 'text', data: JSON.stringify(d.value) ?? 'null', id: null };
       case 'op': {
         const frameId = id++;
-        // Arguments spread first: a fuzzed `id` or `op` key must not replace the frame's own.
-        return { kind: 'text', data: JSON.stringify({ ...d.args, id: frameId, op: d.op }), id: frameId };
+        // `id` leads, as clients write it (a frame refused unread is answered with it); a fuzzed
+        // `id` or `op` argument must not replace the frame's own.
+        const { id: _id, op: _op, ...args } = d.args;
+        return { kind: 'text', data: JSON.stringify({ id: frameId, op: d.op, ...args }), id: frameId };
       }
     }
   });

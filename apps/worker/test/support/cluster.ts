@@ -49,7 +49,7 @@ export class NodeProcess {
 
   async start(timeoutMs = 60_000): Promise<void> {
     this.serving.clear();
-    const proc = spawn(process.execPath, ['--import', 'tsx', MAINS[this.role]], {
+    const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAINS[this.role]], {
       cwd: REPO_ROOT, env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.proc = proc;

@@ -3,7 +3,7 @@
  * not served by sync (a stale Redis cache)? Reads the inbox straight from CQL, bypassing Redis.
  */
 import { inboxKey, silentLogger } from '@seqline/core';
-import { openScyllaStores } from '@seqline/store';
+import { openScyllaStores } from '@seqline/store/scylla';
 import { E2E_KEYSPACE } from './cluster.ts';
 import { CQL_CONTACT } from './services.ts';
 
