@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminService } from '@seqline/messaging';
 import { createAdminTokenVerifier, issueAdminToken, MAX_FRAME_BYTES } from '@seqline/protocol';
-import { SECRET, startGateway, TRANSPORTS, type Started } from './harness.ts';
+import { SECRET, startGateway, TRANSPORTS, UWS_LOADS, type Started } from './harness.ts';
 import { exchange, HANDSHAKE, normalise, request, type RawResponse } from './raw-http.ts';
 
 const HEALTHZ = request('GET', '/healthz');
@@ -197,7 +197,8 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
   });
 });
 
-describe('HTTP framing: the two transports answer byte for byte alike', () => {
+// Needs both transports: on a Node without the native uWS binary, .ci/run runs it on Node 20.
+describe.skipIf(!UWS_LOADS)('HTTP framing: the two transports answer byte for byte alike', () => {
   const started: Started[] = [];
   afterAll(async () => { await Promise.all(started.map((s) => s.gateway.close())); });
 

