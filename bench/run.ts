@@ -23,6 +23,7 @@ const BENCHES: BenchSpec[] = [
   { name: 'push', aliases: ['push-latency', 'latency'], what: '1:1 send → push latency at a fixed offered load', run: async () => (await import('./push-latency.ts')).runPushLatencyBench() },
   { name: 'connections', aliases: ['conn', 'rss'], what: 'RSS per idle WebSocket', run: async () => (await import('./connections.ts')).runConnectionsBench() },
   { name: 'distributed', aliases: ['dist'], what: 'CQL append rate, send → push and sync through worker + gateway (Cassandra, Redis, NATS)', run: async () => (await import('./distributed.ts')).runDistributedBench() },
+  { name: 'transports', aliases: ['uws', 'ws'], what: 'sync of 200 entries on native uWebSockets.js against the ws package', run: async () => (await import('./transports.ts')).runTransportsBench() },
   { name: 'flood', aliases: ['bad-frames'], what: "another user's sync p99 under a bad-frame flood, against unloaded", run: async () => (await import('./bad-frame-flood.ts')).runBadFrameFloodBench() },
   { name: 'large-groups', aliases: ['groups'], what: 'write-fanout of 2 000 members, read-fanout to 10 000, writes per huge-group message', run: async () => (await import('./large-groups.ts')).runLargeGroupsBench() },
 ];

@@ -15,15 +15,15 @@ import { startRawChild, startSeqlineChild, tempDir, type ChildServer } from './s
 import { BenchClient, tokenFor } from './ws-client.ts';
 
 const TARGET_P99_MS = 5;
-const USER = 'syncer';
-const INBOX_ENTRIES = 5000;
-const PAGE = 200;
+export const USER = 'syncer';
+export const INBOX_ENTRIES = 5000;
+export const PAGE = 200;
 const WARMUP = 300;
 const ITERATIONS = 5000;
 const BLOCK = 500;
 
 /** Writes the inbox through InboxOwner on the server's data dir before the server starts. */
-async function prefill(dataDir: string): Promise<void> {
+export async function prefill(dataDir: string): Promise<void> {
   const engine = await openEmbeddedEngine({ dir: join(dataDir, 'db'), logger: silentLogger });
   const epoch = await engine.ceilings.nextEpoch('inbox-owner');
   const push = createLocalPushBus({ logger: silentLogger });
@@ -42,7 +42,7 @@ async function prefill(dataDir: string): Promise<void> {
 }
 
 /** Sequential round trips (one request outstanding), so each sample is one request's latency. */
-async function roundTrips(client: BenchClient, op: string, args: () => Record<string, unknown>, n: number, samples: Samples, check?: (r: Record<string, unknown>) => void): Promise<void> {
+export async function roundTrips(client: BenchClient, op: string, args: () => Record<string, unknown>, n: number, samples: Samples, check?: (r: Record<string, unknown>) => void): Promise<void> {
   for (let i = 0; i < n; i++) {
     const { sentAt, reply } = client.call(op, args());
     const r = await reply;
