@@ -8,30 +8,17 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '@seqline/protocol';
 import { startCliServer, type CliServer } from '../../admin/test/cli-harness.ts';
+import { openSocket, type Opened } from './hostile/raw-socket.ts';
 
 let s: CliServer;
 const sockets: WebSocket[] = [];
 beforeAll(async () => { s = await startCliServer(); });
 afterAll(async () => { for (const ws of sockets) ws.terminate(); await s.stop(); });
 
-interface Opened { ws: WebSocket; closed: Promise<{ code: number; reason: string }>; call(op: string, args: object): Promise<Record<string, unknown>> }
-
 async function open(token: string): Promise<Opened> {
-  const ws = new WebSocket(s.url.replace(/^http/, 'ws') + '/v1/ws', { headers: { authorization: `Bearer ${token}` } });
-  sockets.push(ws);
-  const closed = new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
-  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
-  let next = 1;
-  const call = (op: string, args: object) => new Promise<Record<string, unknown>>((resolve) => {
-    const id = next++;
-    const onMessage = (data: WebSocket.RawData) => {
-      const frame = JSON.parse(String(data)) as Record<string, unknown>;
-      if (frame['id'] === id) { ws.off('message', onMessage); resolve(frame); }
-    };
-    ws.on('message', onMessage);
-    ws.send(JSON.stringify({ id, op, ...args }));
-  });
-  return { ws, closed, call };
+  const o = await openSocket(s.url.replace(/^http/, 'ws') + '/v1/ws', token);
+  sockets.push(o.ws);
+  return o;
 }
 
 const stillOpen = async (o: Opened) => (await o.call('sync', { maxSeq: 0 }))['ok'] === true;

@@ -12,8 +12,8 @@ import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '@seqline/protocol';
 import { compareUnderFlood, describeLatency } from '../../gateway/test/support/sync-latency.ts';
-import WebSocket from 'ws';
 import { SECRET, TestClient, waitFor } from '../../server/test/harness.ts';
+import { openSocket, type Opened } from '../../server/test/hostile/raw-socket.ts';
 import { Cluster, uniqueId } from './support/cluster.ts';
 import { probeAll, REPO_ROOT, requireServices } from './support/services.ts';
 
@@ -96,25 +96,6 @@ if (requireServices(await probeAll(), 'bad-frame flood on the distributed stack'
       renewed.ws.close();
     }, 30_000);
   });
-}
-
-interface Opened { ws: WebSocket; closed: Promise<{ code: number; reason: string }>; call(op: string, args: object): Promise<Record<string, unknown>> }
-
-async function openSocket(url: string, token: string): Promise<Opened> {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-  const closed = new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
-  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
-  let next = 1;
-  const call = (op: string, args: object) => new Promise<Record<string, unknown>>((resolve) => {
-    const id = next++;
-    const onMessage = (data: WebSocket.RawData) => {
-      const frame = JSON.parse(String(data)) as Record<string, unknown>;
-      if (frame['id'] === id) { ws.off('message', onMessage); resolve(frame); }
-    };
-    ws.on('message', onMessage);
-    ws.send(JSON.stringify({ id, op, ...args }));
-  });
-  return { ws, closed, call };
 }
 
 async function answers(o: Opened): Promise<boolean> {
