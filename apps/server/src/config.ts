@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateSecret } from '@seqline/protocol';
+import { ConfigError } from '@seqline/core';
 import { z } from 'zod';
 
 const DEFAULT_DEMO_DIR = fileURLToPath(new URL('../../demo/dist', import.meta.url));
@@ -30,7 +31,6 @@ const envSchema = z.object({
 
 export type ServerConfig = z.infer<typeof envSchema> & { dataDir: string; secret: string };
 
-export class ConfigError extends Error {}
 
 export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   const parsed = envSchema.safeParse(env);

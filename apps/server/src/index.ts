@@ -1,2 +1,3 @@
 export { startEmbeddedServer, type RunningServer } from './embedded-server.ts';
-export { loadServerConfig, ConfigError, type ServerConfig } from './config.ts';
+export { ConfigError } from '@seqline/core';
+export { loadServerConfig, type ServerConfig } from './config.ts';

@@ -10,7 +10,7 @@
  * back shards it is not the preferred owner of once the membership has been stable for a ttl.
  */
 import { performance } from 'node:perf_hooks';
-import { runFollowUp, shardOf } from '@seqline/core';
+import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   AppendOutcome, FollowUpAppend, FollowUpResult, GroupStreamStore, InboxKey, Logger, NewEntry, PushBus, SeqCeilingStore,
   TimelineStore,
@@ -91,7 +91,7 @@ export class ShardOwnerHost {
   constructor(options: ShardOwnerHostOptions) {
     this.options = options;
     this.ownerId = options.ownerId;
-    this.shardCount = options.shardCount ?? 64;
+    this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.logger = options.logger.child({ component: 'shard-owner-host', ownerId: this.ownerId });
     const keyPrefix = options.keyPrefix ?? 'seqline:';
     this.now = options.now ?? (() => performance.now());

@@ -8,7 +8,7 @@
  * gets OverloadedError.
  */
 import { performance } from 'node:perf_hooks';
-import { OverloadedError, TooLargeError, shardOf, silentLogger } from '@seqline/core';
+import { OverloadedError, TooLargeError, shardOf, silentLogger, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type { Logger, NewEntry } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { fromWireError } from './errors.ts';
@@ -59,7 +59,7 @@ export class ShardRequester {
   /** `what` names the callee in errors and logs (`inbox owner`, `group stream owner`). */
   constructor(options: RemoteWriterOptions, component: string, private readonly what: string) {
     this.nc = options.nc;
-    this.shardCount = options.shardCount ?? 64;
+    this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 3000;
     this.deadlineMs = options.deadlineMs ?? 20_000;

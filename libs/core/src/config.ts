@@ -64,3 +64,8 @@ export function applyLimitsPatch(current: Limits, patch: Partial<Limits>): Limit
   }
   return validateLimits(next);
 }
+
+/** A setting of a process is invalid: reported as plain text at start, never as a stack. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

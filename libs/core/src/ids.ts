@@ -23,6 +23,9 @@ export function splitKey(key: string): { tenant: string; id: string } {
   return { tenant: key.slice(0, i), id: key.slice(i + 1) };
 }
 
+/** Inbox (and group-stream) shards of a deployment unless configured: fixed for its lifetime. */
+export const DEFAULT_SHARD_COUNT = 64;
+
 /** Shard of an inbox: stable FNV-1a hash of the key, so every process agrees. */
 export function shardOf(key: string, shardCount: number): number {
   let h = 0x811c9dc5;

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { ConfigError, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import { z } from 'zod';
 
 /** Settings of a distributed process (gateway or worker), validated once at the edge. */
@@ -13,7 +14,7 @@ export const distributedEnvSchema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   NATS_URL: list.default(['nats://127.0.0.1:4222']),
   SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET (≥ 16 chars) is required in distributed mode'),
-  SEQLINE_SHARDS: z.coerce.number().int().min(1).max(4096).default(64),
+  SEQLINE_SHARDS: z.coerce.number().int().min(1).max(4096).default(DEFAULT_SHARD_COUNT),
   SEQLINE_OWNER_ID: z.string().regex(/^[^|\s]+$/).default(`${hostname()}-${process.pid}`),
   SEQLINE_LEASE_TTL_MS: z.coerce.number().int().min(1000).default(10_000),
   /** A worker's bound on the inboxes and groups whose current seq it keeps in memory (all shards). */
@@ -46,9 +47,6 @@ export const distributedEnvSchema = z.object({
 
 export type DistributedConfig = z.infer<typeof distributedEnvSchema>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 export function loadDistributedConfig(env: NodeJS.ProcessEnv): DistributedConfig {
   const parsed = distributedEnvSchema.safeParse(env);

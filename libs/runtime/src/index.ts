@@ -1,4 +1,5 @@
-export { loadDistributedConfig, distributedEnvSchema, ConfigError, type DistributedConfig } from './config.ts';
+export { ConfigError } from '@seqline/core';
+export { loadDistributedConfig, distributedEnvSchema, type DistributedConfig } from './config.ts';
 export { openDistributedInfra, type DistributedInfra } from './distributed.ts';
 export { stopOnSignals, failStart, type Stoppable } from './process.ts';
 export { distributedMessagingDeps, type DistributedMessaging } from './messaging-deps.ts';

@@ -1,4 +1,4 @@
-import type { Logger } from '@seqline/core';
+import { ConfigError, type Logger } from '@seqline/core';
 
 export interface Stoppable {
   close(): Promise<void>;
@@ -30,7 +30,7 @@ export function stopOnSignals(proc: Stoppable, logger: Logger & { flush?: () => 
 
 /** Prints a start-up failure (config errors as plain text) and exits 1. */
 export function failStart(err: unknown): never {
-  const text = err instanceof Error && err.name === 'ConfigError' ? err.message : err instanceof Error ? err.stack ?? err.message : String(err);
+  const text = err instanceof ConfigError ? err.message : err instanceof Error ? err.stack ?? err.message : String(err);
   process.stderr.write(`seqline failed to start: ${text}\n`);
   process.exit(1);
 }

@@ -5,7 +5,7 @@
  * into one store round trip. Dedup by appinfo, so a resent or redelivered message is stored
  * once and the original gseq is returned. Embedded mode runs one writer for every shard.
  */
-import { shardOf } from '@seqline/core';
+import { shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   AppendOutcome, Entry, GroupKey, GroupStreamStore, Logger, NewEntry, SeqCeilingStore,
 } from '@seqline/core';
@@ -77,7 +77,7 @@ export class GroupStreamWriter {
     this.ceilings = options.ceilings;
     this.logger = options.logger.child({ component: 'group-stream-writer', epoch: options.epoch });
     this.epoch = options.epoch;
-    this.shardCount = options.shardCount ?? 64;
+    this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.step = options.step;
     this.maxBatchEntries = options.maxBatchEntries ?? 512;
     this.seqKeyBudget = options.seqKeyBudget;

@@ -6,7 +6,7 @@
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
  * bounded per section and per process, see KeyBudget). A swept inbox re-reads its head from the store.
  */
-import { FencedError, chainAppends, runFollowUp, shardOf, systemClock } from '@seqline/core';
+import { FencedError, chainAppends, runFollowUp, shardOf, systemClock, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   AppendOutcome, ChainedAppend, Clock, DurableListener, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus, TimelineStore,
 } from '@seqline/core';
@@ -44,7 +44,7 @@ export class InboxOwner implements InboxWriter {
     this.push = options.push;
     this.logger = options.logger.child({ component: 'inbox-owner', epoch: options.epoch });
     this.clock = options.clock ?? systemClock;
-    this.shardCount = options.shardCount ?? 64;
+    this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.epoch = options.epoch;
     this.owned = new Set(options.ownedShards ?? Array.from({ length: this.shardCount }, (_, i) => i));
     for (const s of this.owned) {
