@@ -4,7 +4,7 @@
  * once per frame and Node drains the microtasks after each call, so each frame used to flush
  * its own NATS write; served together, the NATS requests of a turn's frames leave in one write
  * (and the worker reads them in one). Measured at 2 000 msg/s: gateway 195-200 → 179-186 µs and
- * NATS 103-109 → 81-88 µs of CPU per message (docs/benchmarks.md, session 9).
+ * NATS 103-109 → 81-88 µs of CPU per message (measured in session 9; the history of docs/benchmarks.md in git).
  */
 export class TurnBatch {
   private queue: (() => void)[] = [];

@@ -20,7 +20,7 @@ export const MAX_APPINFO_BYTES = 512;
 /**
  * Columns an append writes after the stream key and bucket, in insert order. The appinfo rides
  * in the document: a row written with its own `appinfo` cell cost Cassandra about 4 µs more per
- * append (docs/benchmarks.md, "Session 10"); rows of schema version 3 written before still have
+ * append (measured in session 10, in the git history of docs/benchmarks.md); rows of schema version 3 written before still have
  * that cell, and are read from it.
  */
 export const ENTRY_COLUMNS = ['seq', 'doc'] as const;
