@@ -5,7 +5,7 @@
  * cached answer is given only where the cache provably holds every entry of the range
  * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
  */
-import type { AppendOutcome, DurableListener, Entry, InboxKey, Logger, TimelineStore, WriteGuard } from '@seqline/core';
+import { hasLoneSurrogate, type AppendOutcome, type DurableListener, type Entry, type InboxKey, type Logger, type TimelineStore, type WriteGuard } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
 import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
@@ -42,8 +42,6 @@ export interface TimelineCacheStats {
   writeFailures: number;
 }
 
-/** In a `u` regex a surrogate pair is one code point: only an unpaired half matches \p{Cs}. */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
 
@@ -148,7 +146,7 @@ export class CachedTimelineStore implements TimelineStore {
   async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
     // Redis keeps members as UTF-8: an unpaired surrogate would read as U+FFFD and match another
     // appinfo. No store accepts such an appinfo, so there is nothing to find.
-    const wanted = [...new Set(appinfos)].filter((appinfo) => !LONE_SURROGATE.test(appinfo));
+    const wanted = [...new Set(appinfos)].filter((appinfo) => !hasLoneSurrogate(appinfo));
     const key = this.guard.key('dd', inbox);
     if (wanted.length === 0 || key === null) return this.inner.findSeqs(inbox, wanted);
     const cached = await this.guard.attempt('dedup-lookup', () => this.guard.redis.zmscore(key, ...wanted));

@@ -8,6 +8,7 @@ export * from './fanout.ts';
 export * from './receipts.ts';
 export * from './recall.ts';
 export * from './appinfo.ts';
+export * from './unicode.ts';
 export * from './membership.ts';
 export * from './paging.ts';
 export * from './entries.ts';

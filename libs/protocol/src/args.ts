@@ -1,15 +1,17 @@
 /** Validates one op's arguments (shared by WebSocket frames and the HTTP API). */
 import type { z } from 'zod';
-import { BadRequestError, TooLargeError, type Json, type SeqlineError } from '@seqline/core';
+import { BadRequestError, hasLoneSurrogate, TooLargeError, type Json, type SeqlineError } from '@seqline/core';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from './limits.ts';
 import { isGroupOp, opArgsSchemas, type Op, type OpArgs } from './schemas.ts';
-import { fieldWithLoneSurrogate, hasLoneSurrogate } from './well-formed.ts';
+import { fieldWithLoneSurrogate, mayHoldLoneSurrogate } from './well-formed.ts';
 
 export type ParsedArgs<O extends Op> = { ok: true; args: OpArgs<O> } | { ok: false; error: SeqlineError };
 
-export function parseOpArgs<O extends Op>(op: O, input: unknown): ParsedArgs<O> {
+/** `jsonText`, when given, is the text `input` was parsed from (it lets most frames skip a walk). */
+export function parseOpArgs<O extends Op>(op: O, input: unknown, jsonText?: string): ParsedArgs<O> {
   // First, over every field (ignored ones too): what cannot be stored exactly is not accepted.
-  const illFormed = typeof input === 'object' && input !== null ? fieldWithLoneSurrogate(input) : null;
+  const mayBeIllFormed = jsonText === undefined || mayHoldLoneSurrogate(jsonText);
+  const illFormed = mayBeIllFormed && typeof input === 'object' && input !== null ? fieldWithLoneSurrogate(input) : null;
   if (illFormed !== null) {
     const field = hasLoneSurrogate(illFormed) ? 'a field name' : illFormed.slice(0, 32);
     return { ok: false, error: new BadRequestError(`${op}: ${field}: contains an unpaired UTF-16 surrogate (not valid Unicode)`) };

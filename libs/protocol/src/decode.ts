@@ -55,7 +55,7 @@ function decode(raw: RawFrame): DecodedRequest {
     const shown = typeof op === 'string' ? `"${op.slice(0, 32)}"` : typeof op === 'undefined' ? 'missing' : typeof op;
     return fail(id, new BadRequestError(`op: unknown op ${shown}`));
   }
-  const parsed = parseOpArgs(op, fields);
+  const parsed = parseOpArgs(op, fields, text);
   if (!parsed.ok) return fail(id, parsed.error);
   return { ok: true, request: { id, op, args: parsed.args } as ClientRequest };
 }

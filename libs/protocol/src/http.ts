@@ -54,7 +54,7 @@ export function parseHttpSendBody(raw: string | Buffer | ArrayBuffer): ParsedArg
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, error: new BadRequestError('request body must be a JSON object') };
   }
-  return parseOpArgs('send', body);
+  return parseOpArgs('send', body, text);
 }
 
 /** `GET /v1/sync?maxSeq=N&limit=M` → the sync op's arguments (first value of a repeated key). */

@@ -4,11 +4,18 @@
  * keep it byte for byte (each would silently write U+FFFD instead). Such a frame is refused.
  */
 
-/** In a `u` regex a surrogate pair is one code point: only an unpaired half matches \p{Cs}. */
-const LONE_SURROGATE = /\p{Cs}/u;
+import { hasLoneSurrogate } from '@seqline/core';
 
-export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
+/** A JSON escape of a surrogate half (`\uD800`–`\uDFFF`), paired or not. */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Whether the value parsed from this JSON text can hold an unpaired surrogate: only when the
+ * text has one itself or escapes a surrogate half. Most frames have neither, and so skip the
+ * walk over every string of the parsed value.
+ */
+export function mayHoldLoneSurrogate(jsonText: string): boolean {
+  return ESCAPED_SURROGATE.test(jsonText) || hasLoneSurrogate(jsonText);
 }
 
 /**

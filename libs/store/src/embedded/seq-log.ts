@@ -6,7 +6,7 @@
  * append, which measurably cost single-entry append throughput.
  */
 import type { Database } from 'lmdb';
-import { BadRequestError, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
+import { BadRequestError, hasLoneSurrogate, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
 import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_PART_BYTES } from './keys.ts';
 import type { WriteBatcher } from './write-batcher.ts';
@@ -65,7 +65,7 @@ export class SeqLog {
   async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     for (const appinfo of appinfos) {
-      if (!fitsInKey(appinfo) || LONE_SURROGATE.test(appinfo)) continue; // could never have been stored
+      if (!fitsInKey(appinfo) || hasLoneSurrogate(appinfo)) continue; // could never have been stored
       const seq = this.dbs.appinfos.get([stream, appinfo]);
       if (seq !== undefined) found.set(appinfo, seq);
     }
@@ -117,15 +117,10 @@ function checkEntry(stream: string, entry: Entry): void {
   if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) {
     throw new BadRequestError('entry without appinfo');
   }
-  if (LONE_SURROGATE.test(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
+  if (hasLoneSurrogate(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
   if (!fitsInKey(entry.appinfo)) throw new BadRequestError('appinfo too long');
 }
 
-/**
- * An appinfo with an unpaired surrogate is refused by every adapter (the CQL and Redis ones
- * would store it as U+FFFD and merge it with another). In a `u` regex a pair is one code point.
- */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 export function fitsInKey(part: string): boolean {
   return Buffer.byteLength(part, 'utf8') <= MAX_KEY_PART_BYTES;

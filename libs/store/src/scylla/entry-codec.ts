@@ -4,7 +4,7 @@
  * before keep their typed columns (only the free-form `body` as JSON text) and are still read.
  * The typed columns of a new row are left unset (not null): no tombstones.
  */
-import { BadRequestError, ENTRY_KINDS, InternalError, type ConvType, type Entry, type EntryKind, type Json } from '@seqline/core';
+import { BadRequestError, ENTRY_KINDS, hasLoneSurrogate, InternalError, type ConvType, type Entry, type EntryKind, type Json } from '@seqline/core';
 import { num, optNum, optStr, str, type Row } from './cql.ts';
 
 /** Seqs per bucket (partition): bucket = floor(seq / 2^16), so a partition holds ≤ 65 536 entries. */
@@ -108,7 +108,7 @@ export function checkEntry(stream: string, entry: Entry): void {
     throw new InternalError(`invalid seq ${String(entry.seq)} for ${stream}`);
   }
   if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) throw new BadRequestError('entry without appinfo');
-  if (LONE_SURROGATE.test(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
+  if (hasLoneSurrogate(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
   if (!appinfoFits(entry.appinfo)) throw new BadRequestError('appinfo too long');
   // Checked field by field, not through an array of pairs: this runs for every entry appended.
   checkInteger('sendTime', entry.sendTime);
@@ -126,10 +126,8 @@ function checkInteger(field: string, value: number | undefined): void {
  * the driver writes it as UTF-8 with U+FFFD in its place, so "a\uD800" would find "a\uFFFD".
  */
 export function appinfoFits(appinfo: string): boolean {
-  if (LONE_SURROGATE.test(appinfo)) return false;
+  if (hasLoneSurrogate(appinfo)) return false;
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most appinfos fit without being encoded.
   return appinfo.length * 3 <= MAX_APPINFO_BYTES || Buffer.byteLength(appinfo, 'utf8') <= MAX_APPINFO_BYTES;
 }
 
-/** In a `u` regex a surrogate pair is one code point: only an unpaired half matches \p{Cs}. */
-const LONE_SURROGATE = /\p{Cs}/u;
