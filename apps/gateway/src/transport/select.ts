@@ -6,7 +6,7 @@
 import type { Logger } from '@seqline/core';
 import { loadNativeUws, UwsUnavailableError, type UwsLoadResult } from './uws-loader.ts';
 import { createUwsTransport } from './uws-transport.ts';
-import { loadWs } from './ws-module.ts';
+import { loadWs, wsHasNativeHelpers } from './ws-module.ts';
 import { createWsTransport } from './ws-transport.ts';
 import type { Transport, TransportChoiceName, TransportHandlers, TransportLimits } from './transport.ts';
 
@@ -29,10 +29,9 @@ export function createTransport<S>(choice: TransportChoice, handlers: TransportH
     return createUwsTransport(loaded.uws, handlers, limits, choice.logger);
   }
   if (requested === 'uws') throw new UwsUnavailableError(loaded.reason);
-  const ws = loadWs();
   choice.logger.info(
-    { transport: 'ws', reason: loaded.reason, nativeHelpers: ws.nativeHelpers },
+    { transport: 'ws', reason: loaded.reason, nativeHelpers: wsHasNativeHelpers() },
     'gateway transport: ws package (no native uWebSockets.js binary for this runtime)',
   );
-  return createWsTransport(ws, handlers, limits);
+  return createWsTransport(loadWs(), handlers, limits);
 }

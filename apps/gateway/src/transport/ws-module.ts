@@ -63,10 +63,16 @@ export interface WsModule {
 
 const require = createRequire(import.meta.url);
 
-export function loadWs(): WsModule & { nativeHelpers: boolean } {
-  const ws = require('ws') as WsModule;
-  // ws masks and unmasks frames in C++ when bufferutil loads (it is optional to ws); say which.
-  let nativeHelpers = true;
-  try { require('bufferutil'); } catch { nativeHelpers = false; }
-  return Object.assign(Object.create(ws) as WsModule, { nativeHelpers });
+export function loadWs(): WsModule {
+  return require('ws') as WsModule;
+}
+
+/** Whether ws masks and unmasks frames in C++: bufferutil is optional to it, so say which. */
+export function wsHasNativeHelpers(): boolean {
+  try {
+    require('bufferutil');
+    return true;
+  } catch {
+    return false;
+  }
 }
