@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, silentLogger, type Entry } from '@seqline/core';
 import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
-import { TIMELINE_TABLES, type ScyllaStores } from '@seqline/store/scylla';
+import { TIMELINE_TABLES, entryParams, type ScyllaStores } from '@seqline/store/scylla';
 import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
 import { CqlSeqLog } from '../src/scylla/seq-log.ts';
 import { TEST_KEYSPACE, requireOrSkip, servicesAvailable, useTwoStoreSets } from './scylla-harness.ts';
@@ -33,8 +33,8 @@ if (requireOrSkip(probe, 'CQL adapter')) {
         if (options.marker) await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, ?)`, [inbox, bucket], { prepare: true });
         await raw.batch([
           {
-            query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, kind, appinfo, conv_type, conv_id, sender, send_time) VALUES (?, ?, ?, 'msg', ?, 'user', 'bob', 'bob', 1)${using}`,
-            params: [inbox, bucket, entry.seq, entry.appinfo],
+            query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, doc) VALUES (?, ?, ?, ?)${using}`,
+            params: [inbox, bucket, ...entryParams(entry)],
           },
           { query: `INSERT INTO ${ks}.timeline_appinfos (inbox, bucket, appinfo, seq) VALUES (?, ?, ?, ?)${using}`, params: [inbox, bucket, entry.appinfo, entry.seq] },
         ], { prepare: true });

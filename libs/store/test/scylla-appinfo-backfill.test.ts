@@ -7,13 +7,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, type Entry } from '@seqline/core';
 import { msgEntry, uniqueTenant } from '@seqline/testing';
-import { backfillAppinfoIndex, migrateSchema, type AppinfoBackfillProgress, type ScyllaStores } from '@seqline/store/scylla';
+import { backfillAppinfoIndex, entryParams, migrateSchema, type AppinfoBackfillProgress, type ScyllaStores } from '@seqline/store/scylla';
 import { newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();
 
-/** Typed v1 columns of a message entry (schema/001_init.cql). */
-const V1_COLUMNS = 'bucket, seq, kind, appinfo, conv_type, conv_id, sender, send_time, type, body';
+/** Entry rows in the one layout the store reads (seq, doc); only the dedup rows are version 1's. */
+const ENTRY_COLUMNS = 'bucket, seq, doc';
+const v1Entry = (seq: number, appinfo: string, conv: Entry['conv']): unknown[] =>
+  entryParams(msgEntry(seq, appinfo, { conv, from: 'bob', sendTime: 1_700_000_000_000, type: 'text', body: { text: 'hi' } }));
 
 if (requireOrSkip(probe, 'CQL appinfo backfill')) {
   describe('backfill of the version-1 dedup index', () => {
@@ -24,7 +26,7 @@ if (requireOrSkip(probe, 'CQL appinfo backfill')) {
     const group = groupKey(tenant, 'old-group');
     let stores: ScyllaStores;
 
-    /** What a v1 writer left: markers, typed entry rows, the index rows and the head row. */
+    /** What a v1 writer left: markers, entry rows, the index rows and the head row. */
     async function writeVersion1Rows(): Promise<void> {
       const statements: { query: string; params: unknown[] }[] = [
         { query: `INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 0)`, params: [inbox] },
@@ -34,8 +36,8 @@ if (requireOrSkip(probe, 'CQL appinfo backfill')) {
       for (const [seq, appinfo] of [[7, 'v1-a'], [70_000, 'v1-b']] as const) {
         statements.push(
           {
-            query: `INSERT INTO ${ks}.timeline (inbox, ${V1_COLUMNS}) VALUES (?, ?, ?, 'msg', ?, 'user', 'bob', 'bob', 1700000000000, 'text', '{"text":"hi"}')`,
-            params: [inbox, Math.floor(seq / 65_536), seq, appinfo],
+            query: `INSERT INTO ${ks}.timeline (inbox, ${ENTRY_COLUMNS}) VALUES (?, ?, ?, ?)`,
+            params: [inbox, Math.floor(seq / 65_536), ...v1Entry(seq, appinfo, { type: 'user', id: 'bob' })],
           },
           { query: `INSERT INTO ${ks}.appinfo_index (inbox, appinfo, seq) VALUES (?, ?, ?) USING TIMESTAMP 1700000000000000`, params: [inbox, appinfo, seq] },
         );
@@ -43,8 +45,8 @@ if (requireOrSkip(probe, 'CQL appinfo backfill')) {
       statements.push(
         { query: `INSERT INTO ${ks}.appinfo_index (inbox, appinfo, seq) VALUES (?, '', 70000) USING TTL 0`, params: [inbox] },
         {
-          query: `INSERT INTO ${ks}.group_stream (grp, ${V1_COLUMNS}) VALUES (?, 0, 3, 'msg', 'g1-a', 'group', 'old-group', 'bob', 1700000000000, 'text', '{"text":"hi"}')`,
-          params: [group],
+          query: `INSERT INTO ${ks}.group_stream (grp, ${ENTRY_COLUMNS}) VALUES (?, 0, ?, ?)`,
+          params: [group, ...v1Entry(3, 'g1-a', { type: 'group', id: 'old-group' })],
         },
         { query: `INSERT INTO ${ks}.group_appinfo_index (grp, appinfo, seq) VALUES (?, 'g1-a', 3)`, params: [group] },
       );

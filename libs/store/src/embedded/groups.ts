@@ -1,10 +1,12 @@
 /**
  * Groups and membership windows on LMDB. Every mutation is one batched write, so
  * concurrent add/remove calls for a group are applied one at a time (no double windows).
+ * The windows themselves come from core's openWindow/closeWindow (clamped against stale
+ * heads and skewed clocks); this store only persists them.
  */
 import type { Database } from 'lmdb';
 import {
-  NotFoundError, inboxKey, splitKey,
+  NotFoundError, closeWindow, inboxKey, openWindow, splitKey,
   type GroupKey, type GroupRecord, type GroupStore, type InboxKey, type MemberWindow,
   type Membership, type MembershipChangeAt,
 } from '@seqline/core';
@@ -32,8 +34,10 @@ export class LmdbGroupStore implements GroupStore {
   async createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
     return this.writes.run(() => {
       if (this.dbs.groups.doesExist(group.key)) return false;
+      // Every window is computed (and `at` validated) before the first write: see WriteBatcher.
+      const joins = unique(members).map((user) => this.opened(group.key, user, at));
       this.dbs.groups.put(group.key, group);
-      for (const user of unique(members)) this.openWindow(group.key, user, at);
+      for (const join of joins) this.putOpened(group.key, join);
       return true;
     });
   }
@@ -57,7 +61,8 @@ export class LmdbGroupStore implements GroupStore {
     return this.writes.run(() => {
       this.requireGroup(key);
       const fresh = unique(users).filter((user) => !this.dbs.currentMembers.doesExist([key, user]));
-      for (const user of fresh) this.openWindow(key, user, at);
+      const joins = fresh.map((user) => this.opened(key, user, at));
+      for (const join of joins) this.putOpened(key, join);
       return fresh;
     });
   }
@@ -66,14 +71,14 @@ export class LmdbGroupStore implements GroupStore {
     return this.writes.run(() => {
       this.requireGroup(key);
       const leaving = unique(users).filter((user) => this.dbs.currentMembers.doesExist([key, user]));
-      for (const user of leaving) this.closeWindow(key, user, at);
+      const leaves = leaving.map((user) => ({ user, left: closeWindow(this.membership(key, user), at) }));
+      for (const { user, left } of leaves) this.putClosed(key, user, left);
       return leaving;
     });
   }
 
   async getMembership(key: GroupKey, user: string): Promise<Membership | null> {
-    const windows = this.dbs.members.get([key, user]);
-    return windows === undefined ? null : { user, windows };
+    return this.membership(key, user);
   }
 
   async listMembers(key: GroupKey): Promise<string[]> {
@@ -97,22 +102,26 @@ export class LmdbGroupStore implements GroupStore {
     return group;
   }
 
-  /** Inside a write transaction; the caller checked the user has no open window. */
-  private openWindow(key: string, user: string, at: MembershipChangeAt): void {
-    const windows = this.dbs.members.get([key, user]) ?? [];
-    this.dbs.members.put([key, user], [...windows, { joinedAt: at.time, fromGseq: at.gseq }]);
-    this.dbs.currentMembers.put([key, user], true);
-    this.dbs.userGroups.put([inboxKey(splitKey(key).tenant, user), key], true);
+  private membership(key: string, user: string): Membership | null {
+    const windows = this.dbs.members.get([key, user]);
+    return windows === undefined ? null : { user, windows };
   }
 
-  /** Inside a write transaction; the caller checked the user has an open window. */
-  private closeWindow(key: string, user: string, at: MembershipChangeAt): void {
-    const windows = this.dbs.members.get([key, user]) ?? [];
-    const last = windows.at(-1);
-    if (last !== undefined && last.removedAt === undefined) {
-      const closed: MemberWindow = { ...last, removedAt: at.time, toGseq: at.gseq };
-      this.dbs.members.put([key, user], [...windows.slice(0, -1), closed]);
-    }
+  /** The user's windows with a new open one; throws BadRequestError for a malformed `at`. */
+  private opened(key: string, user: string, at: MembershipChangeAt): Membership {
+    return openWindow(this.membership(key, user), user, at);
+  }
+
+  /** Inside a write transaction; the caller checked the user had no open window. */
+  private putOpened(key: string, joined: Membership): void {
+    this.dbs.members.put([key, joined.user], joined.windows);
+    this.dbs.currentMembers.put([key, joined.user], true);
+    this.dbs.userGroups.put([inboxKey(splitKey(key).tenant, joined.user), key], true);
+  }
+
+  /** Inside a write transaction; the caller checked the user had an open window. */
+  private putClosed(key: string, user: string, left: Membership | null): void {
+    if (left !== null) this.dbs.members.put([key, user], left.windows);
     this.dbs.currentMembers.remove([key, user]);
   }
 }

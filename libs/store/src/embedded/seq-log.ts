@@ -6,7 +6,7 @@
  * append, which measurably cost single-entry append throughput.
  */
 import type { Database } from 'lmdb';
-import { BadRequestError, hasLoneSurrogate, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
+import { assertStorableEntry, InternalError, isStorableAppinfo, type AppendOutcome, type Entry } from '@seqline/core';
 import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_PART_BYTES } from './keys.ts';
 import type { WriteBatcher } from './write-batcher.ts';
@@ -15,7 +15,7 @@ export type SeqKey = [stream: string, seq: number];
 export type AppinfoKey = [stream: string, appinfo: string];
 
 export interface SeqLogDbs {
-  /** Entries as JSON text (json-rows.ts); older rows are msgpack objects. */
+  /** Entries as JSON text (json-rows.ts). */
   entries: Database<JsonRow<Entry>, SeqKey>;
   appinfos: Database<number, AppinfoKey>;
 }
@@ -28,7 +28,7 @@ export class SeqLog {
 
   async append(stream: string, batch: Entry[]): Promise<AppendOutcome[]> {
     if (batch.length === 0) return [];
-    for (const entry of batch) checkEntry(stream, entry);
+    for (const entry of batch) assertStorableEntry(stream, entry);
     return this.writes.run(() => this.appendInTxn(stream, batch));
   }
 
@@ -65,7 +65,7 @@ export class SeqLog {
   async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     for (const appinfo of appinfos) {
-      if (!fitsInKey(appinfo) || hasLoneSurrogate(appinfo)) continue; // could never have been stored
+      if (!isStorableAppinfo(appinfo)) continue; // could never have been stored
       const seq = this.dbs.appinfos.get([stream, appinfo]);
       if (seq !== undefined) found.set(appinfo, seq);
     }
@@ -110,18 +110,7 @@ export class SeqLog {
   }
 }
 
-function checkEntry(stream: string, entry: Entry): void {
-  if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || entry.seq >= MAX_KEY_NUMBER) {
-    throw new InternalError(`invalid seq ${String(entry.seq)} for ${stream}`);
-  }
-  if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) {
-    throw new BadRequestError('entry without appinfo');
-  }
-  if (hasLoneSurrogate(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
-  if (!fitsInKey(entry.appinfo)) throw new BadRequestError('appinfo too long');
-}
-
-
+/** Whether a string fits in a key part (job ids and queue names; appinfos: isStorableAppinfo). */
 export function fitsInKey(part: string): boolean {
   return Buffer.byteLength(part, 'utf8') <= MAX_KEY_PART_BYTES;
 }

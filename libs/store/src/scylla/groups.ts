@@ -4,14 +4,15 @@
  * with its members is ONE conditional batch on one partition (atomic, and a second create
  * changes nothing). The table is written only by LWTs; every member row carries `op`, the id
  * of the write that last changed it, which is both the compare-and-set token and the way to
- * learn the outcome of a write that timed out.
+ * learn the outcome of a write that timed out. The windows a write stores come from core's
+ * openWindow/closeWindow (clamped against stale heads and skewed clocks).
  *
  * `user_groups ((inbox), grp)` (plain writes) indexes groupsOf. It is written before the
  * membership change, so a crash in between leaves a superset: groupsOf may name a group the
  * user never joined (getMembership is then null), never miss one they did.
  */
 import {
-  InternalError, NotFoundError, inboxKey, splitKey,
+  InternalError, NotFoundError, closeWindow, inboxKey, openWindow, splitKey,
   type GroupKey, type GroupRecord, type GroupStore, type InboxKey, type MemberWindow,
   type Membership, type MembershipChangeAt, type Tier,
 } from '@seqline/core';
@@ -43,15 +44,16 @@ export class CqlGroupStore implements GroupStore {
     return this.serial.run(group.key, async () => {
       if ((await this.getGroup(group.key)) !== null) return false;
       const users = unique(members);
+      // Computed (and `at` validated) before the first write.
+      const joins = users.map((user) => openWindow(null, user, at));
       await this.indexUserGroups(group.key, users);
       const op = newOp();
-      const window = [toUdt({ joinedAt: at.time, fromGseq: at.gseq })];
       const statements: Statement[] = [
         {
           query: this.q.insertGroup,
           params: [group.key, group.tenant, group.id, group.name, group.admin, group.tier, group.memberCount, group.createdAt, op],
         },
-        ...users.map((user) => ({ query: this.q.insertMember, params: [group.key, user, window, true, op] })),
+        ...joins.map(({ user, windows }) => ({ query: this.q.insertMember, params: [group.key, user, windows.map(toUdt), true, op] })),
       ];
       try {
         return (await this.cql.lwtBatch(statements)).wasApplied();
@@ -97,18 +99,15 @@ export class CqlGroupStore implements GroupStore {
   addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
     return this.change(key, unique(users), (user, row) => {
       if (row?.isMember === true) return null;
-      return { windows: [...(row?.windows ?? []), { joinedAt: at.time, fromGseq: at.gseq }], isMember: true };
+      const joined = openWindow(row === undefined ? null : { user, windows: row.windows }, user, at);
+      return { windows: joined.windows, isMember: true };
     });
   }
 
   removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
     return this.change(key, unique(users), (user, row) => {
       if (row?.isMember !== true) return null;
-      const last = row.windows.at(-1);
-      const windows = last === undefined || last.removedAt !== undefined
-        ? row.windows
-        : [...row.windows.slice(0, -1), { ...last, removedAt: at.time, toGseq: at.gseq }];
-      return { windows, isMember: false };
+      return { windows: closeWindow({ user, windows: row.windows }, at).windows, isMember: false };
     });
   }
 

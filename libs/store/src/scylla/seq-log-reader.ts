@@ -13,9 +13,9 @@
  * A dedup row can outlive its entry (a late write cleared by that next append), so every seq
  * found through the index is checked against the entry before it is believed.
  */
-import { LruMap, type Entry } from '@seqline/core';
+import { LruMap, isStorableAppinfo, type Entry } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
-import { ENTRY_COLUMNS, ENTRY_SELECT, appinfoFits, bucketOf, rowAppinfo, rowToEntry } from './entry-codec.ts';
+import { ENTRY_COLUMNS, ENTRY_SELECT, bucketOf, rowAppinfo, rowToEntry } from './entry-codec.ts';
 import { MARKER_TTL_SECONDS } from './bucket-marker-memo.ts';
 
 export interface SeqLogTables {
@@ -89,14 +89,14 @@ export class SeqLogReader {
 
   /** appinfo → seq for those of `appinfos` stored in any bucket of the stream. */
   async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
-    if (!appinfos.some(appinfoFits)) return new Map();
+    if (!appinfos.some(isStorableAppinfo)) return new Map();
     const buckets = (await this.cql.readAll(this.q.allMarkers, [stream])).map((row) => num(row.get('bucket')));
     return this.findInBuckets(stream, buckets, appinfos);
   }
 
   /** appinfo → seq for those of `appinfos` indexed in `buckets`, each checked against its entry. */
   async findInBuckets(stream: string, buckets: number[], appinfos: string[]): Promise<Map<string, number>> {
-    const wanted = [...new Set(appinfos)].filter(appinfoFits);
+    const wanted = [...new Set(appinfos)].filter(isStorableAppinfo);
     if (wanted.length === 0 || buckets.length === 0) return new Map();
     const reads = chunks(buckets, BUCKET_CHUNK).flatMap((inBuckets) =>
       chunks(wanted, IN_CHUNK).map((names) => this.cql.readAll(this.q.lookup, [stream, inBuckets, names])));
@@ -218,7 +218,7 @@ function statements(cql: Cql, tables: SeqLogTables) {
     allMarkers: `SELECT bucket FROM ${buckets} WHERE ${k} = ?`,
     lookup: `SELECT appinfo, seq FROM ${appinfos} WHERE ${k} = ? AND bucket IN ? AND appinfo IN ?`,
     indexOf: `SELECT appinfo FROM ${appinfos} WHERE ${k} = ? AND bucket = ?`,
-    appinfosAt: `SELECT seq, appinfo, doc FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq IN ?`,
+    appinfosAt: `SELECT ${ENTRY_SELECT} FROM ${entries} WHERE ${k} = ? AND bucket = ? AND seq IN ?`,
     markersAsc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket >= ? LIMIT ?`,
     markersDesc: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket <= ? ORDER BY bucket DESC LIMIT ?`,
     markersBetween: `SELECT bucket FROM ${buckets} WHERE ${k} = ? AND bucket > ? AND bucket <= ?`,

@@ -6,10 +6,10 @@
  * The check-then-write dedup is safe because each stream has a single writer per term
  * (DESIGN §5, WriteGuard.term); inside this process the appends of one stream are serialized.
  */
-import { silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
+import { assertStorableEntry, silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
 import { SeqLogAppendPipeline, type AppendPipelineOptions } from './append-pipeline.ts';
 import { writeTimestamp, type Cql } from './cql.ts';
-import { bucketOf, checkEntry } from './entry-codec.ts';
+import { bucketOf } from './entry-codec.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
 import { SeqLogReader, type SeqLogTables } from './seq-log-reader.ts';
 
@@ -34,7 +34,7 @@ export class CqlSeqLog extends SeqLogReader {
     // more microtask hops.
     if (batch.length === 0) return Promise.resolve([]);
     try {
-      for (const entry of batch) checkEntry(stream, entry);
+      for (const entry of batch) assertStorableEntry(stream, entry);
     } catch (err) {
       return Promise.reject(err);
     }

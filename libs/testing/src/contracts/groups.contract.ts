@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  NotFoundError, groupKey, inboxKey,
+  BadRequestError, NotFoundError, canReadGseq, groupKey, inboxKey, visibleRange,
   type GroupKey, type GroupRecord, type GroupStore,
 } from '@seqline/core';
 import { acrossReopen, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
@@ -89,6 +89,80 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
         { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 10 },
         { joinedAt: 3000, fromGseq: 20, removedAt: 4000, toGseq: 30 },
       ]);
+    });
+
+    // A remover or joiner can read a stale group head or a skewed clock: the store must clamp
+    // (core's openWindow/closeWindow), never persist a window that inverts or overlaps.
+    it('a removal at an older time and gseq than the join closes the window at its start, never inverted', async () => {
+      const group = await created(['alice']);
+      await ctx.store.addMembers(group.key, ['bob'], at(100, 50));
+      expect(await ctx.store.removeMembers(group.key, ['bob'], at(90, 40))).toEqual(['bob']);
+      const bob = await ctx.store.getMembership(group.key, 'bob');
+      expect(bob?.windows).toEqual([{ joinedAt: 100, fromGseq: 50, removedAt: 100, toGseq: 50 }]);
+      for (const w of bob?.windows ?? []) {
+        expect(w.removedAt).toBeGreaterThanOrEqual(w.joinedAt);
+        expect(w.toGseq).toBeGreaterThanOrEqual(w.fromGseq);
+      }
+      expect(canReadGseq(bob ?? null, 45)).toBe(false);
+      expect(canReadGseq(bob ?? null, 50)).toBe(false);
+      expect(visibleRange(bob ?? null)).toEqual([]);
+      expect(await ctx.store.listMembers(group.key)).toEqual(['alice']);
+    });
+
+    it('a re-join at a stale point starts where the previous window ended: no overlap, no gap re-read', async () => {
+      const group = await created(['alice']);
+      await ctx.store.addMembers(group.key, ['bob'], at(100, 50));
+      await ctx.store.removeMembers(group.key, ['bob'], at(200, 80));
+      expect(await ctx.store.addMembers(group.key, ['bob'], at(150, 60))).toEqual(['bob']);
+      const bob = await ctx.store.getMembership(group.key, 'bob');
+      expect(bob?.windows).toEqual([
+        { joinedAt: 100, fromGseq: 50, removedAt: 200, toGseq: 80 },
+        { joinedAt: 200, fromGseq: 80 },
+      ]);
+      const [first, second] = bob?.windows ?? [];
+      expect(second?.fromGseq).toBeGreaterThanOrEqual(first?.toGseq ?? Infinity);
+      expect(second?.joinedAt).toBeGreaterThanOrEqual(first?.removedAt ?? Infinity);
+      // Entry 70 was readable in the first window; the re-join must not make it a second window's.
+      expect(bob?.windows.filter((w) => w.fromGseq < 70 && 70 <= (w.toGseq ?? Infinity))).toHaveLength(1);
+      expect(bob?.windows.filter((w) => w.fromGseq < 81 && 81 <= (w.toGseq ?? Infinity))).toHaveLength(1);
+      expect(visibleRange(bob ?? null)).toEqual([{ after: 50, upTo: Infinity }]);
+      // Left at 80 then back: removed again at a stale 75, the window still ends at its start.
+      await ctx.store.removeMembers(group.key, ['bob'], at(190, 75));
+      const again = await ctx.store.getMembership(group.key, 'bob');
+      expect(again?.windows[1]).toEqual({ joinedAt: 200, fromGseq: 80, removedAt: 200, toGseq: 80 });
+      expect(canReadGseq(again ?? null, 81)).toBe(false);
+    });
+
+    it('a stale re-join racing a removal never yields overlapping windows', async () => {
+      const group = await created(['alice', 'bob']);
+      await ctx.store.removeMembers(group.key, ['bob'], at(5000, 400));
+      await Promise.all([
+        ctx.store.addMembers(group.key, ['bob'], at(4000, 300)),
+        ctx.store.removeMembers(group.key, ['bob'], at(3000, 200)),
+      ]);
+      const windows = (await ctx.store.getMembership(group.key, 'bob'))?.windows ?? [];
+      for (const [i, w] of windows.entries()) {
+        expect(w.toGseq ?? Infinity).toBeGreaterThanOrEqual(w.fromGseq);
+        expect(w.removedAt ?? Infinity).toBeGreaterThanOrEqual(w.joinedAt);
+        const previous = windows[i - 1];
+        if (previous !== undefined) {
+          expect(w.fromGseq).toBeGreaterThanOrEqual(previous.toGseq ?? Infinity);
+          expect(w.joinedAt).toBeGreaterThanOrEqual(previous.removedAt ?? Infinity);
+        }
+      }
+    });
+
+    it('initial members of a group created at a malformed point are refused with BadRequestError, nothing stored', async () => {
+      const group = record(uniqueTenant(), 'bad-at');
+      await expect(ctx.store.createGroup(group, ['alice'], { time: Number.NaN, gseq: 0 })).rejects.toBeInstanceOf(BadRequestError);
+      await expect(ctx.store.createGroup(group, ['alice'], { time: 1, gseq: -1 })).rejects.toBeInstanceOf(BadRequestError);
+      expect(await ctx.store.getGroup(group.key)).toBeNull();
+      expect(await ctx.store.getMembership(group.key, 'alice')).toBeNull();
+      const ok = await created(['alice']);
+      await expect(ctx.store.addMembers(ok.key, ['bob'], { time: 1, gseq: 1.5 })).rejects.toBeInstanceOf(BadRequestError);
+      await expect(ctx.store.removeMembers(ok.key, ['alice'], { time: Number.POSITIVE_INFINITY, gseq: 1 })).rejects.toBeInstanceOf(BadRequestError);
+      expect(await ctx.store.getMembership(ok.key, 'bob')).toBeNull();
+      expect(await ctx.store.listMembers(ok.key)).toEqual(['alice']);
     });
 
     it('listMemberships lists the current members with all their windows, sorted, as getMembership has them', async () => {

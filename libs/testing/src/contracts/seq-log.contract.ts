@@ -4,7 +4,7 @@
  */
 import { expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { AppendOutcome, Entry } from '@seqline/core';
+import { BadRequestError, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
 import { acrossReopen, msgEntry, seqsOf, uniqueTenant, type StoreOpener } from './harness.ts';
 
 export interface SeqLogPort<K extends string> {
@@ -114,6 +114,41 @@ export function seqLogTests<K extends string>(
     expect((await ctx.store.findSeqs(key, ['late10', 'late4', 'ok11', 'bad7', 'ok12', 'same12'])).size).toBe(0);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(await ctx.store.append(key, [msgEntry(11, 'ok11')])).toEqual([{ seq: 11, duplicate: false }]);
+  });
+
+  // One rule set (core's assertStorableEntry) for every adapter: before it, LMDB stored
+  // fractional or NaN times (NaN read back as null) that CQL refused, CQL stored seq
+  // MAX_SAFE_INTEGER that LMDB refused, and both stored an unknown kind that CQL then failed
+  // to read back. Each is now refused everywhere, with a typed error and nothing of the call stored.
+  it('refuses an entry it could not read back exactly, typed, and stores nothing of that call', async () => {
+    const key = freshKey();
+    await ctx.store.append(key, [msgEntry(1, 'ok1')]);
+    const bad = (over: Partial<Entry>, appinfo: string): Entry => ({ ...msgEntry(2, appinfo), ...over });
+    const refusals: [Entry, typeof BadRequestError | typeof InternalError][] = [
+      [bad({ sendTime: Number.NaN }, 'nan-time'), BadRequestError],
+      [bad({ sendTime: 1.5 }, 'frac-time'), BadRequestError],
+      [bad({ sendTime: Number.POSITIVE_INFINITY }, 'inf-time'), BadRequestError],
+      [bad({ kind: 'read', referSeq: 0.5, seqs: [1] }, 'frac-refer'), BadRequestError],
+      [bad({ kind: 'read', referSeq: 1, seqs: [1, Number.NaN] }, 'nan-seqs'), BadRequestError],
+      [bad({ kind: 'recall', recall: { appinfo: 'ok1', sendTime: 2.5 } }, 'frac-recall'), BadRequestError],
+      [bad({ kind: 'bogus' as Entry['kind'] }, 'bogus-kind'), BadRequestError],
+      [bad({ appinfo: '€'.repeat(171) }, ''), BadRequestError], // 513 UTF-8 bytes in 171 code units
+      [bad({ seq: Number.MAX_SAFE_INTEGER }, 'top-seq'), InternalError],
+    ];
+    for (const [entry, refusal] of refusals) {
+      await expect(ctx.store.append(key, [entry]), entry.appinfo).rejects.toBeInstanceOf(refusal);
+      // A valid entry in the same call is not stored either.
+      const behindValid = entry.seq === 2 ? { ...entry, seq: 3 } : entry;
+      await expect(ctx.store.append(key, [msgEntry(2, 'mate'), behindValid]), entry.appinfo).rejects.toBeInstanceOf(refusal);
+    }
+    expect(await ctx.store.headSeq(key)).toBe(1);
+    expect((await ctx.store.findSeqs(key, ['mate', ...refusals.map(([entry]) => entry.appinfo)])).size).toBe(0);
+    expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1]);
+    // The limits are the same everywhere: 512 UTF-8 bytes is stored and found, by every adapter.
+    const longest = msgEntry(2, `${'€'.repeat(170)}ab`);
+    expect(await ctx.store.append(key, [longest])).toEqual([{ seq: 2, duplicate: false }]);
+    expect(await ctx.store.readAfter(key, 1, 10)).toEqual([longest]);
+    expect(await ctx.store.findSeqs(key, [longest.appinfo, '€'.repeat(171)])).toEqual(new Map([[longest.appinfo, 2]]));
   });
 
   it('findSeqs maps the stored appinfos of this stream only', async () => {

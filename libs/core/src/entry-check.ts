@@ -1,0 +1,66 @@
+/**
+ * What every seq log (LMDB and CQL alike) accepts for storage: one rule set, so an entry one
+ * store keeps is never one the other refuses. Runs for every appended entry, before anything is
+ * written; the protocol edge has its own, stricter client rules (appinfo.ts, protocol schemas).
+ */
+import { ENTRY_KINDS, type Entry } from './entry.ts';
+import { BadRequestError, InternalError } from './errors.ts';
+import { hasLoneSurrogate } from './unicode.ts';
+
+/**
+ * Longest stored appinfo in UTF-8 bytes. The embedded engine puts it in an LMDB key (keys are
+ * limited to about 2 KB, and a key holds the stream too); CQL keeps the same bound so both
+ * stores hold the same appinfos. Server-made ids (`recall:<appinfo>` …) stay well below it.
+ */
+export const MAX_STORED_APPINFO_BYTES = 512;
+
+/**
+ * Whether an appinfo can be stored, and so ever be found by a lookup. One with an unpaired
+ * surrogate cannot: it has no UTF-8 form (stores write U+FFFD instead, so "a\uD800" would find
+ * "a\uFFFD").
+ */
+export function isStorableAppinfo(appinfo: string): boolean {
+  if (appinfo.length === 0 || hasLoneSurrogate(appinfo)) return false;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most appinfos fit without being measured.
+  return appinfo.length * 3 <= MAX_STORED_APPINFO_BYTES || utf8Length(appinfo) <= MAX_STORED_APPINFO_BYTES;
+}
+
+/**
+ * Throws unless `entry` can be stored and read back exactly as given:
+ * - seq: a safe integer in [1, MAX_SAFE_INTEGER): seqs are allocated by the server, so a bad
+ *   one is a bug (InternalError); the top value is the embedded engine's range-scan bound;
+ * - appinfo: isStorableAppinfo (BadRequestError);
+ * - kind: one of ENTRY_KINDS, since a reader refuses any other and one such row would fail
+ *   every read of its page (BadRequestError);
+ * - sendTime, referSeq, recall.sendTime, seqs[]: safe integers (BadRequestError): JSON turns
+ *   NaN and Infinity into null and CQL bigints hold no fractions, so they would not read back.
+ */
+export function assertStorableEntry(stream: string, entry: Entry): void {
+  if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || entry.seq >= Number.MAX_SAFE_INTEGER) {
+    throw new InternalError(`invalid seq ${String(entry.seq)} for ${stream}`);
+  }
+  if (typeof entry.appinfo !== 'string' || entry.appinfo.length === 0) throw new BadRequestError('entry without appinfo');
+  if (hasLoneSurrogate(entry.appinfo)) throw new BadRequestError('appinfo holds an unpaired UTF-16 surrogate');
+  if (!isStorableAppinfo(entry.appinfo)) throw new BadRequestError(`appinfo longer than ${MAX_STORED_APPINFO_BYTES} UTF-8 bytes`);
+  if (!ENTRY_KINDS.includes(entry.kind)) throw new BadRequestError(`unknown entry kind ${String(entry.kind)}`);
+  // Field by field, not through an array of pairs: this runs for every entry appended.
+  assertInteger('sendTime', entry.sendTime);
+  if (entry.referSeq !== undefined) assertInteger('referSeq', entry.referSeq);
+  if (entry.recall !== undefined) assertInteger('recall.sendTime', entry.recall.sendTime);
+  if (entry.seqs !== undefined) for (const seq of entry.seqs) assertInteger('seqs[]', seq);
+}
+
+function assertInteger(field: string, value: number): void {
+  if (!Number.isSafeInteger(value)) throw new BadRequestError(`${field} must be an integer, got ${String(value)}`);
+}
+
+/** UTF-8 size of a string without unpaired surrogates (no Buffer: core also runs in browsers). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // Each half of a surrogate pair counts 2: the pair is one 4-byte code point.
+    bytes += unit < 0x80 ? 1 : unit < 0x800 || (unit >= 0xd800 && unit <= 0xdfff) ? 2 : 3;
+  }
+  return bytes;
+}
