@@ -6,7 +6,7 @@ export type { SlotState } from './shard-slot.ts';
 export { RemoteInboxWriter } from './remote-inbox-writer.ts';
 export type { RemoteInboxWriterOptions } from './remote-inbox-writer.ts';
 export { RemoteGroupStreamWriter } from './remote-group-stream-writer.ts';
-export type { RemoteGroupStreamWriterOptions, GroupStreamAppender, GroupAppendResult } from './remote-group-stream-writer.ts';
+export type { RemoteGroupStreamWriterOptions } from './remote-group-stream-writer.ts';
 export type { RemoteWriterOptions } from './shard-requester.ts';
 export { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
 export { FencedTimelineStore } from './fenced-timeline.ts';

@@ -5,23 +5,9 @@
  * deadline exactly like RemoteInboxWriter (see ShardRequester).
  */
 import { InternalError } from '@seqline/core';
-import type { AppendOutcome, GroupKey, NewEntry } from '@seqline/core';
+import type { GroupAppendOutcome, GroupKey, GroupStreamAppender, NewEntry } from '@seqline/core';
 import { ShardRequester } from './shard-requester.ts';
 import type { RemoteWriterOptions } from './shard-requester.ts';
-
-/** An append outcome of a group stream; `prevSeq` is the gseq stored just before a new entry. */
-export type GroupAppendResult = AppendOutcome & { prevSeq?: number };
-
-/**
- * Structurally the `GroupStreamAppender` of @seqline/messaging (which this package must not
- * import): what messaging needs from the group stream writer.
- */
-export interface GroupStreamAppender {
-  /** Idempotent by appinfo; outcomes align with entries; `prevSeq` is set for new entries. */
-  append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendResult[]>;
-  /** The head after every append queued before the call (a window bound for membership changes). */
-  headSeq(group: GroupKey): Promise<number>;
-}
 
 export type RemoteGroupStreamWriterOptions = RemoteWriterOptions;
 
@@ -37,9 +23,9 @@ export class RemoteGroupStreamWriter implements GroupStreamAppender {
    * prevSeq is what the owner stored just before it. If a later request fails the earlier ones
    * stay written; the caller's retry of the whole call dedups them (no prevSeq for those).
    */
-  async append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendResult[]> {
+  async append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]> {
     if (entries.length === 0) return [];
-    const outcomes: GroupAppendResult[] = [];
+    const outcomes: GroupAppendOutcome[] = [];
     for (const { chunk, req, payload } of this.requester.appendRequests({ op: 'gappend', group }, entries)) {
       const reply = await this.requester.call(req, payload);
       if (reply.outcomes?.length !== chunk.length) throw new InternalError('group stream owner returned the wrong number of outcomes');

@@ -6,8 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FencedError, groupKey, shardOf } from '@seqline/core';
-import type { GroupKey } from '@seqline/core';
-import type { GroupAppendResult } from '../src/index.ts';
+import type { GroupAppendOutcome, GroupKey } from '@seqline/core';
 import { readAll, useRigPerTest } from './support/cluster.ts';
 import { firstNonIncreasing, groupInShard, groupMsg, inboxInShard, msg, sleep, waitFor } from './support/doubles.ts';
 import { RecordingGroupStreams } from './support/group-streams.ts';
@@ -86,7 +85,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     const groups = [0, 1, 2, 3].map((i) => groupKey(tenant, `loop${i}`));
     let stop = false;
     const loops = groups.map(async (group) => {
-      const outcomes: GroupAppendResult[] = [];
+      const outcomes: GroupAppendOutcome[] = [];
       const appinfos: string[] = [];
       for (let i = 0; !stop; i++) {
         appinfos.push(`${group}-${i}`);
@@ -98,7 +97,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     const lost = groupKey(tenant, 'lost-reply');
     const landed = await svc.nc.request(`${rig.subjectPrefix}.${shardOf(lost, SHARDS)}`,
       JSON.stringify({ op: 'gappend', group: lost, entries: [groupMsg(lost, 'lost-1')] }), { timeout: 2000 });
-    const lostSeq = (landed.json() as { outcomes: GroupAppendResult[] }).outcomes[0]!.seq;
+    const lostSeq = (landed.json() as { outcomes: GroupAppendOutcome[] }).outcomes[0]!.seq;
     await sleep(300);
     const epochsA = new Map(a.shardStates().map((s) => [s.shard, s.epoch]));
     await a.close(); // hands every shard over mid-loop

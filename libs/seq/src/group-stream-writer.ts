@@ -7,20 +7,15 @@
  */
 import { shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
-  AppendOutcome, Entry, GroupKey, GroupStreamStore, Logger, NewEntry, SeqCeilingStore,
+  Entry, GroupAppendOutcome, GroupKey, GroupStreamAppender, GroupStreamStore, Logger, NewEntry, SeqCeilingStore,
 } from '@seqline/core';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { SectionAllocator } from './section-allocator.ts';
 import type { KeyBudget } from './key-budget.ts';
 
-export interface GroupAppendOutcome extends AppendOutcome {
-  /**
-   * For an entry stored by this call: the gseq stored just before it in the stream (what a
-   * `group.push` names as prevGseq). Absent for duplicates.
-   */
-  prevSeq?: number;
-}
+/** The port's outcome type, re-exported so this package's index keeps its old export. */
+export type { GroupAppendOutcome } from '@seqline/core';
 
 export interface GroupStreamWriterOptions {
   streams: GroupStreamStore;
@@ -57,7 +52,7 @@ interface GroupState {
   draining: Promise<void> | undefined;
 }
 
-export class GroupStreamWriter {
+export class GroupStreamWriter implements GroupStreamAppender {
   private readonly streams: GroupStreamStore;
   private readonly ceilings: SeqCeilingStore;
   private readonly logger: Logger;
@@ -234,6 +229,6 @@ export class GroupStreamWriter {
       }
     });
     // Returns our outcome objects as they are (prevSeq kept); only in-batch repeats are new.
-    return resolveInBatchDuplicates(filled, entries) as GroupAppendOutcome[];
+    return resolveInBatchDuplicates(filled, entries);
   }
 }

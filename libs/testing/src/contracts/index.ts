@@ -5,6 +5,7 @@ export { seqCeilingStoreContract } from './ceilings.contract.ts';
 export { jobStoreContract } from './jobs.contract.ts';
 export { settingsStoreContract } from './settings.contract.ts';
 export { inboxWriterContract, type InboxWriterRig } from './inbox-writer.contract.ts';
+export { groupStreamAppenderContract, type GroupStreamAppenderRig } from './group-stream-appender.contract.ts';
 export {
   acrossReopen, msgEntry, uniqueName, uniqueTenant,
   type OpenedStore, type StoreOpener,
