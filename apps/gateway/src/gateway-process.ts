@@ -1,6 +1,6 @@
 import { defaultLease, LeasedRateLimiter, RedisRateLimiter } from '@seqline/cache';
 import type { Logger } from '@seqline/core';
-import { AdminService, createMessaging } from '@seqline/messaging';
+import { AdminService, adminDepsOf, createMessaging } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
 import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
 import { createGateway, type Gateway } from './gateway.ts';
@@ -29,11 +29,7 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
     }), { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) }),
     transport: config.SEQLINE_TRANSPORT,
     admin: {
-      service: new AdminService({
-        settings: messaging.settings, timeline: infra.readTimeline, groups: infra.groups,
-        groupStreams: infra.stores.groupStreams, queue: infra.queue, queueStats: () => infra.queue.stats(),
-        readFanout: config.SEQLINE_READ_FANOUT, logger,
-      }),
+      service: new AdminService(adminDepsOf(messaging.deps, messaging.settings, { queueStats: () => infra.queue.stats() })),
       verifyAdminToken: createAdminTokenVerifier(config.SEQLINE_SECRET),
     },
   });

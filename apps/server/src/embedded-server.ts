@@ -1,15 +1,13 @@
 import { join } from 'node:path';
 import { systemClock, type Clock, type Logger } from '@seqline/core';
-import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus/local';
 import { createGateway, DEV_TOKEN_PATH, loadStaticSite, type DevTokenIssuer, type StaticSite } from '@seqline/gateway';
 import {
-  AdminService, createMessaging, LiveSettings, startWorkers, type Messaging, type MessagingDeps, type Workers,
+  AdminService, adminDepsOf, createMessaging, startWorkers, type LiveSettings, type Messaging, type Workers,
 } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier, issueToken } from '@seqline/protocol';
-import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
 import { openEmbeddedEngine } from '@seqline/store';
-import { v7 as uuidv7 } from 'uuid';
 import type { ServerConfig } from './config.ts';
+import { embeddedMessagingDeps } from './embedded-deps.ts';
 
 export interface RunningServer {
   port: number;
@@ -29,27 +27,8 @@ export interface RunningServer {
  */
 export async function startEmbeddedServer(config: ServerConfig, logger: Logger, clock: Clock = systemClock): Promise<RunningServer> {
   const engine = await openEmbeddedEngine({ dir: join(config.dataDir, 'db'), logger });
-  // A new epoch per start: the owner claims every section above the previous owner's.
-  const epoch = await engine.ceilings.nextEpoch('inbox-owner');
-  const push = createLocalPushBus({ logger });
-  // One bound on the per-user (and per-group) seqs the allocators keep in memory, for the process.
-  const seqKeyBudget = new KeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
-  const writer = new InboxOwner({
-    timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch, seqKeyBudget, maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
-  });
-  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
-  // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.
-  const groupWriter = new GroupStreamWriter({
-    streams: engine.groupStreams, ceilings: engine.ceilings, logger, epoch: await engine.ceilings.nextEpoch('group-writer'), seqKeyBudget,
-  });
-  // Operator settings: read on every use, so an admin change applies without a restart.
-  const live = await LiveSettings.start({ store: engine.settings, logger });
-
-  const deps: MessagingDeps = {
-    writer, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams, groupWriter,
-    queue, push, logger, clock, tiers: () => live.tiers(), limits: () => live.limits(), readFanout: config.SEQLINE_READ_FANOUT,
-    newId: () => uuidv7(),
-  };
+  const composed = await embeddedMessagingDeps(engine, config, logger, clock);
+  const { deps, settings: live, queue } = composed;
   const messaging = createMessaging(deps);
   const workers = await startWorkers(deps);
   const dev: DevRoutes = config.SEQLINE_DEV_ROUTES ? await devRoutes(config, logger) : {};
@@ -61,11 +40,9 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
     admin: {
-      service: new AdminService({
-        settings: live, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams,
-        queue, queueStats: () => queue.stats(), poolStats: () => workers.stats().pools, jobs: engine.jobs,
-        readFanout: config.SEQLINE_READ_FANOUT, logger,
-      }),
+      service: new AdminService(adminDepsOf(deps, live, {
+        queueStats: () => queue.stats(), poolStats: () => workers.stats().pools, jobs: engine.jobs,
+      })),
       verifyAdminToken: createAdminTokenVerifier(config.secret),
     },
   });
@@ -80,12 +57,9 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     messaging,
     close: () => (closing ??= (async () => {
       await gateway.close();
-      await queue.close();
+      // Stops the queue first (running jobs finish), then the writers; the poke timer goes after.
+      await composed.close();
       workers.stop();
-      await groupWriter.close();
-      await writer.close();
-      await push.close();
-      await live.close();
       await engine.close();
     })()),
   };

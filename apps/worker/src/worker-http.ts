@@ -79,10 +79,6 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
       },
     });
     new Gauge({
-      name: 'seqline_worker_push_routing_ready', help: '1 when huge-group pushes are routed per gateway, 0 while they go per inbox',
-      registers: [registry], collect() { this.set(push().presence?.ready ? 1 : 0); },
-    });
-    new Gauge({
       name: 'seqline_worker_presence_gateways', help: 'gateways whose connected inboxes this worker follows',
       registers: [registry], collect() { this.set(push().presence?.gateways ?? 0); },
     });

@@ -8,6 +8,7 @@ import {
   type Entry, type FanoutMode, type GroupStore, type GroupStreamStore, type JobStore, type Limits,
   type Logger, type StoredJob, type Tier, type TierThresholds, type TimelineStore, type WorkQueue,
 } from '@seqline/core';
+import type { MessagingDeps, MessagingEnv, MessagingPolicy } from './deps.ts';
 import type { LiveSettings } from './live-settings.ts';
 
 /** Live counters of one consumed queue; both bus adapters' `stats()` have this shape. */
@@ -43,6 +44,19 @@ export interface AdminDeps {
   /** Whether huge groups use read-fanout (reported by `groupShow`). */
   readFanout: boolean;
   logger: Logger;
+}
+
+/**
+ * The admin deps over the stores, queue and policy the messaging service of this process runs
+ * on (one composition per mode); `local` adds what only this process can observe.
+ */
+export function adminDepsOf(
+  d: Pick<MessagingDeps, 'stores' | 'queue'> & { policy: Pick<MessagingPolicy, 'readFanout'>; env: Pick<MessagingEnv, 'logger'> },
+  settings: AdminDeps['settings'],
+  local: Pick<AdminDeps, 'queueStats' | 'poolStats' | 'jobs'> = {},
+): AdminDeps {
+  const { timeline, groups, groupStreams } = d.stores;
+  return { settings, timeline, groups, groupStreams, queue: d.queue, readFanout: d.policy.readFanout, logger: d.env.logger, ...local };
 }
 
 export interface TiersView { tiers: TierThresholds; version: number }

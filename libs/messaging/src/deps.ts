@@ -1,40 +1,56 @@
 import type {
-  AppendOutcome, Clock, GroupKey, GroupStore, GroupStreamStore, InboxWriter, Limits, Logger, NewEntry,
-  PushBus, SheddingPolicy, TierThresholds, TimelineStore, WorkQueue,
+  Clock, GroupStore, GroupStreamStore, InboxWriter, Limits, Logger, PushBus, SheddingPolicy, TierThresholds,
+  TimelineStore, WorkQueue,
 } from '@seqline/core';
 
-/**
- * The write side of read-fanout group streams: the single writer that allocates gseqs
- * (`GroupStreamWriter` in @seqline/seq). A port in all but location: it belongs next to
- * InboxWriter in core's ports once the distributed writer lands.
- */
-export interface GroupStreamAppender {
-  /** Idempotent by appinfo; outcomes align with entries; `prevSeq` is set for new entries. */
-  append(group: GroupKey, entries: NewEntry[]): Promise<Array<AppendOutcome & { prevSeq?: number }>>;
-  /** The head after every append queued before the call (a window bound for membership changes). */
-  headSeq(group: GroupKey): Promise<number>;
-}
+// The write side of read-fanout group streams is core's port (ports.ts); messaging's callers
+// still import it from here.
+import type { GroupStreamAppender } from '@seqline/core';
+export type { GroupStreamAppender };
 
-/** Everything the messaging service runs on: ports, so embedded and distributed share it. */
-export interface MessagingDeps {
-  writer: InboxWriter;
+/** Where messages, groups and group streams are read (and, outside the writers, stored). */
+export interface MessagingStores {
   timeline: TimelineStore;
   groups: GroupStore;
   groupStreams: GroupStreamStore;
-  groupWriter: GroupStreamAppender;
-  queue: WorkQueue;
-  push: PushBus;
-  logger: Logger;
-  clock: Clock;
-  /** Read on every use so an operator's change applies without restart. */
+}
+
+/** The single writers: seqs of an inbox and gseqs of a group stream are allocated only here. */
+export interface MessagingWriters {
+  inbox: InboxWriter;
+  groupStream: GroupStreamAppender;
+}
+
+/** The operator's choices; the functions are read on every use, so a change applies live. */
+export interface MessagingPolicy {
   tiers: () => TierThresholds;
-  /** Pool sizes and per-group concurrency; read on every use (live). */
+  /** Pool sizes, per-group concurrency and in-flight caps. */
   limits: () => Limits;
   /** Huge groups use read-fanout (one copy in a group stream) when on. */
   readFanout: boolean;
-  /** Server-generated appinfos for control entries (read, group events). */
-  newId: () => string;
   /** Event-loop lag in ms for load shedding; default: this process's loop, measured. */
   loopLagMs?: () => number;
   sheddingPolicy?: SheddingPolicy;
+}
+
+/** What every process provides: logs, time, ids. */
+export interface MessagingEnv {
+  logger: Logger;
+  clock: Clock;
+  /** Server-generated appinfos for control entries (read, group events) and group ids. */
+  newId: () => string;
+}
+
+/**
+ * Everything the messaging service and its workers run on, by concern: ports only, so embedded
+ * and distributed share it. Built once per mode (apps/server embedded-deps.ts, libs/runtime
+ * messaging-deps.ts); each operation declares the part it uses.
+ */
+export interface MessagingDeps {
+  stores: MessagingStores;
+  writers: MessagingWriters;
+  queue: WorkQueue;
+  push: PushBus;
+  policy: MessagingPolicy;
+  env: MessagingEnv;
 }

@@ -1,6 +1,6 @@
 import { inboxKey, splitKey, visibleRange, type GroupKey, type Membership } from '@seqline/core';
 import type { Caller, GroupNews } from './api.ts';
-import type { MessagingDeps } from './deps.ts';
+import type { MessagingStores } from './deps.ts';
 
 /**
  * The `groups` part of a sync answer: group streams whose head is past the caller's cursor
@@ -11,14 +11,14 @@ import type { MessagingDeps } from './deps.ts';
  * key lookup per group, all at once); cursor and membership are read only for groups whose
  * stream is not empty. Most groups never had a stream and cost one lookup.
  */
-export async function listGroupNews(d: MessagingDeps, caller: Caller): Promise<GroupNews[]> {
+export async function listGroupNews(d: { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> }, caller: Caller): Promise<GroupNews[]> {
   const inbox = inboxKey(caller.tenant, caller.user);
-  const keys = await d.groups.groupsOf(inbox);
+  const keys = await d.stores.groups.groupsOf(inbox);
   if (keys.length === 0) return [];
-  const heads = await Promise.all(keys.map((k) => d.groupStreams.headSeq(k)));
+  const heads = await Promise.all(keys.map((k) => d.stores.groupStreams.headSeq(k)));
   const withStream = keys.flatMap((key, i) => ((heads[i] ?? 0) > 0 ? [{ key, head: heads[i] as number }] : []));
   const states = await Promise.all(withStream.map(({ key }) => Promise.all([
-    d.groupStreams.getCursor(key, inbox), d.groups.getMembership(key, caller.user),
+    d.stores.groupStreams.getCursor(key, inbox), d.stores.groups.getMembership(key, caller.user),
   ])));
   const news: GroupNews[] = [];
   withStream.forEach(({ key, head }, i) => {

@@ -4,9 +4,12 @@
  * a huge-group message, and it writes nothing: it publishes on the push bus (local in
  * embedded mode, NATS subjects per user in distributed mode), one chunk of members at a time.
  */
-import { canReadGseq, inboxKey, readsWholeGseqRange, type Entry, type GroupKey, type InboxKey, type Membership, type PushMessage } from '@seqline/core';
-import type { MessagingDeps } from './deps.ts';
+import { canReadGseq, inboxKey, readsWholeGseqRange, type Entry, type GroupKey, type InboxKey, type Membership, type PushBus, type PushMessage } from '@seqline/core';
+import type { MessagingEnv, MessagingStores } from './deps.ts';
 import type { NotifyJob } from './queues.ts';
+
+/** A huge-group push reads the members' windows and publishes; it stores nothing. */
+export type NotifyDeps = { stores: Pick<MessagingStores, 'groups'>; push: PushBus; env: Pick<MessagingEnv, 'logger'> };
 
 export interface NotifyOptions {
   /** Members pushed to between two yields to the event loop. */
@@ -53,7 +56,7 @@ export function visibleRuns(m: Membership | null, run: Run): Run[] {
 }
 
 /** Publishes every run to every current member allowed to read it; returns pushes published. */
-export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[], o: NotifyOptions): Promise<number> {
+export async function runGroupNotify(d: NotifyDeps, jobs: readonly NotifyJob[], o: NotifyOptions): Promise<number> {
   const first = jobs[0];
   if (!first) return 0;
   const key = first.groupKey as GroupKey;
@@ -62,7 +65,7 @@ export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[
   await yieldToLoop();
   // One read of every member's windows (one cached value in distributed mode), not one per member:
   // a 2 000-member group's lookups were most of a worker's CPU at 40 messages a second.
-  const members = await d.groups.listMemberships(key);
+  const members = await d.stores.groups.listMemberships(key);
   let pushes = 0;
   for (let i = 0; i < members.length; i += o.chunkSize) {
     const chunk = members.slice(i, i + o.chunkSize);
@@ -92,13 +95,13 @@ export async function runGroupNotify(d: MessagingDeps, jobs: readonly NotifyJob[
 }
 
 /** Pushes published (best effort: the message is durable in the stream, a member that misses it pages). */
-function publish(d: MessagingDeps, inboxes: InboxKey[], msg: Omit<PushMessage, 'inbox'>): number {
+function publish(d: Pick<NotifyDeps, 'push' | 'env'>, inboxes: InboxKey[], msg: Omit<PushMessage, 'inbox'>): number {
   if (inboxes.length === 0) return 0;
   try {
     d.push.publishToEach(inboxes, msg);
     return inboxes.length;
   } catch (err) {
-    d.logger.warn({ members: inboxes.length, group: msg.group, err }, 'group push publish failed');
+    d.env.logger.warn({ members: inboxes.length, group: msg.group, err }, 'group push publish failed');
     return 0;
   }
 }

@@ -3,11 +3,14 @@ import {
   type Entry, type GroupKey, type GseqRange, type Membership,
 } from '@seqline/core';
 import type { Caller, GroupHistoryInput, GroupHistoryResult, GroupReadersInput, GroupReadersResult } from './api.ts';
-import type { MessagingDeps } from './deps.ts';
+import type { MessagingStores } from './deps.ts';
 
-async function requireMembership(d: MessagingDeps, key: GroupKey, caller: Caller, id: string): Promise<Membership> {
-  if (!(await d.groups.getGroup(key))) throw new NotFoundError(`group ${id} not found`);
-  const membership = await d.groups.getMembership(key, caller.user);
+/** Group stream reads and cursors: the stores only (a cursor is not a gseq: no writer). */
+export type GroupStreamDeps = { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> };
+
+async function requireMembership(d: GroupStreamDeps, key: GroupKey, caller: Caller, id: string): Promise<Membership> {
+  if (!(await d.stores.groups.getGroup(key))) throw new NotFoundError(`group ${id} not found`);
+  const membership = await d.stores.groups.getMembership(key, caller.user);
   if (!membership) throw new ForbiddenError(`not a member of group ${id}`);
   return membership;
 }
@@ -17,7 +20,7 @@ async function requireMembership(d: MessagingDeps, key: GroupKey, caller: Caller
  * a join, between a removal and a re-join) are skipped in the store, not read and filtered, so a
  * member who joined at gseq 50 000 pages from there without reading what came before.
  */
-export async function groupHistory(d: MessagingDeps, caller: Caller, input: GroupHistoryInput): Promise<GroupHistoryResult> {
+export async function groupHistory(d: GroupStreamDeps, caller: Caller, input: GroupHistoryInput): Promise<GroupHistoryResult> {
   const key = groupKey(caller.tenant, input.id);
   const ranges = visibleRange(await requireMembership(d, key, caller, input.id));
   const n = clampLimit(input.limit);
@@ -28,12 +31,12 @@ export async function groupHistory(d: MessagingDeps, caller: Caller, input: Grou
 }
 
 /** Up to `want` visible entries with gseq > after, ascending. */
-async function pageForward(d: MessagingDeps, key: GroupKey, ranges: GseqRange[], after: number, want: number): Promise<Entry[]> {
+async function pageForward(d: GroupStreamDeps, key: GroupKey, ranges: GseqRange[], after: number, want: number): Promise<Entry[]> {
   const out: Entry[] = [];
   for (const r of ranges) {
     if (r.upTo <= after) continue;
     const need = want - out.length;
-    const rows = await d.groupStreams.readAfter(key, Math.max(after, r.after), need);
+    const rows = await d.stores.groupStreams.readAfter(key, Math.max(after, r.after), need);
     for (const row of rows) {
       if (row.seq > r.upTo) break;
       out.push(row);
@@ -44,12 +47,12 @@ async function pageForward(d: MessagingDeps, key: GroupKey, ranges: GseqRange[],
 }
 
 /** Up to `want` visible entries with gseq < before, descending. */
-async function pageBackward(d: MessagingDeps, key: GroupKey, ranges: GseqRange[], before: number, want: number): Promise<Entry[]> {
+async function pageBackward(d: GroupStreamDeps, key: GroupKey, ranges: GseqRange[], before: number, want: number): Promise<Entry[]> {
   const out: Entry[] = [];
   for (const r of [...ranges].reverse()) {
     if (r.after + 1 >= before) continue;
     const need = want - out.length;
-    const rows = await d.groupStreams.readBefore(key, Math.min(before, r.upTo + 1), need);
+    const rows = await d.stores.groupStreams.readBefore(key, Math.min(before, r.upTo + 1), need);
     for (const row of rows) {
       if (row.seq <= r.after) break;
       out.push(row);
@@ -60,11 +63,11 @@ async function pageBackward(d: MessagingDeps, key: GroupKey, ranges: GseqRange[]
 }
 
 /** Moves the caller's cursor (only forward, never past the head); the cursor is "read up to". */
-export async function groupAck(d: MessagingDeps, caller: Caller, id: string, gseq: number): Promise<{ cursor: number }> {
+export async function groupAck(d: GroupStreamDeps, caller: Caller, id: string, gseq: number): Promise<{ cursor: number }> {
   const key = groupKey(caller.tenant, id);
-  if (!(await d.groups.getMembership(key, caller.user))) throw new ForbiddenError(`not a member of group ${id}`);
-  const head = await d.groupStreams.headSeq(key);
-  return { cursor: await d.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head)) };
+  if (!(await d.stores.groups.getMembership(key, caller.user))) throw new ForbiddenError(`not a member of group ${id}`);
+  const head = await d.stores.groupStreams.headSeq(key);
+  return { cursor: await d.stores.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head)) };
 }
 
 /**
@@ -72,21 +75,21 @@ export async function groupAck(d: MessagingDeps, caller: Caller, id: string, gse
  * message's readers are the members who may read it and whose cursor has reached its gseq,
  * computed on request. Only the message's sender and the group admin may ask.
  */
-export async function groupReaders(d: MessagingDeps, caller: Caller, input: GroupReadersInput): Promise<GroupReadersResult> {
+export async function groupReaders(d: GroupStreamDeps, caller: Caller, input: GroupReadersInput): Promise<GroupReadersResult> {
   const key = groupKey(caller.tenant, input.id);
-  const group = await d.groups.getGroup(key);
+  const group = await d.stores.groups.getGroup(key);
   if (!group) throw new NotFoundError(`group ${input.id} not found`);
-  const [message] = await d.groupStreams.readAfter(key, input.gseq - 1, 1);
+  const [message] = await d.stores.groupStreams.readAfter(key, input.gseq - 1, 1);
   if (!message || message.seq !== input.gseq) throw new NotFoundError(`no message at gseq ${input.gseq} in group ${input.id}`);
   if (message.kind !== 'msg') throw new BadRequestError(`gseq ${input.gseq} is not a message`);
-  const own = await d.groups.getMembership(key, caller.user);
+  const own = await d.stores.groups.getMembership(key, caller.user);
   if (!canReadGseq(own, input.gseq)) throw new ForbiddenError(`not a member of group ${input.id} at gseq ${input.gseq}`);
   if (caller.user !== message.from && caller.user !== group.admin) {
     throw new ForbiddenError('only the sender or the group admin lists readers');
   }
   // Windows and cursors in one read each, not one per member. Who joined after the message is
   // neither reader nor unread.
-  const [memberships, cursors] = await Promise.all([d.groups.listMemberships(key), d.groupStreams.listCursors(key)]);
+  const [memberships, cursors] = await Promise.all([d.stores.groups.listMemberships(key), d.stores.groupStreams.listCursors(key)]);
   const readers: string[] = [];
   let unread = 0;
   for (const m of memberships) {

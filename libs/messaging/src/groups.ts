@@ -1,31 +1,47 @@
 import {
   actsAsGroupAdmin, assertGroupSize, BadRequestError, buildGroupEventEntry, fanoutModeFor, ForbiddenError, groupKey,
   isCurrentMember, isServerMadeId, NotFoundError, tierFor, type FanoutMode, type GroupEventInput, type GroupKey, type GroupRecord,
-  type Json, type NewEntry, type Tier,
+  type Json, type NewEntry, type Tier, type WorkQueue,
 } from '@seqline/core';
 import type { Caller, GroupInfo } from './api.ts';
 import type { MessagingContext } from './context.ts';
-import type { MessagingDeps } from './deps.ts';
+import type { MessagingEnv, MessagingPolicy, MessagingStores, MessagingWriters } from './deps.ts';
 import { fanoutQueueFor, toJson, type FanoutJob } from './queues.ts';
 
 /**
  * Group rules (recorded in docs/decisions.md): the creator is the admin; any current member may
  * add members; only the admin removes others, and anyone may remove themself (leave).
  */
-async function requireGroup(d: MessagingDeps, key: GroupKey, id: string): Promise<GroupRecord> {
-  const g = await d.groups.getGroup(key);
+type GroupReadDeps = { stores: Pick<MessagingStores, 'groups'> };
+
+/** Creating a group: its record and members, the creation event through the tier's queue. */
+export type CreateGroupDeps = GroupReadDeps & {
+  queue: WorkQueue; policy: Pick<MessagingPolicy, 'tiers'>; env: Pick<MessagingEnv, 'clock' | 'newId'>;
+};
+
+/** A membership change also bounds windows by the stream head and may switch fanout mode. */
+export type ChangeMembersDeps = Pick<MessagingContext, 'membershipLocks' | 'queue'> & GroupReadDeps & {
+  writers: Pick<MessagingWriters, 'groupStream'>;
+  policy: Pick<MessagingPolicy, 'tiers' | 'readFanout'>;
+  env: MessagingEnv;
+};
+
+export type GroupInfoDeps = { stores: Pick<MessagingStores, 'groups' | 'groupStreams'>; policy: Pick<MessagingPolicy, 'readFanout'> };
+
+async function requireGroup(d: GroupReadDeps, key: GroupKey, id: string): Promise<GroupRecord> {
+  const g = await d.stores.groups.getGroup(key);
   if (!g) throw new NotFoundError(`group ${id} not found`);
   return g;
 }
 
-async function requireMember(d: MessagingDeps, key: GroupKey, caller: Caller, id: string): Promise<void> {
-  if (!isCurrentMember(await d.groups.getMembership(key, caller.user))) {
+async function requireMember(d: GroupReadDeps, key: GroupKey, caller: Caller, id: string): Promise<void> {
+  if (!isCurrentMember(await d.stores.groups.getMembership(key, caller.user))) {
     throw new ForbiddenError(`not a member of group ${id}`);
   }
 }
 
 /** Writes a `group` control entry into the given members' inboxes, through the group's tier queue. */
-async function announce(d: MessagingDeps, tenant: string, key: GroupKey, tier: Tier, recipients: string[], entry: NewEntry): Promise<void> {
+async function announce(d: { queue: WorkQueue }, tenant: string, key: GroupKey, tier: Tier, recipients: string[], entry: NewEntry): Promise<void> {
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant, groupKey: key, entry, recipients };
   await d.queue.enqueue(fanoutQueueFor(tier), `group:${tenant}:${entry.appinfo}`, toJson(job));
@@ -62,23 +78,23 @@ export function buildTierEntry(input: {
 }
 
 export async function createGroup(
-  d: MessagingContext, caller: Caller, input: { name: string; members: string[]; id?: string },
+  d: CreateGroupDeps, caller: Caller, input: { name: string; members: string[]; id?: string },
 ): Promise<{ id: string; tier: Tier }> {
   if (input.id !== undefined && isServerMadeId(input.id)) {
     throw new BadRequestError('a chosen group id may not have the form of a server-made id (UUIDv7)');
   }
-  const id = input.id ?? d.newId();
+  const id = input.id ?? d.env.newId();
   const key = groupKey(caller.tenant, id);
   const members = [...new Set([caller.user, ...input.members])].sort();
-  const t = d.tiers();
+  const t = d.policy.tiers();
   assertGroupSize(members.length, t);
   const tier = tierFor(members.length, undefined, t);
-  const now = d.clock.now();
+  const now = d.env.clock.now();
   const record: GroupRecord = {
     key, tenant: caller.tenant, id, name: input.name, admin: caller.user, tier,
     memberCount: members.length, createdAt: now,
   };
-  if (!(await d.groups.createGroup(record, members, { time: now, gseq: 0 }))) {
+  if (!(await d.stores.groups.createGroup(record, members, { time: now, gseq: 0 }))) {
     throw new BadRequestError(`group ${id} already exists`);
   }
   // Every member must learn it is in a group once, so creation is announced even to a huge one
@@ -92,7 +108,7 @@ export async function createGroup(
 }
 
 export async function changeMembers(
-  d: MessagingContext, caller: Caller, id: string, members: string[], op: 'add' | 'remove',
+  d: ChangeMembersDeps, caller: Caller, id: string, members: string[], op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const key = groupKey(caller.tenant, id);
   const unique = [...new Set(members)];
@@ -104,32 +120,32 @@ export async function changeMembers(
  * lock, so a concurrent leave or removal of the caller is seen before the change applies.
  */
 async function applyChange(
-  d: MessagingContext, caller: Caller, key: GroupKey, id: string, unique: string[], op: 'add' | 'remove',
+  d: Omit<ChangeMembersDeps, 'membershipLocks'>, caller: Caller, key: GroupKey, id: string, unique: string[], op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const group = await requireGroup(d, key, id);
-  const membership = await d.groups.getMembership(key, caller.user);
+  const membership = await d.stores.groups.getMembership(key, caller.user);
   if (!isCurrentMember(membership)) throw new ForbiddenError(`not a member of group ${id}`);
   if (op === 'remove' && !actsAsGroupAdmin(group.admin, caller.user, membership) && unique.some((m) => m !== caller.user)) {
     throw new ForbiddenError('only the group admin removes other members');
   }
-  const t = d.tiers();
+  const t = d.policy.tiers();
   if (op === 'add') {
-    const before = await d.groups.listMembers(key);
+    const before = await d.stores.groups.listMembers(key);
     assertGroupSize(new Set([...before, ...unique]).size, t);
   }
   // The head after every append already queued: window bounds are ordered with the stream.
-  const at = { time: d.clock.now(), gseq: await d.groupWriter.headSeq(key) };
+  const at = { time: d.env.clock.now(), gseq: await d.writers.groupStream.headSeq(key) };
   const changed = op === 'add'
-    ? await d.groups.addMembers(key, unique, at)
-    : await d.groups.removeMembers(key, unique, at);
-  const after = await d.groups.listMembers(key);
+    ? await d.stores.groups.addMembers(key, unique, at)
+    : await d.stores.groups.removeMembers(key, unique, at);
+  const after = await d.stores.groups.listMembers(key);
   const tier = tierFor(after.length, group.tier, t);
-  await d.groups.updateGroup(key, { memberCount: after.length, tier });
+  await d.stores.groups.updateGroup(key, { memberCount: after.length, tier });
 
   if (changed.length > 0) {
     const entry = groupEvent(tier, {
       group: id, actor: caller.user, event: op, members: changed, time: at.time,
-      appinfo: `group:${id}:${op}:${d.newId()}`,
+      appinfo: `group:${id}:${op}:${d.env.newId()}`,
     });
     // Degradation: a huge group's membership news is not fanned out to every member (they read
     // group.info); only those added or removed are told. Elsewhere everyone is, removed members
@@ -137,25 +153,25 @@ async function applyChange(
     const recipients = tier === 'huge' ? changed : op === 'add' ? after : [...new Set([...after, ...changed])];
     await announce(d, caller.tenant, key, tier, recipients, entry);
   }
-  const modeBefore = fanoutModeFor(group.tier, d.readFanout);
-  const modeAfter = fanoutModeFor(tier, d.readFanout);
+  const modeBefore = fanoutModeFor(group.tier, d.policy.readFanout);
+  const modeAfter = fanoutModeFor(tier, d.policy.readFanout);
   if (modeBefore !== modeAfter) {
     const entry = buildTierEntry({
       group: id, actor: caller.user, tier, fanout: modeAfter, gseq: at.gseq, time: at.time,
-      appinfo: `group:${id}:tier:${d.newId()}`,
+      appinfo: `group:${id}:tier:${d.env.newId()}`,
     });
     await announce(d, caller.tenant, key, tier, after, entry);
-    d.logger.info({ group: key, from: group.tier, to: tier, members: after.length, gseq: at.gseq }, 'group switched fanout mode');
+    d.env.logger.info({ group: key, from: group.tier, to: tier, members: after.length, gseq: at.gseq }, 'group switched fanout mode');
   }
   return { tier, memberCount: after.length };
 }
 
-export async function groupInfo(d: MessagingDeps, caller: Caller, id: string): Promise<GroupInfo> {
+export async function groupInfo(d: GroupInfoDeps, caller: Caller, id: string): Promise<GroupInfo> {
   const key = groupKey(caller.tenant, id);
   const g = await requireGroup(d, key, id);
   await requireMember(d, key, caller, id);
   return {
     id, name: g.name, tier: g.tier, memberCount: g.memberCount,
-    fanout: fanoutModeFor(g.tier, d.readFanout), headGseq: await d.groupStreams.headSeq(key),
+    fanout: fanoutModeFor(g.tier, d.policy.readFanout), headGseq: await d.stores.groupStreams.headSeq(key),
   };
 }

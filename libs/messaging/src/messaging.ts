@@ -14,13 +14,13 @@ export function createMessaging(deps: MessagingDeps): Messaging {
   const d: MessagingContext = {
     ...deps,
     inFlight,
-    shedder: createShedder(inFlight, deps.loopLagMs ?? processLoopLagMs, deps.sheddingPolicy),
+    shedder: createShedder(inFlight, deps.policy.loopLagMs ?? processLoopLagMs, deps.policy.sheddingPolicy),
     membershipLocks: new KeyedLock(),
   };
   const quota = new InFlightQuota();
   /** Per-user and per-tenant in-flight caps (I6), read live from the operator's limits. */
   const guarded = <T>(c: Caller, work: () => Promise<T>): Promise<T> => {
-    const slot = quota.tryAcquire(c.tenant, c.user, d.limits());
+    const slot = quota.tryAcquire(c.tenant, c.user, d.policy.limits());
     if (!slot.ok) {
       return Promise.reject(new RateLimitedError(slot.refused === 'user'
         ? 'too many of your requests in flight; retry shortly'

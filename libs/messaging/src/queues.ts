@@ -11,8 +11,6 @@ export const FANOUT_QUEUES: Readonly<Record<Tier, string>> = Object.freeze({
   large: 'fanout.large',
   huge: 'fanout.huge',
 });
-/** Jobs persisted before per-tier queues existed; drained by the small pool. */
-export const LEGACY_FANOUT_QUEUE = 'fanout';
 /** Pushes of read-fanout (huge) group messages to connected members. */
 export const NOTIFY_QUEUE = 'notify.huge';
 export const RECEIPT_QUEUE = 'receipts';

@@ -1,11 +1,11 @@
 import {
   appendWithin, type AppendOutcome, buildMessageCopy, checkResend, convForRecipient, OverloadedError, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
   wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
-  type NewEntry,
+  type NewEntry, type WorkQueue,
 } from '@seqline/core';
 import type { Caller, SendInput, SendResult } from './api.ts';
 import type { MessagingContext } from './context.ts';
-import type { MessagingDeps } from './deps.ts';
+import type { MessagingEnv, MessagingPolicy, MessagingStores, MessagingWriters } from './deps.ts';
 import { fanoutQueueFor, NOTIFY_QUEUE, toJson, type FanoutJob, type NotifyJob } from './queues.ts';
 
 export function fanoutJobId(tenant: string, appinfo: string): string {
@@ -31,6 +31,20 @@ function streamMarker(copy: NewEntry): NewEntry {
   return { kind: 'tick', appinfo: streamMarkerAppinfo(copy.appinfo), conv: copy.conv, from: copy.from, sendTime: copy.sendTime };
 }
 
+/** What a send uses: everything but the push bus (pushes follow appends, in the writers). */
+export type SendDeps = Pick<MessagingContext, 'stores' | 'writers' | 'queue' | 'shedder' | 'inFlight'> & {
+  policy: Pick<MessagingPolicy, 'readFanout'>;
+  env: Pick<MessagingEnv, 'clock' | 'logger'>;
+};
+
+/** Appends the sender's copy, and reads it back when it turns out to be a resend. */
+type OwnCopyDeps = { writers: Pick<MessagingWriters, 'inbox'>; stores: Pick<MessagingStores, 'timeline'> };
+
+/** Read-fanout: the group stream's writer, its store (for prevGseq), the notify queue. */
+export type StreamAppendDeps = {
+  writers: Pick<MessagingWriters, 'groupStream'>; stores: Pick<MessagingStores, 'groupStreams'>; queue: WorkQueue;
+};
+
 /**
  * Send: the sender's own copy is appended first — that append is the dedup point (I3) and
  * its seq is the answer. Then, before the send is acknowledged (I4), either a fanout job is
@@ -38,17 +52,17 @@ function streamMarker(copy: NewEntry): NewEntry {
  * persisted (read-fanout). A resend finds the sender's copy and redoes the second step, which
  * is idempotent; this closes the crash window between the two.
  */
-export async function send(d: MessagingContext, caller: Caller, input: SendInput): Promise<SendResult> {
+export async function send(d: SendDeps, caller: Caller, input: SendInput): Promise<SendResult> {
   return d.inFlight.track(() => 'user' in input.to
     ? sendDirect(d, caller, input, input.to.user)
     : sendToGroup(d, caller, input, input.to.group));
 }
 
-async function sendDirect(d: MessagingContext, caller: Caller, input: SendInput, to: string): Promise<SendResult> {
+async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: string): Promise<SendResult> {
   d.shedder.admit(workClassOf('user'));
   const { tenant, user } = caller;
   const copy = buildMessageCopy({
-    appinfo: input.appinfo, from: user, sendTime: d.clock.now(), type: input.type, body: input.body,
+    appinfo: input.appinfo, from: user, sendTime: d.env.clock.now(), type: input.type, body: input.body,
     conv: { type: 'user', id: to },
   });
   const inbox = inboxKey(tenant, user);
@@ -59,7 +73,7 @@ async function sendDirect(d: MessagingContext, caller: Caller, input: SendInput,
   // The recipient's copy goes with the sender's: its owner appends it right after (no second
   // round trip from here), and only when the sender's copy is new.
   const next = { inbox: inboxKey(tenant, to), entries: [recipientCopyOf(copy)], timeoutMs: DIRECT_DELIVERY_MS };
-  const chained = await d.writer.appendThen(inbox, [copy], next);
+  const chained = await d.writers.inbox.appendThen(inbox, [copy], next);
   const { seq, duplicate, entry } = await ownCopyOf(d, inbox, chained.outcomes, copy);
   // A resend: deliver the original as stored (the first attempt may have stopped before it).
   const delivered = duplicate ? await deliverDirect(d, tenant, to, entry) : chained.next === 'appended';
@@ -84,29 +98,31 @@ function recipientCopyOf(entry: NewEntry): NewEntry {
  * durable fanout queue instead, so the send is still acknowledged. Both paths are idempotent
  * by appinfo, so a late inline append and the job never make two copies.
  */
-async function deliverDirect(d: MessagingContext, tenant: string, to: string, entry: NewEntry): Promise<boolean> {
-  const delivered = await appendWithin((i, e) => d.writer.append(i, e), inboxKey(tenant, to), [recipientCopyOf(entry)], DIRECT_DELIVERY_MS, d.logger);
+async function deliverDirect(
+  d: Pick<SendDeps, 'writers' | 'env'>, tenant: string, to: string, entry: NewEntry,
+): Promise<boolean> {
+  const delivered = await appendWithin((i, e) => d.writers.inbox.append(i, e), inboxKey(tenant, to), [recipientCopyOf(entry)], DIRECT_DELIVERY_MS, d.env.logger);
   return delivered === 'appended';
 }
 
-async function sendToGroup(d: MessagingContext, caller: Caller, input: SendInput, id: string): Promise<SendResult> {
+async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: string): Promise<SendResult> {
   const { tenant, user } = caller;
   const key = groupKey(tenant, id);
-  const group = await d.groups.getGroup(key);
+  const group = await d.stores.groups.getGroup(key);
   if (!group) throw new NotFoundError(`group ${id} not found`);
-  if (!isCurrentMember(await d.groups.getMembership(key, user))) {
+  if (!isCurrentMember(await d.stores.groups.getMembership(key, user))) {
     throw new ForbiddenError(`not a member of group ${id}`);
   }
   d.shedder.admit(workClassOf('group', group.tier));
   const inbox = inboxKey(tenant, user);
   const copy = buildMessageCopy({
-    appinfo: input.appinfo, from: user, sendTime: d.clock.now(), type: input.type, body: input.body,
+    appinfo: input.appinfo, from: user, sendTime: d.env.clock.now(), type: input.type, body: input.body,
     conv: { type: 'group', id },
   });
-  const modeNow = fanoutModeFor(group.tier, d.readFanout);
+  const modeNow = fanoutModeFor(group.tier, d.policy.readFanout);
   const entries = [copy];
   // A copy already stored means a resend: never add a marker to it (it would change the decision).
-  if (modeNow === 'read' && !(await d.timeline.findSeqs(inbox, [copy.appinfo])).has(copy.appinfo)) {
+  if (modeNow === 'read' && !(await d.stores.timeline.findSeqs(inbox, [copy.appinfo])).has(copy.appinfo)) {
     entries.push(streamMarker(copy));
   }
   const { seq, duplicate, entry } = await appendOwnCopy(d, inbox, entries);
@@ -121,19 +137,19 @@ async function sendToGroup(d: MessagingContext, caller: Caller, input: SendInput
 
 /** Appends the sender's copy (first entry); on a duplicate, returns the original as stored. */
 async function appendOwnCopy(
-  d: MessagingDeps, inbox: InboxKey, entries: NewEntry[],
+  d: OwnCopyDeps, inbox: InboxKey, entries: NewEntry[],
 ): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
-  return ownCopyOf(d, inbox, await d.writer.append(inbox, entries), entries[0] as NewEntry);
+  return ownCopyOf(d, inbox, await d.writers.inbox.append(inbox, entries), entries[0] as NewEntry);
 }
 
 /** The sender's copy after its append: as sent, or on a duplicate the original as stored. */
 async function ownCopyOf(
-  d: MessagingDeps, inbox: InboxKey, outcomes: readonly AppendOutcome[], sent: NewEntry,
+  d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, outcomes: readonly AppendOutcome[], sent: NewEntry,
 ): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
   const [outcome] = outcomes;
   if (!outcome) throw new Error('append returned no outcome');
   if (!outcome.duplicate) return { seq: outcome.seq, duplicate: false, entry: sent };
-  const original = await d.timeline.getEntry(inbox, outcome.seq);
+  const original = await d.stores.timeline.getEntry(inbox, outcome.seq);
   // Unreadable right after its append: the client retries; never guess what the original was.
   if (!original) throw new OverloadedError('original of this appinfo not readable yet, retry');
   // Only a true resend is answered duplicate and redelivered (the appinfo belongs to its sender).
@@ -142,19 +158,19 @@ async function ownCopyOf(
 }
 
 /** Which way a stored message went: read-fanout iff its marker is in the sender's inbox. */
-async function originalMode(d: MessagingDeps, inbox: InboxKey, appinfo: string): Promise<FanoutMode> {
-  const seq = (await d.timeline.findSeqs(inbox, [streamMarkerAppinfo(appinfo)])).get(streamMarkerAppinfo(appinfo));
+async function originalMode(d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, appinfo: string): Promise<FanoutMode> {
+  const seq = (await d.stores.timeline.findSeqs(inbox, [streamMarkerAppinfo(appinfo)])).get(streamMarkerAppinfo(appinfo));
   if (seq === undefined) return 'write';
-  return (await d.timeline.getEntry(inbox, seq))?.kind === 'tick' ? 'read' : 'write';
+  return (await d.stores.timeline.getEntry(inbox, seq))?.kind === 'tick' ? 'read' : 'write';
 }
 
 async function enqueueWriteFanout(
-  d: MessagingDeps, group: GroupRecord, sender: string, entry: NewEntry, resend: boolean,
+  d: { stores: Pick<MessagingStores, 'groups'>; queue: WorkQueue }, group: GroupRecord, sender: string, entry: NewEntry, resend: boolean,
 ): Promise<void> {
   // On a resend, only those who were members when the message was first sent get it.
   const recipients = resend
-    ? (await d.groups.listMemberships(group.key)).filter((m) => m.user !== sender && wasMemberAt(m, entry.sendTime)).map((m) => m.user)
-    : (await d.groups.listMembers(group.key)).filter((m) => m !== sender);
+    ? (await d.stores.groups.listMemberships(group.key)).filter((m) => m.user !== sender && wasMemberAt(m, entry.sendTime)).map((m) => m.user)
+    : (await d.stores.groups.listMembers(group.key)).filter((m) => m !== sender);
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant: group.tenant, entry, recipients, groupKey: group.key };
   await d.queue.enqueue(fanoutQueueFor(group.tier), fanoutJobId(group.tenant, entry.appinfo), toJson(job));
@@ -164,10 +180,10 @@ async function enqueueWriteFanout(
  * Read-fanout: one copy in the group stream (dedup by appinfo, so a resend or a retried recall
  * returns the original gseq), then a durable job pushes it to the members connected.
  */
-export async function appendToStream(d: MessagingDeps, tenant: string, key: GroupKey, id: string, entry: NewEntry): Promise<number> {
-  const [outcome] = await d.groupWriter.append(key, [entry]);
+export async function appendToStream(d: StreamAppendDeps, tenant: string, key: GroupKey, id: string, entry: NewEntry): Promise<number> {
+  const [outcome] = await d.writers.groupStream.append(key, [entry]);
   if (!outcome) throw new Error('group append returned no outcome');
-  const prevGseq = outcome.prevSeq ?? (await d.groupStreams.readBefore(key, outcome.seq, 1))[0]?.seq ?? 0;
+  const prevGseq = outcome.prevSeq ?? (await d.stores.groupStreams.readBefore(key, outcome.seq, 1))[0]?.seq ?? 0;
   const stored: Entry = { ...entry, seq: outcome.seq };
   const job: NotifyJob = { tenant, groupKey: key, group: id, entry: stored, prevGseq };
   await d.queue.enqueue(NOTIFY_QUEUE, notifyJobId(tenant, id, entry.appinfo), toJson(job));

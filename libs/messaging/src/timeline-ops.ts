@@ -1,21 +1,31 @@
 import {
   actsAsGroupAdmin, buildReadEntry, buildRecallEntry, checkRecall, clampLimit, groupKey, inboxKey, NotFoundError,
-  pageOf, readTargets, type Entry, type GroupRecord,
+  pageOf, readTargets, type Entry, type GroupRecord, type WorkQueue,
 } from '@seqline/core';
 import type { Caller, HistoryResult, SyncResult } from './api.ts';
-import type { MessagingContext } from './context.ts';
-import type { MessagingDeps } from './deps.ts';
+import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
 import { listGroupNews } from './group-news.ts';
 import { fanoutQueueFor, RECEIPT_QUEUE, toJson, type FanoutJob, type ReceiptJob } from './queues.ts';
-import { appendToStream } from './send.ts';
+import { appendToStream, type StreamAppendDeps } from './send.ts';
 
-export async function sync(d: MessagingDeps, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
+/** A read: the reader's inbox, its `read` entry, one receipt job per sender. */
+export type ReadDeps = {
+  stores: Pick<MessagingStores, 'timeline'>; writers: Pick<MessagingWriters, 'inbox'>; queue: WorkQueue;
+  env: Pick<MessagingEnv, 'clock' | 'newId'>;
+};
+
+/** A recall follows the message: into inboxes (fanout job) or into the group stream. */
+export type RecallDeps = StreamAppendDeps & {
+  stores: MessagingStores; writers: Pick<MessagingWriters, 'inbox'>; env: Pick<MessagingEnv, 'clock'>;
+};
+
+export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
   // Independent reads, in parallel (a cache miss would otherwise chain them). A head read
   // before an append the rows include is raised to the last returned seq.
   const [rows, head, groups] = await Promise.all([
-    d.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1), d.timeline.headSeq(inbox), listGroupNews(d, caller),
+    d.stores.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1), d.stores.timeline.headSeq(inbox), listGroupNews(d, caller),
   ]);
   const { items, hasMore } = pageOf(rows, n);
   const headSeq = Math.max(head, items.at(-1)?.seq ?? 0);
@@ -23,11 +33,11 @@ export async function sync(d: MessagingDeps, caller: Caller, maxSeq: number, lim
 }
 
 /** Backward paging; beforeSeq <= 0 means "from the newest". */
-export async function history(d: MessagingDeps, caller: Caller, beforeSeq: number, limit?: number): Promise<HistoryResult> {
+export async function history(d: { stores: Pick<MessagingStores, 'timeline'> }, caller: Caller, beforeSeq: number, limit?: number): Promise<HistoryResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
   const before = beforeSeq > 0 ? beforeSeq : Number.MAX_SAFE_INTEGER;
-  const { items, hasMore } = pageOf(await d.timeline.readBefore(inbox, before, n + 1), n);
+  const { items, hasMore } = pageOf(await d.stores.timeline.readBefore(inbox, before, n + 1), n);
   return { entries: items, hasMore };
 }
 
@@ -36,16 +46,16 @@ export async function history(d: MessagingDeps, caller: Caller, beforeSeq: numbe
  * learn it by sync); each sender's `receipt` follows through the receipt queue, serialized
  * and merged by the sender's inbox owner.
  */
-export async function read(d: MessagingDeps, caller: Caller, seqs: number[]): Promise<{ seq: number }> {
+export async function read(d: ReadDeps, caller: Caller, seqs: number[]): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const found: Entry[] = [];
   for (const s of new Set(seqs)) {
-    const e = await d.timeline.getEntry(inbox, s);
+    const e = await d.stores.timeline.getEntry(inbox, s);
     if (e) found.push(e);
   }
   if (found.length === 0) throw new NotFoundError('none of these seqs is in your inbox');
-  const entry = buildReadEntry(caller.user, found.map((e) => e.seq), d.clock.now(), `read:${d.newId()}`);
-  const [outcome] = await d.writer.append(inbox, [entry]);
+  const entry = buildReadEntry(caller.user, found.map((e) => e.seq), d.env.clock.now(), `read:${d.env.newId()}`);
+  const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new Error('append returned no outcome');
   for (const t of readTargets(found, caller.user)) {
     const job: ReceiptJob = { tenant: caller.tenant, sender: t.senderUser, appinfo: t.appinfo, readers: [caller.user] };
@@ -61,28 +71,28 @@ export async function read(d: MessagingDeps, caller: Caller, seqs: number[]): Pr
  * whatever the group's tier is now). A group admin recalling a read-fanout message has no
  * copy of it in their inbox; it is found in the streams of the groups they administer.
  */
-export async function recall(d: MessagingContext, caller: Caller, appinfo: string): Promise<{ seq: number }> {
+export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
-  const seq = (await d.timeline.findSeqs(inbox, [appinfo])).get(appinfo);
-  let message = seq === undefined ? null : await d.timeline.getEntry(inbox, seq);
+  const seq = (await d.stores.timeline.findSeqs(inbox, [appinfo])).get(appinfo);
+  let message = seq === undefined ? null : await d.stores.timeline.getEntry(inbox, seq);
   message ??= await findInAdministeredStreams(d, caller, appinfo);
   let group: GroupRecord | null = null;
-  if (message?.conv.type === 'group') group = await d.groups.getGroup(groupKey(caller.tenant, message.conv.id));
+  if (message?.conv.type === 'group') group = await d.stores.groups.getGroup(groupKey(caller.tenant, message.conv.id));
   // Admin rights as they are now: an admin who left the group recalls nothing but their own.
   const isGroupAdmin = group !== null
-    && actsAsGroupAdmin(group.admin, caller.user, await d.groups.getMembership(group.key, caller.user));
-  checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.clock.now() });
+    && actsAsGroupAdmin(group.admin, caller.user, await d.stores.groups.getMembership(group.key, caller.user));
+  checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.env.clock.now() });
   if (!message) throw new NotFoundError('message not found');
-  const entry = buildRecallEntry(message, caller.user, d.clock.now());
-  const [outcome] = await d.writer.append(inbox, [entry]);
+  const entry = buildRecallEntry(message, caller.user, d.env.clock.now());
+  const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new Error('append returned no outcome');
 
-  if (group && (await d.groupStreams.findSeqs(group.key, [appinfo])).has(appinfo)) {
+  if (group && (await d.stores.groupStreams.findSeqs(group.key, [appinfo])).has(appinfo)) {
     await appendToStream(d, caller.tenant, group.key, group.id, entry);
     return { seq: outcome.seq };
   }
   const others = group
-    ? (await d.groups.listMembers(group.key)).filter((m) => m !== caller.user)
+    ? (await d.stores.groups.listMembers(group.key)).filter((m) => m !== caller.user)
     : [message.conv.id].filter((m) => m !== caller.user);
   if (others.length > 0) {
     // The recall entry's conv is the caller's view; runMergedFanout re-derives each recipient's
@@ -95,14 +105,14 @@ export async function recall(d: MessagingContext, caller: Caller, appinfo: strin
   return { seq: outcome.seq };
 }
 
-async function findInAdministeredStreams(d: MessagingDeps, caller: Caller, appinfo: string): Promise<Entry | null> {
-  const keys = await d.groups.groupsOf(inboxKey(caller.tenant, caller.user));
+async function findInAdministeredStreams(d: { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> }, caller: Caller, appinfo: string): Promise<Entry | null> {
+  const keys = await d.stores.groups.groupsOf(inboxKey(caller.tenant, caller.user));
   const found = await Promise.all(keys.map(async (key) => {
-    const gseq = (await d.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
+    const gseq = (await d.stores.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
     if (gseq === undefined) return null;
-    const admin = (await d.groups.getGroup(key))?.admin;
-    if (!actsAsGroupAdmin(admin, caller.user, await d.groups.getMembership(key, caller.user))) return null;
-    const [row] = await d.groupStreams.readAfter(key, gseq - 1, 1);
+    const admin = (await d.stores.groups.getGroup(key))?.admin;
+    if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership(key, caller.user))) return null;
+    const [row] = await d.stores.groupStreams.readAfter(key, gseq - 1, 1);
     return row?.seq === gseq ? row : null;
   }));
   return found.find((e) => e !== null) ?? null;

@@ -9,13 +9,13 @@
  * per-key bound is therefore only a memory bound; the enforced per-group concurrency is the
  * scheduler's (see docs/large-groups.md).
  */
-import type { Json, JobContext } from '@seqline/core';
+import type { Json, JobContext, WorkQueue } from '@seqline/core';
 import { inboxKey } from '@seqline/core';
 import { BatchScheduler, type BatchStats } from './batch-scheduler.ts';
-import type { MessagingDeps } from './deps.ts';
-import { runGroupNotify } from './group-notify.ts';
+import type { MessagingEnv, MessagingPolicy, MessagingWriters } from './deps.ts';
+import { runGroupNotify, type NotifyDeps } from './group-notify.ts';
 import {
-  FANOUT_QUEUES, groupKeyOfPayload, LEGACY_FANOUT_QUEUE, NOTIFY_QUEUE, parseFanoutJob, parseNotifyJob,
+  FANOUT_QUEUES, groupKeyOfPayload, NOTIFY_QUEUE, parseFanoutJob, parseNotifyJob,
   parseReceiptJob, RECEIPT_QUEUE, senderKeyOfPayload, type FanoutJob, type NotifyJob, type ReceiptJob,
 } from './queues.ts';
 import { runMergedFanout, type FanoutCounters } from './write-fanout.ts';
@@ -55,30 +55,35 @@ export interface Workers {
   stop(): void;
 }
 
-export async function startWorkers(d: MessagingDeps, tuning: WorkerTuning = {}): Promise<Workers> {
+/** The workers write inboxes (fanout, receipts) and push huge-group messages; no store writes of their own. */
+export type WorkerDeps = NotifyDeps & {
+  writers: Pick<MessagingWriters, 'inbox'>; queue: WorkQueue; policy: Pick<MessagingPolicy, 'limits'>; env: Pick<MessagingEnv, 'logger'>;
+};
+
+export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Promise<Workers> {
   const appendConcurrency = tuning.appendConcurrency ?? 64;
   const maxBatch = tuning.maxBatch ?? 100;
   const hold = { concurrency: tuning.holdTotal ?? 4096, perKeyConcurrency: tuning.holdPerGroup ?? 512 };
-  const perGroup = () => d.limits().largeGroupConcurrency;
+  const perGroup = () => d.policy.limits().largeGroupConcurrency;
   const counters: FanoutCounters = { appends: 0, entries: 0 };
   let groupPushes = 0;
 
   const fanoutPool = (pool: () => number) => new BatchScheduler<FanoutJob>(
     { pool, perGroup, maxBatch },
-    (_key, jobs) => runMergedFanout(d.writer, jobs, appendConcurrency, counters),
+    (_key, jobs) => runMergedFanout(d.writers.inbox, jobs, appendConcurrency, counters),
   );
   const pools = {
-    small: fanoutPool(() => d.limits().smallPool),
-    large: fanoutPool(() => d.limits().largePool),
-    huge: fanoutPool(() => d.limits().hugePool),
+    small: fanoutPool(() => d.policy.limits().smallPool),
+    large: fanoutPool(() => d.policy.limits().largePool),
+    huge: fanoutPool(() => d.policy.limits().hugePool),
     // One batch per group at a time keeps a member's pushes in gseq order; the member fan-out
     // inside a batch is where the per-group concurrency goes.
-    notify: new BatchScheduler<NotifyJob>({ pool: () => d.limits().hugePool, perGroup: () => 1, maxBatch }, async (_key, jobs) => {
+    notify: new BatchScheduler<NotifyJob>({ pool: () => d.policy.limits().hugePool, perGroup: () => 1, maxBatch }, async (_key, jobs) => {
       groupPushes += await runGroupNotify(d, jobs, { chunkSize: tuning.notifyChunk ?? 1000 });
     }),
-    receipts: new BatchScheduler<ReceiptJob>({ pool: () => d.limits().smallPool, perGroup: () => 2, maxBatch: 64 }, async (_key, jobs) => {
+    receipts: new BatchScheduler<ReceiptJob>({ pool: () => d.policy.limits().smallPool, perGroup: () => 2, maxBatch: 64 }, async (_key, jobs) => {
       // Same sender: the inbox owner merges these into one receipt run.
-      await Promise.all(jobs.map((j) => d.writer.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
+      await Promise.all(jobs.map((j) => d.writers.inbox.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
     }),
   };
 
@@ -87,12 +92,11 @@ export async function startWorkers(d: MessagingDeps, tuning: WorkerTuning = {}):
   ): Promise<void> => {
     await d.queue.consume(queue, async (payload: Json, ctx: JobContext) => {
       const job = parse(payload);
-      if (ctx.attempt > 1) d.logger.info({ queue, job: ctx.id, attempt: ctx.attempt }, 'job retry');
+      if (ctx.attempt > 1) d.env.logger.info({ queue, job: ctx.id, attempt: ctx.attempt }, 'job retry');
       await pool.submit(keyOf(payload), job);
     }, { ...hold, keyOf });
   };
   await consume(FANOUT_QUEUES.small, pools.small, parseFanoutJob, groupKeyOfPayload);
-  await consume(LEGACY_FANOUT_QUEUE, pools.small, parseFanoutJob, groupKeyOfPayload);
   await consume(FANOUT_QUEUES.large, pools.large, parseFanoutJob, groupKeyOfPayload);
   await consume(FANOUT_QUEUES.huge, pools.huge, parseFanoutJob, groupKeyOfPayload);
   await consume(NOTIFY_QUEUE, pools.notify, parseNotifyJob, groupKeyOfPayload);

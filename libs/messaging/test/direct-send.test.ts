@@ -3,16 +3,12 @@
  * (InboxWriter.appendThen); when that follow-up fails or a resend skips it, the copy still
  * arrives exactly once — through the durable fanout job, or re-delivered from the original.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, inboxKey, silentLogger, systemClock } from '@seqline/core';
+import { inboxKey } from '@seqline/core';
 import type { AppendOutcome, ChainedAppend, Entry, FollowUpAppend, FollowUpResult, InboxKey, InboxWriter, NewEntry } from '@seqline/core';
-import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus';
-import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
-import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import type { InboxOwner } from '@seqline/seq';
 import { createMessaging, startWorkers, type Messaging, type Workers } from '../src/index.ts';
+import { openEmbeddedRig, type EmbeddedRig } from './support/embedded-rig.ts';
 
 /** The embedded owner, with the follow-up of appendThen optionally dropped (a recipient owner that times out). */
 class FlakyFollowUps implements InboxWriter {
@@ -32,41 +28,27 @@ class FlakyFollowUps implements InboxWriter {
   close(): Promise<void> { return this.owner.close(); }
 }
 
-const root = mkdtempSync(join(tmpdir(), 'seqline-direct-'));
-let engine: EmbeddedEngine;
+let rig: EmbeddedRig;
 let owner: InboxOwner;
 let writer: FlakyFollowUps;
 let messaging: Messaging;
 let workers: Workers;
-let queue: ReturnType<typeof createLocalWorkQueue>;
 const alice = { tenant: 't', user: 'alice' };
 const bobInbox = inboxKey('t', 'bob');
 
 beforeAll(async () => {
-  engine = await openEmbeddedEngine({ dir: root });
-  const push = createLocalPushBus();
-  owner = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('inbox-owner') });
-  writer = new FlakyFollowUps(owner);
-  const groupWriter = new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('group-writer') });
-  const deps = {
-    writer, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams, groupWriter,
-    queue: (queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger })), push, logger: silentLogger, clock: systemClock,
-    tiers: () => ({ smallBelow: 3, largeBelow: 5, maxMembers: 100, hysteresis: 0 }), limits: () => DEFAULT_LIMITS,
-    readFanout: true, newId: () => `id-${Math.random().toString(36).slice(2)}`,
-  };
-  messaging = createMessaging(deps);
-  workers = await startWorkers(deps);
+  rig = await openEmbeddedRig('direct', { wrapInbox: (inner) => (writer = new FlakyFollowUps(inner)) });
+  owner = rig.owner;
+  messaging = createMessaging(rig.deps);
+  workers = await startWorkers(rig.deps);
 });
 afterAll(async () => {
   workers.stop();
-  await queue.close();
-  await owner.close();
-  await engine.close();
-  rmSync(root, { recursive: true, force: true });
+  await rig.close();
 });
 
 async function copiesAtBob(appinfo: string): Promise<Entry[]> {
-  return (await engine.timeline.readAfter(bobInbox, 0, 10_000)).filter((e) => e.appinfo === appinfo);
+  return (await rig.engine.timeline.readAfter(bobInbox, 0, 10_000)).filter((e) => e.appinfo === appinfo);
 }
 
 async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {

@@ -1,38 +1,22 @@
 /** Load shedding at send, with an injected event-loop lag, over the real embedded engine. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, inboxKey, OverloadedError, silentLogger, systemClock } from '@seqline/core';
-import { createLocalPushBus, createLocalWorkQueue } from '@seqline/bus';
-import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
-import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { inboxKey, OverloadedError } from '@seqline/core';
 import { createMessaging, type Messaging } from '../src/index.ts';
+import { openEmbeddedRig, type EmbeddedRig } from './support/embedded-rig.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'seqline-shed-'));
-let engine: EmbeddedEngine;
+let rig: EmbeddedRig;
 let messaging: Messaging;
-let owner: InboxOwner;
-let queue: ReturnType<typeof createLocalWorkQueue>;
 let lag = 0;
 const alice = { tenant: 't', user: 'alice' };
 
 beforeAll(async () => {
-  engine = await openEmbeddedEngine({ dir: root });
-  const push = createLocalPushBus();
-  owner = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('inbox-owner') });
-  const groupWriter = new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('group-writer') });
-  messaging = createMessaging({
-    writer: owner, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams, groupWriter,
-    queue: (queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger })), push, logger: silentLogger, clock: systemClock,
-    tiers: () => ({ smallBelow: 3, largeBelow: 5, maxMembers: 100, hysteresis: 0 }), limits: () => DEFAULT_LIMITS,
-    readFanout: true, newId: () => `id-${Math.random().toString(36).slice(2)}`, loopLagMs: () => lag,
-  });
+  rig = await openEmbeddedRig('shed', { loopLagMs: () => lag });
+  messaging = createMessaging(rig.deps);
   await messaging.createGroup(alice, { name: 's', id: 'small', members: ['b'] });
   await messaging.createGroup(alice, { name: 'l', id: 'large', members: ['b', 'c'] });
   await messaging.createGroup(alice, { name: 'h', id: 'huge', members: ['b', 'c', 'd', 'e'] });
 });
-afterAll(async () => { await queue.close(); await owner.close(); await engine.close(); rmSync(root, { recursive: true, force: true }); });
+afterAll(async () => { await rig.close(); });
 
 let k = 0;
 async function outcome(to: { user: string } | { group: string }): Promise<'ok' | 'OVERLOADED'> {
@@ -43,7 +27,7 @@ async function outcome(to: { user: string } | { group: string }): Promise<'ok' |
   } catch (err) {
     expect(err).toBeInstanceOf(OverloadedError);
     // Refused before anything was stored: a later retry is a first send.
-    expect((await engine.timeline.findSeqs(inboxKey('t', 'alice'), [appinfo])).size).toBe(0);
+    expect((await rig.engine.timeline.findSeqs(inboxKey('t', 'alice'), [appinfo])).size).toBe(0);
     return 'OVERLOADED';
   }
 }

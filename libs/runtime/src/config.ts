@@ -26,12 +26,6 @@ export const distributedEnvSchema = z.object({
   /** Namespaces Redis keys, NATS subjects and streams, so deployments (or test runs) share servers safely. */
   SEQLINE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_]{1,32}$/).default('seqline'),
   SEQLINE_READ_FANOUT: bool.default(true),
-  /**
-   * A push to many inboxes (huge groups) goes once to each gateway holding some of them
-   * (`presence`, gateways announce who they hold) or once to every inbox (`inbox`: for a
-   * rolling upgrade from gateways that do not announce yet).
-   */
-  SEQLINE_PUSH_ROUTING: z.enum(['presence', 'inbox']).default('presence'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** A worker's /healthz and /metrics port; unset = none (several workers may share a host). */
   SEQLINE_WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),

@@ -63,9 +63,10 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
   const writeTimeline = new CachedTimelineStore(stores.timeline, cacheOptions);
   const groups = new CachedGroupStore(stores.groups, cacheOptions);
   const queue = createNatsWorkQueue({ nc, logger, streamPrefix: ns.toUpperCase(), subjectPrefix: `${ns}.` });
+  // A push to many inboxes (huge groups) goes once to each gateway holding some of them, as
+  // the gateways' presence announcements tell (per inbox only while a worker cannot trust them).
   const push = createNatsPushBus(nc, {
-    logger, subjectRoot: `${ns}.push.u`, presenceRoot: config.SEQLINE_PUSH_ROUTING === 'presence' && `${ns}.push.p`,
-    followPresence: role.followPresence,
+    logger, subjectRoot: `${ns}.push.u`, presenceRoot: `${ns}.push.p`, followPresence: role.followPresence,
   });
   const writer = new RemoteInboxWriter({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix, logger });
 

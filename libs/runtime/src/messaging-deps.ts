@@ -21,10 +21,12 @@ export async function distributedMessagingDeps(infra: DistributedInfra, logger: 
     nc: infra.nc, shardCount: infra.config.SEQLINE_SHARDS, subjectPrefix: infra.subjectPrefix, logger,
   });
   const deps: MessagingDeps = {
-    writer: infra.writer, timeline: infra.readTimeline, groups: infra.groups, groupStreams: infra.stores.groupStreams,
-    groupWriter, queue: infra.queue, push: infra.push, logger, clock,
-    tiers: () => settings.tiers(), limits: () => settings.limits(), readFanout: infra.config.SEQLINE_READ_FANOUT,
-    newId: () => uuidv7(),
+    stores: { timeline: infra.readTimeline, groups: infra.groups, groupStreams: infra.stores.groupStreams },
+    writers: { inbox: infra.writer, groupStream: groupWriter },
+    queue: infra.queue,
+    push: infra.push,
+    policy: { tiers: () => settings.tiers(), limits: () => settings.limits(), readFanout: infra.config.SEQLINE_READ_FANOUT },
+    env: { logger, clock, newId: () => uuidv7() },
   };
   return {
     deps, settings, groupWriter,

@@ -12,7 +12,10 @@ describe('loadDistributedConfig', () => {
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(100_000);
     expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(100_000);
     expect(config.NATS_URL).toEqual(['nats://127.0.0.1:4222']);
-    expect(config.SEQLINE_PUSH_ROUTING).toBe('presence');
+  });
+
+  it('has no push routing switch: presence routing is the only behaviour (SEQLINE_PUSH_ROUTING is gone)', () => {
+    expect(loadDistributedConfig({ ...SECRET, SEQLINE_PUSH_ROUTING: 'inbox' })).not.toHaveProperty('SEQLINE_PUSH_ROUTING');
   });
 
   it('reads the memory bounds from the environment', () => {
@@ -23,13 +26,13 @@ describe('loadDistributedConfig', () => {
   });
 
   it('refuses bad values with one ConfigError naming each of them', () => {
-    const load = () => loadDistributedConfig({ SEQLINE_MAX_SEQ_KEYS: '0', SEQLINE_MAX_RECENT_APPINFOS: 'many', SEQLINE_SHARDS: '1.5', SEQLINE_PUSH_ROUTING: 'gateway' });
+    const load = () => loadDistributedConfig({ SEQLINE_MAX_SEQ_KEYS: '0', SEQLINE_MAX_RECENT_APPINFOS: 'many', SEQLINE_SHARDS: '1.5', SEQLINE_LEASE_TTL_MS: '10' });
     expect(load).toThrow(ConfigError);
     try {
       load();
     } catch (err) {
       const message = (err as Error).message;
-      for (const name of ['SEQLINE_SECRET', 'SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_RECENT_APPINFOS', 'SEQLINE_SHARDS', 'SEQLINE_PUSH_ROUTING']) expect(message).toContain(name);
+      for (const name of ['SEQLINE_SECRET', 'SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_RECENT_APPINFOS', 'SEQLINE_SHARDS', 'SEQLINE_LEASE_TTL_MS']) expect(message).toContain(name);
     }
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * The messaging deps of the embedded server, composed in one place (the distributed ones are
+ * libs/runtime messaging-deps.ts): the inbox owner and the group-stream writer on the LMDB
+ * engine, the local work queue and push bus, and the operator settings watched in the engine.
+ */
+import { systemClock, type Clock, type Logger } from '@seqline/core';
+import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus/local';
+import { LiveSettings, type MessagingDeps } from '@seqline/messaging';
+import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
+import type { EmbeddedEngine } from '@seqline/store';
+import { v7 as uuidv7 } from 'uuid';
+import type { ServerConfig } from './config.ts';
+
+export type EmbeddedMessagingConfig = Pick<ServerConfig, 'SEQLINE_READ_FANOUT' | 'SEQLINE_MAX_SEQ_KEYS' | 'SEQLINE_MAX_CACHED_INBOXES'>;
+
+export interface EmbeddedMessaging {
+  deps: MessagingDeps;
+  /** Tier thresholds and limits in force (the deps' policy reads them live). */
+  settings: LiveSettings;
+  /** The deps' queue, typed as what it is here: jobs in the engine, with live counters. */
+  queue: LocalWorkQueue;
+  /** Stops taking jobs (running ones finish), then closes the writers, the push bus and the settings watch. The engine stays open. */
+  close(): Promise<void>;
+}
+
+export async function embeddedMessagingDeps(
+  engine: EmbeddedEngine, config: EmbeddedMessagingConfig, logger: Logger, clock: Clock = systemClock,
+): Promise<EmbeddedMessaging> {
+  // A new epoch per start: the owner claims every section above the previous owner's.
+  const epoch = await engine.ceilings.nextEpoch('inbox-owner');
+  const push = createLocalPushBus({ logger });
+  // One bound on the per-user (and per-group) seqs the allocators keep in memory, for the process.
+  const seqKeyBudget = new KeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
+  const inbox = new InboxOwner({
+    timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch, seqKeyBudget, maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+  });
+  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
+  // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.
+  const groupStream = new GroupStreamWriter({
+    streams: engine.groupStreams, ceilings: engine.ceilings, logger, epoch: await engine.ceilings.nextEpoch('group-writer'), seqKeyBudget,
+  });
+  // Operator settings: read on every use, so an admin change applies without a restart.
+  const settings = await LiveSettings.start({ store: engine.settings, logger });
+
+  const deps: MessagingDeps = {
+    stores: { timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams },
+    writers: { inbox, groupStream },
+    queue,
+    push,
+    policy: { tiers: () => settings.tiers(), limits: () => settings.limits(), readFanout: config.SEQLINE_READ_FANOUT },
+    env: { logger, clock, newId: () => uuidv7() },
+  };
+  return {
+    deps, settings, queue,
+    close: async () => {
+      await queue.close();
+      await groupStream.close();
+      await inbox.close();
+      await push.close();
+      await settings.close();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The messaging deps on a fresh embedded engine, shaped as apps/server composes them, with the
+ * two things these tests replace: the inbox writer (to drop follow-ups) and the loop lag.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_LIMITS, silentLogger, systemClock, type InboxWriter } from '@seqline/core';
+import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus';
+import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import type { MessagingDeps, MessagingPolicy } from '../../src/index.ts';
+
+export interface EmbeddedRig {
+  engine: EmbeddedEngine;
+  /** The real owner, also when `deps.writers.inbox` wraps it. */
+  owner: InboxOwner;
+  queue: LocalWorkQueue;
+  deps: MessagingDeps;
+  close(): Promise<void>;
+}
+
+export interface RigOptions {
+  wrapInbox?: (owner: InboxOwner) => InboxWriter;
+  loopLagMs?: MessagingPolicy['loopLagMs'];
+}
+
+/** Small tiers so a few members reach every tier: small < 3 ≤ large < 5 ≤ huge. */
+const TIERS = { smallBelow: 3, largeBelow: 5, maxMembers: 100, hysteresis: 0 };
+
+export async function openEmbeddedRig(name: string, options: RigOptions = {}): Promise<EmbeddedRig> {
+  const root = mkdtempSync(join(tmpdir(), `seqline-${name}-`));
+  const engine = await openEmbeddedEngine({ dir: root });
+  const push = createLocalPushBus();
+  const owner = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('inbox-owner') });
+  const groupStream = new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('group-writer') });
+  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger });
+  const deps: MessagingDeps = {
+    stores: { timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams },
+    writers: { inbox: options.wrapInbox?.(owner) ?? owner, groupStream },
+    queue,
+    push,
+    policy: { tiers: () => TIERS, limits: () => DEFAULT_LIMITS, readFanout: true, ...(options.loopLagMs && { loopLagMs: options.loopLagMs }) },
+    env: { logger: silentLogger, clock: systemClock, newId: () => `id-${Math.random().toString(36).slice(2)}` },
+  };
+  return {
+    engine, owner, queue, deps,
+    close: async () => {
+      await queue.close();
+      await owner.close();
+      await engine.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
