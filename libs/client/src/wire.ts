@@ -21,8 +21,8 @@ export const ERROR_CODES: readonly ErrorCode[] = [
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick';
-export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick'];
+export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick' | 'edit' | 'delete' | 'clear';
+export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick', 'edit', 'delete', 'clear'];
 
 export interface Conv {
   type: 'user' | 'group';
@@ -43,6 +43,12 @@ export interface Entry {
   seqs?: number[];
   readBy?: string[];
   recall?: { appinfo: string; sendTime: number };
+  /** v1.1: users mentioned by a message (or "@all"). */
+  mentions?: string[];
+  /** v1.1, kind "edit": the message's new content. */
+  edit?: { appinfo: string; sendTime: number; type: string; body: Json; editedAt: number };
+  /** v1.1, kinds "clear" and "read": the conversation is cleared / read up to this seq. */
+  upToSeq?: number;
 }
 
 export interface GroupMessage extends Entry {
@@ -112,7 +118,7 @@ export type OpResult<O extends OpName> = Ops[O]['result'];
 /** A reply frame: `{id, ok: true, ...result}` or `{id, ok: false, error}`. */
 export type ReplyFrame =
   | { kind: 'reply'; id: number | null; ok: true; result: Record<string, unknown> }
-  | { kind: 'reply'; id: number | null; ok: false; error: { code: ErrorCode | string; message: string } };
+  | { kind: 'reply'; id: number | null; ok: false; error: { code: ErrorCode | (string & {}); message: string } };
 
 export interface PushFrame {
   kind: 'push';

@@ -1,7 +1,7 @@
 /** Domain types of a timeline. Everything here is plain data: it crosses the wire and the stores. */
 
-export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick';
-export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick'];
+export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick' | 'edit' | 'delete' | 'clear';
+export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick', 'edit', 'delete', 'clear'];
 
 export type ConvType = 'user' | 'group';
 
@@ -15,6 +15,16 @@ export interface Conv {
 export interface RecallRef {
   appinfo: string;
   sendTime: number;
+}
+
+/** kind "edit" (v1.1): the new content of the message `appinfo` (sent at `sendTime`). */
+export interface EditRef {
+  appinfo: string;
+  sendTime: number;
+  type: string;
+  body: Json;
+  /** Epoch ms of the edit; of several edits of one message the latest editedAt is shown. */
+  editedAt: number;
 }
 
 /** JSON value as carried in a message body. */
@@ -40,6 +50,15 @@ export interface Entry {
   readBy?: string[];
   /** kind "recall": which message is recalled. */
   recall?: RecallRef;
+  /** kind "msg" (v1.1): user ids mentioned, or ['@all']. */
+  mentions?: string[];
+  /** kind "edit" (v1.1): the edited message and its new content. */
+  edit?: EditRef;
+  /**
+   * kind "clear" (v1.1): entries of `conv` at or below are hidden. kind "read" (v1.1): `conv`
+   * is read up to here (a v1 read has `seqs` instead).
+   */
+  upToSeq?: number;
 }
 
 /** An entry before its inbox has given it a seq. */

@@ -1,4 +1,5 @@
 export * from './entry.ts';
+export * from './entry-check.ts';
 export * from './ids.ts';
 export * from './errors.ts';
 export * from './logger.ts';
@@ -18,3 +19,4 @@ export * from './in-flight-quota.ts';
 export * from './follow-up.ts';
 export * from './lru-map.ts';
 export * from './two-generation-map.ts';
+export * from './conversations/index.ts';

@@ -270,6 +270,45 @@ export interface InboxWriter {
   close(): Promise<void>;
 }
 
+// ---------------------------------------------------------------- single-writer group streams
+
+/** What became of one entry of a group stream append. */
+export interface GroupAppendOutcome extends AppendOutcome {
+  /**
+   * Set exactly when this call stored the entry: the gseq stored just before it in the stream
+   * (0 for the first), what a `group.push` carries as `prevGseq`. Absent for duplicates.
+   */
+  prevSeq?: number;
+}
+
+/**
+ * The only way entries enter a read-fanout group stream: the group's single writer, which
+ * allocates gseqs (GroupStreamWriter in process, or the owner of the group's shard over NATS).
+ * Every implementation promises, per group (groups are independent):
+ * - idempotent by appinfo: an entry whose appinfo is already in the stream — stored by an
+ *   earlier call, a concurrent one, an earlier writer, or earlier in the same call — is not
+ *   stored again; its outcome is the original gseq with `duplicate: true` (within the store's
+ *   dedup horizon, see TimelineStore.append);
+ * - outcomes align with `entries`; the new ones are durable when the call resolves. A call that
+ *   rejects may have stored some of its entries; retrying it whole is safe (they dedup);
+ * - gseqs strictly increase in store order and are never reused, across restarts and owner
+ *   changes (a new writer continues above everything stored). They may have gaps (a new
+ *   writer starts above its section's persisted ceiling; a failed append burns its gseqs);
+ * - no hole for readers: each new entry's `prevSeq` is the gseq stored right before it, so the
+ *   new outcomes of all calls chain into exactly the stream a reader reads back.
+ */
+export interface GroupStreamAppender {
+  append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]>;
+  /**
+   * The stream head (highest stored gseq, 0 when empty) once every append queued at the writer
+   * before this call is done: at least each gseq those appends got. For one caller, that is
+   * every append it started earlier on the same appender (a remote appender orders by arrival
+   * at the owner: an append split into several requests, or retried, may land later). A
+   * membership change records it as a window bound between messages.
+   */
+  headSeq(group: GroupKey): Promise<number>;
+}
+
 // ---------------------------------------------------------------- operator settings
 
 /** What an operator changes live (admin CLI): tier thresholds and work limits. */
@@ -290,3 +329,8 @@ export interface SettingsStore {
    */
   save(settings: Omit<Settings, 'version'>, expectedVersion: number): Promise<Settings | false>;
 }
+
+// ---------------------------------------------------------------- conversation index (v1.1)
+
+// Declared beside its rules (conversations/port.ts) to keep this file short; exported from here.
+export type { ConversationIndex, ConversationListPage } from './conversations/port.ts';

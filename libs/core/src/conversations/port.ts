@@ -1,0 +1,32 @@
+/**
+ * The conversation index's read port (re-exported by ports.ts). Adapters keep the index in the
+ * same store as the inbox and write it with the entries (LMDB: the same transaction; CQL: the
+ * owner, after the entries, never ahead of them).
+ */
+import type { Conv, Entry } from '../entry.ts';
+import type { InboxKey } from '../ids.ts';
+import type { ConversationState } from './view.ts';
+
+export interface ConversationListPage {
+  /** Newest activity first (lastSeq descending). */
+  convs: ConversationState[];
+  hasMore: boolean;
+}
+
+export interface ConversationIndex {
+  /**
+   * Conversations by lastSeq descending, those below `beforeLastSeq` when given (lastSeqs are
+   * distinct inbox seqs, so paging by the last one returned skips and repeats nothing).
+   */
+  listConversations(inbox: InboxKey, page: { limit: number; beforeLastSeq?: number }): Promise<ConversationListPage>;
+  /** One conversation, null when the inbox has no activity in it. */
+  getConversation(inbox: InboxKey, conv: Conv): Promise<ConversationState | null>;
+  /**
+   * The conversation's visible activity entries (not recalled, deleted or cleared) with
+   * seq < beforeSeq (absent: from the newest), newest first, at most `limit`, each with its
+   * latest edit (withLatestEdit): `history {conv}` and `conversations {lastMessages}`.
+   */
+  conversationEntries(inbox: InboxKey, conv: Conv, page: { beforeSeq?: number; limit: number }): Promise<{ entries: Entry[]; hasMore: boolean }>;
+  /** The inbox seq the index is exact at (its watermark); sync from here after a bootstrap. */
+  headSeq(inbox: InboxKey): Promise<number>;
+}

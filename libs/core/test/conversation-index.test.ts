@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InternalError, applyToConversations, conversationFactsNeeded, emptyFacts, recountConversations,
+} from '../src/index.ts';
+import type { Conv, Entry } from '../src/index.ts';
+import {
+  InMemoryConversationIndex, clearOf, deleteOf, editOf, groupEvent, msg, readConv, readSeqs, recallOf,
+} from './conversation-driver.ts';
+
+const ME = 'me';
+const BOB: Conv = { type: 'user', id: 'bob' };
+const G1: Conv = { type: 'group', id: 'g1' };
+
+function setup() {
+  const ix = new InMemoryConversationIndex(ME);
+  const add = (e: Parameters<InMemoryConversationIndex['append']>[0]): Entry => {
+    const out = ix.append(e);
+    if (out === null) throw new Error(`duplicate ${e.appinfo}`);
+    ix.expectNoDrift();
+    return out;
+  };
+  const rec = (key: string) => ix.records.get(key);
+  return { ix, add, rec };
+}
+
+describe('conversation index: messages and mentions', () => {
+  it('a message from someone else creates the conversation, unread 1, last = it', () => {
+    const { add, rec, ix } = setup();
+    const m = add(msg('a1', BOB, 'bob'));
+    expect(rec('user:bob')).toEqual({
+      conv: BOB, lastSeq: m.seq, lastMsgSeq: m.seq, readSeq: 0, clearedSeq: 0, unread: 1, mentions: 0, asOfSeq: m.seq,
+    });
+    expect(ix.lastOf('user:bob')?.appinfo).toBe('a1');
+  });
+
+  it('counts a mention of the user or @all once per message, never the user\'s own', () => {
+    const { add, rec } = setup();
+    add(msg('g-1', G1, 'bob', [ME]));
+    add(msg('g-2', G1, 'bob', ['@all']));
+    add(msg('g-3', G1, 'bob', ['@all', ME]));
+    add(msg('g-4', G1, 'bob', ['carol']));
+    expect(rec('group:g1')).toMatchObject({ unread: 4, mentions: 3 });
+    add(msg('g-5', G1, ME, [ME, '@all']));
+    expect(rec('group:g1')).toMatchObject({ unread: 0, mentions: 0 });
+  });
+
+  it('replying reads the chat: the user\'s own message moves readSeq to it', () => {
+    const { add, rec } = setup();
+    add(msg('a1', BOB, 'bob'));
+    add(msg('a2', BOB, 'bob', [ME]));
+    const mine = add(msg('b1', BOB, ME));
+    expect(rec('user:bob')).toMatchObject({ readSeq: mine.seq, unread: 0, mentions: 0, lastMsgSeq: mine.seq });
+    add(msg('a3', BOB, 'bob'));
+    expect(rec('user:bob')).toMatchObject({ unread: 1 });
+  });
+
+  it('group events are activity (listed, can be last) but never unread; group.tier is not activity', () => {
+    const { add, rec, ix } = setup();
+    const c = add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    expect(rec('group:g1')).toMatchObject({ lastSeq: c.seq, lastMsgSeq: c.seq, unread: 0 });
+    add(groupEvent('group:g1:tier', 'g1', 'tier', 'bob'));
+    expect(rec('group:g1')).toMatchObject({ lastSeq: c.seq, asOfSeq: c.seq });
+    add(groupEvent('group:g2:tier', 'g2', 'tier', 'bob'));
+    expect(ix.records.has('group:g2')).toBe(false);
+  });
+});
+
+describe('conversation index: reads', () => {
+  it('read {conv, upToSeq} never moves back and is clamped to lastSeq', () => {
+    const { add, rec } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    const a2 = add(msg('a2', BOB, 'bob'));
+    add(readConv('read:1', ME, BOB, a2.seq));
+    expect(rec('user:bob')).toMatchObject({ readSeq: a2.seq, unread: 0 });
+    add(readConv('read:2', ME, BOB, a1.seq)); // a stale read from another device
+    expect(rec('user:bob')).toMatchObject({ readSeq: a2.seq, unread: 0 });
+    add(readConv('read:3', ME, BOB, 1_000_000)); // past the head: must not pre-read what comes
+    expect(rec('user:bob')?.readSeq).toBe(a2.seq);
+    add(msg('a3', BOB, 'bob'));
+    expect(rec('user:bob')).toMatchObject({ unread: 1 });
+  });
+
+  it('a read of a conversation with no activity creates nothing', () => {
+    const { add, ix } = setup();
+    add(readConv('read:1', ME, BOB, 5));
+    add(clearOf('clear:1', ME, BOB));
+    expect(ix.records.size).toBe(0);
+  });
+
+  it('a v1 read {seqs} moves each conversation\'s cursor to the highest seq it names there', () => {
+    const { add, rec } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    const g1 = add(msg('g1', G1, 'carol'));
+    add(msg('g2', G1, 'carol'));
+    add(readSeqs('read:1', ME, [a1.seq, g1.seq, 999]));
+    expect(rec('user:bob')).toMatchObject({ readSeq: a1.seq, unread: 0 });
+    expect(rec('group:g1')).toMatchObject({ readSeq: g1.seq, unread: 1 });
+  });
+});
+
+describe('conversation index: recall, edit, delete, clear', () => {
+  it('recalling the last message moves last to the newest still visible and uncounts it', () => {
+    const { add, rec, ix } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    const a2 = add(msg('a2', BOB, 'bob', [ME]));
+    add(recallOf(a2, 'bob'));
+    expect(rec('user:bob')).toMatchObject({ lastSeq: a2.seq, lastMsgSeq: a1.seq, unread: 1, mentions: 0 });
+    expect(ix.lastOf('user:bob')?.appinfo).toBe('a1');
+    add(recallOf(a1, 'bob'));
+    expect(rec('user:bob')).toMatchObject({ lastMsgSeq: 0, unread: 0 });
+    expect(ix.lastOf('user:bob')).toBeNull();
+  });
+
+  it('a recall of a read message, of a control entry or of an unknown appinfo changes no count', () => {
+    const { add, rec } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    const r = add(readConv('read:1', ME, BOB, a1.seq));
+    add(recallOf(a1, 'bob'));
+    expect(rec('user:bob')).toMatchObject({ unread: 0, lastMsgSeq: 0 });
+    const before = rec('user:bob');
+    add(recallOf(r, ME));
+    add(recallOf({ ...a1, appinfo: 'nope' }, 'bob'));
+    expect(rec('user:bob')).toEqual(before);
+  });
+
+  it('an edit by the sender shows in last; by anyone else it is ignored; the latest editedAt wins', () => {
+    const { add, ix } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    add(editOf(a1, 'carol', 5, 'forged'));
+    expect(ix.lastOf('user:bob')?.body).toEqual({ text: 'a1' });
+    add(editOf(a1, 'bob', 10, 'second'));
+    add(editOf(a1, 'bob', 7, 'late but older'));
+    expect(ix.lastOf('user:bob')).toMatchObject({ body: { text: 'second' }, edit: { editedAt: 10 } });
+    add(editOf(a1, 'bob', 10, 'tie, appended later'));
+    expect(ix.lastOf('user:bob')?.body).toEqual({ text: 'tie, appended later' });
+    expect(ix.entryAt(a1.seq)?.body).toEqual({ text: 'a1' }); // the inbox keeps what was sent
+  });
+
+  it('delete hides messages once; control entries and unknown seqs only get the mark', () => {
+    const { add, rec, ix } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    const a2 = add(msg('a2', BOB, 'bob'));
+    const r = add(readConv('read:1', ME, G1, 1));
+    add(deleteOf('delete:1', ME, [a2.seq, r.seq, 999]));
+    expect(rec('user:bob')).toMatchObject({ unread: 1, lastMsgSeq: a1.seq, lastSeq: a2.seq });
+    expect([...ix.deleted].sort()).toEqual([a2.seq, r.seq].sort());
+    add(deleteOf('delete:2', ME, [a2.seq, a1.seq]));
+    expect(rec('user:bob')).toMatchObject({ unread: 0, lastMsgSeq: 0 });
+  });
+
+  it('clear without upToSeq hides everything so far; later messages count again; never back', () => {
+    const { add, rec } = setup();
+    add(msg('a1', BOB, 'bob'));
+    const a2 = add(msg('a2', BOB, 'bob'));
+    add(clearOf('clear:1', ME, BOB));
+    expect(rec('user:bob')).toMatchObject({ clearedSeq: a2.seq, unread: 0, lastMsgSeq: 0, readSeq: 0 });
+    const a3 = add(msg('a3', BOB, 'bob'));
+    add(clearOf('clear:2', ME, BOB, 1));
+    expect(rec('user:bob')).toMatchObject({ clearedSeq: a2.seq, unread: 1, lastMsgSeq: a3.seq });
+    add(deleteOf('delete:1', ME, [a3.seq]));
+    expect(rec('user:bob')).toMatchObject({ lastMsgSeq: 0, unread: 0 }); // a1, a2 stay cleared
+  });
+});
+
+describe('conversation index: the two-step API', () => {
+  it('a message, read or clear needs one round of lookups; recall, edit, delete, v1 read two', () => {
+    const { add, ix } = setup();
+    const a1 = add(msg('a1', BOB, 'bob'));
+    add(readConv('read:1', ME, BOB, a1.seq));
+    add(clearOf('clear:1', ME, BOB));
+    add(recallOf(a1, 'bob'));
+    add(editOf(a1, 'bob', 1, 'x'));
+    add(deleteOf('delete:1', ME, [a1.seq]));
+    add(readSeqs('read:2', ME, [a1.seq]));
+    expect(ix.rounds).toEqual([1, 1, 1, 2, 2, 2, 2]);
+  });
+
+  it('an entry that touches nothing needs no lookup', () => {
+    const receipt: Entry = {
+      seq: 3, kind: 'receipt', appinfo: 'receipt:1:1', conv: BOB, from: 'system', sendTime: 0, referSeq: 1, readBy: ['bob'],
+    };
+    expect(conversationFactsNeeded(receipt, emptyFacts(), ME)).toBeNull();
+    expect(applyToConversations(receipt, emptyFacts(), ME).records).toEqual([]);
+  });
+
+  it('refuses to apply without the facts, or to apply an entry twice', () => {
+    const { ix } = setup();
+    const e = ix.append(msg('a1', BOB, 'bob')) as Entry;
+    expect(() => applyToConversations({ ...e, seq: 9 }, emptyFacts(), ME)).toThrow(InternalError);
+    const facts = emptyFacts();
+    facts.records.set('user:bob', ix.records.get('user:bob') ?? null);
+    facts.unreadUpTo.set('user:bob', []);
+    expect(() => applyToConversations(e, facts, ME)).toThrow(InternalError);
+  });
+
+  it('ignores targets at or after the entry itself (same batch, later seq)', () => {
+    const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
+    const recall: Entry = {
+      seq: 5, kind: 'recall', appinfo: 'recall:a9', conv: BOB, from: 'bob', sendTime: 0, recall: { appinfo: 'a9', sendTime: 0 },
+    };
+    const facts = emptyFacts();
+    facts.byAppinfo.set('a9', later);
+    expect(conversationFactsNeeded(recall, facts, ME)).toBeNull();
+    expect(applyToConversations(recall, facts, ME).records).toEqual([]);
+    expect(recountConversations([recall, later], ME).get('user:bob')?.unread).toBe(1);
+  });
+
+  it('a v1 read or a delete naming a later seq neither asks for it nor applies it', () => {
+    const read: Entry = { seq: 5, kind: 'read', appinfo: 'read:1', conv: { type: 'user', id: ME }, from: ME, sendTime: 0, referSeq: 10, seqs: [10] };
+    const del: Entry = { seq: 5, kind: 'delete', appinfo: 'delete:1', conv: { type: 'user', id: ME }, from: ME, sendTime: 0, seqs: [5, 10] };
+    const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
+    for (const e of [read, del]) {
+      const facts = emptyFacts();
+      facts.bySeq.set(5, e);
+      facts.bySeq.set(10, later);
+      expect(conversationFactsNeeded(e, emptyFacts(), ME)).toBeNull();
+      expect(applyToConversations(e, facts, ME)).toMatchObject({ records: [], deleted: [], unreadRemove: [] });
+      expect(recountConversations([e, later], ME).get('user:bob')).toMatchObject({ unread: 1, readSeq: 0, lastMsgSeq: 10 });
+    }
+  });
+});
