@@ -25,7 +25,13 @@ module.exports = {
       to: {
         path: '^(libs|apps)/([^/]+)/',
         // The subpath entries: @seqline/store/scylla (CQL, kept out of the embedded server), @seqline/bus/local and @seqline/runtime/process.
-        pathNot: ['^(libs|apps)/$2/', '^(libs|apps)/[^/]+/src/index\\.ts$', '^libs/store/src/scylla/index\\.ts$', '^libs/bus/src/local\\.ts$', '^libs/runtime/src/process\\.ts$'],
+        pathNot: [
+          '^(libs|apps)/$2/',
+          '^(libs|apps)/[^/]+/src/index\\.ts$',
+          '^libs/store/src/scylla/index\\.ts$',
+          '^libs/bus/src/local\\.ts$',
+          '^libs/runtime/src/process\\.ts$',
+        ],
       },
     },
     {

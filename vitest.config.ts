@@ -10,9 +10,13 @@ import { defineConfig } from 'vitest/config';
  *   file at a time and last, so no other suite sees the outage.
  */
 const HEAVY = [
-  'apps/server/test/large-groups.*.test.ts', 'apps/server/test/crash.e2e.test.ts', 'apps/server/test/loadtest.k6.test.ts', 'apps/worker/test/loadtest.k6.test.ts',
+  'apps/server/test/large-groups.*.test.ts',
+  'apps/server/test/crash.e2e.test.ts',
+  'apps/server/test/loadtest.k6.test.ts',
+  'apps/worker/test/loadtest.k6.test.ts',
   // They measure another user's sync p99 under a flood: a ratio that other files running beside them would skew.
-  'apps/server/test/bad-frame-flood.hostile.test.ts', 'apps/worker/test/gateway-abuse.hostile.test.ts',
+  'apps/server/test/bad-frame-flood.hostile.test.ts',
+  'apps/worker/test/gateway-abuse.hostile.test.ts',
 ];
 const shared = { testTimeout: 30_000, hookTimeout: 120_000, pool: 'forks' as const };
 /**

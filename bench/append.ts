@@ -22,7 +22,10 @@ const SLICE_MS = 1200;
 /** Bound on ops of any phase, whatever the machine does. */
 const MAX_OPS = 5_000_000;
 
-interface PumpResult { ops: number; elapsedMs: number }
+interface PumpResult {
+  ops: number;
+  elapsedMs: number;
+}
 
 /**
  * Closed loop with bounded concurrency: keeps `maxInFlight` ops outstanding until the deadline,
@@ -49,8 +52,17 @@ function pump(durationMs: number, maxInFlight: number, op: (i: number) => Promis
         inFlight++;
         const t0 = performance.now();
         op(i).then(
-          () => { inFlight--; done++; latency?.add(performance.now() - t0); settle(); },
-          (error: unknown) => { inFlight--; failure ??= { error }; settle(); },
+          () => {
+            inFlight--;
+            done++;
+            latency?.add(performance.now() - t0);
+            settle();
+          },
+          (error: unknown) => {
+            inFlight--;
+            failure ??= { error };
+            settle();
+          },
         );
       }
     };
@@ -72,7 +84,11 @@ async function openOwner(dir: string) {
   await owner.start();
   return {
     owner,
-    async close() { await owner.close(); await push.close(); await engine.close(); },
+    async close() {
+      await owner.close();
+      await push.close();
+      await engine.close();
+    },
   };
 }
 
@@ -108,7 +124,10 @@ function openRaw(dir: string) {
     slice(ms: number, run: number, keysPerEntry: 1 | 3): Promise<PumpResult> {
       return pump(ms, IN_FLIGHT_ENTRIES / run, (i) => op(i, run, keysPerEntry));
     },
-    async close() { await env.flushed; await env.close(); },
+    async close() {
+      await env.flushed;
+      await env.close();
+    },
   };
 }
 
@@ -116,8 +135,13 @@ function openRaw(dir: string) {
 class Tally {
   entries = 0;
   ms = 0;
-  add(r: PumpResult, entriesPerOp = 1): void { this.entries += r.ops * entriesPerOp; this.ms += r.elapsedMs; }
-  get rate(): number { return this.entries / (this.ms / 1000); }
+  add(r: PumpResult, entriesPerOp = 1): void {
+    this.entries += r.ops * entriesPerOp;
+    this.ms += r.elapsedMs;
+  }
+  get rate(): number {
+    return this.entries / (this.ms / 1000);
+  }
 }
 
 export async function runAppendBench(): Promise<BenchResult> {
@@ -136,8 +160,12 @@ export async function runAppendBench(): Promise<BenchResult> {
     // Disk latency on a VM drifts by 2× within a minute: interleave short slices of every
     // kind so ours and raw see the same disk, instead of one long phase each.
     const tallies = {
-      single: new Tally(), batched: new Tally(),
-      raw1: new Tally(), raw3: new Tally(), rawBatch1: new Tally(), rawBatch3: new Tally(),
+      single: new Tally(),
+      batched: new Tally(),
+      raw1: new Tally(),
+      raw3: new Tally(),
+      rawBatch1: new Tally(),
+      rawBatch3: new Tally(),
     };
     const latency = new Samples(2_000_000);
     for (let round = 0; round < ROUNDS; round++) {
@@ -159,12 +187,20 @@ export async function runAppendBench(): Promise<BenchResult> {
     return {
       figures: [
         {
-          name: 'appends/s, single-entry (InboxOwner, LMDB)', value: fmtRate(s.rate), target: `≥ ${fmtRate(TARGET)}`,
-          met: s.rate >= TARGET, raw: `${fmtRate(raw1.rate)} lmdb put`, ratio: fmtRatio(s.rate, raw1.rate),
+          name: 'appends/s, single-entry (InboxOwner, LMDB)',
+          value: fmtRate(s.rate),
+          target: `≥ ${fmtRate(TARGET)}`,
+          met: s.rate >= TARGET,
+          raw: `${fmtRate(raw1.rate)} lmdb put`,
+          ratio: fmtRatio(s.rate, raw1.rate),
         },
         {
-          name: `appends/s, batched ${BATCH}/call`, value: fmtRate(b.rate), target: `≥ ${fmtRate(TARGET)}`,
-          met: b.rate >= TARGET, raw: `${fmtRate(rawBatch1.rate)} lmdb put ×${BATCH}`, ratio: fmtRatio(b.rate, rawBatch1.rate),
+          name: `appends/s, batched ${BATCH}/call`,
+          value: fmtRate(b.rate),
+          target: `≥ ${fmtRate(TARGET)}`,
+          met: b.rate >= TARGET,
+          raw: `${fmtRate(rawBatch1.rate)} lmdb put ×${BATCH}`,
+          ratio: fmtRatio(b.rate, rawBatch1.rate),
         },
       ],
       notes,

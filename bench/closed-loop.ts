@@ -5,14 +5,25 @@ import { cpuSecondsOf, servicePid, sleep } from './support.ts';
 /** Ops in flight in a closed loop. */
 export const CONCURRENCY = 256;
 
-export interface Slice { ops: number; errors: number; ms: number; cpu: CpuSplit }
+export interface Slice {
+  ops: number;
+  errors: number;
+  ms: number;
+  cpu: CpuSplit;
+}
 
 /** CPU seconds spent during a slice by this process (client + driver) and by the Cassandra node. */
-export interface CpuSplit { client: number; cassandra: number | undefined }
+export interface CpuSplit {
+  client: number;
+  cassandra: number | undefined;
+}
 
 async function cpuNow(cassandra: number | undefined): Promise<CpuSplit> {
   const self = process.cpuUsage();
-  return { client: (self.user + self.system) / 1e6, cassandra: cassandra === undefined ? undefined : await cpuSecondsOf(cassandra).catch(() => undefined) };
+  return {
+    client: (self.user + self.system) / 1e6,
+    cassandra: cassandra === undefined ? undefined : await cpuSecondsOf(cassandra).catch(() => undefined),
+  };
 }
 
 function cpuSince(start: CpuSplit, end: CpuSplit): CpuSplit {
@@ -31,7 +42,13 @@ export async function closedLoop(ms: number, op: (i: number) => Promise<unknown>
   let errors = 0;
   const lane = async () => {
     while (performance.now() < end) {
-      try { await op(next++); ops++; } catch { errors++; await sleep(50); }
+      try {
+        await op(next++);
+        ops++;
+      } catch {
+        errors++;
+        await sleep(50);
+      }
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, lane));
@@ -40,12 +57,21 @@ export async function closedLoop(ms: number, op: (i: number) => Promise<unknown>
 }
 
 export class Tally {
-  entries = 0; ms = 0; errors = 0; client = 0; cassandra: number | undefined = 0;
+  entries = 0;
+  ms = 0;
+  errors = 0;
+  client = 0;
+  cassandra: number | undefined = 0;
   add(s: Slice, per = 1): void {
-    this.entries += s.ops * per; this.ms += s.ms; this.errors += s.errors; this.client += s.cpu.client;
+    this.entries += s.ops * per;
+    this.ms += s.ms;
+    this.errors += s.errors;
+    this.client += s.cpu.client;
     this.cassandra = this.cassandra === undefined || s.cpu.cassandra === undefined ? undefined : this.cassandra + s.cpu.cassandra;
   }
-  get rate(): number { return this.entries / (this.ms / 1000); }
+  get rate(): number {
+    return this.entries / (this.ms / 1000);
+  }
   /** CPU µs per entry written, this process and the node (the node's includes its flushes and compactions meanwhile). */
   get cpuPerEntry(): string {
     const us = (seconds: number) => `${((seconds * 1e6) / Math.max(1, this.entries)).toFixed(1)} µs`;

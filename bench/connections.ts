@@ -27,7 +27,12 @@ async function settledRss(pid: number): Promise<number> {
   return median(readings);
 }
 
-interface RssResult { before: number; after: number; open: number; perConnection: number }
+interface RssResult {
+  before: number;
+  after: number;
+  open: number;
+  perConnection: number;
+}
 
 async function measure(server: ChildServer, users: string[], connect: (user: string) => Promise<BenchClient>): Promise<RssResult> {
   // Warm-up: first-use allocations (JIT of the upgrade path, pools, maps) are not per-socket.
@@ -65,16 +70,27 @@ export async function runConnectionsBench(): Promise<BenchResult> {
     const rawUrl = rawServer.url;
     const raw = await measure(rawServer, users, (u) => BenchClient.connect(`${rawUrl}?user=${u}`));
 
-    notes.push(`open-file limit ${fdLimit}; ${count} idle sockets of distinct users, ${WARMUP_CONNECTIONS} warm-up sockets opened and closed first`);
-    notes.push(`ours: VmRSS ${fmtBytes(ours.before)} → ${fmtBytes(ours.after)} with ${ours.open} open: ${fmtBytes(ours.perConnection)} per connection`);
-    notes.push(`raw (bare uWS): VmRSS ${fmtBytes(raw.before)} → ${fmtBytes(raw.after)} with ${raw.open} open: ${fmtBytes(raw.perConnection)} per connection`);
+    notes.push(
+      `open-file limit ${fdLimit}; ${count} idle sockets of distinct users, ${WARMUP_CONNECTIONS} warm-up sockets opened and closed first`,
+    );
+    notes.push(
+      `ours: VmRSS ${fmtBytes(ours.before)} → ${fmtBytes(ours.after)} with ${ours.open} open: ${fmtBytes(ours.perConnection)} per connection`,
+    );
+    notes.push(
+      `raw (bare uWS): VmRSS ${fmtBytes(raw.before)} → ${fmtBytes(raw.after)} with ${raw.open} open: ${fmtBytes(raw.perConnection)} per connection`,
+    );
     if (ours.open < count) notes.push(`${count - ours.open} of our sockets were closed by the server before the second reading`);
     return {
-      figures: [{
-        name: `RSS per idle WebSocket (${ours.open} open)`, value: fmtBytes(ours.perConnection), target: `< ${fmtBytes(TARGET_BYTES)}`,
-        met: ours.open === count && ours.perConnection < TARGET_BYTES,
-        raw: `${fmtBytes(raw.perConnection)} bare uWS`, ratio: fmtRatio(ours.perConnection, raw.perConnection),
-      }],
+      figures: [
+        {
+          name: `RSS per idle WebSocket (${ours.open} open)`,
+          value: fmtBytes(ours.perConnection),
+          target: `< ${fmtBytes(TARGET_BYTES)}`,
+          met: ours.open === count && ours.perConnection < TARGET_BYTES,
+          raw: `${fmtBytes(raw.perConnection)} bare uWS`,
+          ratio: fmtRatio(ours.perConnection, raw.perConnection),
+        },
+      ],
       notes,
     };
   } finally {

@@ -43,7 +43,12 @@ export async function writeShapes(client: Client, keyspace: string, loop: Loop, 
       rates.set(name, { rows: sum.rows + slice.ops * per, ms: sum.ms + slice.ms });
     }
   }
-  const rate = (name: string) => { const s = rates.get(name); return s === undefined ? 0 : s.rows / (s.ms / 1000); };
+  const rate = (name: string) => {
+    const s = rates.get(name);
+    return s === undefined ? 0 : s.rows / (s.ms / 1000);
+  };
   notes.push(`write shapes (driver only, batches of ${PER_BATCH} partitions, ${ROUNDS} rounds of ${sliceMs / 1000} s):`);
-  notes.push(`  raw 1 row/request ${fmtRate(rate('raw'))}; entry row ${fmtRate(rate('entry'))} (${fmtRatio(rate('entry'), rate('raw'))}); entry + dedup row ${fmtRate(rate('append'))} (${fmtRatio(rate('append'), rate('raw'))})`);
+  notes.push(
+    `  raw 1 row/request ${fmtRate(rate('raw'))}; entry row ${fmtRate(rate('entry'))} (${fmtRatio(rate('entry'), rate('raw'))}); entry + dedup row ${fmtRate(rate('append'))} (${fmtRatio(rate('append'), rate('raw'))})`,
+  );
 }

@@ -36,13 +36,20 @@ export async function firstSend(client: BenchClient, to: string): Promise<number
 }
 
 export interface LoadResult {
-  rate: number; push: LatencySummary; ack: LatencySummary; sent: number; errors: Map<string, number>; growth: string;
+  rate: number;
+  push: LatencySummary;
+  ack: LatencySummary;
+  sent: number;
+  errors: Map<string, number>;
+  growth: string;
   /** The Cassandra node's flushes and compactions in the measured window (node-background.ts). */
   background: string;
   /** Acknowledged sends whose push never arrived, and how many of them a sync did not find either. */
-  missing: number; unsynced: number;
+  missing: number;
+  unsynced: number;
   /** Sends never answered (neither ack nor error), and the close codes of sockets lost during the load. */
-  unanswered: number; closed: string[];
+  unanswered: number;
+  closed: string[];
   /** CPU µs per message sent in the measured window, by process. */
   cpu: Map<string, number>;
 }
@@ -70,12 +77,23 @@ async function storedAppinfos(client: BenchClient): Promise<Set<string>> {
 export async function pushLoad(stack: DistributedStack, rate: number, tag: string, node: Client): Promise<LoadResult> {
   const url = stack.gatewayUrl;
   const pids = new Map<string, number | undefined>([
-    ['gateway', stack.pids.gateway], ['worker', stack.pids.worker], ['Cassandra', await servicePid('cassandra')],
-    ['Redis', await servicePid('redis')], ['NATS', await servicePid('nats')],
+    ['gateway', stack.pids.gateway],
+    ['worker', stack.pids.worker],
+    ['Cassandra', await servicePid('cassandra')],
+    ['Redis', await servicePid('redis')],
+    ['NATS', await servicePid('nats')],
   ]);
   const connect = async (user: string) => BenchClient.connect(url, await tokenFor(user));
-  const senders = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}s${i}`), 50, connect);
-  const receivers = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `${tag}r${i}`), 50, connect);
+  const senders = await mapLimited(
+    Array.from({ length: PAIRS }, (_, i) => `${tag}s${i}`),
+    50,
+    connect,
+  );
+  const receivers = await mapLimited(
+    Array.from({ length: PAIRS }, (_, i) => `${tag}r${i}`),
+    50,
+    connect,
+  );
   const phases = { warmUp: Infinity, measured: Infinity };
   const total = Math.floor((MEASURE_MS / 1000) * rate);
   const push = new Samples(total);
@@ -102,37 +120,51 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
   }
   // Sends due after t ms: the full rate, or (ramp) a rate growing linearly from rate/10 to rate.
   const dueAt = (t: number, ms: number, ramp: boolean) => (rate / 1000) * (ramp ? 0.1 * t + (0.45 * t * t) / ms : t);
-  const loop = (ms: number, measured: boolean) => new Promise<number>((resolve) => {
-    const n = Math.floor(dueAt(ms, ms, !measured));
-    const start = performance.now();
-    let sent = 0;
-    const tick = () => {
-      const due = Math.min(n, Math.floor(dueAt(performance.now() - start, ms, !measured)) + 1);
-      for (; sent < due; sent++) {
-        const pair = sent % PAIRS;
-        const appinfo = `dp-${RUN_ID}-${tag}-${measured ? 'm' : 'w'}-${sent}`;
-        const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', { appinfo, to: { user: `${tag}r${pair}` }, type: 'text', body: messageBody() });
-        if (!measured) {
-          reply.catch(() => undefined); // a lost socket shows in the measured part
-          continue;
+  const loop = (ms: number, measured: boolean) =>
+    new Promise<number>((resolve) => {
+      const n = Math.floor(dueAt(ms, ms, !measured));
+      const start = performance.now();
+      let sent = 0;
+      const tick = () => {
+        const due = Math.min(n, Math.floor(dueAt(performance.now() - start, ms, !measured)) + 1);
+        for (; sent < due; sent++) {
+          const pair = sent % PAIRS;
+          const appinfo = `dp-${RUN_ID}-${tag}-${measured ? 'm' : 'w'}-${sent}`;
+          const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', {
+            appinfo,
+            to: { user: `${tag}r${pair}` },
+            type: 'text',
+            body: messageBody(),
+          });
+          if (!measured) {
+            reply.catch(() => undefined); // a lost socket shows in the measured part
+            continue;
+          }
+          const i = sent;
+          const sending = { t0, i, acked: false };
+          sentAt.set(appinfo, sending);
+          reply.then(
+            (r) => {
+              if (r.reply.ok) {
+                ack.add(r.at - t0);
+                sending.acked = true;
+                return;
+              }
+              const code = r.reply.error?.code ?? 'UNKNOWN';
+              errors.set(code, (errors.get(code) ?? 0) + 1);
+              sentAt.delete(appinfo);
+            },
+            () => {
+              errors.set('SOCKET_CLOSED', (errors.get('SOCKET_CLOSED') ?? 0) + 1);
+              sentAt.delete(appinfo);
+            },
+          );
         }
-        const i = sent;
-        const sending = { t0, i, acked: false };
-        sentAt.set(appinfo, sending);
-        reply.then((r) => {
-          if (r.reply.ok) { ack.add(r.at - t0); sending.acked = true; return; }
-          const code = r.reply.error?.code ?? 'UNKNOWN';
-          errors.set(code, (errors.get(code) ?? 0) + 1);
-          sentAt.delete(appinfo);
-        }, () => {
-          errors.set('SOCKET_CLOSED', (errors.get('SOCKET_CLOSED') ?? 0) + 1);
-          sentAt.delete(appinfo);
-        });
-      }
-      if (sent >= n) resolve(sent); else setTimeout(tick, 1);
-    };
-    tick();
-  });
+        if (sent >= n) resolve(sent);
+        else setTimeout(tick, 1);
+      };
+      tick();
+    });
   try {
     await firstSend(senders[0] as BenchClient, `${tag}r0`);
     phases.warmUp = performance.now();
@@ -162,13 +194,28 @@ export async function pushLoad(stack: DistributedStack, rate: number, tag: strin
       const stored = await storedAppinfos(receivers[pair] as BenchClient);
       unsynced += appinfos.filter((a) => !stored.has(a)).length;
     }
-    const closed = [...senders.map((c) => ['sender', c] as const), ...receivers.map((c) => ['receiver', c] as const)]
-      .flatMap(([role, c]) => (c.closedWith ? [describeLoss(role, c, phases)] : []));
+    const closed = [...senders.map((c) => ['sender', c] as const), ...receivers.map((c) => ['receiver', c] as const)].flatMap(
+      ([role, c]) => (c.closedWith ? [describeLoss(role, c, phases)] : []),
+    );
     if (closed.length > 0) closed.push(await gatewayCloses(stack), ...gatewayCloseLines(stack.logTail('gateway')));
-    const growth = `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}; `
-      + `p99 by second sent: ${seconds.map((s) => fmtMs(s.summary().p99)).join(', ')}`;
+    const growth =
+      `p50 first tenth ${fmtMs(tenths[0]!.summary().p50)} → last tenth ${fmtMs(tenths[1]!.summary().p50)}; ` +
+      `p99 by second sent: ${seconds.map((s) => fmtMs(s.summary().p99)).join(', ')}`;
     if (PUSH_DUMP !== undefined && dump !== undefined) writeFileSync(PUSH_DUMP, `${dump.join('\n')}\n`);
-    return { rate, push: push.summary(), ack: ack.summary(), sent, missing: sentAt.size - unanswered, unanswered, unsynced, closed, errors, growth, cpu, background };
+    return {
+      rate,
+      push: push.summary(),
+      ack: ack.summary(),
+      sent,
+      missing: sentAt.size - unanswered,
+      unanswered,
+      unsynced,
+      closed,
+      errors,
+      growth,
+      cpu,
+      background,
+    };
   } finally {
     await Promise.all([...senders, ...receivers].map((c) => c.close()));
   }
@@ -183,14 +230,21 @@ function describeLoss(role: string, c: BenchClient, phases: { warmUp: number; me
 
 /** The gateway's count of closed sockets by code, and of those it closed itself (its /metrics). */
 async function gatewayCloses(stack: DistributedStack): Promise<string> {
-  const text = await fetch(stack.gatewayUrl.replace(/^ws/, 'http').replace(/\/v1\/ws$/, '/metrics')).then((r) => r.text(), (err: unknown) => String(err));
+  const text = await fetch(stack.gatewayUrl.replace(/^ws/, 'http').replace(/\/v1\/ws$/, '/metrics')).then(
+    (r) => r.text(),
+    (err: unknown) => String(err),
+  );
   const lines = text.split('\n').filter((line) => /^seqline_gateway_(connections_closed|forced_closes)_total/.test(line));
   return `gateway saw: ${lines.join(', ') || 'no closes'}`;
 }
 
 /** The gateway's log lines about sockets it closed or errors it logged (the last 8 kB of its output). */
 function gatewayCloseLines(tail: string): string[] {
-  return tail.split('\n').filter((line) => /closing socket|"level":(40|50|60)/.test(line)).slice(-5).map((line) => `gateway: ${line.slice(0, 300)}`);
+  return tail
+    .split('\n')
+    .filter((line) => /closing socket|"level":(40|50|60)/.test(line))
+    .slice(-5)
+    .map((line) => `gateway: ${line.slice(0, 300)}`);
 }
 
 /** Sustained: nothing lost or refused, and the last tenth's p50 did not run away from the first. */

@@ -22,7 +22,10 @@ export const disturbances: string[] = [];
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = netConnect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => { s.destroy(); resolve(ok); };
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
     s.once('connect', () => done(true));
     s.once('error', () => done(false));
     s.setTimeout(1000, () => done(false));
@@ -44,7 +47,10 @@ export async function waitForServices(during: string): Promise<void> {
   if (waited > 500) disturbances.push(`waited ${(waited / 1000).toFixed(1)} s for the services ${during}`);
 }
 
-interface Child { proc: ChildProcess; output: () => string }
+interface Child {
+  proc: ChildProcess;
+  output: () => string;
+}
 
 /** BENCH_SCHED_BATCH=0 starts the children under SCHED_OTHER, as does a machine where chrt (util-linux) cannot set SCHED_BATCH. */
 const SCHED_BATCH = process.env.BENCH_SCHED_BATCH !== '0' && spawnSync('chrt', ['--batch', '0', 'true']).status === 0;
@@ -60,7 +66,9 @@ function startChild(main: string, readyText: string, env: Record<string, string>
   // generator (this process) stays SCHED_OTHER, so it still reads a reply the moment it lands.
   const [command, argv] = SCHED_BATCH ? ['chrt', ['--batch', '0', process.execPath, ...args]] : [process.execPath, args];
   const proc = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
+  process.once('exit', () => {
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+  });
   const { ready, tail } = watchChild(proc, main, readyText, 60_000);
   return ready.then(() => ({ proc, output: tail }));
 }
@@ -94,16 +102,29 @@ export async function startDistributedStack(): Promise<DistributedStack> {
   await waitForServices('before starting the stack');
   const namespace = `bench${Math.random().toString(36).slice(2, 10)}`;
   const base = {
-    SEQLINE_SECRET: BENCH_SECRET, SEQLINE_NAMESPACE: namespace, SCYLLA_KEYSPACE: BENCH_KEYSPACE,
-    LOG_LEVEL: 'info', SEQLINE_LEASE_TTL_MS: '2000', HOST: '127.0.0.1',
+    SEQLINE_SECRET: BENCH_SECRET,
+    SEQLINE_NAMESPACE: namespace,
+    SCYLLA_KEYSPACE: BENCH_KEYSPACE,
+    LOG_LEVEL: 'info',
+    SEQLINE_LEASE_TTL_MS: '2000',
+    HOST: '127.0.0.1',
   };
   const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 3 });
   await redis.connect();
   const started: Child[] = [];
   try {
-    started.push(await startChild(WORKER_MAIN, 'seqline worker running', { ...base, PORT: String(await freePort()), SEQLINE_OWNER_ID: `${namespace}-w1` }, WORKER_NODE_FLAGS));
+    started.push(
+      await startChild(
+        WORKER_MAIN,
+        'seqline worker running',
+        { ...base, PORT: String(await freePort()), SEQLINE_OWNER_ID: `${namespace}-w1` },
+        WORKER_NODE_FLAGS,
+      ),
+    );
     const port = await freePort();
-    started.push(await startChild(GATEWAY_MAIN, 'seqline gateway listening', { ...base, PORT: String(port), SEQLINE_OWNER_ID: `${namespace}-g1` }));
+    started.push(
+      await startChild(GATEWAY_MAIN, 'seqline gateway listening', { ...base, PORT: String(port), SEQLINE_OWNER_ID: `${namespace}-g1` }),
+    );
     const children = { worker: started[0], gateway: started[1] };
     return {
       namespace,
@@ -122,7 +143,9 @@ export async function startDistributedStack(): Promise<DistributedStack> {
       },
       async stop() {
         for (const c of started.reverse()) await stopChild(c);
-        await cleanNamespace(namespace, redis).catch((err: unknown) => disturbances.push(`clean-up of ${namespace} failed: ${String(err)}`));
+        await cleanNamespace(namespace, redis).catch((err: unknown) =>
+          disturbances.push(`clean-up of ${namespace} failed: ${String(err)}`),
+        );
         redis.disconnect();
       },
     };

@@ -46,7 +46,13 @@ async function startOwner(stores: ScyllaStores): Promise<{ owner: InboxOwner; cl
   const push = createLocalPushBus({ logger: silentLogger });
   const owner = new InboxOwner({ timeline: stores.timeline, ceilings: stores.ceilings, push, logger: silentLogger, epoch });
   await owner.start();
-  return { owner, close: async () => { await owner.close(); await push.close(); } };
+  return {
+    owner,
+    close: async () => {
+      await owner.close();
+      await push.close();
+    },
+  };
 }
 
 /** The raw INSERT rate of the store part, for the history part's ratio. */
@@ -64,9 +70,11 @@ async function historyRate(stores: ScyllaStores, notes: string[]): Promise<void>
   const inboxes = Array.from({ length: HISTORY_INBOXES }, (_, i) => inboxKey(`h${RUN_ID}`, `u${i}`));
   const tally = new Tally();
   try {
-    await Promise.all(inboxes.map(async (inbox) => {
-      for (let n = 0; n < HISTORY_ENTRIES; n += 300) await owner.append(inbox, Array.from({ length: 300 }, entry));
-    }));
+    await Promise.all(
+      inboxes.map(async (inbox) => {
+        for (let n = 0; n < HISTORY_ENTRIES; n += 300) await owner.append(inbox, Array.from({ length: 300 }, entry));
+      }),
+    );
     // Written out now, so the measured slice does not pay for the prefill's flush and compactions.
     await flushKeyspace(STORE_KEYSPACE);
     const settled = await nodeSettled(stores.client, 60_000);
@@ -93,7 +101,9 @@ async function emptyStoreTables(client: ScyllaStores['client']): Promise<void> {
 
 async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure[]> {
   const { client } = stores;
-  await client.execute(`CREATE TABLE IF NOT EXISTS ${STORE_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`);
+  await client.execute(
+    `CREATE TABLE IF NOT EXISTS ${STORE_KEYSPACE}.raw_insert (inbox text, seq bigint, entry text, PRIMARY KEY (inbox, seq))`,
+  );
   // Both kinds start from empty tables: otherwise earlier runs' data decides how much compaction
   // runs during this one (it took up to 2/3 of the node's CPU after a few runs).
   await emptyStoreTables(client);
@@ -118,19 +128,28 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
     // gap its seqs jump over; every later one is the steady state the rates below measure.
     const firstStarted = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < INBOXES) await owner.append(inboxes[next++] as InboxKey, [entry()]);
-    }));
-    notes.push(`  first append of each of ${INBOXES} inboxes (load + gap clear): ${fmtRate(INBOXES / ((performance.now() - firstStarted) / 1000))}`);
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < INBOXES) await owner.append(inboxes[next++] as InboxKey, [entry()]);
+      }),
+    );
+    notes.push(
+      `  first append of each of ${INBOXES} inboxes (load + gap clear): ${fmtRate(INBOXES / ((performance.now() - firstStarted) / 1000))}`,
+    );
     for (let r = 0; r < ROUNDS; r++) {
       await waitForServices('during the store rates');
       tallies.raw.add(await closedLoop(SLICE_MS, raw));
-      tallies.single.add(await closedLoop(SLICE_MS, async (i) => {
-        const t0 = performance.now();
-        await owner.append(inboxes[i % INBOXES] as InboxKey, [entry()]);
-        latency.add(performance.now() - t0);
-      }));
-      tallies.batched.add(await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % INBOXES] as InboxKey, Array.from({ length: BATCH }, entry))), BATCH);
+      tallies.single.add(
+        await closedLoop(SLICE_MS, async (i) => {
+          const t0 = performance.now();
+          await owner.append(inboxes[i % INBOXES] as InboxKey, [entry()]);
+          latency.add(performance.now() - t0);
+        }),
+      );
+      tallies.batched.add(
+        await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % INBOXES] as InboxKey, Array.from({ length: BATCH }, entry))),
+        BATCH,
+      );
     }
   } finally {
     await close();
@@ -141,19 +160,34 @@ async function storeRates(stores: ScyllaStores, notes: string[]): Promise<Figure
   }
   lastRawRate = tallies.raw.rate;
   const { raw: rw, single: s, batched: b } = tallies;
-  notes.push(`store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`);
+  notes.push(
+    `store rates: ${ROUNDS} interleaved rounds of ${SLICE_MS / 1000} s per kind, ${CONCURRENCY} ops in flight, ${INBOXES} inboxes, keyspace ${STORE_KEYSPACE} (RF 1, LOCAL_QUORUM)`,
+  );
   notes.push(`  before the rates: ${settled}`);
   notes.push(`  failed ops (node unavailable): raw ${rw.errors}, single ${s.errors}, batched ${b.errors}`);
-  notes.push(`  Cassandra timer slack: ${await timerSlackOf(await servicePid('cassandra'))} (scripts/services.sh sets it, docs/services.md)`);
+  notes.push(
+    `  Cassandra timer slack: ${await timerSlackOf(await servicePid('cassandra'))} (scripts/services.sh sets it, docs/services.md)`,
+  );
   notes.push(`  CPU per entry written: raw ${rw.cpuPerEntry}; single ${s.cpuPerEntry}; batched ${b.cpuPerEntry}`);
   notes.push(`  single-entry append latency at ${CONCURRENCY} in flight: ${fmtLatency(latency.summary())}`);
   notes.push(`  batched ${BATCH}/call: ${fmtRate(b.rate / BATCH)} calls/s; vs raw single-row inserts ${fmtRatio(b.rate, rw.rate)}`);
   return [
     {
-      name: 'CQL appends/s, single-entry (InboxOwner)', value: fmtRate(s.rate), target: `≥ ${TARGET_RATIO * 100}% of raw`,
-      met: s.rate >= TARGET_RATIO * rw.rate, raw: `${fmtRate(rw.rate)} driver INSERT`, ratio: fmtRatio(s.rate, rw.rate),
+      name: 'CQL appends/s, single-entry (InboxOwner)',
+      value: fmtRate(s.rate),
+      target: `≥ ${TARGET_RATIO * 100}% of raw`,
+      met: s.rate >= TARGET_RATIO * rw.rate,
+      raw: `${fmtRate(rw.rate)} driver INSERT`,
+      ratio: fmtRatio(s.rate, rw.rate),
     },
-    { name: `CQL appends/s, batched ${BATCH}/call`, value: fmtRate(b.rate), target: '—', met: undefined, raw: `${fmtRate(rw.rate)} driver INSERT`, ratio: fmtRatio(b.rate, rw.rate) },
+    {
+      name: `CQL appends/s, batched ${BATCH}/call`,
+      value: fmtRate(b.rate),
+      target: '—',
+      met: undefined,
+      raw: `${fmtRate(rw.rate)} driver INSERT`,
+      ratio: fmtRatio(b.rate, rw.rate),
+    },
   ];
 }
 
@@ -164,7 +198,11 @@ async function syncLatency(stack: DistributedStack): Promise<{ hit: LatencySumma
   try {
     await firstSend(sender, `sy${RUN_ID}r`);
     for (let i = 0; i < 300; i += 20) {
-      await Promise.all(Array.from({ length: 20 }, (_, k) => sender.ok('send', { appinfo: `sy-${RUN_ID}-${i + k}`, to: { user: `sy${RUN_ID}r` }, type: 'text', body: messageBody() })));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, k) =>
+          sender.ok('send', { appinfo: `sy-${RUN_ID}-${i + k}`, to: { user: `sy${RUN_ID}r` }, type: 'text', body: messageBody() }),
+        ),
+      );
     }
     const head = (await reader.ok('sync', { maxSeq: 0, limit: 1 })).reply['headSeq'] as number;
     const from = head - 200;
@@ -180,7 +218,8 @@ async function syncLatency(stack: DistributedStack): Promise<{ hit: LatencySumma
       flushed += await stack.flushTimelineCache();
       const m = reader.call('sync', { maxSeq: from, limit: 200 });
       const rm = await m.reply;
-      if (!rm.reply.ok || (rm.reply['entries'] as unknown[]).length !== 200) throw new Error(`sync (miss) failed: ${rm.text.slice(0, 200)}`);
+      if (!rm.reply.ok || (rm.reply['entries'] as unknown[]).length !== 200)
+        throw new Error(`sync (miss) failed: ${rm.text.slice(0, 200)}`);
       miss.add(rm.at - m.sentAt);
       // The miss refilled the cache: the next hit sample reads from it.
     }
@@ -197,9 +236,14 @@ export async function runDistributedBench(): Promise<BenchResult> {
   await waitForServices('before the bench');
   if (PARTS.has('store') || PARTS.has('shapes')) {
     // A keyspace of its own: the stack's workers claim the same shard sections under their lease epochs.
-    const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
+    const stores = await openScyllaStores({
+      contactPoints: ['127.0.0.1:9042'],
+      localDataCenter: 'datacenter1',
+      keyspace: STORE_KEYSPACE,
+      migrate: true,
+    });
     try {
-      if (PARTS.has('store')) figures.push(...await storeRates(stores, notes));
+      if (PARTS.has('store')) figures.push(...(await storeRates(stores, notes)));
       if (PARTS.has('shapes')) await writeShapes(stores.client, STORE_KEYSPACE, closedLoop, SLICE_MS, notes);
     } finally {
       await stores.close();
@@ -207,7 +251,12 @@ export async function runDistributedBench(): Promise<BenchResult> {
   }
   if (PARTS.has('push') || PARTS.has('sync')) await stackParts(figures, notes);
   if (PARTS.has('history')) {
-    const stores = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
+    const stores = await openScyllaStores({
+      contactPoints: ['127.0.0.1:9042'],
+      localDataCenter: 'datacenter1',
+      keyspace: STORE_KEYSPACE,
+      migrate: true,
+    });
     try {
       await historyRate(stores, notes);
     } finally {
@@ -222,7 +271,12 @@ export async function runDistributedBench(): Promise<BenchResult> {
 async function stackParts(figures: Figure[], notes: string[]): Promise<void> {
   const stack = await startDistributedStack();
   // For the node's background work only (system_views), not for the load.
-  const node = await openScyllaStores({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1', keyspace: STORE_KEYSPACE, migrate: true });
+  const node = await openScyllaStores({
+    contactPoints: ['127.0.0.1:9042'],
+    localDataCenter: 'datacenter1',
+    keyspace: STORE_KEYSPACE,
+    migrate: true,
+  });
   try {
     const loads: LoadResult[] = [];
     for (const [k, rate] of (PARTS.has('push') ? RATES : []).entries()) {
@@ -240,29 +294,46 @@ async function stackParts(figures: Figure[], notes: string[]): Promise<void> {
       await sleep(keepMs);
     }
     notes.push(`push: ${PUSH_LOAD_SHAPE}; 1 worker + 1 gateway (children), namespace ${stack.namespace}`);
-    const policies = await Promise.all([stack.pids.gateway, stack.pids.worker, await servicePid('cassandra'), await servicePid('redis'), await servicePid('nats')].map(schedPolicyOf));
-    notes.push(`  scheduling (docs/services.md): gateway ${policies[0]}, worker ${policies[1]}, Cassandra ${policies[2]}, Redis ${policies[3]}, NATS ${policies[4]}; load generator ${await schedPolicyOf(process.pid)}`);
+    const policies = await Promise.all(
+      [stack.pids.gateway, stack.pids.worker, await servicePid('cassandra'), await servicePid('redis'), await servicePid('nats')].map(
+        schedPolicyOf,
+      ),
+    );
+    notes.push(
+      `  scheduling (docs/services.md): gateway ${policies[0]}, worker ${policies[1]}, Cassandra ${policies[2]}, Redis ${policies[3]}, NATS ${policies[4]}; load generator ${await schedPolicyOf(process.pid)}`,
+    );
     for (const r of loads) {
       const errs = [...r.errors].map(([c, n]) => `${c}×${n}`).join(', ') || 'none';
       const lost = r.closed.length === 0 ? '' : `, sockets closed under load ${r.closed.length} (${[...new Set(r.closed)].join('; ')})`;
-      notes.push(`  @ ${r.rate} msg/s: ${r.sent} sent, unanswered ${r.unanswered}${lost}, acknowledged but never pushed ${r.missing} (of which not found by a sync either: ${r.unsynced}), errors ${errs}${sustained(r) ? '' : ' — NOT sustained'}`);
+      notes.push(
+        `  @ ${r.rate} msg/s: ${r.sent} sent, unanswered ${r.unanswered}${lost}, acknowledged but never pushed ${r.missing} (of which not found by a sync either: ${r.unsynced}), errors ${errs}${sustained(r) ? '' : ' — NOT sustained'}`,
+      );
       notes.push(`    CPU µs per message: ${fmtCpu(r.cpu, r.rate)}`);
       notes.push(`    send → push: ${fmtLatency(r.push)}; ${r.growth}`);
       notes.push(`    send → ack:  ${fmtLatency(r.ack)}`);
       notes.push(`    Cassandra in the measured window: ${r.background}`);
       figures.push({
-        name: `distributed 1:1 send→push p99 @ ${r.rate} msg/s`, value: `${fmtMs(r.push.p99)} (p50 ${fmtMs(r.push.p50)})${sustained(r) ? '' : ', not sustained'}`,
-        target: '< 25 ms', met: sustained(r) && r.push.p99 < 25,
+        name: `distributed 1:1 send→push p99 @ ${r.rate} msg/s`,
+        value: `${fmtMs(r.push.p99)} (p50 ${fmtMs(r.push.p50)})${sustained(r) ? '' : ', not sustained'}`,
+        target: '< 25 ms',
+        met: sustained(r) && r.push.p99 < 25,
       });
     }
     if (PARTS.has('sync')) {
       await waitForServices('before the sync samples');
       const sync = await syncLatency(stack);
-      notes.push(`sync: ${SYNC_SAMPLES} samples each, alternating; miss = all ${stack.namespace}:tl:* keys deleted before the request (${sync.flushed} keys deleted in total)`);
+      notes.push(
+        `sync: ${SYNC_SAMPLES} samples each, alternating; miss = all ${stack.namespace}:tl:* keys deleted before the request (${sync.flushed} keys deleted in total)`,
+      );
       notes.push(`  hit:  ${fmtLatency(sync.hit)}`);
       notes.push(`  miss: ${fmtLatency(sync.miss)}`);
       figures.push({ name: 'distributed sync 200 p99, Redis hit', value: fmtMs(sync.hit.p99), target: '< 15 ms', met: sync.hit.p99 < 15 });
-      figures.push({ name: 'distributed sync 200 p99, Redis miss', value: fmtMs(sync.miss.p99), target: '< 15 ms', met: sync.miss.p99 < 15 });
+      figures.push({
+        name: 'distributed sync 200 p99, Redis miss',
+        value: fmtMs(sync.miss.p99),
+        target: '< 15 ms',
+        met: sync.miss.p99 < 15,
+      });
     }
   } finally {
     await node.close();

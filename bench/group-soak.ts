@@ -25,7 +25,10 @@ try {
   const users = Array.from({ length: 40 }, (_, i) => `soak${run}u${i}`);
   const clients = await Promise.all(users.map(async (u) => BenchClient.connect(stack.gatewayUrl, await tokenFor(u))));
   let pushes = 0;
-  for (const c of clients) c.onPush = () => { pushes++; };
+  for (const c of clients)
+    c.onPush = () => {
+      pushes++;
+    };
   const first = clients[0] as BenchClient;
   // The worker's shards become writable after its lease wait-out.
   for (;;) {
@@ -50,7 +53,9 @@ try {
         const c = clients[k++ % clients.length] as BenchClient;
         sent++;
         c.call('send', { appinfo: `soak-${run}-${k}`, to: { group }, type: 'text', body: { text: 'hello group' } }).reply.then(
-          (r) => { if (!r.reply.ok) fail(r.reply.error?.code ?? 'UNKNOWN'); },
+          (r) => {
+            if (!r.reply.ok) fail(r.reply.error?.code ?? 'UNKNOWN');
+          },
           () => fail('NO_ANSWER'),
         );
       }
@@ -58,7 +63,9 @@ try {
   }, 1000);
   while (Date.now() - started < SOAK_S * 1000) {
     await sleep(10_000);
-    console.log(`${Math.round((Date.now() - started) / 1000)} s: sent ${sent}, pushes ${pushes}, worker RSS ${rssKb(stack.pids.worker)} kB, gateway RSS ${rssKb(stack.pids.gateway)} kB`);
+    console.log(
+      `${Math.round((Date.now() - started) / 1000)} s: sent ${sent}, pushes ${pushes}, worker RSS ${rssKb(stack.pids.worker)} kB, gateway RSS ${rssKb(stack.pids.gateway)} kB`,
+    );
   }
   clearInterval(tick);
   await sleep(5000);

@@ -20,7 +20,11 @@ try {
   const first = clients[0]!;
   let streamPushed = 0;
   let lastPushAt = 0;
-  for (const c of clients) c.onGroupPush = (messages) => { streamPushed += messages; lastPushAt = performance.now(); };
+  for (const c of clients)
+    c.onGroupPush = (messages) => {
+      streamPushed += messages;
+      lastPushAt = performance.now();
+    };
   for (;;) {
     const r = await first.call('send', { appinfo: `warm-${run}-${Date.now()}`, to: { user: users[1] }, type: 'text', body: {} }).reply;
     if (r.reply.ok) break;
@@ -44,8 +48,15 @@ try {
       if (wait > 0) await sleep(wait);
       const c = clients[k++ % clients.length]!;
       const s = performance.now();
-      pend.push(c.call('send', { appinfo: `hr-${run}-${k}`, to: { group }, type: 'text', body: { text: 'x' } }).reply.then(
-        (r) => { if (r.reply.ok) lat.push(performance.now() - s); else fail(r.reply.error?.code ?? 'UNKNOWN'); }, () => fail('NO_ANSWER')));
+      pend.push(
+        c.call('send', { appinfo: `hr-${run}-${k}`, to: { group }, type: 'text', body: { text: 'x' } }).reply.then(
+          (r) => {
+            if (r.reply.ok) lat.push(performance.now() - s);
+            else fail(r.reply.error?.code ?? 'UNKNOWN');
+          },
+          () => fail('NO_ANSWER'),
+        ),
+      );
     }
     await Promise.all(pend);
     // The last pushes: until all arrived, or none came for 2 s (a push is at most once).
@@ -53,7 +64,10 @@ try {
     let last = -1;
     let quietSince = performance.now();
     while (streamPushed - pushedBefore < expected && performance.now() - quietSince < 2_000) {
-      if (streamPushed !== last) { last = streamPushed; quietSince = performance.now(); }
+      if (streamPushed !== last) {
+        last = streamPushed;
+        quietSince = performance.now();
+      }
       await sleep(50);
     }
     const drainMs = lastPushAt - (t0 + ((rate * 5 - 1) * 1000) / rate);
@@ -61,10 +75,12 @@ try {
     const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]?.toFixed(1);
     // Every online member, the sender included, gets each message once by group.push.
     const pushed = streamPushed - pushedBefore;
-    console.log(`rate ${rate}/s: n=${lat.length} fails=${JSON.stringify(Object.fromEntries(fails))} ack p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)} ms; `
-      + `group.push messages ${pushed} of ${expected}, the last ${drainMs.toFixed(0)} ms after the last send was due`);
+    console.log(
+      `rate ${rate}/s: n=${lat.length} fails=${JSON.stringify(Object.fromEntries(fails))} ack p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)} ms; ` +
+        `group.push messages ${pushed} of ${expected}, the last ${drainMs.toFixed(0)} ms after the last send was due`,
+    );
   }
-  for (const c of clients) c.close();
+  for (const c of clients) void c.close();
 } finally {
   await stack.stop();
 }

@@ -27,19 +27,30 @@ const CHUNK = 2000;
 type Json = Record<string, unknown>;
 
 class Admin {
-  private constructor(private readonly base: string, private readonly token: string) {}
+  private constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {}
   static async of(port: number): Promise<Admin> {
-    return new Admin(`http://127.0.0.1:${port}/v1/admin/`, await issueAdminToken({ secret: BENCH_SECRET, name: 'bench', ttlSeconds: 3600 }));
+    return new Admin(
+      `http://127.0.0.1:${port}/v1/admin/`,
+      await issueAdminToken({ secret: BENCH_SECRET, name: 'bench', ttlSeconds: 3600 }),
+    );
   }
   async call(method: string, path: string, body?: object): Promise<Json> {
     const res = await fetch(this.base + path, {
-      method, headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}),
+      method,
+      headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
     });
     if (!res.ok) throw new Error(`admin ${method} ${path}: HTTP ${res.status} ${await res.text()}`);
     return (await res.json()) as Json;
   }
   async idle(): Promise<boolean> {
-    const q = await this.call('GET', 'queues') as { queues: Record<string, { running: number; waiting: number; delayed: number }>; pools: Record<string, { running: number; waiting: number }> };
+    const q = (await this.call('GET', 'queues')) as {
+      queues: Record<string, { running: number; waiting: number; delayed: number }>;
+      pools: Record<string, { running: number; waiting: number }>;
+    };
     return [...Object.values(q.queues), ...Object.values(q.pools)].every((c) => c.running === 0 && c.waiting === 0);
   }
   async headSeq(user: string): Promise<number> {
@@ -67,7 +78,8 @@ async function okRetrying(client: BenchClient, op: string, args: Json): Promise<
 async function createGroup(owner: BenchClient, id: string, users: string[]): Promise<string> {
   const first = await okRetrying(owner, 'group.create', { name: id, group: id, members: users.slice(1, CHUNK) });
   let tier = first['tier'] as string;
-  for (let i = CHUNK; i < users.length; i += CHUNK) tier = (await okRetrying(owner, 'group.add', { group: id, members: users.slice(i, i + CHUNK) }))['tier'] as string;
+  for (let i = CHUNK; i < users.length; i += CHUNK)
+    tier = (await okRetrying(owner, 'group.add', { group: id, members: users.slice(i, i + CHUNK) }))['tier'] as string;
   return tier;
 }
 
@@ -84,11 +96,20 @@ async function untilIdle(admin: Admin, timeoutMs = 120_000): Promise<number> {
 class Swarm {
   private waiter: ((m: Json) => void) | undefined;
   private constructor(private readonly proc: ChildProcess) {
-    proc.on('message', (m: Json) => { const w = this.waiter; this.waiter = undefined; w?.(m); });
+    proc.on('message', (m: Json) => {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w?.(m);
+    });
   }
   static async start(): Promise<Swarm> {
-    const proc = fork(SWARM_CHILD, [], { execArgv: ['--conditions=source', '--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    process.once('exit', () => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
+    const proc = fork(SWARM_CHILD, [], {
+      execArgv: ['--conditions=source', '--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    process.once('exit', () => {
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    });
     const swarm = new Swarm(proc);
     await swarm.next();
     return swarm;
@@ -96,10 +117,18 @@ class Swarm {
   private next(): Promise<Json> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('swarm: no reply in 180 s')), 180_000);
-      this.waiter = (m) => { clearTimeout(timer); if (m['type'] === 'error') reject(new Error(String(m['message']))); else resolve(m); };
+      this.waiter = (m) => {
+        clearTimeout(timer);
+        if (m['type'] === 'error') reject(new Error(String(m['message'])));
+        else resolve(m);
+      };
     });
   }
-  ask(msg: object): Promise<Json> { const r = this.next(); this.proc.send(msg); return r; }
+  ask(msg: object): Promise<Json> {
+    const r = this.next();
+    this.proc.send(msg);
+    return r;
+  }
   async close(): Promise<void> {
     const exited = new Promise((r) => this.proc.once('exit', r));
     this.proc.send({ cmd: 'close' });
@@ -129,11 +158,18 @@ async function writeFanout(server: ChildServer, admin: Admin, notes: string[]): 
       if (missing > 0) throw new Error(`${missing} member inboxes lack message ${k} after the queues went idle`);
       times.push(done - sentAt);
     }
-    notes.push(`write-fanout: ${WRITE_MEMBERS}-member large group (largeBelow ${WRITE_MEMBERS + 1} set live), ${WRITE_REPEATS} single messages, each timed send → all queues/pools idle (admin API polled every ~2 ms), then all ${WRITE_MEMBERS - 1} inboxes checked`);
+    notes.push(
+      `write-fanout: ${WRITE_MEMBERS}-member large group (largeBelow ${WRITE_MEMBERS + 1} set live), ${WRITE_REPEATS} single messages, each timed send → all queues/pools idle (admin API polled every ~2 ms), then all ${WRITE_MEMBERS - 1} inboxes checked`,
+    );
     notes.push(`  completion times: ${times.map((t) => fmtMs(t)).join(', ')}`);
     const p50 = median(times);
     const max = Math.max(...times);
-    return { name: `write-fanout ${WRITE_MEMBERS} members, send → all inboxes`, value: `p50 ${fmtMs(p50)}, max ${fmtMs(max)}`, target: '< 1 s', met: max < 1000 };
+    return {
+      name: `write-fanout ${WRITE_MEMBERS} members, send → all inboxes`,
+      value: `p50 ${fmtMs(p50)}, max ${fmtMs(max)}`,
+      target: '< 1 s',
+      met: max < 1000,
+    };
   } finally {
     await sender.close();
   }
@@ -154,14 +190,16 @@ async function readFanout(server: ChildServer, admin: Admin, notes: string[]): P
     return { inbox: inboxes1 - inboxes0, stream: stream1 - stream0 };
   };
   const g1k = `h${RUN_ID}k1`;
-  if (await createGroup(owner, g1k, small) !== 'huge') throw new Error('1 000-member group is not huge');
-  const w1k = await writes(g1k, small, async () => { await okRetrying(owner, 'send', { appinfo: `h1-${RUN_ID}`, to: { group: g1k }, type: 'text', body: { text: 'hi' } }); });
+  if ((await createGroup(owner, g1k, small)) !== 'huge') throw new Error('1 000-member group is not huge');
+  const w1k = await writes(g1k, small, async () => {
+    await okRetrying(owner, 'send', { appinfo: `h1-${RUN_ID}`, to: { group: g1k }, type: 'text', body: { text: 'hi' } });
+  });
   await owner.close();
 
   const users = Array.from({ length: READ_MEMBERS }, (_, i) => `h${RUN_ID}b${i}`);
   const group = `h${RUN_ID}k10`;
   const creator = await BenchClient.connect(server.url, await tokenFor(users[0] as string));
-  if (await createGroup(creator, group, users) !== 'huge') throw new Error('10 000-member group is not huge');
+  if ((await createGroup(creator, group, users)) !== 'huge') throw new Error('10 000-member group is not huge');
   await creator.close();
   const swarm = await Swarm.start();
   try {
@@ -170,7 +208,12 @@ async function readFanout(server: ChildServer, admin: Admin, notes: string[]): P
     const appinfo = `h10-${RUN_ID}`;
     let sent: Json = {};
     const w10k = await writes(group, users, async () => {
-      sent = await swarm.ask({ cmd: 'call', member: 0, op: 'send', args: { appinfo, to: { group }, type: 'text', body: { text: 'to everyone' } } });
+      sent = await swarm.ask({
+        cmd: 'call',
+        member: 0,
+        op: 'send',
+        args: { appinfo, to: { group }, type: 'text', body: { text: 'to everyone' } },
+      });
       if ((sent['result'] as Json)['ok'] !== true) throw new Error(`send: ${JSON.stringify(sent['result'])}`);
     });
     const sendAt = sent['at'] as number;
@@ -193,17 +236,33 @@ async function readFanout(server: ChildServer, admin: Admin, notes: string[]): P
     const pushCount = pushes['count'] as number;
     const pushMs = (pushes['last'] as number) - sendAt;
     const read = await swarm.ask({ cmd: 'readAll', group, appinfo });
-    notes.push(`read-fanout: ${READ_MEMBERS}-member huge group, ${READ_MEMBERS} sockets in a child process (connected in ${String(connected['ms'])} ms)`);
-    notes.push(`  send → ack ${ackMs} ms (the stream append: readable from here); group.history by 5 members right after: ${history.map((h) => `${h} ms`).join(', ')}`);
-    notes.push(`  send → group.push on ${pushCount}/${READ_MEMBERS} sockets: ${pushMs} ms (Date.now resolution); every member sync + group.history: listed ${String(read['listed'])}, found ${String(read['found'])}, in ${String(read['ms'])} ms for all`);
+    notes.push(
+      `read-fanout: ${READ_MEMBERS}-member huge group, ${READ_MEMBERS} sockets in a child process (connected in ${String(connected['ms'])} ms)`,
+    );
+    notes.push(
+      `  send → ack ${ackMs} ms (the stream append: readable from here); group.history by 5 members right after: ${history.map((h) => `${h} ms`).join(', ')}`,
+    );
+    notes.push(
+      `  send → group.push on ${pushCount}/${READ_MEMBERS} sockets: ${pushMs} ms (Date.now resolution); every member sync + group.history: listed ${String(read['listed'])}, found ${String(read['found'])}, in ${String(read['ms'])} ms for all`,
+    );
     notes.push(`storage writes per huge-group message (Σ inbox heads of all members incl. sender, group stream head, before → after):`);
-    notes.push(`  1 000 members: inbox entries +${w1k.inbox}, stream entries +${w1k.stream}; 10 000 members: inbox entries +${w10k.inbox}, stream entries +${w10k.stream}`);
+    notes.push(
+      `  1 000 members: inbox entries +${w1k.inbox}, stream entries +${w1k.stream}; 10 000 members: inbox entries +${w10k.inbox}, stream entries +${w10k.stream}`,
+    );
     figures.push(
       { name: `read-fanout ${READ_MEMBERS}: send → readable (ack)`, value: `${ackMs} ms`, target: '< 1 s', met: ackMs < 1000 },
-      { name: `read-fanout ${READ_MEMBERS}: send → push on all sockets`, value: `${pushMs} ms (${pushCount} sockets)`, target: '< 1 s', met: pushCount >= READ_MEMBERS && pushMs < 1000, raw: 'WeCom: 16 s' },
       {
-        name: 'writes per huge-group message (1k / 10k members)', value: `${w1k.inbox + w1k.stream} / ${w10k.inbox + w10k.stream} entries`,
-        target: 'constant (3)', met: w1k.inbox + w1k.stream === 3 && w10k.inbox + w10k.stream === 3,
+        name: `read-fanout ${READ_MEMBERS}: send → push on all sockets`,
+        value: `${pushMs} ms (${pushCount} sockets)`,
+        target: '< 1 s',
+        met: pushCount >= READ_MEMBERS && pushMs < 1000,
+        raw: 'WeCom: 16 s',
+      },
+      {
+        name: 'writes per huge-group message (1k / 10k members)',
+        value: `${w1k.inbox + w1k.stream} / ${w10k.inbox + w10k.stream} entries`,
+        target: 'constant (3)',
+        met: w1k.inbox + w1k.stream === 3 && w10k.inbox + w10k.stream === 3,
       },
     );
     return figures;
@@ -220,7 +279,7 @@ export async function runLargeGroupsBench(): Promise<BenchResult> {
     // Raised rate limits: group creation and the swarm's reads are many requests per user.
     server = await startSeqlineChild(join(tmp.dir, 'server'), { SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000' });
     const admin = await Admin.of(server.port);
-    const figures = [await writeFanout(server, admin, notes), ...await readFanout(server, admin, notes)];
+    const figures = [await writeFanout(server, admin, notes), ...(await readFanout(server, admin, notes))];
     return { figures, notes };
   } finally {
     await server?.stop();

@@ -9,13 +9,18 @@ import { sleep } from './support.ts';
 
 const POOLS = { compaction: 'CompactionExecutor', flush: 'MemtableFlushWriter' } as const;
 
-interface PoolCount { running: number; completed: number }
+interface PoolCount {
+  running: number;
+  completed: number;
+}
 export type NodeBackground = Record<keyof typeof POOLS, PoolCount>;
 
 export async function nodeBackground(client: Client): Promise<NodeBackground> {
-  const rows = (await client.execute(
-    `SELECT name, active_tasks, pending_tasks, completed_tasks FROM system_views.thread_pools WHERE name IN ('${POOLS.compaction}', '${POOLS.flush}')`,
-  )).rows;
+  const rows = (
+    await client.execute(
+      `SELECT name, active_tasks, pending_tasks, completed_tasks FROM system_views.thread_pools WHERE name IN ('${POOLS.compaction}', '${POOLS.flush}')`,
+    )
+  ).rows;
   const of = (name: string): PoolCount => {
     const row = rows.find((r) => r.get('name') === name);
     return row === undefined
@@ -28,7 +33,9 @@ export async function nodeBackground(client: Client): Promise<NodeBackground> {
 /** What ran between two readings, e.g. "1 flush tasks and 2 compaction tasks finished, 1 compaction task(s) still running". */
 export function describeBackground(before: NodeBackground, after: NodeBackground): string {
   const done = (k: keyof NodeBackground, word: string) => `${after[k].completed - before[k].completed} ${word}`;
-  const running = (['flush', 'compaction'] as const).filter((k) => after[k].running > 0).map((k) => `${after[k].running} ${k} task(s) still running`);
+  const running = (['flush', 'compaction'] as const)
+    .filter((k) => after[k].running > 0)
+    .map((k) => `${after[k].running} ${k} task(s) still running`);
   return [`${done('flush', 'flush tasks')} and ${done('compaction', 'compaction tasks')} finished`, ...running].join(', ');
 }
 

@@ -64,8 +64,16 @@ function openLoop(ms: number, send: (i: number, dueAt: number) => void): Promise
 }
 
 async function runLoad(connect: (user: string) => Promise<BenchClient>, measureMs: number): Promise<LoadResult> {
-  const senders = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `ps${i}`), 50, connect);
-  const receivers = await mapLimited(Array.from({ length: PAIRS }, (_, i) => `pr${i}`), 50, connect);
+  const senders = await mapLimited(
+    Array.from({ length: PAIRS }, (_, i) => `ps${i}`),
+    50,
+    connect,
+  );
+  const receivers = await mapLimited(
+    Array.from({ length: PAIRS }, (_, i) => `pr${i}`),
+    50,
+    connect,
+  );
   const total = Math.floor((measureMs / 1000) * RATE);
   const push = new Samples(total);
   const ack = new Samples(total);
@@ -91,18 +99,26 @@ async function runLoad(connect: (user: string) => Promise<BenchClient>, measureM
   const sendOne = (measured: boolean) => (i: number, dueAt: number) => {
     const pair = i % PAIRS;
     const appinfo = `pl-${RUN_ID}-${measured ? 'm' : 'w'}-${i}`;
-    const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', { appinfo, to: { user: `pr${pair}` }, type: 'text', body: messageBody() });
+    const { sentAt: t0, reply } = (senders[pair] as BenchClient).call('send', {
+      appinfo,
+      to: { user: `pr${pair}` },
+      type: 'text',
+      body: messageBody(),
+    });
     if (!measured) return;
     sentAt.set(appinfo, { t0, i });
     lag.add(t0 - dueAt);
-    reply.then((r) => {
-      if (r.reply.ok) ack.add(r.at - t0);
-      else {
-        const code = r.reply.error?.code ?? 'UNKNOWN';
-        errors.set(code, (errors.get(code) ?? 0) + 1);
-        sentAt.delete(appinfo); // refused: no push will come
-      }
-    }, () => {});
+    reply.then(
+      (r) => {
+        if (r.reply.ok) ack.add(r.at - t0);
+        else {
+          const code = r.reply.error?.code ?? 'UNKNOWN';
+          errors.set(code, (errors.get(code) ?? 0) + 1);
+          sentAt.delete(appinfo); // refused: no push will come
+        }
+      },
+      () => {},
+    );
   };
   try {
     await openLoop(WARMUP_MS, sendOne(false));
@@ -110,8 +126,14 @@ async function runLoad(connect: (user: string) => Promise<BenchClient>, measureM
     const drainUntil = performance.now() + DRAIN_MS;
     while (sentAt.size > 0 && performance.now() < drainUntil) await sleep(20);
     return {
-      push: push.summary(), ack: ack.summary(), lag: lag.summary(), sent, missing: sentAt.size, errors,
-      firstTenth: firstTenth.summary(), lastTenth: lastTenth.summary(),
+      push: push.summary(),
+      ack: ack.summary(),
+      lag: lag.summary(),
+      sent,
+      missing: sentAt.size,
+      errors,
+      firstTenth: firstTenth.summary(),
+      lastTenth: lastTenth.summary(),
     };
   } finally {
     await Promise.all([...senders, ...receivers].map((c) => c.close()));
@@ -122,7 +144,9 @@ async function runLoad(connect: (user: string) => Promise<BenchClient>, measureM
 async function setSmallPool(port: number, smallPool: number): Promise<void> {
   const token = await issueAdminToken({ secret: BENCH_SECRET, name: 'bench', ttlSeconds: 600 });
   const res = await fetch(`http://127.0.0.1:${port}/v1/admin/limits`, {
-    method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ smallPool }),
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ smallPool }),
   });
   if (!res.ok) throw new Error(`setting smallPool failed: HTTP ${res.status} ${await res.text()}`);
 }
@@ -177,7 +201,9 @@ export async function runPushLatencyBench(): Promise<BenchResult> {
     const rawUrl = rawServer.url;
     const raw = await runLoad((user) => BenchClient.connect(`${rawUrl}?user=${user}`), RAW_MEASURE_MS);
 
-    notes.push(`${RATE} msg/s offered, open loop (${TICK_MS} ms timer), ${PAIRS} sender→recipient pairs, ${WARMUP_MS / 1000} s warm-up then ${MEASURE_MS / 1000} s measured`);
+    notes.push(
+      `${RATE} msg/s offered, open loop (${TICK_MS} ms timer), ${PAIRS} sender→recipient pairs, ${WARMUP_MS / 1000} s warm-up then ${MEASURE_MS / 1000} s measured`,
+    );
     notes.push(...describe('ours', ours));
     notes.push(...describe(`raw (bare uWS relay, same load, ${RAW_MEASURE_MS / 1000} s)`, raw));
     notes.push(`one durable LMDB commit on this disk (idle, sequential): ${fmtLatency(commit)}`);
@@ -185,13 +211,20 @@ export async function runPushLatencyBench(): Promise<BenchResult> {
     return {
       figures: [
         {
-          name: `1:1 send→push p50 @ ${RATE} msg/s`, value: fmtMs(ours.push.p50), target: '—', met: undefined,
-          raw: `${fmtMs(raw.push.p50)} bare relay`, ratio: fmtRatio(ours.push.p50, raw.push.p50),
+          name: `1:1 send→push p50 @ ${RATE} msg/s`,
+          value: fmtMs(ours.push.p50),
+          target: '—',
+          met: undefined,
+          raw: `${fmtMs(raw.push.p50)} bare relay`,
+          ratio: fmtRatio(ours.push.p50, raw.push.p50),
         },
         {
-          name: `1:1 send→push p99 @ ${RATE} msg/s`, value: fmtMs(ours.push.p99) + (measuredOk ? '' : ' (lost/refused, see notes)'),
-          target: `< ${TARGET_P99_MS} ms`, met: measuredOk && ours.push.p99 < TARGET_P99_MS,
-          raw: `${fmtMs(raw.push.p99)} bare relay; fsync p99 ${fmtMs(commit.p99)}`, ratio: fmtRatio(ours.push.p99, raw.push.p99),
+          name: `1:1 send→push p99 @ ${RATE} msg/s`,
+          value: fmtMs(ours.push.p99) + (measuredOk ? '' : ' (lost/refused, see notes)'),
+          target: `< ${TARGET_P99_MS} ms`,
+          met: measuredOk && ours.push.p99 < TARGET_P99_MS,
+          raw: `${fmtMs(raw.push.p99)} bare relay; fsync p99 ${fmtMs(commit.p99)}`,
+          ratio: fmtRatio(ours.push.p99, raw.push.p99),
         },
       ],
       notes,

@@ -41,55 +41,74 @@ function pushCopy(owner: string, peer: string, from: string, frame: Frame, sendT
   const prevSeq = heads.get(owner) ?? 0;
   const seq = prevSeq + 1;
   heads.set(owner, seq);
-  const entry = { seq, kind: 'msg', appinfo: frame.appinfo, conv: { type: 'user', id: peer }, from, sendTime, type: frame.type, body: frame.body };
+  const entry = {
+    seq,
+    kind: 'msg',
+    appinfo: frame.appinfo,
+    conv: { type: 'user', id: peer },
+    from,
+    sendTime,
+    type: frame.type,
+    body: frame.body,
+  };
   sockets.get(owner)?.send(JSON.stringify({ op: 'push', prevSeq, entries: [entry] }));
   return seq;
 }
 
-uws.App().ws<SocketData>('/raw', {
-  compression: uws.DISABLED,
-  maxPayloadLength: 16 * 1024 * 1024,
-  maxBackpressure: 64 * 1024 * 1024,
-  idleTimeout: 120,
-  sendPingsAutomatically: true,
-  upgrade(res, req, context) {
-    const user = new URLSearchParams(req.getQuery() ?? '').get('user') ?? 'anonymous';
-    res.upgrade<SocketData>({ user }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'),
-      req.getHeader('sec-websocket-extensions'), context);
-  },
-  open(ws) { sockets.set(ws.getUserData().user, ws); },
-  close(ws) {
-    const user = ws.getUserData().user;
-    if (sockets.get(user) === ws) sockets.delete(user);
-  },
-  message(ws, message) {
-    const frame = JSON.parse(Buffer.from(message).toString('utf8')) as Frame;
-    const id = frame.id ?? null;
-    if (frame.op === 'setReply' && typeof frame.tail === 'string') {
-      cannedTail = frame.tail;
-      ws.send(JSON.stringify({ id, ok: true }));
-    } else if (frame.op === 'echo') {
-      ws.send(`{"id":${id},${cannedTail}`);
-    } else if (frame.op === 'send') {
-      const from = ws.getUserData().user;
-      const to = frame.to?.user ?? from;
-      const sendTime = Date.now();
-      ws.cork(() => {
-        const seq = pushCopy(from, to, from, frame, sendTime);
-        ws.send(JSON.stringify({ id, ok: true, seq, sendTime, duplicate: false }));
-      });
-      pushCopy(to, from, from, frame, sendTime);
-    } else {
-      ws.send(JSON.stringify({ id, ok: false, error: { code: 'BAD_REQUEST', message: 'raw server: unknown op' } }));
+uws
+  .App()
+  .ws<SocketData>('/raw', {
+    compression: uws.DISABLED,
+    maxPayloadLength: 16 * 1024 * 1024,
+    maxBackpressure: 64 * 1024 * 1024,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade(res, req, context) {
+      const user = new URLSearchParams(req.getQuery() ?? '').get('user') ?? 'anonymous';
+      res.upgrade<SocketData>(
+        { user },
+        req.getHeader('sec-websocket-key'),
+        req.getHeader('sec-websocket-protocol'),
+        req.getHeader('sec-websocket-extensions'),
+        context,
+      );
+    },
+    open(ws) {
+      sockets.set(ws.getUserData().user, ws);
+    },
+    close(ws) {
+      const user = ws.getUserData().user;
+      if (sockets.get(user) === ws) sockets.delete(user);
+    },
+    message(ws, message) {
+      const frame = JSON.parse(Buffer.from(message).toString('utf8')) as Frame;
+      const id = frame.id ?? null;
+      if (frame.op === 'setReply' && typeof frame.tail === 'string') {
+        cannedTail = frame.tail;
+        ws.send(JSON.stringify({ id, ok: true }));
+      } else if (frame.op === 'echo') {
+        ws.send(`{"id":${id},${cannedTail}`);
+      } else if (frame.op === 'send') {
+        const from = ws.getUserData().user;
+        const to = frame.to?.user ?? from;
+        const sendTime = Date.now();
+        ws.cork(() => {
+          const seq = pushCopy(from, to, from, frame, sendTime);
+          ws.send(JSON.stringify({ id, ok: true, seq, sendTime, duplicate: false }));
+        });
+        pushCopy(to, from, from, frame, sendTime);
+      } else {
+        ws.send(JSON.stringify({ id, ok: false, error: { code: 'BAD_REQUEST', message: 'raw server: unknown op' } }));
+      }
+    },
+  })
+  .listen('127.0.0.1', port, (listenSocket) => {
+    if (!listenSocket) {
+      process.stderr.write(`raw server: cannot listen on ${port}\n`);
+      process.exit(1);
     }
-  },
-}).listen('127.0.0.1', port, (listenSocket) => {
-  if (!listenSocket) {
-    process.stderr.write(`raw server: cannot listen on ${port}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`raw listening ${port}\n`);
-});
+    process.stdout.write(`raw listening ${port}\n`);
+  });
 
 process.on('SIGTERM', () => process.exit(0));
 process.on('SIGINT', () => process.exit(0));

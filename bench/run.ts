@@ -17,15 +17,50 @@ interface BenchSpec {
 }
 
 const BENCHES: BenchSpec[] = [
-  { name: 'append', aliases: [], what: 'appends/s through InboxOwner on LMDB', run: async () => (await import('./append.ts')).runAppendBench() },
+  {
+    name: 'append',
+    aliases: [],
+    what: 'appends/s through InboxOwner on LMDB',
+    run: async () => (await import('./append.ts')).runAppendBench(),
+  },
   { name: 'seq', aliases: ['alloc'], what: 'seq allocations/s in memory', run: async () => (await import('./seq.ts')).runSeqBench() },
   { name: 'sync', aliases: [], what: 'sync of 200 entries over WebSocket', run: async () => (await import('./sync.ts')).runSyncBench() },
-  { name: 'push', aliases: ['push-latency', 'latency'], what: '1:1 send → push latency at a fixed offered load', run: async () => (await import('./push-latency.ts')).runPushLatencyBench() },
-  { name: 'connections', aliases: ['conn', 'rss'], what: 'RSS per idle WebSocket', run: async () => (await import('./connections.ts')).runConnectionsBench() },
-  { name: 'distributed', aliases: ['dist'], what: 'CQL append rate, send → push and sync through worker + gateway (Cassandra, Redis, NATS)', run: async () => (await import('./distributed.ts')).runDistributedBench() },
-  { name: 'transports', aliases: ['uws', 'ws'], what: 'sync of 200 entries on native uWebSockets.js against the ws package', run: async () => (await import('./transports.ts')).runTransportsBench() },
-  { name: 'flood', aliases: ['bad-frames'], what: "another user's sync p99 under a bad-frame flood, against unloaded", run: async () => (await import('./bad-frame-flood.ts')).runBadFrameFloodBench() },
-  { name: 'large-groups', aliases: ['groups'], what: 'write-fanout of 2 000 members, read-fanout to 10 000, writes per huge-group message', run: async () => (await import('./large-groups.ts')).runLargeGroupsBench() },
+  {
+    name: 'push',
+    aliases: ['push-latency', 'latency'],
+    what: '1:1 send → push latency at a fixed offered load',
+    run: async () => (await import('./push-latency.ts')).runPushLatencyBench(),
+  },
+  {
+    name: 'connections',
+    aliases: ['conn', 'rss'],
+    what: 'RSS per idle WebSocket',
+    run: async () => (await import('./connections.ts')).runConnectionsBench(),
+  },
+  {
+    name: 'distributed',
+    aliases: ['dist'],
+    what: 'CQL append rate, send → push and sync through worker + gateway (Cassandra, Redis, NATS)',
+    run: async () => (await import('./distributed.ts')).runDistributedBench(),
+  },
+  {
+    name: 'transports',
+    aliases: ['uws', 'ws'],
+    what: 'sync of 200 entries on native uWebSockets.js against the ws package',
+    run: async () => (await import('./transports.ts')).runTransportsBench(),
+  },
+  {
+    name: 'flood',
+    aliases: ['bad-frames'],
+    what: "another user's sync p99 under a bad-frame flood, against unloaded",
+    run: async () => (await import('./bad-frame-flood.ts')).runBadFrameFloodBench(),
+  },
+  {
+    name: 'large-groups',
+    aliases: ['groups'],
+    what: 'write-fanout of 2 000 members, read-fanout to 10 000, writes per huge-group message',
+    run: async () => (await import('./large-groups.ts')).runLargeGroupsBench(),
+  },
 ];
 
 function select(args: string[]): BenchSpec[] {
@@ -55,7 +90,9 @@ async function main(): Promise<void> {
   out(`seqline bench — ${machine()}`);
   const load = loadavg()[0] ?? 0;
   if (load > availableParallelism() / 2) {
-    out(`warning: load average ${load.toFixed(1)} before starting — other processes compete for the CPUs and the disk; figures will be pessimistic`);
+    out(
+      `warning: load average ${load.toFixed(1)} before starting — other processes compete for the CPUs and the disk; figures will be pessimistic`,
+    );
   }
   const figures: Figure[] = [];
   const failed: string[] = [];
@@ -75,7 +112,7 @@ async function main(): Promise<void> {
       figures.push(...result.figures);
     } catch (err) {
       failed.push(bench.name);
-      out(`   FAILED: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      out(`   FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }
     const cpu1 = await cpuTimes();
     // Benches share the machine with whatever else runs: say how much CPU others took meanwhile.
@@ -84,7 +121,9 @@ async function main(): Promise<void> {
     const own = ownCpuSeconds() - own0;
     const others = Math.max(0, busy - own);
     contention.push(`${bench.name} ${pct(others, capacity)}`);
-    out(`   (${((performance.now() - t0) / 1000).toFixed(1)} s; CPU of all cores: bench ${pct(own, capacity)}, other processes ${pct(others, capacity)}; load avg ${load0.toFixed(1)} → ${(loadavg()[0] ?? 0).toFixed(1)})`);
+    out(
+      `   (${((performance.now() - t0) / 1000).toFixed(1)} s; CPU of all cores: bench ${pct(own, capacity)}, other processes ${pct(others, capacity)}; load avg ${load0.toFixed(1)} → ${(loadavg()[0] ?? 0).toFixed(1)})`,
+    );
   }
   out();
   out(`== summary (${((performance.now() - started) / 1000).toFixed(0)} s)`);
@@ -100,6 +139,6 @@ process.once('SIGINT', () => process.exit(130));
 process.once('SIGTERM', () => process.exit(143));
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

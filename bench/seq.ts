@@ -35,8 +35,13 @@ function timed(ms: number, chunk: (n: number, offset: number) => void): { ops: n
 class Tally {
   ops = 0;
   ms = 0;
-  add(r: { ops: number; elapsedMs: number }): void { this.ops += r.ops; this.ms += r.elapsedMs; }
-  get rate(): number { return this.ops / (this.ms / 1000); }
+  add(r: { ops: number; elapsedMs: number }): void {
+    this.ops += r.ops;
+    this.ms += r.elapsedMs;
+  }
+  get rate(): number {
+    return this.ops / (this.ms / 1000);
+  }
 }
 
 export async function runSeqBench(): Promise<BenchResult> {
@@ -98,15 +103,23 @@ export async function runSeqBench(): Promise<BenchResult> {
     }
     const sustainedRate = done / ((performance.now() - start) / 1000);
 
-    notes.push(`${KEYS} keys round-robin in one section, ${ROUNDS} interleaved rounds of ${SLICE_MS} ms; misses in the hot loop: ${misses}`);
+    notes.push(
+      `${KEYS} keys round-robin in one section, ${ROUNDS} interleaved rounds of ${SLICE_MS} ms; misses in the hot loop: ${misses}`,
+    );
     notes.push(`raw: Map get + set of the same keys ${fmtRate(raw.rate)}`);
     notes.push(`one hot key, default step 10 000, LMDB ceiling raises: ${fmtRate(sustainedRate)} (${waits} waits for a raise)`);
     notes.push(`(checksum ${checksum % 1000}, keeps the loops from being optimised away)`);
     return {
-      figures: [{
-        name: 'seq allocations/s (tryNextSync, memory)', value: fmtRate(ours.rate), target: `≥ ${fmtRate(TARGET)}`,
-        met: ours.rate >= TARGET, raw: `${fmtRate(raw.rate)} Map get+set`, ratio: fmtRatio(ours.rate, raw.rate),
-      }],
+      figures: [
+        {
+          name: 'seq allocations/s (tryNextSync, memory)',
+          value: fmtRate(ours.rate),
+          target: `≥ ${fmtRate(TARGET)}`,
+          met: ours.rate >= TARGET,
+          raw: `${fmtRate(raw.rate)} Map get+set`,
+          ratio: fmtRatio(ours.rate, raw.rate),
+        },
+      ],
       notes,
     };
   } finally {

@@ -33,7 +33,9 @@ export class Samples {
     else this.dropped++;
   }
 
-  get size(): number { return this.count; }
+  get size(): number {
+    return this.count;
+  }
 
   summary(): LatencySummary {
     const sorted = this.values.slice(0, this.count).sort();
@@ -67,7 +69,10 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 }
 
 export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 export function fmtRate(perSecond: number): string {

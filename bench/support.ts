@@ -25,10 +25,17 @@ const OUTPUT_TAIL_CHARS = 8000;
  * 8 kB after it (a worker's 64 "serving shard" lines), and the bench once waited 60 s for a
  * line it had already received.
  */
-export function watchChild(proc: ChildProcess, main: string, readyText: string, timeoutMs: number): { ready: Promise<void>; tail: () => string } {
+export function watchChild(
+  proc: ChildProcess,
+  main: string,
+  readyText: string,
+  timeoutMs: number,
+): { ready: Promise<void>; tail: () => string } {
   let output = '';
   // BENCH_CHILD_LOG_DIR: keep each child's whole output (e.g. with BENCH_NODE_ARGS=--trace-gc).
-  const logFile = process.env.BENCH_CHILD_LOG_DIR ? join(process.env.BENCH_CHILD_LOG_DIR, `${basename(dirname(dirname(main)))}-${proc.pid}.log`) : undefined;
+  const logFile = process.env.BENCH_CHILD_LOG_DIR
+    ? join(process.env.BENCH_CHILD_LOG_DIR, `${basename(dirname(dirname(main)))}-${proc.pid}.log`)
+    : undefined;
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-OUTPUT_TAIL_CHARS);
     if (logFile) appendFileSync(logFile, d);
@@ -38,10 +45,16 @@ export function watchChild(proc: ChildProcess, main: string, readyText: string, 
     proc.stdout?.on('data', (d: Buffer) => {
       const seen = (output.slice(-readyText.length) + d.toString()).includes(readyText);
       keep(d);
-      if (seen) { clearTimeout(timer); resolve(); }
+      if (seen) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
     proc.stderr?.on('data', keep);
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${main} exited early (${code}): ${output.slice(-2000)}`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${main} exited early (${code}): ${output.slice(-2000)}`));
+    });
   });
   return { ready, tail: () => output };
 }
@@ -52,7 +65,13 @@ const liveTempDirs = new Set<string>();
 export async function tempDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `seqline-bench-${prefix}-`));
   liveTempDirs.add(dir);
-  return { dir, remove: async () => { await rm(dir, { recursive: true, force: true }); liveTempDirs.delete(dir); } };
+  return {
+    dir,
+    remove: async () => {
+      await rm(dir, { recursive: true, force: true });
+      liveTempDirs.delete(dir);
+    },
+  };
 }
 
 export async function freePort(): Promise<number> {
@@ -102,9 +121,18 @@ export interface ChildServer {
 /** `npm start` in a child process (the real entry point), listening on loopback. Default log level
  * (info): nothing is logged per request, and the ready line is an info line. */
 export function startSeqlineChild(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  return startChild(SERVER_MAIN, 'seqline listening', {
-    HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_SECRET: BENCH_SECRET, LOG_LEVEL: 'info', ...env,
-  }, '/v1/ws');
+  return startChild(
+    SERVER_MAIN,
+    'seqline listening',
+    {
+      HOST: '127.0.0.1',
+      SEQLINE_DATA_DIR: dataDir,
+      SEQLINE_SECRET: BENCH_SECRET,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    '/v1/ws',
+  );
 }
 
 /** The bare uWebSockets.js server of bench/raw-ws-server.ts: the transport floor. */
@@ -125,9 +153,14 @@ async function startChild(main: string, readyText: string, env: Record<string, s
   const pid = proc.pid;
   if (pid === undefined) throw new Error(`${main}: no pid`);
   return {
-    pid, port, url: `ws://127.0.0.1:${port}${path}`,
+    pid,
+    port,
+    url: `ws://127.0.0.1:${port}${path}`,
     async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) { children.delete(proc); return; }
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        children.delete(proc);
+        return;
+      }
       exitedChildCpu += await cpuSecondsOf(pid).catch(() => 0);
       const exited = new Promise<void>((r) => proc.once('exit', () => r()));
       proc.kill('SIGTERM');
@@ -157,7 +190,11 @@ export async function openFileLimit(): Promise<number> {
 }
 
 /** Runs `task` over `items` with at most `concurrency` at once; results in input order. */
-export async function mapLimited<T, R>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimited<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

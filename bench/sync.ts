@@ -42,7 +42,14 @@ export async function prefill(dataDir: string): Promise<void> {
 }
 
 /** Sequential round trips (one request outstanding), so each sample is one request's latency. */
-export async function roundTrips(client: BenchClient, op: string, args: () => Record<string, unknown>, n: number, samples: Samples, check?: (r: Record<string, unknown>) => void): Promise<void> {
+export async function roundTrips(
+  client: BenchClient,
+  op: string,
+  args: () => Record<string, unknown>,
+  n: number,
+  samples: Samples,
+  check?: (r: Record<string, unknown>) => void,
+): Promise<void> {
   for (let i = 0; i < n; i++) {
     const { sentAt, reply } = client.call(op, args());
     const r = await reply;
@@ -71,7 +78,8 @@ export async function runSyncBench(): Promise<BenchResult> {
     const randomMaxSeq = () => ({ maxSeq: Math.floor(Math.random() * (head - PAGE)), limit: PAGE });
     const check = (r: Record<string, unknown>) => {
       const entries = r['entries'];
-      if (!Array.isArray(entries) || entries.length !== PAGE) throw new Error(`sync returned ${Array.isArray(entries) ? entries.length : '?'} entries, expected ${PAGE}`);
+      if (!Array.isArray(entries) || entries.length !== PAGE)
+        throw new Error(`sync returned ${Array.isArray(entries) ? entries.length : '?'} entries, expected ${PAGE}`);
     };
     // A real answer, without its id, becomes the raw server's canned reply.
     const sample = await client.ok('sync', randomMaxSeq());
@@ -91,19 +99,29 @@ export async function runSyncBench(): Promise<BenchResult> {
     await rawClient.close();
     const o = ours.summary();
     const r = raw.summary();
-    notes.push(`inbox of ${INBOX_ENTRIES} entries; ${ITERATIONS} sequential syncs {maxSeq: random, limit: ${PAGE}} after ${WARMUP} warm-up; reply ≈ ${fmtBytes(sample.bytes)}`);
+    notes.push(
+      `inbox of ${INBOX_ENTRIES} entries; ${ITERATIONS} sequential syncs {maxSeq: random, limit: ${PAGE}} after ${WARMUP} warm-up; reply ≈ ${fmtBytes(sample.bytes)}`,
+    );
     notes.push(`ours: ${fmtLatency(o)}`);
     notes.push(`raw (bare uWS, canned reply of the same bytes, blocks of ${BLOCK} alternating with ours): ${fmtLatency(r)}`);
     notes.push('times: request written → reply frame received by the client (before it is parsed)');
     return {
       figures: [
         {
-          name: `sync ${PAGE} entries p50 (WebSocket)`, value: fmtMs(o.p50), target: '—', met: undefined,
-          raw: `${fmtMs(r.p50)} bare uWS`, ratio: fmtRatio(o.p50, r.p50),
+          name: `sync ${PAGE} entries p50 (WebSocket)`,
+          value: fmtMs(o.p50),
+          target: '—',
+          met: undefined,
+          raw: `${fmtMs(r.p50)} bare uWS`,
+          ratio: fmtRatio(o.p50, r.p50),
         },
         {
-          name: `sync ${PAGE} entries p99 (WebSocket)`, value: fmtMs(o.p99), target: `< ${TARGET_P99_MS} ms`,
-          met: o.p99 < TARGET_P99_MS, raw: `${fmtMs(r.p99)} bare uWS`, ratio: fmtRatio(o.p99, r.p99),
+          name: `sync ${PAGE} entries p99 (WebSocket)`,
+          value: fmtMs(o.p99),
+          target: `< ${TARGET_P99_MS} ms`,
+          met: o.p99 < TARGET_P99_MS,
+          raw: `${fmtMs(r.p99)} bare uWS`,
+          ratio: fmtRatio(o.p99, r.p99),
         },
       ],
       notes,

@@ -28,7 +28,11 @@ export async function runTransportsBench(): Promise<BenchResult> {
       const tmp = await tempDir(`transport-${name}`);
       dirs.push(tmp);
       await prefill(tmp.dir);
-      const server = await startSeqlineChild(tmp.dir, { SEQLINE_TRANSPORT: name, SEQLINE_RATE_PER_SEC: '1000000', SEQLINE_RATE_BURST: '1000000' });
+      const server = await startSeqlineChild(tmp.dir, {
+        SEQLINE_TRANSPORT: name,
+        SEQLINE_RATE_PER_SEC: '1000000',
+        SEQLINE_RATE_BURST: '1000000',
+      });
       servers.push(server);
       clients.set(name, await BenchClient.connect(server.url, await tokenFor(USER)));
       samples.set(name, new Samples(ITERATIONS));
@@ -45,8 +49,20 @@ export async function runTransportsBench(): Promise<BenchResult> {
     const native = summary.get('uws');
     return {
       figures: [
-        { name: `sync ${PAGE} p50 on ws`, value: fmtMs(ws.p50), target: '—', met: undefined, ...(native ? { raw: `${fmtMs(native.p50)} on uws`, ratio: fmtRatio(ws.p50, native.p50).replace('raw', 'uws') } : {}) },
-        { name: `sync ${PAGE} p99 on ws`, value: fmtMs(ws.p99), target: '—', met: undefined, ...(native ? { raw: `${fmtMs(native.p99)} on uws`, ratio: fmtRatio(ws.p99, native.p99).replace('raw', 'uws') } : {}) },
+        {
+          name: `sync ${PAGE} p50 on ws`,
+          value: fmtMs(ws.p50),
+          target: '—',
+          met: undefined,
+          ...(native ? { raw: `${fmtMs(native.p50)} on uws`, ratio: fmtRatio(ws.p50, native.p50).replace('raw', 'uws') } : {}),
+        },
+        {
+          name: `sync ${PAGE} p99 on ws`,
+          value: fmtMs(ws.p99),
+          target: '—',
+          met: undefined,
+          ...(native ? { raw: `${fmtMs(native.p99)} on uws`, ratio: fmtRatio(ws.p99, native.p99).replace('raw', 'uws') } : {}),
+        },
       ],
       notes,
     };

@@ -53,7 +53,7 @@ export class BenchClient {
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data: WebSocket.RawData) => {
       const at = performance.now();
-      const text = String(data);
+      const text = Buffer.isBuffer(data) ? data.toString() : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString();
       const frame = JSON.parse(text) as { op?: unknown };
       if (frame.op === 'push') {
         this.onPush?.(frame as PushFrame, at);
@@ -72,7 +72,9 @@ export class BenchClient {
       }
     });
     // A bench socket that errors is counted by whoever checks isOpen; never crash the run.
-    ws.on('error', (err) => { this.lastError = err.message; });
+    ws.on('error', (err) => {
+      this.lastError = err.message;
+    });
     // A request on a lost socket fails instead of waiting forever.
     ws.on('close', (code: number, reason: Buffer) => {
       this.closedWith = { code, reason: String(reason), at: performance.now(), ...(this.lastError ? { error: this.lastError } : {}) };
@@ -97,7 +99,9 @@ export class BenchClient {
     return new BenchClient(ws);
   }
 
-  get isOpen(): boolean { return this.ws.readyState === WebSocket.OPEN; }
+  get isOpen(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
 
   /** Writes the request frame now; resolves with the reply. `sentAt` is taken right before the write. */
   call(op: string, args: Record<string, unknown> = {}): { sentAt: number; reply: Promise<TimedReply> } {
@@ -120,13 +124,21 @@ export class BenchClient {
   }
 
   /** Requests still waiting for a reply. */
-  get pending(): number { return this.waiting.size; }
+  get pending(): number {
+    return this.waiting.size;
+  }
 
   close(): Promise<void> {
     if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => { this.ws.terminate(); resolve(); }, 2000);
-      this.ws.once('close', () => { clearTimeout(timer); resolve(); });
+      const timer = setTimeout(() => {
+        this.ws.terminate();
+        resolve();
+      }, 2000);
+      this.ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
       this.ws.close();
     });
   }

@@ -55,7 +55,10 @@ function requestOnce(user, frame) {
     socket.on('message', (data) => {
       /** @type {import('./lib.js').Frame} */
       const f = JSON.parse(data);
-      if (f.id === 1) { reply = f; socket.close(); }
+      if (f.id === 1) {
+        reply = f;
+        socket.close();
+      }
     });
     socket.setTimeout(() => socket.close(), 30000);
   });
@@ -72,7 +75,8 @@ export function setup() {
     const members = membersOf(k);
     const group = `lt-${run}-${k}`;
     const reply = requestOnce(members[0] || 'u1', { op: 'group.create', group, name: group, members });
-    if (!reply || !reply.ok) fail(`group.create ${group}: ${reply && reply.error ? `${reply.error.code} ${reply.error.message}` : 'no reply'}`);
+    if (!reply || !reply.ok)
+      fail(`group.create ${group}: ${reply && reply.error ? `${reply.error.code} ${reply.error.message}` : 'no reply'}`);
     groups.push({ group, tier: reply.tier });
   }
   console.log(`groups: ${groups.map((g) => `${g.group} (${g.tier})`).join(', ')}`);

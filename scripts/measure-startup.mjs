@@ -15,7 +15,9 @@ const runs = Number(process.argv[2] ?? 5) || 5;
 const nodeArgs = sep >= 0 ? process.argv.slice(sep + 1) : ['apps/server/dist/main.js'];
 
 function rssMiB(pid) {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(line?.replace(/\D+/g, '') ?? 0) / 1024;
 }
 
@@ -34,7 +36,10 @@ function once() {
       out += chunk;
       if (result || !out.includes('seqline listening')) return;
       result = { ms: Number(process.hrtime.bigint() - started) / 1e6, rssAtListen: rssMiB(child.pid) };
-      setTimeout(() => { result.rssSettled = rssMiB(child.pid); process.kill(-child.pid, 'SIGTERM'); }, 2000);
+      setTimeout(() => {
+        result.rssSettled = rssMiB(child.pid);
+        process.kill(-child.pid, 'SIGTERM');
+      }, 2000);
     });
     child.on('exit', (code) => {
       rmSync(dataDir, { recursive: true, force: true });

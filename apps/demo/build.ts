@@ -14,8 +14,16 @@ export const DEMO_DIST = join(HERE, 'dist');
 /** A browser bundle of one entry: ESM, the SDK's source (condition `source`), no Node builtins. */
 export async function bundleForBrowser(entry: string, outfile: string, format: 'esm' | 'iife' = 'esm', globalName?: string): Promise<void> {
   await build({
-    entryPoints: [entry], outfile, bundle: true, platform: 'browser', format, target: ['es2022'],
-    conditions: ['source'], sourcemap: false, logLevel: 'warning', legalComments: 'none',
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'browser',
+    format,
+    target: ['es2022'],
+    conditions: ['source'],
+    sourcemap: false,
+    logLevel: 'warning',
+    legalComments: 'none',
     ...(globalName === undefined ? {} : { globalName }),
   });
 }

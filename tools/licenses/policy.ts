@@ -6,9 +6,28 @@
 export type Verdict = 'allowed' | 'forbidden' | 'unknown';
 
 const ALLOWED = new Set([
-  '0BSD', 'Apache-2.0', 'BlueOak-1.0.0', 'BSD-2-Clause', 'BSD-3-Clause', 'CC-BY-3.0', 'CC-BY-4.0', 'CC0-1.0',
-  'ISC', 'MIT', 'MIT-0', 'MPL-2.0', 'Python-2.0', 'Unlicense', 'WTFPL', 'Zlib',
-  'LGPL-2.1-only', 'LGPL-2.1-or-later', 'LGPL-3.0-only', 'LGPL-3.0-or-later', 'LGPL-2.1', 'LGPL-3.0',
+  '0BSD',
+  'Apache-2.0',
+  'BlueOak-1.0.0',
+  'BSD-2-Clause',
+  'BSD-3-Clause',
+  'CC-BY-3.0',
+  'CC-BY-4.0',
+  'CC0-1.0',
+  'ISC',
+  'MIT',
+  'MIT-0',
+  'MPL-2.0',
+  'Python-2.0',
+  'Unlicense',
+  'WTFPL',
+  'Zlib',
+  'LGPL-2.1-only',
+  'LGPL-2.1-or-later',
+  'LGPL-3.0-only',
+  'LGPL-3.0-or-later',
+  'LGPL-2.1',
+  'LGPL-3.0',
 ]);
 
 /** Why each forbidden family is: what it would require of Seqline or its users. */
@@ -35,23 +54,38 @@ function leaf(id: string): Verdict {
 
 /** Judges an SPDX expression; `WITH <exception>` keeps the verdict of its license. */
 export function judge(expression: string): Verdict {
-  const tokens = expression.replace(/[()]/g, (p) => ` ${p} `).trim().split(/\s+/).filter(Boolean);
+  const tokens = expression
+    .replace(/[()]/g, (p) => ` ${p} `)
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
   let at = 0;
   const or = (): Verdict => {
     let v = and();
-    while (tokens[at]?.toUpperCase() === 'OR') { at += 1; const w = and(); v = v === 'allowed' || w === 'allowed' ? 'allowed' : v === 'unknown' || w === 'unknown' ? 'unknown' : 'forbidden'; }
+    while (tokens[at]?.toUpperCase() === 'OR') {
+      at += 1;
+      const w = and();
+      v = v === 'allowed' || w === 'allowed' ? 'allowed' : v === 'unknown' || w === 'unknown' ? 'unknown' : 'forbidden';
+    }
     return v;
   };
   const and = (): Verdict => {
     let v = term();
-    while (tokens[at]?.toUpperCase() === 'AND') { at += 1; const w = term(); v = v === 'forbidden' || w === 'forbidden' ? 'forbidden' : v === 'unknown' || w === 'unknown' ? 'unknown' : 'allowed'; }
+    while (tokens[at]?.toUpperCase() === 'AND') {
+      at += 1;
+      const w = term();
+      v = v === 'forbidden' || w === 'forbidden' ? 'forbidden' : v === 'unknown' || w === 'unknown' ? 'unknown' : 'allowed';
+    }
     return v;
   };
   const term = (): Verdict => {
     const t = tokens[at++];
     if (t === undefined) return 'unknown';
     let v: Verdict;
-    if (t === '(') { v = or(); if (tokens[at++] !== ')') return 'unknown'; } else v = leaf(t);
+    if (t === '(') {
+      v = or();
+      if (tokens[at++] !== ')') return 'unknown';
+    } else v = leaf(t);
     if (tokens[at]?.toUpperCase() === 'WITH') at += 2;
     return v;
   };

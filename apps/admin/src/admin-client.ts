@@ -6,7 +6,11 @@ const PREFIX = '/v1/admin/';
 export class AdminClient {
   private readonly base: URL;
 
-  constructor(baseUrl: string, private readonly token: string, private readonly timeoutMs: number) {
+  constructor(
+    baseUrl: string,
+    private readonly token: string,
+    private readonly timeoutMs: number,
+  ) {
     try {
       this.base = new URL(baseUrl);
     } catch {
@@ -48,7 +52,10 @@ export class AdminClient {
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new CliError(`unexpected answer from ${url.origin} (HTTP ${response.status}, not JSON); is --url a Seqline server?`, EXIT.failure);
+      throw new CliError(
+        `unexpected answer from ${url.origin} (HTTP ${response.status}, not JSON); is --url a Seqline server?`,
+        EXIT.failure,
+      );
     }
     if (response.ok && isObject(parsed) && parsed['ok'] === true) {
       const { ok: _ok, ...result } = parsed;
@@ -63,7 +70,8 @@ export class AdminClient {
 
 /** The server's message, plus what to do about the usual causes. */
 function explain(status: number, code: string, message: string): string {
-  if (status === 401) return `${message} (401): the admin token was refused; check --data-dir / SEQLINE_SECRET match the server, or --admin-token`;
+  if (status === 401)
+    return `${message} (401): the admin token was refused; check --data-dir / SEQLINE_SECRET match the server, or --admin-token`;
   if (status === 403) return `${message} (403): this token is not an admin token; mint one with "seqline-admin token issue --admin"`;
   if (status === 404 && message.startsWith('no route')) return `${message}: this server does not serve the admin API`;
   return `${message} (${code})`;

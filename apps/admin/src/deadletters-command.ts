@@ -5,23 +5,38 @@ import { adminClientFor, outputOf } from './globals.ts';
 import { emit, isoTime, oneLine, table } from './output.ts';
 import { ProgressBar } from './progress.ts';
 
-interface DeadLetter { id: string; queue: string; attempts: number; createdAt: number; lastError?: string }
-interface ReplayResult { replayed: string[]; missing: string[] }
+interface DeadLetter {
+  id: string;
+  queue: string;
+  attempts: number;
+  createdAt: number;
+  lastError?: string;
+}
+interface ReplayResult {
+  replayed: string[];
+  missing: string[];
+}
 
 export function registerDeadLetterCommands(program: Command): void {
   const dead = program.command('deadletters').description('jobs that kept failing: list them, replay them');
 
-  dead.command('list')
+  dead
+    .command('list')
     .description('list dead letters, oldest first')
     .action(async (_opts: object, cmd: Command) => {
       const { deadLetters } = await (await adminClientFor(cmd)).get<{ deadLetters: DeadLetter[] }>('deadletters');
-      emit(outputOf(cmd), deadLetters, () => (deadLetters.length === 0 ? 'no dead letters' : table(
-        ['id', 'queue', 'attempts', 'created', 'last error'],
-        deadLetters.map((d) => [d.id, d.queue, d.attempts, isoTime(d.createdAt), oneLine(d.lastError ?? '', 80)]),
-      )));
+      emit(outputOf(cmd), deadLetters, () =>
+        deadLetters.length === 0
+          ? 'no dead letters'
+          : table(
+              ['id', 'queue', 'attempts', 'created', 'last error'],
+              deadLetters.map((d) => [d.id, d.queue, d.attempts, isoTime(d.createdAt), oneLine(d.lastError ?? '', 80)]),
+            ),
+      );
     });
 
-  dead.command('replay')
+  dead
+    .command('replay')
     .description('put dead letters back on their queue with a fresh retry budget')
     .argument('[id]', 'the dead letter to replay')
     .option('--all', 'replay every dead letter')
@@ -47,7 +62,12 @@ export function registerDeadLetterCommands(program: Command): void {
         bar.finish();
       }
       if (id !== undefined && result.missing.length > 0) throw new CliError(`no dead letter ${id}`, EXIT.failure);
-      emit(outputOf(cmd), result, () => `replayed ${result.replayed.length} dead letter(s)`
-        + (result.missing.length > 0 ? `; ${result.missing.length} were already gone` : ''));
+      emit(
+        outputOf(cmd),
+        result,
+        () =>
+          `replayed ${result.replayed.length} dead letter(s)` +
+          (result.missing.length > 0 ? `; ${result.missing.length} were already gone` : ''),
+      );
     });
 }

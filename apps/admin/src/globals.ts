@@ -25,7 +25,11 @@ const MINTED_TOKEN_TTL_SECONDS = 15 * 60;
 export function addGlobalOptions(program: Command): Command {
   return program
     .addOption(new Option('--url <url>', 'base URL of a running server (admin API)').default('http://127.0.0.1:8080').env('SEQLINE_URL'))
-    .addOption(new Option('--data-dir <dir>', 'server data dir whose secret signs tokens (when SEQLINE_SECRET is unset)').default('./data').env('SEQLINE_DATA_DIR'))
+    .addOption(
+      new Option('--data-dir <dir>', 'server data dir whose secret signs tokens (when SEQLINE_SECRET is unset)')
+        .default('./data')
+        .env('SEQLINE_DATA_DIR'),
+    )
     .addOption(new Option('--admin-token <jwt>', 'use this admin token instead of minting one').env('SEQLINE_ADMIN_TOKEN'))
     .option('--json', 'print JSON (for scripts) instead of tables')
     .addOption(new Option('--timeout <ms>', 'HTTP request timeout in ms').default(10_000).argParser(positiveInt));
@@ -50,16 +54,20 @@ export async function readServerSecret(dataDir: string, env: NodeJS.ProcessEnv =
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   throw new UsageError(
-    `no admin credentials: ${file} does not exist. Pass --data-dir (the server's SEQLINE_DATA_DIR), `
-    + 'set SEQLINE_SECRET, or pass --admin-token / SEQLINE_ADMIN_TOKEN (seqline-admin token issue --admin)',
+    `no admin credentials: ${file} does not exist. Pass --data-dir (the server's SEQLINE_DATA_DIR), ` +
+      'set SEQLINE_SECRET, or pass --admin-token / SEQLINE_ADMIN_TOKEN (seqline-admin token issue --admin)',
   );
 }
 
 /** A client for the admin API, with a token given or minted from the server's secret. */
 export async function adminClientFor(cmd: Command): Promise<AdminClient> {
   const g = globalsOf(cmd);
-  const token = g.adminToken ?? await issueAdminToken({
-    secret: await readServerSecret(g.dataDir), name: 'seqline-admin', ttlSeconds: MINTED_TOKEN_TTL_SECONDS,
-  });
+  const token =
+    g.adminToken ??
+    (await issueAdminToken({
+      secret: await readServerSecret(g.dataDir),
+      name: 'seqline-admin',
+      ttlSeconds: MINTED_TOKEN_TTL_SECONDS,
+    }));
   return new AdminClient(g.url, token, g.timeout);
 }

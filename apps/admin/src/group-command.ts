@@ -4,8 +4,17 @@ import { adminClientFor, outputOf } from './globals.ts';
 import { positiveInt } from './numbers.ts';
 import { emit, isoTime, keyValues, table } from './output.ts';
 
-interface QueueCounters { running: number; waiting: number; delayed: number }
-interface PoolCounters { running: number; waiting: number; poolLimit: number; perGroupLimit: number }
+interface QueueCounters {
+  running: number;
+  waiting: number;
+  delayed: number;
+}
+interface PoolCounters {
+  running: number;
+  waiting: number;
+  poolLimit: number;
+  perGroupLimit: number;
+}
 
 interface GroupView {
   tenant: string;
@@ -26,7 +35,8 @@ interface GroupView {
 export function registerGroupCommands(program: Command): void {
   const group = program.command('group').description('inspect groups');
 
-  group.command('show')
+  group
+    .command('show')
     .description('tier, members, stream head and queue depth of a group')
     .argument('<id>', 'group id')
     .option('--tenant <id>', 'tenant of the group', 'default')
@@ -55,15 +65,21 @@ function describeGroup(g: GroupView): string {
     ['pending jobs', g.queue.pendingForGroup ?? 'unknown (this queue cannot tell per group)'],
   ]);
   const queues = Object.entries(g.queue.queues);
-  const queueTable = queues.length === 0 ? 'queues: no consumers in the answering process' : table(
-    ['queue', 'running', 'waiting', 'retry backoff'],
-    queues.map(([name, q]) => [name, q.running, q.waiting, q.delayed]),
-  );
+  const queueTable =
+    queues.length === 0
+      ? 'queues: no consumers in the answering process'
+      : table(
+          ['queue', 'running', 'waiting', 'retry backoff'],
+          queues.map(([name, q]) => [name, q.running, q.waiting, q.delayed]),
+        );
   const pools = Object.entries(g.queue.pools);
-  const poolTable = pools.length === 0 ? 'pools: none in the answering process' : table(
-    ['pool', 'running', 'waiting', 'pool size', 'per-group limit'],
-    pools.map(([name, p]) => [name, p.running, p.waiting, p.poolLimit, p.perGroupLimit]),
-  );
+  const poolTable =
+    pools.length === 0
+      ? 'pools: none in the answering process'
+      : table(
+          ['pool', 'running', 'waiting', 'pool size', 'per-group limit'],
+          pools.map(([name, p]) => [name, p.running, p.waiting, p.poolLimit, p.perGroupLimit]),
+        );
   const more = g.membersTruncated ? `\n… more members: --members-after ${g.members.at(-1) ?? ''}` : '';
   return `${summary}\n\n${queueTable}\n\n${poolTable}\n\nmembers (${g.members.length} of ${g.memberCount}):\n${g.members.join('\n')}${more}`;
 }

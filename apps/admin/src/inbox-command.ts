@@ -5,10 +5,17 @@ import { adminClientFor, outputOf } from './globals.ts';
 import { nonNegativeInt, positiveInt } from './numbers.ts';
 import { emit, isoTime, oneLine, table } from './output.ts';
 
-interface InboxView { tenant: string; user: string; headSeq: number; entries: Entry[]; hasMore: boolean }
+interface InboxView {
+  tenant: string;
+  user: string;
+  headSeq: number;
+  entries: Entry[];
+  hasMore: boolean;
+}
 
 export function registerInboxCommand(program: Command): void {
-  program.command('inbox')
+  program
+    .command('inbox')
     .description("list a user's inbox entries after a seq")
     .argument('<user>', 'user id')
     .option('--after <seq>', 'entries with a seq above this', nonNegativeInt, 0)

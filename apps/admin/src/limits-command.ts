@@ -6,7 +6,10 @@ import { adminClientFor, outputOf } from './globals.ts';
 import { definedFields, positiveInt } from './numbers.ts';
 import { emit, keyValues } from './output.ts';
 
-interface LimitsView { limits: Limits; version: number }
+interface LimitsView {
+  limits: Limits;
+  version: number;
+}
 
 const FLAGS: Array<[keyof Limits, string, string]> = [
   ['largeGroupConcurrency', '--large-group-concurrency <n>', 'fanout jobs of one large group running at once'],
@@ -21,15 +24,15 @@ const FLAGS: Array<[keyof Limits, string, string]> = [
 export function registerLimitsCommands(program: Command): void {
   const limits = program.command('limits').description('work limits: concurrency, pools, in-flight caps, sockets per user');
 
-  limits.command('show')
+  limits
+    .command('show')
     .description('print the limits in force')
     .action(async (_opts: object, cmd: Command) => {
       const view = await (await adminClientFor(cmd)).get<LimitsView>('limits');
       emit(outputOf(cmd), view, () => describeLimits(view));
     });
 
-  const set = limits.command('set')
-    .description('change limits (validated by the server; running workers pick it up within seconds)');
+  const set = limits.command('set').description('change limits (validated by the server; running workers pick it up within seconds)');
   for (const [, flag, description] of FLAGS) set.option(flag, description, positiveInt);
   set.action(async (opts: Partial<Limits>, cmd: Command) => {
     const patch = definedFields(opts);

@@ -5,7 +5,12 @@ export interface Output {
 }
 
 export function stdoutOutput(json: boolean): Output {
-  return { json, write: (text) => { process.stdout.write(text); } };
+  return {
+    json,
+    write: (text) => {
+      process.stdout.write(text);
+    },
+  };
 }
 
 /** Prints `data` as one JSON document, or calls `human` to print it for people. */
@@ -22,7 +27,12 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
   const cells = [headers, ...rows.map((row) => row.map(String))];
   const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
   return cells
-    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd())
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 

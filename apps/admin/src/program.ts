@@ -59,5 +59,5 @@ function exitCodeOf(err: unknown): ExitCode {
 
 function messageOf(err: unknown): string {
   if (err instanceof CliError || err instanceof SeqlineError) return err.message;
-  return err instanceof Error ? err.stack ?? err.message : String(err);
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }

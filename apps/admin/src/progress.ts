@@ -14,7 +14,11 @@ export class ProgressBar {
   private done = 0;
   private readonly enabled: boolean;
 
-  constructor(private readonly label: string, private total: number, private readonly stream: ProgressStream = process.stderr) {
+  constructor(
+    private readonly label: string,
+    private total: number,
+    private readonly stream: ProgressStream = process.stderr,
+  ) {
     this.enabled = stream.isTTY === true;
     this.draw('');
   }

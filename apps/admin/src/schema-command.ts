@@ -10,7 +10,12 @@ import { outputOf } from './globals.ts';
 import { emit, keyValues } from './output.ts';
 import { ProgressBar } from './progress.ts';
 
-interface ClusterOptions { contactPoints: string; keyspace: string; localDc: string; schemaDir?: string }
+interface ClusterOptions {
+  contactPoints: string;
+  keyspace: string;
+  localDc: string;
+  schemaDir?: string;
+}
 
 export function registerSchemaCommands(program: Command): void {
   const schema = program.command('schema').description('CQL schema of the distributed mode (talks to the cluster directly)');
@@ -27,36 +32,43 @@ export function registerSchemaCommands(program: Command): void {
         let result;
         try {
           result = await store.migrateSchema(client, {
-            keyspace: opts.keyspace, replication,
+            keyspace: opts.keyspace,
+            replication,
             ...(opts.schemaDir === undefined ? {} : { schemaDir: opts.schemaDir }),
             onProgress: (p) => (p.status === 'applying' ? bar.tick(`applying ${p.name}`, 0) : bar.tick(`${p.status} ${p.name}`)),
           });
         } finally {
           bar.finish();
         }
-        emit(outputOf(cmd), result, () => keyValues([
-          ['keyspace', result.keyspace],
-          ['applied', result.applied.length === 0 ? 'none (schema is up to date)' : result.applied.join(', ')],
-          ['already applied', result.skipped.length],
-        ]));
+        emit(outputOf(cmd), result, () =>
+          keyValues([
+            ['keyspace', result.keyspace],
+            ['applied', result.applied.length === 0 ? 'none (schema is up to date)' : result.applied.join(', ')],
+            ['already applied', result.skipped.length],
+          ]),
+        );
       });
     });
 
   withCluster(schema.command('backfill-appinfos'))
-    .description('copy the dedup index of entries written under schema version 1 into version 2\'s (idempotent; run once after migrate)')
+    .description("copy the dedup index of entries written under schema version 1 into version 2's (idempotent; run once after migrate)")
     .action(async (opts: ClusterOptions, cmd: Command) => {
       const store = await import('@seqline/store/scylla');
       await withClient(opts, async (client) => {
         const result = await store.backfillAppinfoIndex(client, {
           keyspace: opts.keyspace,
-          onProgress: (p) => { if (process.stderr.isTTY) process.stderr.write(`\r${p.from} → ${p.to}: ${p.copied} rows`); },
+          onProgress: (p) => {
+            if (process.stderr.isTTY) process.stderr.write(`\r${p.from} → ${p.to}: ${p.copied} rows`);
+          },
         });
         if (process.stderr.isTTY) process.stderr.write('\n');
-        emit(outputOf(cmd), result, () => keyValues([
-          ['keyspace', result.keyspace],
-          ...result.tables.map((t): [string, string] => [`${t.from} → ${t.to}`, `${t.copied} copied, ${t.heads} head rows skipped`]),
-          ...(result.tables.length === 0 ? [['version-1 tables', 'none (nothing to copy)'] as [string, string]] : []),
-        ]));
+        emit(outputOf(cmd), result, () =>
+          keyValues([
+            ['keyspace', result.keyspace],
+            ...result.tables.map((t): [string, string] => [`${t.from} → ${t.to}`, `${t.copied} copied, ${t.heads} head rows skipped`]),
+            ...(result.tables.length === 0 ? [['version-1 tables', 'none (nothing to copy)'] as [string, string]] : []),
+          ]),
+        );
       });
     });
 
@@ -66,18 +78,24 @@ export function registerSchemaCommands(program: Command): void {
       const store = await import('@seqline/store/scylla');
       await withClient(opts, async (client) => {
         const status = await store.schemaStatus(client, opts.keyspace, opts.schemaDir);
-        emit(outputOf(cmd), status, () => keyValues([
-          ['keyspace', status.keyspace],
-          ['applied versions', status.applied.length === 0 ? 'none' : status.applied.join(', ')],
-          ['pending', status.pending.length === 0 ? 'none' : status.pending.join(', ')],
-        ]));
+        emit(outputOf(cmd), status, () =>
+          keyValues([
+            ['keyspace', status.keyspace],
+            ['applied versions', status.applied.length === 0 ? 'none' : status.applied.join(', ')],
+            ['pending', status.pending.length === 0 ? 'none' : status.pending.join(', ')],
+          ]),
+        );
       });
     });
 }
 
 function withCluster(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--contact-points <list>', 'comma-separated host[:port] of CQL nodes').default('127.0.0.1:9042').env('SCYLLA_CONTACT_POINTS'))
+    .addOption(
+      new Option('--contact-points <list>', 'comma-separated host[:port] of CQL nodes')
+        .default('127.0.0.1:9042')
+        .env('SCYLLA_CONTACT_POINTS'),
+    )
     .addOption(new Option('--keyspace <name>', 'keyspace of the Seqline tables').default('seqline').env('SCYLLA_KEYSPACE'))
     .addOption(new Option('--local-dc <name>', 'the data center this client is in').default('datacenter1').env('SCYLLA_LOCAL_DC'))
     .addOption(new Option('--schema-dir <dir>', 'migrations directory (default: the schema/ shipped with Seqline)'))
@@ -85,12 +103,16 @@ function withCluster(cmd: Command): Command {
 }
 
 async function withClient(opts: ClusterOptions, work: (client: Client) => Promise<void>): Promise<void> {
-  const contactPoints = opts.contactPoints.split(',').map((s) => s.trim()).filter(Boolean);
+  const contactPoints = opts.contactPoints
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (contactPoints.length === 0) throw new UsageError('--contact-points: give at least one host[:port]');
   const { Client } = await import('cassandra-driver');
   const { SCYLLA_USERNAME: username, SCYLLA_PASSWORD: password } = process.env;
   const client = new Client({
-    contactPoints, localDataCenter: opts.localDc,
+    contactPoints,
+    localDataCenter: opts.localDc,
     ...(username && password ? { credentials: { username, password } } : {}),
     socketOptions: { connectTimeout: 5_000, readTimeout: 60_000 },
   });
@@ -98,7 +120,9 @@ async function withClient(opts: ClusterOptions, work: (client: Client) => Promis
     try {
       await client.connect();
     } catch (err) {
-      throw new UnreachableError(`cannot reach the CQL cluster at ${contactPoints.join(', ')}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new UnreachableError(
+        `cannot reach the CQL cluster at ${contactPoints.join(', ')}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     await work(client);
   } catch (err) {

@@ -6,19 +6,24 @@ import { adminClientFor, outputOf } from './globals.ts';
 import { definedFields, fraction, positiveInt } from './numbers.ts';
 import { emit, keyValues } from './output.ts';
 
-interface TiersView { tiers: TierThresholds; version: number }
+interface TiersView {
+  tiers: TierThresholds;
+  version: number;
+}
 
 export function registerTiersCommands(program: Command): void {
   const tiers = program.command('tiers').description('tier thresholds: when a group is small, large or huge');
 
-  tiers.command('show')
+  tiers
+    .command('show')
     .description('print the thresholds in force')
     .action(async (_opts: object, cmd: Command) => {
       const view = await (await adminClientFor(cmd)).get<TiersView>('tiers');
       emit(outputOf(cmd), view, () => describeTiers(view));
     });
 
-  tiers.command('set')
+  tiers
+    .command('set')
     .description('change thresholds (validated by the server; running workers pick it up within seconds)')
     .option('--small-below <n>', 'a group with fewer members is small', positiveInt)
     .option('--large-below <n>', 'a group with fewer members (and not small) is large; else huge', positiveInt)
@@ -40,7 +45,10 @@ function describeTiers(view: TiersView): string {
     ['small', `< ${t.smallBelow} members`],
     ['large', `< ${t.largeBelow} members`],
     ['huge', `up to ${t.maxMembers} members`],
-    ['hysteresis', `${t.hysteresis} (a shrinking group moves down below ${shrinkBelow(t.smallBelow, t.hysteresis)} / ${shrinkBelow(t.largeBelow, t.hysteresis)})`],
+    [
+      'hysteresis',
+      `${t.hysteresis} (a shrinking group moves down below ${shrinkBelow(t.smallBelow, t.hysteresis)} / ${shrinkBelow(t.largeBelow, t.hysteresis)})`,
+    ],
     ['version', view.version],
   ]);
 }

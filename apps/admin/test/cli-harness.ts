@@ -12,7 +12,11 @@ import { buildWorkspace } from '@seqline/testing/build';
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/seqline-admin.mjs', import.meta.url));
 
-export interface CliResult { code: number | null; stdout: string; stderr: string }
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Env of the child without any Seqline settings of the developer's shell. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -39,8 +43,12 @@ function run(nodeArgs: string[], env: Record<string, string>): Promise<CliResult
     const child = spawn(process.execPath, nodeArgs, { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -60,12 +68,19 @@ export interface CliServer {
 export async function startCliServer(): Promise<CliServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'seqline-admin-e2e-'));
   const config = await loadServerConfig({
-    PORT: '0', HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SEQLINE_DATA_DIR: dataDir,
+    SEQLINE_RATE_PER_SEC: '100000',
+    SEQLINE_RATE_BURST: '100000',
   });
   const server = await startEmbeddedServer(config, silentLogger);
   const url = `http://127.0.0.1:${server.port}`;
   return {
-    server, dataDir, url, secret: await loadOrCreateSecret(dataDir),
+    server,
+    dataDir,
+    url,
+    secret: await loadOrCreateSecret(dataDir),
     cli: (...args) => runCli(['--url', url, '--data-dir', dataDir, ...args]),
     async stop() {
       await server.close();

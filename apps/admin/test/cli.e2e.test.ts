@@ -9,8 +9,12 @@ import { createTokenVerifier, issueToken } from '@seqline/protocol';
 import { runBin, runCli, startCliServer, waitFor, type CliServer } from './cli-harness.ts';
 
 let s: CliServer;
-beforeAll(async () => { s = await startCliServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startCliServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 
@@ -27,7 +31,10 @@ async function closedPort(): Promise<number> {
 async function createGroup(owner: string, id: string, members: string[]): Promise<void> {
   const token = await issueToken({ secret: s.secret, user: owner, ttlSeconds: 60 });
   const ws = new WebSocket(`ws://127.0.0.1:${s.server.port}/v1/ws`, { headers: { authorization: `Bearer ${token}` } });
-  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
   const reply = await new Promise<Record<string, unknown>>((resolve) => {
     ws.once('message', (data: WebSocket.RawData) => resolve(JSON.parse(String(data)) as Record<string, unknown>));
     ws.send(JSON.stringify({ id: 1, op: 'group.create', name: 'Ops room', members, group: id }));
@@ -92,7 +99,14 @@ describe('seqline-admin group, inbox, dead letters', () => {
     const shown = await s.cli('group', 'show', 'ops', '--json');
     expect(shown.code).toBe(0);
     const view = json<{ queue: { pools: Record<string, { perGroupLimit: number }>; pendingForGroup: number | null } }>(shown.stdout);
-    expect(view).toMatchObject({ id: 'ops', tenant: 'default', tier: 'small', memberCount: 3, members: ['alice', 'bob', 'carol'], headGseq: 0 });
+    expect(view).toMatchObject({
+      id: 'ops',
+      tenant: 'default',
+      tier: 'small',
+      memberCount: 3,
+      members: ['alice', 'bob', 'carol'],
+      headGseq: 0,
+    });
     expect(view.queue.pools.large?.perGroupLimit).toBe(s.server.settings.limits().largeGroupConcurrency);
     expect(view.queue.pendingForGroup).toEqual(expect.any(Number));
     const table = await s.cli('group', 'show', 'ops', '--members', '1');
@@ -107,11 +121,15 @@ describe('seqline-admin group, inbox, dead letters', () => {
   it('inbox USER --after N lists entries (the group event reaches every member)', async () => {
     await createGroup('dave', 'inbox-room', ['erin']);
     let entries: Array<{ seq: number; kind: string }> = [];
-    await waitFor(async () => {
-      const r = await s.cli('inbox', 'erin', '--after', '0', '--json');
-      entries = json<{ entries: Array<{ seq: number; kind: string }> }>(r.stdout).entries;
-      return entries.length > 0;
-    }, 10_000, "the group event in erin's inbox");
+    await waitFor(
+      async () => {
+        const r = await s.cli('inbox', 'erin', '--after', '0', '--json');
+        entries = json<{ entries: Array<{ seq: number; kind: string }> }>(r.stdout).entries;
+        return entries.length > 0;
+      },
+      10_000,
+      "the group event in erin's inbox",
+    );
     expect(entries[0]?.kind).toBe('group');
     const after = await s.cli('inbox', 'erin', '--after', String(entries.at(-1)?.seq ?? 0));
     expect(after.stdout).toMatch(/no entries after seq/);
@@ -152,10 +170,12 @@ describe('seqline-admin credentials and reachability', () => {
     const user = await s.cli('token', 'issue', '--user', 'alice', '--json');
     expect(user.code).toBe(0);
     const { token } = json<{ token: string }>(user.stdout);
-    expect(await createTokenVerifier(s.secret)(token)).toMatchObject({ user: 'alice', tenant: 'default' });
+    expect(createTokenVerifier(s.secret)(token)).toMatchObject({ user: 'alice', tenant: 'default' });
     const admin = await s.cli('token', 'issue', '--admin', '--ttl', '5m');
     expect(admin.code).toBe(0);
-    const viaToken = await runCli(['--url', s.url, '--data-dir', '/nonexistent', 'limits', 'show', '--json'], { SEQLINE_ADMIN_TOKEN: admin.stdout.trim() });
+    const viaToken = await runCli(['--url', s.url, '--data-dir', '/nonexistent', 'limits', 'show', '--json'], {
+      SEQLINE_ADMIN_TOKEN: admin.stdout.trim(),
+    });
     expect(viaToken.code).toBe(0);
     expect((await s.cli('token', 'issue')).code).toBe(2);
     expect((await s.cli('token', 'issue', '--user', 'a:b')).code).toBe(2);

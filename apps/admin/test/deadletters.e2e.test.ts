@@ -17,7 +17,14 @@ import { runCli } from './cli-harness.ts';
 const SECRET = 'deadletters-e2e-secret-0123456789';
 
 /** This gateway serves only the admin API: every client op fails loudly if reached. */
-const noMessaging = new Proxy({}, { get: () => () => { throw new InternalError('no messaging in this test'); } }) as Messaging;
+const noMessaging = new Proxy(
+  {},
+  {
+    get: () => () => {
+      throw new InternalError('no messaging in this test');
+    },
+  },
+) as Messaging;
 
 let dir: string;
 let engine: EmbeddedEngine;
@@ -32,12 +39,23 @@ beforeAll(async () => {
   live = await LiveSettings.start({ store: engine.settings, logger: silentLogger });
   queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger });
   const service = new AdminService({
-    settings: live, timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams,
-    queue, jobs: engine.jobs, readFanout: true, logger: silentLogger,
+    settings: live,
+    timeline: engine.timeline,
+    groups: engine.groups,
+    groupStreams: engine.groupStreams,
+    queue,
+    jobs: engine.jobs,
+    readFanout: true,
+    logger: silentLogger,
   });
   gateway = await createGateway({
-    port: 0, host: '127.0.0.1', transport: 'ws', messaging: noMessaging, logger: silentLogger,
-    verifyToken: createTokenVerifier(SECRET), admin: { service, verifyAdminToken: createAdminTokenVerifier(SECRET) },
+    port: 0,
+    host: '127.0.0.1',
+    transport: 'ws',
+    messaging: noMessaging,
+    logger: silentLogger,
+    verifyToken: createTokenVerifier(SECRET),
+    admin: { service, verifyAdminToken: createAdminTokenVerifier(SECRET) },
   });
   const token = await issueAdminToken({ secret: SECRET, ttlSeconds: 600 });
   cli = (...args) => runCli(['--url', `http://127.0.0.1:${gateway.port}`, ...args], { SEQLINE_ADMIN_TOKEN: token });
@@ -54,7 +72,15 @@ afterAll(async () => {
 describe('seqline-admin deadletters with dead letters', () => {
   it('list shows them; replay --all puts each back on its queue; list is then empty', async () => {
     for (const [i, id] of ['fan/1', 'fan 2', 'rcpt-3'].entries()) {
-      await engine.jobs.bury({ id, queue: i < 2 ? 'fanout' : 'receipts', payload: { i }, attempts: 12, notBefore: 0, createdAt: 1000 + i, lastError: `inbox write failed\n(attempt ${i})` });
+      await engine.jobs.bury({
+        id,
+        queue: i < 2 ? 'fanout' : 'receipts',
+        payload: { i },
+        attempts: 12,
+        notBefore: 0,
+        createdAt: 1000 + i,
+        lastError: `inbox write failed\n(attempt ${i})`,
+      });
     }
     const list = await cli('deadletters', 'list');
     expect(list.code).toBe(0);
@@ -66,7 +92,11 @@ describe('seqline-admin deadletters with dead letters', () => {
     const replay = await cli('deadletters', 'replay', '--all', '--json');
     expect(replay.code).toBe(0);
     expect(JSON.parse(replay.stdout)).toEqual({ replayed: ['fan/1', 'fan 2', 'rcpt-3'], missing: [] });
-    expect((await engine.jobs.list()).map((j) => [j.id, j.attempts])).toEqual([['fan/1', 0], ['fan 2', 0], ['rcpt-3', 0]]);
+    expect((await engine.jobs.list()).map((j) => [j.id, j.attempts])).toEqual([
+      ['fan/1', 0],
+      ['fan 2', 0],
+      ['rcpt-3', 0],
+    ]);
     expect((await cli('deadletters', 'list')).stdout).toBe('no dead letters\n');
   });
 

@@ -22,7 +22,7 @@ async function clusterAnswers(): Promise<string | null> {
     await c.connect();
     return null;
   } catch (err) {
-    return err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err);
+    return err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
   } finally {
     await c.shutdown().catch(() => undefined);
   }
@@ -87,7 +87,7 @@ describe.skipIf(unavailable !== null && !required)(`schema migrate on ${CONTACT_
     expect(JSON.parse(status.stdout)).toMatchObject({ keyspace, pending: [] });
   }, 180_000);
 
-  it('backfill-appinfos copies version 1\'s dedup rows forward, and says so', async () => {
+  it("backfill-appinfos copies version 1's dedup rows forward, and says so", async () => {
     if (unavailable !== null) throw new Error(`REQUIRE_SERVICES=1 but no CQL cluster: ${unavailable}`);
     const c = client();
     try {
@@ -102,7 +102,9 @@ describe.skipIf(unavailable !== null && !required)(`schema migrate on ${CONTACT_
           { from: 'group_appinfo_index', to: 'group_stream_appinfos', copied: 0, heads: 0 },
         ],
       });
-      const copied = await c.execute(`SELECT seq FROM ${keyspace}.timeline_appinfos WHERE inbox = 't:alice' AND bucket = 1 AND appinfo = 'old-1'`);
+      const copied = await c.execute(
+        `SELECT seq FROM ${keyspace}.timeline_appinfos WHERE inbox = 't:alice' AND bucket = 1 AND appinfo = 'old-1'`,
+      );
       expect(Number(copied.first()?.get('seq'))).toBe(70_000);
       const text = await runCli(['schema', 'backfill-appinfos'], env);
       expect(text.code).toBe(0);

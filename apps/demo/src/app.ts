@@ -13,7 +13,9 @@ interface DemoDebug {
   maxSeq(): number;
 }
 declare global {
-  interface Window { seqlineDemo?: DemoDebug }
+  interface Window {
+    seqlineDemo?: DemoDebug;
+  }
 }
 
 const byId = <T extends HTMLElement>(id: string): T => {
@@ -23,14 +25,25 @@ const byId = <T extends HTMLElement>(id: string): T => {
 };
 
 const ui = {
-  status: byId<HTMLSpanElement>('status'), me: byId<HTMLSpanElement>('me'), signOut: byId<HTMLButtonElement>('sign-out'),
-  signin: byId<HTMLElement>('signin'), signinForm: byId<HTMLFormElement>('signin-form'), user: byId<HTMLInputElement>('user'),
-  app: byId<HTMLElement>('app'), newChat: byId<HTMLFormElement>('new-chat'), peer: byId<HTMLInputElement>('peer'),
-  newGroup: byId<HTMLFormElement>('new-group'), groupName: byId<HTMLInputElement>('group-name'),
-  groupMembers: byId<HTMLInputElement>('group-members'), convs: byId<HTMLUListElement>('convs'),
-  chatTitle: byId<HTMLHeadingElement>('chat-title'), messages: byId<HTMLOListElement>('messages'),
-  sendForm: byId<HTMLFormElement>('send-form'), text: byId<HTMLInputElement>('text'),
-  lastSend: byId<HTMLParagraphElement>('last-send'), error: byId<HTMLParagraphElement>('error'),
+  status: byId<HTMLSpanElement>('status'),
+  me: byId<HTMLSpanElement>('me'),
+  signOut: byId<HTMLButtonElement>('sign-out'),
+  signin: byId<HTMLElement>('signin'),
+  signinForm: byId<HTMLFormElement>('signin-form'),
+  user: byId<HTMLInputElement>('user'),
+  app: byId<HTMLElement>('app'),
+  newChat: byId<HTMLFormElement>('new-chat'),
+  peer: byId<HTMLInputElement>('peer'),
+  newGroup: byId<HTMLFormElement>('new-group'),
+  groupName: byId<HTMLInputElement>('group-name'),
+  groupMembers: byId<HTMLInputElement>('group-members'),
+  convs: byId<HTMLUListElement>('convs'),
+  chatTitle: byId<HTMLHeadingElement>('chat-title'),
+  messages: byId<HTMLOListElement>('messages'),
+  sendForm: byId<HTMLFormElement>('send-form'),
+  text: byId<HTMLInputElement>('text'),
+  lastSend: byId<HTMLParagraphElement>('last-send'),
+  error: byId<HTMLParagraphElement>('error'),
   maxSeq: byId<HTMLSpanElement>('max-seq'),
 };
 
@@ -63,7 +76,9 @@ function showError(err: unknown): void {
 
 async function fetchDevToken(user: string): Promise<string> {
   const res = await fetch('/dev/token', {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ user }),
   });
   const reply = (await res.json()) as { ok?: boolean; token?: unknown; error?: { message?: string } };
   if (!res.ok || typeof reply.token !== 'string') throw new Error(`sign-in refused: ${reply.error?.message ?? res.status}`);
@@ -122,7 +137,10 @@ function conversations(s: Session): Array<{ conv: Conv; last: Entry | null; unre
     byConv.set(convKey(entry.conv), item);
   }
   const withMessages = [...byConv.values()].sort((a, b) => (b.last?.seq ?? 0) - (a.last?.seq ?? 0));
-  const fresh = [...s.opened.values()].filter((c) => !byConv.has(convKey(c))).reverse().map((conv) => ({ conv, last: null, unread: 0 }));
+  const fresh = [...s.opened.values()]
+    .filter((c) => !byConv.has(convKey(c)))
+    .reverse()
+    .map((conv) => ({ conv, last: null, unread: 0 }));
   return [...fresh, ...withMessages];
 }
 
@@ -144,20 +162,25 @@ function convLabel(s: Session, conv: Conv): string {
 function render(): void {
   const s = session;
   if (!s) return;
-  ui.convs.replaceChildren(...conversations(s).map(({ conv, last, unread }) => {
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.dataset['conv'] = convKey(conv);
-    button.setAttribute('aria-current', String(s.current !== null && convKey(s.current) === convKey(conv)));
-    button.append(convLabel(s, conv));
-    if (unread > 0) button.append(Object.assign(document.createElement('span'), { className: 'unread', textContent: String(unread) }));
-    const preview = Object.assign(document.createElement('span'), { className: 'preview', textContent: last ? `${last.from}: ${textOf(last)}` : 'no messages yet' });
-    button.append(preview);
-    button.addEventListener('click', () => select(conv));
-    const li = document.createElement('li');
-    li.append(button);
-    return li;
-  }));
+  ui.convs.replaceChildren(
+    ...conversations(s).map(({ conv, last, unread }) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.dataset['conv'] = convKey(conv);
+      button.setAttribute('aria-current', String(s.current !== null && convKey(s.current) === convKey(conv)));
+      button.append(convLabel(s, conv));
+      if (unread > 0) button.append(Object.assign(document.createElement('span'), { className: 'unread', textContent: String(unread) }));
+      const preview = Object.assign(document.createElement('span'), {
+        className: 'preview',
+        textContent: last ? `${last.from}: ${textOf(last)}` : 'no messages yet',
+      });
+      button.append(preview);
+      button.addEventListener('click', () => select(conv));
+      const li = document.createElement('li');
+      li.append(button);
+      return li;
+    }),
+  );
   renderChat(s);
 }
 
@@ -192,10 +215,17 @@ function messageItem(s: Session, msg: Entry): HTMLLIElement {
   li.append(Object.assign(document.createElement('span'), { className: 'text', textContent: recalled ? 'message recalled' : textOf(msg) }));
   if (mine && !recalled) {
     const recall = Object.assign(document.createElement('button'), { type: 'button', className: 'recall', textContent: 'recall' });
-    recall.addEventListener('click', () => { s.client.recall(msg.appinfo).catch(showError); });
+    recall.addEventListener('click', () => {
+      s.client.recall(msg.appinfo).catch(showError);
+    });
     li.append(recall);
     const by = readers(s, msg);
-    li.append(Object.assign(document.createElement('span'), { className: 'meta read-by', textContent: by.length > 0 ? `read by ${by.join(', ')}` : 'sent' }));
+    li.append(
+      Object.assign(document.createElement('span'), {
+        className: 'meta read-by',
+        textContent: by.length > 0 ? `read by ${by.join(', ')}` : 'sent',
+      }),
+    );
   }
   return li;
 }
@@ -232,7 +262,10 @@ on(ui.newGroup, async () => {
   const s = session;
   if (!s) return;
   const name = ui.groupName.value.trim();
-  const members = ui.groupMembers.value.split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== s.user);
+  const members = ui.groupMembers.value
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '' && m !== s.user);
   const created = await s.client.createGroup({ name, members });
   s.groupNames.set(created.group, name);
   ui.groupName.value = '';

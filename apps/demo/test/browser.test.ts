@@ -17,7 +17,9 @@ import { sdkPageChecks } from './support/sdk-page.ts';
 if (chromiumMissing !== null) {
   if (mustRunInCi) {
     describe('browser suite', () => {
-      it('needs Chromium (CI=true)', () => { throw new Error(chromiumMissing ?? ''); });
+      it('needs Chromium (CI=true)', () => {
+        throw new Error(chromiumMissing ?? '');
+      });
     });
   } else {
     console.log(`[seqline tests] browser suite skipped: ${chromiumMissing}`);
@@ -46,7 +48,10 @@ describe.skipIf(chromiumMissing !== null)('demo page and SDK in Chromium', () =>
 
   afterEach(async ({ task }) => {
     if (task.result?.state === 'fail') {
-      const saved = await screenshots(task.name, pages.map((p) => ({ label: p.label, page: p.page })));
+      const saved = await screenshots(
+        task.name,
+        pages.map((p) => ({ label: p.label, page: p.page })),
+      );
       for (const path of saved) console.log(`[browser suite] screenshot of the failed test: ${path}`);
       for (const p of pages) if (p.errors.length > 0) console.log(`[browser suite] ${p.label} page errors: ${p.errors.join('\n')}`);
     }
@@ -63,7 +68,10 @@ describe.skipIf(chromiumMissing !== null)('demo page and SDK in Chromium', () =>
   it('two users chat: live pushes, read receipts, recall; the token travels in the query string', async () => {
     const [alice, bob] = await Promise.all([open('alice'), open('bob')]);
     await Promise.all([alice.signIn('alice1'), bob.signIn('bob1')]);
-    for (const [page, user] of [[alice, 'alice1'], [bob, 'bob1']] as const) {
+    for (const [page, user] of [
+      [alice, 'alice1'],
+      [bob, 'bob1'],
+    ] as const) {
       expect(page.tap.urls.length).toBeGreaterThan(0);
       for (const url of page.tap.urls) {
         expect(new URL(url).pathname).toBe('/v1/ws');
@@ -156,11 +164,14 @@ describe.skipIf(chromiumMissing !== null)('demo page and SDK in Chromium', () =>
     expect((await demo.inbox('alice4')).filter((e) => e.kind === 'msg')).toHaveLength(1);
   }, 45_000);
 
-  it('a page of a foreign origin cannot open a socket; the demo\'s own origin can (SEQLINE_ALLOWED_ORIGINS)', async () => {
-    const forbidden = async () => Number(/seqline_gateway_errors_total\{code="FORBIDDEN"\} (\d+)/.exec(await (await fetch(`${demo.origin}/metrics`)).text())?.[1] ?? 0);
+  it("a page of a foreign origin cannot open a socket; the demo's own origin can (SEQLINE_ALLOWED_ORIGINS)", async () => {
+    const forbidden = async () =>
+      Number(/seqline_gateway_errors_total\{code="FORBIDDEN"\} (\d+)/.exec(await (await fetch(`${demo.origin}/metrics`)).text())?.[1] ?? 0);
     const refusedBefore = await forbidden();
     const token = await demo.token('mallory');
-    const foreignSite = await startPageServer(await freePort(), { '/': { type: 'text/html', body: '<!doctype html><title>foreign</title>' } });
+    const foreignSite = await startPageServer(await freePort(), {
+      '/': { type: 'text/html', body: '<!doctype html><title>foreign</title>' },
+    });
     const context = await browser.newContext();
     const attempt = `new Promise((resolve) => {
       const ws = new WebSocket('ws://127.0.0.1:${demo.port}/v1/ws?token=${token}');

@@ -5,8 +5,16 @@
  * picked up by every process (docs/admin.md). Same error bodies and statuses as /v1/send.
  */
 import {
-  BadRequestError, LIMIT_KEYS, NotFoundError, OverloadedError, TooLargeError,
-  UnauthorizedError, type Limits, type Logger, type SeqlineError, type TierThresholds,
+  BadRequestError,
+  LIMIT_KEYS,
+  NotFoundError,
+  OverloadedError,
+  TooLargeError,
+  UnauthorizedError,
+  type Limits,
+  type Logger,
+  type SeqlineError,
+  type TierThresholds,
 } from '@seqline/core';
 import type { AdminService } from '@seqline/messaging';
 import { encodeHttpError, encodeHttpResult, httpStatusOf, MAX_FRAME_BYTES, type AdminTokenVerifier } from '@seqline/protocol';
@@ -33,8 +41,17 @@ export interface AdminApiDeps extends AdminApiOptions {
 }
 
 type Params = Record<string, string>;
-interface AdminCall { params: Params; query: URLSearchParams; body: () => unknown; admin: string }
-interface AdminRoute { method: string; path: string[]; handle: (call: AdminCall) => Promise<object> | object }
+interface AdminCall {
+  params: Params;
+  query: URLSearchParams;
+  body: () => unknown;
+  admin: string;
+}
+interface AdminRoute {
+  method: string;
+  path: string[];
+  handle: (call: AdminCall) => Promise<object> | object;
+}
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const TIER_KEYS: readonly (keyof TierThresholds)[] = ['smallBelow', 'largeBelow', 'maxMembers', 'hysteresis'];
@@ -45,30 +62,40 @@ export function createAdminApi(deps: AdminApiDeps): (req: HttpRequest) => Promis
     { method: 'GET', path: ['tiers'], handle: () => service.tiersShow() },
     { method: 'PUT', path: ['tiers'], handle: (c) => audited(deps, c, 'tiers set', service.tiersSet(numbersPatch(c.body(), TIER_KEYS))) },
     { method: 'GET', path: ['limits'], handle: () => service.limitsShow() },
-    { method: 'PUT', path: ['limits'], handle: (c) => audited(deps, c, 'limits set', service.limitsSet(numbersPatch<Limits>(c.body(), LIMIT_KEYS))) },
+    {
+      method: 'PUT',
+      path: ['limits'],
+      handle: (c) => audited(deps, c, 'limits set', service.limitsSet(numbersPatch<Limits>(c.body(), LIMIT_KEYS))),
+    },
     { method: 'GET', path: ['queues'], handle: () => service.queueCounters() },
     {
-      method: 'GET', path: ['groups', ':tenant', ':id'],
-      handle: (c) => service.groupShow(param(c, 'tenant'), param(c, 'id'), {
-        memberLimit: queryInt(c.query, 'memberLimit', 100),
-        ...(c.query.has('membersAfter') ? { membersAfter: c.query.get('membersAfter') ?? '' } : {}),
-      }),
+      method: 'GET',
+      path: ['groups', ':tenant', ':id'],
+      handle: (c) =>
+        service.groupShow(param(c, 'tenant'), param(c, 'id'), {
+          memberLimit: queryInt(c.query, 'memberLimit', 100),
+          ...(c.query.has('membersAfter') ? { membersAfter: c.query.get('membersAfter') ?? '' } : {}),
+        }),
     },
     {
-      method: 'GET', path: ['inbox', ':tenant', ':user'],
+      method: 'GET',
+      path: ['inbox', ':tenant', ':user'],
       handle: (c) => service.inbox(param(c, 'tenant'), param(c, 'user'), queryInt(c.query, 'after', 0), queryInt(c.query, 'limit', 100)),
     },
     { method: 'GET', path: ['deadletters'], handle: async () => ({ deadLetters: await service.deadLetters() }) },
     {
-      method: 'POST', path: ['deadletters', 'replay'],
+      method: 'POST',
+      path: ['deadletters', 'replay'],
       handle: (c) => {
         const body = c.body();
-        if (!isObject(body) || body['all'] !== true) throw new BadRequestError('body must be {"all": true}; replay one with POST deadletters/:id/replay');
+        if (!isObject(body) || body['all'] !== true)
+          throw new BadRequestError('body must be {"all": true}; replay one with POST deadletters/:id/replay');
         return audited(deps, c, 'replay all', service.replay('all'));
       },
     },
     {
-      method: 'POST', path: ['deadletters', ':id', 'replay'],
+      method: 'POST',
+      path: ['deadletters', ':id', 'replay'],
       handle: async (c) => {
         const result = await audited(deps, c, 'replay', service.replay({ id: param(c, 'id') }));
         if (result.replayed.length === 0) throw new NotFoundError(`no dead letter ${param(c, 'id')}`);
@@ -126,7 +153,10 @@ async function audited<T>(deps: AdminApiDeps, call: AdminCall, what: string, res
 
 function splitPath(rest: string): string[] {
   try {
-    return rest.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+    return rest
+      .split('/')
+      .filter((s) => s !== '')
+      .map((s) => decodeURIComponent(s));
   } catch {
     throw new BadRequestError('malformed percent-encoding in path');
   }

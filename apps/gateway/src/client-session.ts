@@ -1,7 +1,13 @@
 /** One authenticated WebSocket: frames in, replies and pushes out. */
 import {
-  ForbiddenError, OverloadedError, RateLimitedError, systemClock, UnauthorizedError,
-  type Clock, type Logger, type SeqlineError,
+  ForbiddenError,
+  OverloadedError,
+  RateLimitedError,
+  systemClock,
+  UnauthorizedError,
+  type Clock,
+  type Logger,
+  type SeqlineError,
 } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { decodeRequest, encodeError, encodeGroupPush, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
@@ -69,7 +75,11 @@ export class ClientSession implements ConnectionListener {
   /** `tenant:user`: the rate-limit key. */
   readonly rateKey: string;
 
-  constructor(private readonly conn: SocketConnection, identity: SocketIdentity, private readonly deps: SessionDeps) {
+  constructor(
+    private readonly conn: SocketConnection,
+    identity: SocketIdentity,
+    private readonly deps: SessionDeps,
+  ) {
     this.caller = identity.caller;
     this.clock = deps.clock ?? systemClock;
     this.openedAt = this.clock.now();
@@ -82,9 +92,8 @@ export class ClientSession implements ConnectionListener {
     this.armExpiry();
     try {
       this.unsubscribe = deps.messaging.subscribe(this.caller, (push) => {
-        const frame = push.group === undefined
-          ? encodePush(push.prevSeq, push.entries)
-          : encodeGroupPush(push.group, push.prevSeq, push.entries);
+        const frame =
+          push.group === undefined ? encodePush(push.prevSeq, push.entries) : encodeGroupPush(push.group, push.prevSeq, push.entries);
         if (this.sendFrame(frame)) deps.metrics.pushes.inc();
       });
     } catch (err) {
@@ -150,7 +159,8 @@ export class ClientSession implements ConnectionListener {
 
   private admit(): SeqlineError | null {
     if (this.deps.isClosing()) return new OverloadedError('server shutting down, reconnect');
-    if (this.inFlight >= this.deps.limits.maxInFlightPerConnection) return new OverloadedError('too many requests in flight on this connection');
+    if (this.inFlight >= this.deps.limits.maxInFlightPerConnection)
+      return new OverloadedError('too many requests in flight on this connection');
     return null;
   }
 
@@ -224,9 +234,8 @@ export class ClientSession implements ConnectionListener {
   private async serve(request: ClientRequest): Promise<void> {
     const stopTimer = this.deps.metrics.opDuration.startTimer({ op: request.op });
     try {
-      const result = request.op === 'auth'
-        ? await this.renew(request.args.token)
-        : await dispatch(this.deps.messaging, this.caller, request);
+      const result =
+        request.op === 'auth' ? await this.renew(request.args.token) : await dispatch(this.deps.messaging, this.caller, request);
       this.sendFrame(encodeReply(request.id, result));
     } catch (err) {
       this.reply(request.id, toClientError(err, this.logger, this.deps.metrics, { op: request.op, requestId: request.id }));

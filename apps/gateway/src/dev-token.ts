@@ -84,11 +84,13 @@ export function createDevTokenRoute(deps: DevTokenRouteDeps): (req: HttpRequest)
 function refuseUnlessLocal(req: HttpRequest, origins: OriginPolicy): void {
   if (!isLoopbackAddress(req.remoteAddress)) throw new ForbiddenError('the dev token route answers loopback clients only');
   // Behind a local reverse proxy every peer looks like loopback: a forwarded request is remote.
-  if (FORWARDING_HEADERS.some((name) => req.header(name) !== undefined)) throw new ForbiddenError('the dev token route is not served through a proxy');
+  if (FORWARDING_HEADERS.some((name) => req.header(name) !== undefined))
+    throw new ForbiddenError('the dev token route is not served through a proxy');
   const host = req.header('host');
   if (!isLoopbackHost(host)) throw new ForbiddenError('the dev token route answers requests to a loopback host name only');
   const origin = req.header('origin');
-  if (origin !== undefined && !isSameOrigin(origin, host ?? '')) throw new ForbiddenError('the dev token route answers its own origin only');
+  if (origin !== undefined && !isSameOrigin(origin, host ?? ''))
+    throw new ForbiddenError('the dev token route answers its own origin only');
   if (origin !== undefined && !origins.allows(origin)) throw new ForbiddenError('origin not allowed');
 }
 

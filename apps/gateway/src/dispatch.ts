@@ -72,7 +72,7 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
     }
     case 'auth':
       // A connection concern: ClientSession serves it; HTTP has no connection to renew.
-      throw new BadRequestError('auth: renews a WebSocket\'s token; HTTP calls carry their own');
+      throw new BadRequestError("auth: renews a WebSocket's token; HTTP calls carry their own");
     default:
       return unreachable(request);
   }

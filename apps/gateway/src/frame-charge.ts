@@ -44,7 +44,10 @@ export class RefusalBudget {
   private tokens: number;
   private updatedAt: number;
 
-  constructor(private readonly options: RefusalBudgetOptions, private readonly clock: Clock = systemClock) {
+  constructor(
+    private readonly options: RefusalBudgetOptions,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.tokens = options.burst;
     this.updatedAt = clock.now();
   }

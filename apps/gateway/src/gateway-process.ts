@@ -19,14 +19,24 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
   const infra = await openDistributedInfra(config, logger);
   const messaging = await distributedMessagingDeps(infra, logger);
   const gateway = await createGateway({
-    port: config.PORT, host: config.HOST, messaging: createMessaging(messaging.deps), logger, processMetrics: true,
+    port: config.PORT,
+    host: config.HOST,
+    messaging: createMessaging(messaging.deps),
+    logger,
+    processMetrics: true,
     verifyToken: createTokenVerifier(config.SEQLINE_SECRET),
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
     // Leases: most frames are admitted without a Redis round trip (docs/decisions.md, "Rate-limit leases").
-    rateLimiter: new LeasedRateLimiter(new RedisRateLimiter({
-      redis: infra.redis, perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST,
-      keyPrefix: infra.keyPrefix, logger,
-    }), { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) }),
+    rateLimiter: new LeasedRateLimiter(
+      new RedisRateLimiter({
+        redis: infra.redis,
+        perSecond: config.SEQLINE_RATE_PER_SEC,
+        burst: config.SEQLINE_RATE_BURST,
+        keyPrefix: infra.keyPrefix,
+        logger,
+      }),
+      { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) },
+    ),
     transport: config.SEQLINE_TRANSPORT,
     admin: {
       service: new AdminService(adminDepsOf(messaging.deps, messaging.settings, { queueStats: () => infra.queue.stats() })),
@@ -36,10 +46,11 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
   let closing: Promise<void> | undefined;
   return {
     gateway,
-    close: () => (closing ??= (async () => {
-      await gateway.close();
-      await messaging.close();
-      await infra.close();
-    })()),
+    close: () =>
+      (closing ??= (async () => {
+        await gateway.close();
+        await messaging.close();
+        await infra.close();
+      })()),
   };
 }

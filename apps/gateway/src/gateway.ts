@@ -1,7 +1,14 @@
 /** createGateway: WebSocket + HTTP front door over a Messaging implementation. */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
-  DEFAULT_LIMITS, InternalError, OverloadedError, RateLimitedError, toSeqlineError, UnauthorizedError, type Logger, type SeqlineError,
+  DEFAULT_LIMITS,
+  InternalError,
+  OverloadedError,
+  RateLimitedError,
+  toSeqlineError,
+  UnauthorizedError,
+  type Logger,
+  type SeqlineError,
 } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { encodeHttpError, httpStatusOf, MAX_FRAME_BYTES } from '@seqline/protocol';
@@ -112,8 +119,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // One per gateway: the requests admitted in a turn are served together (see TurnBatch).
   const turn = new TurnBatch((err) => logger.error({ err }, 'serving a queued request failed'));
   const sessions = new UserSockets<ClientSession>();
-  const baseLimiter = options.rateLimiter
-    ?? (options.rateLimit === false ? null : new TokenBucketRateLimiter(options.rateLimit ?? { perSecond: 100, burst: 200 }));
+  const baseLimiter =
+    options.rateLimiter ??
+    (options.rateLimit === false ? null : new TokenBucketRateLimiter(options.rateLimit ?? { perSecond: 100, burst: 200 }));
   const rateLimiter = baseLimiter && new RefusalHold(baseLimiter, options.rateLimitHoldMs ?? 50);
   const socketCap = socketCapOf(options);
   const abusers = new Holds();
@@ -146,7 +154,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         let expiresAt: number | null = null;
         const verify: VerifyToken = (token) => {
           const claims = options.verifyToken(token);
-          const note = <C extends object>(c: C): C => { expiresAt = expiryOf(c); return c; };
+          const note = <C extends object>(c: C): C => {
+            expiresAt = expiryOf(c);
+            return c;
+          };
           return claims instanceof Promise ? claims.then(note) : note(claims);
         };
         const accept = (caller: Caller): UpgradeDecision<SocketIdentity> => {
@@ -166,8 +177,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       },
       open(conn, identity) {
         const session = new ClientSession(conn, identity, {
-          messaging: options.messaging, logger, metrics, rateLimiter, limits, inFlight, turn, isClosing,
-          verifyToken: options.verifyToken, onClosed: (s) => sessions.delete(s),
+          messaging: options.messaging,
+          logger,
+          metrics,
+          rateLimiter,
+          limits,
+          inFlight,
+          turn,
+          isClosing,
+          verifyToken: options.verifyToken,
+          onClosed: (s) => sessions.delete(s),
           onAbuse: (s) => {
             // Its other sockets' frames and its upgrades: reconnecting in a loop buys nothing.
             rateLimiter?.hold(s.rateKey, abuseHoldMs);
@@ -183,8 +202,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         return session;
       },
       http: createHttpApi({
-        messaging: options.messaging, verifyToken: options.verifyToken, origins, logger, metrics, rateLimiter,
-        inFlight, wsPath: WS_PATH, isClosing, ...pick(options, 'site', 'devTokens'),
+        messaging: options.messaging,
+        verifyToken: options.verifyToken,
+        origins,
+        logger,
+        metrics,
+        rateLimiter,
+        inFlight,
+        wsPath: WS_PATH,
+        isClosing,
+        ...pick(options, 'site', 'devTokens'),
         ...(options.admin ? { admin: createAdminApi({ ...options.admin, origins, logger, metrics, inFlight, isClosing }) } : {}),
       }),
     },

@@ -3,12 +3,25 @@
  * admin API, a static site (the demo page) and `POST /dev/token` (dev-token.ts).
  */
 import {
-  BadRequestError, NotFoundError, OverloadedError, RateLimitedError, TooLargeError, UnauthorizedError, type Logger, type SeqlineError,
+  BadRequestError,
+  NotFoundError,
+  OverloadedError,
+  RateLimitedError,
+  TooLargeError,
+  UnauthorizedError,
+  type Logger,
+  type SeqlineError,
 } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import {
-  encodeHttpError, encodeHttpResult, httpStatusOf, MAX_FRAME_BYTES, parseHttpSendBody, parseHttpSyncQuery,
-  type ClientRequest, type ParsedArgs,
+  encodeHttpError,
+  encodeHttpResult,
+  httpStatusOf,
+  MAX_FRAME_BYTES,
+  parseHttpSendBody,
+  parseHttpSyncQuery,
+  type ClientRequest,
+  type ParsedArgs,
 } from '@seqline/protocol';
 import { ADMIN_PREFIX } from './admin-api.ts';
 import { authenticate, singleAuthorization, type OriginPolicy, type VerifyToken } from './auth.ts';
@@ -52,7 +65,10 @@ export function createHttpApi(deps: HttpApiDeps): (req: HttpRequest) => Promise<
   ]);
   const devToken = deps.devTokens && createDevTokenRoute({ issuer: deps.devTokens, origins: deps.origins, logger: deps.logger });
   if (devToken) {
-    deps.logger.warn({ path: DEV_TOKEN_PATH }, 'dev token route is on: any process on this machine can get a token for any user (SEQLINE_DEV_ROUTES=0 turns it off)');
+    deps.logger.warn(
+      { path: DEV_TOKEN_PATH },
+      'dev token route is on: any process on this machine can get a token for any user (SEQLINE_DEV_ROUTES=0 turns it off)',
+    );
   }
 
   return async (req) => {

@@ -22,7 +22,10 @@ export class InFlight {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), timeoutMs);
       timer.unref();
-      this.waiters.push(() => { clearTimeout(timer); resolve(true); });
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
     });
   }
 }

@@ -80,7 +80,10 @@ export class TokenBucketRateLimiter implements RateLimiter {
 export class Holds {
   private readonly until = new Map<string, number>();
 
-  constructor(private readonly clock: Clock = systemClock, private readonly maxKeys = 100_000) {}
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly maxKeys = 100_000,
+  ) {}
 
   isHeld(key: string): boolean {
     const until = this.until.get(key);
@@ -116,7 +119,12 @@ export class Holds {
 export class RefusalHold implements RateLimiter {
   private readonly holds: Holds;
 
-  constructor(private readonly inner: RateLimiter, private readonly holdMs: number, clock: Clock = systemClock, maxKeys = 100_000) {
+  constructor(
+    private readonly inner: RateLimiter,
+    private readonly holdMs: number,
+    clock: Clock = systemClock,
+    maxKeys = 100_000,
+  ) {
     this.holds = new Holds(clock, maxKeys);
   }
 

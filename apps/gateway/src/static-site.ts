@@ -31,8 +31,14 @@ const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
  * is same-origin too (CSP 3: 'self' covers ws: and wss: of the same host).
  */
 const HTML_POLICY = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:",
-  "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /** Reads `dir` once. Throws when it cannot be read (ENOENT: the site was not built). */

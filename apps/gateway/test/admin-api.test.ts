@@ -13,7 +13,12 @@ import { createAdminTokenVerifier, issueAdminToken } from '@seqline/protocol';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import { http, SECRET, startGateway, TRANSPORTS, type Started } from './harness.ts';
 
-interface Fixture { engine: EmbeddedEngine; live: LiveSettings; queue: LocalWorkQueue; dir: string }
+interface Fixture {
+  engine: EmbeddedEngine;
+  live: LiveSettings;
+  queue: LocalWorkQueue;
+  dir: string;
+}
 
 async function fixture(): Promise<Fixture> {
   const dir = await mkdtemp(join(tmpdir(), 'seqline-admin-api-'));
@@ -24,7 +29,16 @@ async function fixture(): Promise<Fixture> {
 }
 
 function msg(seq: number): Entry {
-  return { seq, kind: 'msg', appinfo: `a${seq}`, conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 1_700_000_000_000 + seq, type: 'text', body: { text: `m${seq}` } };
+  return {
+    seq,
+    kind: 'msg',
+    appinfo: `a${seq}`,
+    conv: { type: 'user', id: 'bob' },
+    from: 'bob',
+    sendTime: 1_700_000_000_000 + seq,
+    type: 'text',
+    body: { text: `m${seq}` },
+  };
 }
 
 describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
@@ -35,10 +49,19 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   beforeEach(async () => {
     f = await fixture();
     const service = new AdminService({
-      settings: f.live, timeline: f.engine.timeline, groups: f.engine.groups, groupStreams: f.engine.groupStreams,
-      queue: f.queue, queueStats: () => f.queue.stats(), jobs: f.engine.jobs, readFanout: true, logger: silentLogger,
+      settings: f.live,
+      timeline: f.engine.timeline,
+      groups: f.engine.groups,
+      groupStreams: f.engine.groupStreams,
+      queue: f.queue,
+      queueStats: () => f.queue.stats(),
+      jobs: f.engine.jobs,
+      readFanout: true,
+      logger: silentLogger,
       // Stands in for Workers.stats().pools: reads the live limits as the real pools do.
-      poolStats: () => ({ large: { running: 0, waiting: 0, poolLimit: f.live.limits().largePool, perGroupLimit: f.live.limits().largeGroupConcurrency } }),
+      poolStats: () => ({
+        large: { running: 0, waiting: 0, poolLimit: f.live.limits().largePool, perGroupLimit: f.live.limits().largeGroupConcurrency },
+      }),
     });
     t = await startGateway(transport, { admin: { service, verifyAdminToken: createAdminTokenVerifier(SECRET) } });
     adminAuth = { authorization: `Bearer ${await issueAdminToken({ secret: SECRET, name: 'ops', ttlSeconds: 600 })}` };
@@ -54,19 +77,34 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
   const get = (path: string, headers = adminAuth) => http(t.httpUrl(path), { headers });
   const send = (method: string, path: string, body: unknown, headers = adminAuth) =>
-    http(t.httpUrl(path), { method, headers: { ...headers, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    http(t.httpUrl(path), {
+      method,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('auth: none or invalid → 401, a user token → 403, an admin token → 200', async () => {
     const cases: Array<[Record<string, string>, number, string | undefined]> = [
       [{}, 401, 'UNAUTHORIZED'],
       [{ authorization: 'Bearer nope' }, 401, 'UNAUTHORIZED'],
-      [{ authorization: `Bearer ${await issueAdminToken({ secret: 'some-other-secret-0123456789', ttlSeconds: 60 })}` }, 401, 'UNAUTHORIZED'],
-      [{ authorization: `Bearer ${await issueAdminToken({ secret: SECRET, ttlSeconds: 60, now: Date.now() - 3_600_000 })}` }, 401, 'UNAUTHORIZED'],
+      [
+        { authorization: `Bearer ${await issueAdminToken({ secret: 'some-other-secret-0123456789', ttlSeconds: 60 })}` },
+        401,
+        'UNAUTHORIZED',
+      ],
+      [
+        { authorization: `Bearer ${await issueAdminToken({ secret: SECRET, ttlSeconds: 60, now: Date.now() - 3_600_000 })}` },
+        401,
+        'UNAUTHORIZED',
+      ],
       [{ authorization: `Bearer ${await t.token('alice')}` }, 403, 'FORBIDDEN'],
       [adminAuth, 200, undefined],
     ];
     for (const [headers, status, code] of cases) {
-      for (const [method, path] of [['GET', '/v1/admin/limits'], ['PUT', '/v1/admin/limits']] as const) {
+      for (const [method, path] of [
+        ['GET', '/v1/admin/limits'],
+        ['PUT', '/v1/admin/limits'],
+      ] as const) {
         const answer = method === 'GET' ? await get(path, headers) : await send(method, path, { smallPool: 3 }, headers);
         expect({ method, status: answer.status }).toEqual({ method, status });
         if (code) expect(json(answer.body)).toMatchObject({ ok: false, error: { code } });
@@ -84,10 +122,18 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
 
   it('tiers: show, set (merged with the stored values), validation errors are 400', async () => {
     const shown = await get('/v1/admin/tiers');
-    expect(json(shown.body)).toEqual({ ok: true, tiers: { smallBelow: 100, largeBelow: 2000, maxMembers: 10_000, hysteresis: 0.1 }, version: 0 });
+    expect(json(shown.body)).toEqual({
+      ok: true,
+      tiers: { smallBelow: 100, largeBelow: 2000, maxMembers: 10_000, hysteresis: 0.1 },
+      version: 0,
+    });
     const set = await send('PUT', '/v1/admin/tiers', { maxMembers: 100_000, hysteresis: 0.2 });
     expect(set.status).toBe(200);
-    expect(json(set.body)).toEqual({ ok: true, tiers: { smallBelow: 100, largeBelow: 2000, maxMembers: 100_000, hysteresis: 0.2 }, version: 1 });
+    expect(json(set.body)).toEqual({
+      ok: true,
+      tiers: { smallBelow: 100, largeBelow: 2000, maxMembers: 100_000, hysteresis: 0.2 },
+      version: 1,
+    });
     expect(f.live.tiers().maxMembers).toBe(100_000);
     const bad: Array<[unknown, RegExp]> = [
       [{ smallBelow: 3000 }, /smallBelow \(3000\) must be below largeBelow/],
@@ -112,7 +158,8 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   it('limits: show and set apply live; queues and pools report the bounds in force', async () => {
     await f.queue.consume('fanout', async () => {}, { concurrency: 4 });
     expect(json((await get('/v1/admin/queues')).body)).toEqual({
-      ok: true, queues: { fanout: { running: 0, waiting: 0, delayed: 0 } },
+      ok: true,
+      queues: { fanout: { running: 0, waiting: 0, delayed: 0 } },
       pools: { large: { running: 0, waiting: 0, poolLimit: 8, perGroupLimit: 5 } },
     });
     const set = await send('PUT', '/v1/admin/limits', { largeGroupConcurrency: 2, largePool: 12 });
@@ -127,13 +174,26 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   it('groups/:tenant/:id: tier, members (paged), head, pending jobs of the group', async () => {
     const key = groupKey('acme', 'team');
     const members = Array.from({ length: 150 }, (_, i) => `u${String(i).padStart(3, '0')}`);
-    await f.engine.groups.createGroup({ key, tenant: 'acme', id: 'team', name: 'Team', admin: 'u000', tier: 'large', memberCount: 150, createdAt: 1 }, members, { time: 1, gseq: 0 });
+    await f.engine.groups.createGroup(
+      { key, tenant: 'acme', id: 'team', name: 'Team', admin: 'u000', tier: 'large', memberCount: 150, createdAt: 1 },
+      members,
+      { time: 1, gseq: 0 },
+    );
     await f.queue.enqueue('fanout', 'job-1', { tenant: 'acme', groupKey: key, entry: null, recipients: [] });
     await f.queue.enqueue('fanout', 'job-2', { tenant: 'acme', groupKey: 'acme:other', entry: null, recipients: [] });
     const answer = json((await get('/v1/admin/groups/acme/team?memberLimit=10')).body);
     expect(answer).toMatchObject({
-      ok: true, tenant: 'acme', id: 'team', name: 'Team', tier: 'large', naturalTier: 'large', fanout: 'write',
-      memberCount: 150, membersTruncated: true, headGseq: 0, queue: { pendingForGroup: 1 },
+      ok: true,
+      tenant: 'acme',
+      id: 'team',
+      name: 'Team',
+      tier: 'large',
+      naturalTier: 'large',
+      fanout: 'write',
+      memberCount: 150,
+      membersTruncated: true,
+      headGseq: 0,
+      queue: { pendingForGroup: 1 },
     });
     expect(answer.members).toEqual(members.slice(0, 10));
     const page = json((await get('/v1/admin/groups/acme/team?memberLimit=100&membersAfter=u099')).body);

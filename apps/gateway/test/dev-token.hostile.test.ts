@@ -28,24 +28,52 @@ function countingIssuer(): DevTokenIssuer & { issued: string[] } {
 }
 
 /** A non-loopback IPv4 address of this machine (e.g. `hostname -I`), to connect from. */
-const EXTERNAL_ADDRESS = Object.values(networkInterfaces()).flat().find((a) => a?.family === 'IPv4' && !a.internal)?.address;
-if (EXTERNAL_ADDRESS === undefined) console.log('dev token tests: no non-loopback IPv4 address here; the remote refusal is tested with an injected address only');
+const EXTERNAL_ADDRESS = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a?.family === 'IPv4' && !a.internal)?.address;
+if (EXTERNAL_ADDRESS === undefined)
+  console.log('dev token tests: no non-loopback IPv4 address here; the remote refusal is tested with an injected address only');
 
 describe('loopback predicates', () => {
   it.each([
-    ['127.0.0.1', true], ['127.8.9.10', true], ['::1', true], ['0:0:0:0:0:0:0:1', true],
-    ['0000:0000:0000:0000:0000:0000:0000:0001', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:1', true],
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['::1', true],
+    ['0:0:0:0:0:0:0:1', true],
+    ['0000:0000:0000:0000:0000:0000:0000:0001', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:7f00:1', true],
     ['0000:0000:0000:0000:0000:ffff:7f00:0001', true],
-    ['192.0.2.2', false], ['::ffff:192.0.2.2', false], ['10.0.0.1', false], ['0.0.0.0', false], ['::', false],
-    ['128.0.0.1', false], ['fd00::2', false], ['localhost', false], ['', false], ['127.0.0.1, 10.0.0.1', false], [undefined, false],
+    ['192.0.2.2', false],
+    ['::ffff:192.0.2.2', false],
+    ['10.0.0.1', false],
+    ['0.0.0.0', false],
+    ['::', false],
+    ['128.0.0.1', false],
+    ['fd00::2', false],
+    ['localhost', false],
+    ['', false],
+    ['127.0.0.1, 10.0.0.1', false],
+    [undefined, false],
   ])('address %s → %s', (address, loopback) => {
     expect(isLoopbackAddress(address)).toBe(loopback);
   });
 
   it.each([
-    ['localhost:8080', true], ['LOCALHOST', true], ['app.localhost:80', true], ['127.0.0.1:8080', true], ['127.1', true],
-    ['[::1]:8080', true], ['evil.test', false], ['localhost.evil.test', false], ['127.0.0.1.nip.io', false],
-    ['evil.test@localhost', false], ['localhost/x', false], ['localhost evil', false], ['', false], [undefined, false],
+    ['localhost:8080', true],
+    ['LOCALHOST', true],
+    ['app.localhost:80', true],
+    ['127.0.0.1:8080', true],
+    ['127.1', true],
+    ['[::1]:8080', true],
+    ['evil.test', false],
+    ['localhost.evil.test', false],
+    ['127.0.0.1.nip.io', false],
+    ['evil.test@localhost', false],
+    ['localhost/x', false],
+    ['localhost evil', false],
+    ['', false],
+    [undefined, false],
     ['192.0.2.2:8080', false],
   ])('host %s → %s', (host, loopback) => {
     expect(isLoopbackHost(host)).toBe(loopback);
@@ -58,8 +86,13 @@ describe('the handler with an injected peer address', () => {
   const post = (remoteAddress: string | undefined, headers: Record<string, string> = {}) => {
     const all: Record<string, string> = { host: 'localhost:8080', ...headers };
     const req: HttpRequest = {
-      method: 'POST', path: '/dev/token', query: '', header: (name) => all[name], body: Buffer.from('{"user":"alice"}'),
-      bodyTooLarge: false, ...(remoteAddress === undefined ? {} : { remoteAddress }),
+      method: 'POST',
+      path: '/dev/token',
+      query: '',
+      header: (name) => all[name],
+      body: Buffer.from('{"user":"alice"}'),
+      bodyTooLarge: false,
+      ...(remoteAddress === undefined ? {} : { remoteAddress }),
     };
     return route(req);
   };
@@ -87,17 +120,34 @@ describe('the handler with an injected peer address', () => {
 describe.each(TRANSPORTS)('POST /dev/token over %s, bound to 0.0.0.0', (transport) => {
   let started: Started;
   const issuer = countingIssuer();
-  const post = (body: string, headers: Array<[string, string]> = []) => exchange(started.gateway.port, request('POST', '/dev/token', [
-    ['Host', `localhost:${started.gateway.port}`], ['Content-Type', 'application/json'], ['Content-Length', String(Buffer.byteLength(body))], ...headers,
-  ], body), { responses: 1, quietMs: 50 });
+  const post = (body: string, headers: Array<[string, string]> = []) =>
+    exchange(
+      started.gateway.port,
+      request(
+        'POST',
+        '/dev/token',
+        [
+          ['Host', `localhost:${started.gateway.port}`],
+          ['Content-Type', 'application/json'],
+          ['Content-Length', String(Buffer.byteLength(body))],
+          ...headers,
+        ],
+        body,
+      ),
+      { responses: 1, quietMs: 50 },
+    );
 
   beforeAll(async () => {
     started = await startGateway(transport, { host: '0.0.0.0', devTokens: issuer });
   });
-  afterAll(async () => { await started.gateway.close(); });
+  afterAll(async () => {
+    await started.gateway.close();
+  });
 
   it('answers a loopback client with a token that verifies, without CORS headers', async () => {
-    const { responses: [reply] } = await post('{"user":"alice","tenant":"acme"}');
+    const {
+      responses: [reply],
+    } = await post('{"user":"alice","tenant":"acme"}');
     expect(reply?.status).toBe(200);
     const body = JSON.parse(reply?.body ?? '') as { token: string; user: string; tenant: string };
     expect(body).toMatchObject({ ok: true, user: 'alice', tenant: 'acme' });
@@ -110,23 +160,35 @@ describe.each(TRANSPORTS)('POST /dev/token over %s, bound to 0.0.0.0', (transpor
   it.skipIf(EXTERNAL_ADDRESS === undefined)('refuses a client whose address is not loopback (403), even naming localhost', async () => {
     const before = issuer.issued.length;
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest({
-        host: EXTERNAL_ADDRESS, localAddress: EXTERNAL_ADDRESS, port: started.gateway.port, method: 'POST', path: '/dev/token',
-        headers: { host: `localhost:${started.gateway.port}`, 'content-type': 'application/json' },
-      }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => { body += chunk.toString(); });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = httpRequest(
+        {
+          host: EXTERNAL_ADDRESS,
+          localAddress: EXTERNAL_ADDRESS,
+          port: started.gateway.port,
+          method: 'POST',
+          path: '/dev/token',
+          headers: { host: `localhost:${started.gateway.port}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.end('{"user":"alice"}');
     });
     expect(answer.status).toBe(403);
-    expect(JSON.parse(answer.body)).toMatchObject({ ok: false, error: { code: 'FORBIDDEN', message: 'the dev token route answers loopback clients only' } });
+    expect(JSON.parse(answer.body)).toMatchObject({
+      ok: false,
+      error: { code: 'FORBIDDEN', message: 'the dev token route answers loopback clients only' },
+    });
     expect(issuer.issued.length).toBe(before);
   });
 
-  it('refuses what a foreign page could make this machine\'s browser send', async () => {
+  it("refuses what a foreign page could make this machine's browser send", async () => {
     const before = issuer.issued.length;
     const port = started.gateway.port;
     const refusals: Array<[string, Array<[string, string]>]> = [
@@ -140,12 +202,16 @@ describe.each(TRANSPORTS)('POST /dev/token over %s, bound to 0.0.0.0', (transpor
       const body = '{"user":"alice"}';
       const lines: Array<[string, string]> = [['Content-Type', 'application/json'], ['Content-Length', String(body.length)], ...headers];
       if (!headers.some(([name]) => name === 'Host')) lines.unshift(['Host', `localhost:${port}`]);
-      const { responses: [reply] } = await exchange(port, request('POST', '/dev/token', lines, body), { responses: 1, quietMs: 50 });
+      const {
+        responses: [reply],
+      } = await exchange(port, request('POST', '/dev/token', lines, body), { responses: 1, quietMs: 50 });
       expect(reply?.status, what).toBe(403);
       expect(reply?.header('access-control-allow-origin'), what).toBeUndefined();
     }
     // The page's own origin is fine.
-    const { responses: [own] } = await post('{"user":"bob"}', [['Origin', `http://localhost:${port}`]]);
+    const {
+      responses: [own],
+    } = await post('{"user":"bob"}', [['Origin', `http://localhost:${port}`]]);
     expect(own?.status).toBe(200);
     expect(issuer.issued.length).toBe(before + 1);
   });
@@ -153,9 +219,17 @@ describe.each(TRANSPORTS)('POST /dev/token over %s, bound to 0.0.0.0', (transpor
   it('answers no preflight and no other method (405, Allow: POST)', async () => {
     const port = started.gateway.port;
     for (const method of ['OPTIONS', 'GET', 'PUT', 'DELETE']) {
-      const { responses: [reply] } = await exchange(port, request(method, '/dev/token', [
-        ['Host', `localhost:${port}`], ['Origin', 'http://evil.test'], ['Access-Control-Request-Method', 'POST'],
-      ]), { responses: 1, quietMs: 50 });
+      const {
+        responses: [reply],
+      } = await exchange(
+        port,
+        request(method, '/dev/token', [
+          ['Host', `localhost:${port}`],
+          ['Origin', 'http://evil.test'],
+          ['Access-Control-Request-Method', 'POST'],
+        ]),
+        { responses: 1, quietMs: 50 },
+      );
       expect(reply?.status, method).toBe(405);
       expect(reply?.header('allow')).toBe('POST');
       expect(reply?.header('access-control-allow-origin')).toBeUndefined();
@@ -164,13 +238,28 @@ describe.each(TRANSPORTS)('POST /dev/token over %s, bound to 0.0.0.0', (transpor
 
   it('refuses malformed bodies with BAD_REQUEST and an oversized one with TOO_LARGE', async () => {
     const before = issuer.issued.length;
-    for (const body of ['', 'user=alice', '[]', 'null', '{"user":""}', '{"user":"a:b"}', '{"user":"alice","admin":true}',
-      '{"user":"alice","tenant":"../x"}', `{"user":"${'a'.repeat(65)}"}`, '{"user":42}', '{"user":"\\ud800"}']) {
-      const { responses: [reply] } = await post(body);
+    for (const body of [
+      '',
+      'user=alice',
+      '[]',
+      'null',
+      '{"user":""}',
+      '{"user":"a:b"}',
+      '{"user":"alice","admin":true}',
+      '{"user":"alice","tenant":"../x"}',
+      `{"user":"${'a'.repeat(65)}"}`,
+      '{"user":42}',
+      '{"user":"\\ud800"}',
+    ]) {
+      const {
+        responses: [reply],
+      } = await post(body);
       expect(reply?.status, body).toBe(400);
       expect(JSON.parse(reply?.body ?? '')).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
     }
-    const { responses: [tooLarge] } = await post(`{"user":"alice","pad":"${'x'.repeat(70_000)}"}`);
+    const {
+      responses: [tooLarge],
+    } = await post(`{"user":"alice","pad":"${'x'.repeat(70_000)}"}`);
     expect(tooLarge?.status).toBe(413);
     expect(issuer.issued.length).toBe(before);
   });
@@ -181,9 +270,22 @@ describe.each(TRANSPORTS)('a gateway without the option (%s)', (transport) => {
     const started = await startGateway(transport);
     try {
       const port = started.gateway.port;
-      const { responses: [reply] } = await exchange(port, request('POST', '/dev/token', [
-        ['Host', `localhost:${port}`], ['Content-Type', 'application/json'], ['Content-Length', '16'],
-      ], '{"user":"alice"}'), { responses: 1, quietMs: 50 });
+      const {
+        responses: [reply],
+      } = await exchange(
+        port,
+        request(
+          'POST',
+          '/dev/token',
+          [
+            ['Host', `localhost:${port}`],
+            ['Content-Type', 'application/json'],
+            ['Content-Length', '16'],
+          ],
+          '{"user":"alice"}',
+        ),
+        { responses: 1, quietMs: 50 },
+      );
       expect(reply?.status).toBe(404);
       expect(started.logger.records.some((r) => r.msg?.startsWith('dev token route is on'))).toBe(false);
     } finally {

@@ -9,8 +9,14 @@ export interface RecordedCall {
 }
 
 export const sampleEntry: Entry = {
-  seq: 42, kind: 'msg', appinfo: '0192-x', conv: { type: 'user', id: 'bob' }, from: 'alice',
-  sendTime: 1_763_700_000_000, type: 'text', body: { text: 'hi' },
+  seq: 42,
+  kind: 'msg',
+  appinfo: '0192-x',
+  conv: { type: 'user', id: 'bob' },
+  from: 'alice',
+  sendTime: 1_763_700_000_000,
+  type: 'text',
+  body: { text: 'hi' },
 };
 
 type Method = Exclude<keyof Messaging, 'subscribe'>;
@@ -29,8 +35,16 @@ export class FakeMessaging implements Messaging {
   /** Calls of `method` wait until the returned function is called. */
   block(method: Method): () => void {
     let open!: () => void;
-    this.gates.set(method, new Promise<void>((resolve) => { open = resolve; }));
-    return () => { this.gates.delete(method); open(); };
+    this.gates.set(
+      method,
+      new Promise<void>((resolve) => {
+        open = resolve;
+      }),
+    );
+    return () => {
+      this.gates.delete(method);
+      open();
+    };
   }
 
   subscriberCount(caller?: Caller): number {
@@ -63,7 +77,10 @@ export class FakeMessaging implements Messaging {
   sync(caller: Caller, maxSeq: number, limit: number) {
     const leaky = { ...sampleEntry, internalKey: 't1:alice' } as Entry;
     return this.record('sync', caller, [maxSeq, limit], {
-      entries: [leaky], headSeq: 42, hasMore: false, groups: [{ id: 'big', headGseq: 9, cursor: 3 }],
+      entries: [leaky],
+      headSeq: 42,
+      hasMore: false,
+      groups: [{ id: 'big', headGseq: 9, cursor: 3 }],
     });
   }
   history(caller: Caller, beforeSeq: number, limit: number) {
@@ -85,23 +102,41 @@ export class FakeMessaging implements Messaging {
     return this.record('removeMembers', caller, [id, members], { tier: 'small' as const, memberCount: 1 });
   }
   groupInfo(caller: Caller, id: string) {
-    return this.record('groupInfo', caller, [id], { id, name: 'team', tier: 'huge' as const, memberCount: 5000, fanout: 'read' as const, headGseq: 12 });
+    return this.record('groupInfo', caller, [id], {
+      id,
+      name: 'team',
+      tier: 'huge' as const,
+      memberCount: 5000,
+      fanout: 'read' as const,
+      headGseq: 12,
+    });
   }
   groupHistory(caller: Caller, input: Parameters<Messaging['groupHistory']>[1]) {
-    return this.record('groupHistory', caller, [input], { messages: [{ ...sampleEntry, conv: { type: 'group' as const, id: 'big' }, gseq: 12 }], hasMore: false });
+    return this.record('groupHistory', caller, [input], {
+      messages: [{ ...sampleEntry, conv: { type: 'group' as const, id: 'big' }, gseq: 12 }],
+      hasMore: false,
+    });
   }
   groupAck(caller: Caller, id: string, gseq: number) {
     return this.record('groupAck', caller, [id, gseq], { cursor: gseq });
   }
   groupReaders(caller: Caller, input: Parameters<Messaging['groupReaders']>[1]) {
-    return this.record('groupReaders', caller, [input], { gseq: input.gseq, readCount: 1, unreadCount: 0, readers: ['bob'], hasMore: false });
+    return this.record('groupReaders', caller, [input], {
+      gseq: input.gseq,
+      readCount: 1,
+      unreadCount: 0,
+      readers: ['bob'],
+      hasMore: false,
+    });
   }
 
   subscribe(caller: Caller, onPush: (msg: PushMessage) => void): () => void {
     const set = this.subscribers.get(key(caller)) ?? new Set();
     set.add(onPush);
     this.subscribers.set(key(caller), set);
-    return () => { set.delete(onPush); };
+    return () => {
+      set.delete(onPush);
+    };
   }
 }
 

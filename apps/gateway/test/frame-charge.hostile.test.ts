@@ -22,7 +22,13 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
 
   it('reads a leading id from the first bytes only, else null', () => {
     const id = (text: string) => leadingRequestId(Buffer.from(text));
-    expect([id('{"id":42,"op":"x"'), id(' { "id" : -7 }'), id('{"op":"x","id":1}'), id('{"id":"7"}'), id('garbage')]).toEqual([42, -7, null, null, null]);
+    expect([id('{"id":42,"op":"x"'), id(' { "id" : -7 }'), id('{"op":"x","id":1}'), id('{"id":"7"}'), id('garbage')]).toEqual([
+      42,
+      -7,
+      null,
+      null,
+      null,
+    ]);
     expect(id(`{"id":${'9'.repeat(17)},`)).toBeNull();
     const bytes = new TextEncoder().encode('{"id":3,');
     expect(leadingRequestId(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))).toBe(3);
@@ -47,7 +53,12 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
     let now = 0;
     let calls = 0;
     let answer = false;
-    const inner = { take: () => { calls++; return Promise.resolve(answer); } };
+    const inner = {
+      take: () => {
+        calls++;
+        return Promise.resolve(answer);
+      },
+    };
     const held = new RefusalHold(inner, 50, { now: () => now });
     expect(await held.take('u', 3)).toBe(false);
     expect([held.take('u'), held.take('u')]).toEqual([false, false]);
@@ -73,7 +84,9 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
 
 describe.each(TRANSPORTS)('bad frames are charged to their sender (%s)', (transport) => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   it('64 KB of bad frames costs 17 tokens each; past the bucket they are RATE_LIMITED unread; others unaffected', async () => {
     t = await startGateway(transport, { rateLimit: { perSecond: 0.001, burst: 40 } });
@@ -97,7 +110,10 @@ describe.each(TRANSPORTS)('bad frames are charged to their sender (%s)', (transp
     const body = 'y'.repeat(60 * 1024);
     const first = await c.request('send', { appinfo: 'big-1', to: { user: 'bob' }, type: 't', body });
     expect(first).toMatchObject({ ok: true });
-    expect(await c.request('send', { appinfo: 'big-2', to: { user: 'bob' }, type: 't', body })).toMatchObject({ ok: false, error: { code: 'RATE_LIMITED' } });
+    expect(await c.request('send', { appinfo: 'big-2', to: { user: 'bob' }, type: 't', body })).toMatchObject({
+      ok: false,
+      error: { code: 'RATE_LIMITED' },
+    });
     expect(t.messaging.callsOf('send')).toHaveLength(1);
   });
 

@@ -2,7 +2,15 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { Logger } from '@seqline/core';
-import { createGateway, createTokenVerifier, issueToken, loadNativeUws, type Gateway, type GatewayOptions, type TransportName } from '../src/index.ts';
+import {
+  createGateway,
+  createTokenVerifier,
+  issueToken,
+  loadNativeUws,
+  type Gateway,
+  type GatewayOptions,
+  type TransportName,
+} from '../src/index.ts';
 import { loadWs, type WsClient } from '../src/transport/ws-module.ts';
 import { FakeMessaging } from './fake-messaging.ts';
 
@@ -28,7 +36,10 @@ export function memoryLogger(records: LogRecord[] = [], bindings: object = {}): 
   };
   return {
     records,
-    debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
     child: (more: object) => memoryLogger(records, { ...bindings, ...more }),
   };
 }
@@ -47,12 +58,21 @@ export async function startGateway(transport: TransportName, options: Partial<Ga
   const messaging = new FakeMessaging();
   const logger = memoryLogger();
   const gateway = await createGateway({
-    port: 0, host: '127.0.0.1', transport, messaging, logger, verifyToken: createTokenVerifier(SECRET), ...options,
+    port: 0,
+    host: '127.0.0.1',
+    transport,
+    messaging,
+    logger,
+    verifyToken: createTokenVerifier(SECRET),
+    ...options,
   });
   const base = `127.0.0.1:${gateway.port}`;
   const token = (user = 'alice', tenant = 't1') => issueToken({ secret: SECRET, user, tenant, ttlSeconds: 600 });
   return {
-    gateway, messaging, logger, token,
+    gateway,
+    messaging,
+    logger,
+    token,
     wsUrl: (query) => `ws://${base}/v1/ws${query ? `?${query}` : ''}`,
     httpUrl: (path) => `http://${base}${path}`,
     connect: async (user, tenant) => TestClient.connect(`ws://${base}/v1/ws`, { authorization: `Bearer ${await token(user, tenant)}` }),
@@ -131,7 +151,10 @@ export interface HttpAnswer {
 }
 
 /** One HTTP request (a fresh connection each time, so no keep-alive outlives a test). */
-export function http(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<HttpAnswer> {
+export function http(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: init.method ?? 'GET', headers: init.headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -150,8 +173,11 @@ export function upgradeStatus(url: string, headers: Record<string, string> = {})
     const req = httpRequest(url.replace(/^ws/, 'http'), {
       agent: false,
       headers: {
-        connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13',
-        'sec-websocket-key': randomBytes(16).toString('base64'), ...headers,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': randomBytes(16).toString('base64'),
+        ...headers,
       },
     });
     req.on('upgrade', (res, socket) => {

@@ -13,7 +13,14 @@ const HEALTHZ = request('GET', '/healthz');
 const send = JSON.stringify({ appinfo: '0192-framing', to: { user: 'bob' }, type: 'text', body: { text: 'smuggled' } });
 const json = (r: RawResponse | undefined) => JSON.parse(r?.body ?? 'null') as { ok: boolean; error?: { code: string; message: string } };
 /** An admin service that must never be reached: any use fails the test. */
-const unreachableAdmin = new Proxy({}, { get: () => { throw new Error('admin service reached'); } }) as AdminService;
+const unreachableAdmin = new Proxy(
+  {},
+  {
+    get: () => {
+      throw new Error('admin service reached');
+    },
+  },
+) as AdminService;
 
 describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
   let t: Started;
@@ -22,8 +29,12 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     t = await startGateway(transport, { allowedOrigins: ['https://app.example.com'] });
     token = await t.token();
   });
-  afterAll(async () => { await t.gateway.close(); });
-  afterEach(() => { t.messaging.calls.length = 0; });
+  afterAll(async () => {
+    await t.gateway.close();
+  });
+  afterEach(() => {
+    t.messaging.calls.length = 0;
+  });
   const port = () => t.gateway.port;
   const bearer = (value = token): [string, string] => ['Authorization', `Bearer ${value}`];
 
@@ -37,13 +48,23 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
 
   it('HEAD answers like GET, with the GET length and no body, on every route; keep-alive stays in step', async () => {
     const heads = [
-      request('HEAD', '/healthz'), request('HEAD', '/metrics'), request('HEAD', '/v1/sync?maxSeq=0', [bearer()]),
-      request('HEAD', '/v1/send', [bearer()]), request('HEAD', '/v1/ws'), request('HEAD', '/nope'),
+      request('HEAD', '/healthz'),
+      request('HEAD', '/metrics'),
+      request('HEAD', '/v1/sync?maxSeq=0', [bearer()]),
+      request('HEAD', '/v1/send', [bearer()]),
+      request('HEAD', '/v1/ws'),
+      request('HEAD', '/nope'),
     ];
     const answer = await exchange(port(), [...heads, HEALTHZ].join(''), { responses: 7, head: [0, 1, 2, 3, 4, 5] });
     expect(answer.rest).toBe('');
     expect(answer.responses.map((r) => [r.status, r.body])).toEqual([
-      [200, ''], [200, ''], [200, ''], [405, ''], [426, ''], [404, ''], [200, '{"ok":true}'],
+      [200, ''],
+      [200, ''],
+      [200, ''],
+      [405, ''],
+      [426, ''],
+      [404, ''],
+      [200, '{"ok":true}'],
     ]);
     const [healthz, , sync, wrongMethod] = answer.responses;
     expect(healthz?.header('content-length')).toBe('11'); // what GET /healthz sends: {"ok":true}
@@ -63,9 +84,13 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
 
   it('unsupported methods are not answered; supported ones on the wrong route get 405 with Allow, unknown routes 404', async () => {
     for (const method of ['TRACE', 'CONNECT', 'PROPFIND', 'FOO', 'get']) await expectUnanswered(request(method, '/healthz'));
-    const answer = await exchange(port(), request('DELETE', '/healthz') + request('PUT', '/v1/sync') + request('GET', '/nope'), { responses: 3 });
+    const answer = await exchange(port(), request('DELETE', '/healthz') + request('PUT', '/v1/sync') + request('GET', '/nope'), {
+      responses: 3,
+    });
     expect(answer.responses.map((r) => [r.status, r.header('allow'), json(r).error?.code])).toEqual([
-      [405, 'GET, HEAD', 'BAD_REQUEST'], [405, 'GET, HEAD', 'BAD_REQUEST'], [404, undefined, 'NOT_FOUND'],
+      [405, 'GET, HEAD', 'BAD_REQUEST'],
+      [405, 'GET, HEAD', 'BAD_REQUEST'],
+      [404, undefined, 'NOT_FOUND'],
     ]);
   });
 
@@ -80,16 +105,23 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
       const { responses } = await exchange(port(), bytes, { responses: 1 });
       expect(responses.map((r) => [r.status, json(r).error?.message])).toEqual([[401, 'more than one Authorization header']]);
     }
-    for (const pair of [[bearer(), bearer('forged')], [bearer('forged'), bearer()]]) {
+    for (const pair of [
+      [bearer(), bearer('forged')],
+      [bearer('forged'), bearer()],
+    ]) {
       const { responses, rest } = await exchange(port(), request('GET', '/v1/ws', [...HANDSHAKE, ...pair]), { responses: 1 });
       expect([responses[0]?.status, json(responses[0]).error?.message, rest]).toEqual([401, 'more than one Authorization header', '']);
     }
     expect(t.messaging.calls).toEqual([]);
     // The admin API reads Authorization itself: two admin tokens never reach its service.
-    const withAdmin = await startGateway(transport, { admin: { service: unreachableAdmin, verifyAdminToken: createAdminTokenVerifier(SECRET) } });
+    const withAdmin = await startGateway(transport, {
+      admin: { service: unreachableAdmin, verifyAdminToken: createAdminTokenVerifier(SECRET) },
+    });
     try {
       const admin = await issueAdminToken({ secret: SECRET, name: 'ops', ttlSeconds: 600 });
-      const { responses } = await exchange(withAdmin.gateway.port, request('GET', '/v1/admin/tiers', [bearer(admin), bearer(admin)]), { responses: 1 });
+      const { responses } = await exchange(withAdmin.gateway.port, request('GET', '/v1/admin/tiers', [bearer(admin), bearer(admin)]), {
+        responses: 1,
+      });
       expect(responses.map((r) => [r.status, json(r).error?.message])).toEqual([[401, 'more than one Authorization header']]);
     } finally {
       await withAdmin.gateway.close();
@@ -120,10 +152,14 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     const evil: [string, string] = ['Origin', 'https://evil.example.net'];
     for (const bytes of [request('GET', '/v1/sync?maxSeq=0', [bearer(), evil]), request('GET', '/v1/ws', [...HANDSHAKE, bearer(), evil])]) {
       const { responses } = await exchange(port(), bytes, { responses: 1 });
-      expect(responses.map((r) => [r.status, json(r).error?.code, r.header('access-control-allow-origin')])).toEqual([[403, 'FORBIDDEN', undefined]]);
+      expect(responses.map((r) => [r.status, json(r).error?.code, r.header('access-control-allow-origin')])).toEqual([
+        [403, 'FORBIDDEN', undefined],
+      ]);
     }
     // Two Origins (one allowed) are one unknown origin, not a choice.
-    const two = await exchange(port(), request('GET', '/v1/sync?maxSeq=0', [bearer(), ['Origin', 'https://app.example.com'], evil]), { responses: 1 });
+    const two = await exchange(port(), request('GET', '/v1/sync?maxSeq=0', [bearer(), ['Origin', 'https://app.example.com'], evil]), {
+      responses: 1,
+    });
     expect(two.responses[0]?.status).toBe(403);
     expect(t.messaging.calls).toEqual([]);
   });
@@ -135,7 +171,9 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     const sent = request('POST', '/v1/send', [bearer(), ['Content-Length', String(huge.length)]], huge);
     for (const bytes of [declaredOnly, sent]) {
       const answer = await exchange(port(), bytes, { responses: 1 });
-      expect(answer.responses.map((r) => [r.status, json(r).error?.code, r.header('connection')?.toLowerCase()])).toEqual([[413, 'TOO_LARGE', 'close']]);
+      expect(answer.responses.map((r) => [r.status, json(r).error?.code, r.header('connection')?.toLowerCase()])).toEqual([
+        [413, 'TOO_LARGE', 'close'],
+      ]);
       expect(answer.closed).toBe(true);
     }
     expect(t.messaging.calls).toEqual([]);
@@ -144,9 +182,16 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
   it('Transfer-Encoding (with or without Content-Length, any spelling) and repeated or odd Content-Length are not answered', async () => {
     const chunked = `${send.length.toString(16)}\r\n${send}\r\n0\r\n\r\n`;
     for (const headers of [
-      [['Content-Length', '4'], ['Transfer-Encoding', 'chunked']], [['Transfer-Encoding', 'chunked']],
-      [['Transfer-Encoding', 'xchunked']], [['Transfer-Encoding', 'gzip, chunked']], [['Transfer-Encoding', 'identity']],
-    ] as Array<Array<[string, string]>>) await expectUnanswered(request('POST', '/v1/send', [bearer(), ...headers], chunked));
+      [
+        ['Content-Length', '4'],
+        ['Transfer-Encoding', 'chunked'],
+      ],
+      [['Transfer-Encoding', 'chunked']],
+      [['Transfer-Encoding', 'xchunked']],
+      [['Transfer-Encoding', 'gzip, chunked']],
+      [['Transfer-Encoding', 'identity']],
+    ] as Array<Array<[string, string]>>)
+      await expectUnanswered(request('POST', '/v1/send', [bearer(), ...headers], chunked));
     for (const length of [[String(send.length), String(send.length)], [`${send.length}, ${send.length}`], [`+${send.length}`]]) {
       await expectUnanswered(request('POST', '/v1/send', [bearer(), ...length.map((v): [string, string] => ['Content-Length', v])], send));
     }
@@ -163,25 +208,55 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
 
   it('path tricks find no route: 404 NOT_FOUND, nothing served, nothing called', async () => {
     const paths = [
-      '/v1/sync/../healthz', '/v1/../v1/sync', '/v1/%2e%2e/healthz', '/%76%31/sync', '//v1/sync', '/v1/sync/', '/V1/SYNC',
-      '/v1/sync%00', '/v1/sync;x', '/v1\\sync', '/v1/admin/../sync', '/healthz/..', '/v1/ws/../sync',
+      '/v1/sync/../healthz',
+      '/v1/../v1/sync',
+      '/v1/%2e%2e/healthz',
+      '/%76%31/sync',
+      '//v1/sync',
+      '/v1/sync/',
+      '/V1/SYNC',
+      '/v1/sync%00',
+      '/v1/sync;x',
+      '/v1\\sync',
+      '/v1/admin/../sync',
+      '/healthz/..',
+      '/v1/ws/../sync',
     ];
     for (const path of paths) {
       const { responses } = await exchange(port(), request('GET', `${path}?maxSeq=0`, [bearer()]), { responses: 1 });
       expect([path, responses[0]?.status, json(responses[0]).error?.code]).toEqual([path, 404, 'NOT_FOUND']);
     }
     expect(t.messaging.calls).toEqual([]);
-    for (const target of ['http://gateway.test/healthz', '*', 'healthz', '/heal thz', '/h\u00e9althz']) await expectUnanswered(request('GET', target));
+    for (const target of ['http://gateway.test/healthz', '*', 'healthz', '/heal thz', '/h\u00e9althz'])
+      await expectUnanswered(request('GET', target));
   });
 
   it('requests neither parser agrees on are not answered: HTTP/1.0, no or two Hosts, too many or too large headers, bare LF', async () => {
     await expectUnanswered('GET /healthz HTTP/1.0\r\nHost: gateway.test\r\n\r\n');
     await expectUnanswered('GET /healthz HTTP/1.1\r\n\r\n');
-    await expectUnanswered(request('GET', '/healthz', [['Host', 'a.test'], ['Host', 'b.test']]));
-    await expectUnanswered(request('GET', '/healthz', Array.from({ length: 60 }, (_, i): [string, string] => [`X-${i}`, 'v'])));
+    await expectUnanswered(
+      request('GET', '/healthz', [
+        ['Host', 'a.test'],
+        ['Host', 'b.test'],
+      ]),
+    );
+    await expectUnanswered(
+      request(
+        'GET',
+        '/healthz',
+        Array.from({ length: 60 }, (_, i): [string, string] => [`X-${i}`, 'v']),
+      ),
+    );
     await expectUnanswered(request('GET', '/healthz', [['X-Big', 'a'.repeat(20_000)]]));
     await expectUnanswered('GET /healthz HTTP/1.1\nHost: gateway.test\n\n');
-    const fine = await exchange(port(), request('GET', '/healthz', [['X-Big', 'a'.repeat(8_000)], ...Array.from({ length: 40 }, (_, i): [string, string] => [`X-${i}`, 'v'])]), { responses: 1 });
+    const fine = await exchange(
+      port(),
+      request('GET', '/healthz', [
+        ['X-Big', 'a'.repeat(8_000)],
+        ...Array.from({ length: 40 }, (_, i): [string, string] => [`X-${i}`, 'v']),
+      ]),
+      { responses: 1 },
+    );
     expect(fine.responses[0]?.status).toBe(200);
   });
 
@@ -189,30 +264,59 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     const healthz = await exchange(port(), request('GET', '/healthz', HANDSHAKE), { responses: 1 });
     expect(healthz.responses.map((r) => [r.status, r.body])).toEqual([[200, '{"ok":true}']]);
     const badVersion = HANDSHAKE.map(([n, v]): [string, string] => [n, n === 'Sec-WebSocket-Version' ? '12' : v]);
-    for (const headers of [badVersion, HANDSHAKE.filter(([n]) => n !== 'Connection'), [...HANDSHAKE, ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ==']]] as Array<Array<[string, string]>>) {
+    for (const headers of [
+      badVersion,
+      HANDSHAKE.filter(([n]) => n !== 'Connection'),
+      [...HANDSHAKE, ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ==']],
+    ] as Array<Array<[string, string]>>) {
       const { responses } = await exchange(port(), request('GET', '/v1/ws', [...headers, bearer()]), { responses: 1 });
       expect(responses.map((r) => [r.status, json(r).error?.message])).toEqual([[426, 'WebSocket upgrade required']]);
     }
-    await expectUnanswered(request('POST', '/v1/send', [bearer(), ['Connection', 'Upgrade'], ['Upgrade', 'h2c'], ['Content-Length', String(send.length)]], send));
+    await expectUnanswered(
+      request('POST', '/v1/send', [bearer(), ['Connection', 'Upgrade'], ['Upgrade', 'h2c'], ['Content-Length', String(send.length)]], send),
+    );
   });
 });
 
 // Needs both transports: on a Node without the native uWS binary, .ci/run runs it on Node 20.
 describe.skipIf(!UWS_LOADS)('HTTP framing: the two transports answer byte for byte alike', () => {
   const started: Started[] = [];
-  afterAll(async () => { await Promise.all(started.map((s) => s.gateway.close())); });
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.gateway.close()));
+  });
 
   it('same status, headers and body for every request (Date, server name and keep-alive aside)', async () => {
     for (const transport of TRANSPORTS) started.push(await startGateway(transport, { allowedOrigins: ['https://app.example.com'] }));
     const token = await started[0]!.token();
     const battery: Array<[string, boolean]> = [
-      [HEALTHZ, false], [request('HEAD', '/healthz'), true], [request('HEAD', '/v1/send'), true], [request('POST', '/healthz', [['Content-Length', '2']], '{}'), false],
-      [request('GET', '/v1/sync?maxSeq=0', [['Authorization', `Bearer ${token}`], ['Authorization', 'Bearer x']]), false],
-      [request('GET', '/v1/sync?maxSeq=x', [['Authorization', `Bearer ${token}`]]), false], [request('GET', '/v1/sync?maxSeq=0&token=a&token=b'), false],
-      [request('OPTIONS', '/v1/sync', [['Origin', 'https://app.example.com']]), false], [request('OPTIONS', '/v1/sync', [['Origin', 'https://evil.test']]), false],
-      [request('POST', '/v1/send', [['Authorization', `Bearer ${token}`], ['Content-Length', '9999999']]), false],
-      [request('GET', '/v1/ws', [...HANDSHAKE, ['Authorization', 'Bearer nope']]), false], [request('GET', '/v1/ws'), false], [request('GET', '/v2/ws', HANDSHAKE), false],
-      [request('GET', '/v1/%2e%2e/healthz'), false], [request('DELETE', '/nope'), false], [request('TRACE', '/healthz'), false],
+      [HEALTHZ, false],
+      [request('HEAD', '/healthz'), true],
+      [request('HEAD', '/v1/send'), true],
+      [request('POST', '/healthz', [['Content-Length', '2']], '{}'), false],
+      [
+        request('GET', '/v1/sync?maxSeq=0', [
+          ['Authorization', `Bearer ${token}`],
+          ['Authorization', 'Bearer x'],
+        ]),
+        false,
+      ],
+      [request('GET', '/v1/sync?maxSeq=x', [['Authorization', `Bearer ${token}`]]), false],
+      [request('GET', '/v1/sync?maxSeq=0&token=a&token=b'), false],
+      [request('OPTIONS', '/v1/sync', [['Origin', 'https://app.example.com']]), false],
+      [request('OPTIONS', '/v1/sync', [['Origin', 'https://evil.test']]), false],
+      [
+        request('POST', '/v1/send', [
+          ['Authorization', `Bearer ${token}`],
+          ['Content-Length', '9999999'],
+        ]),
+        false,
+      ],
+      [request('GET', '/v1/ws', [...HANDSHAKE, ['Authorization', 'Bearer nope']]), false],
+      [request('GET', '/v1/ws'), false],
+      [request('GET', '/v2/ws', HANDSHAKE), false],
+      [request('GET', '/v1/%2e%2e/healthz'), false],
+      [request('DELETE', '/nope'), false],
+      [request('TRACE', '/healthz'), false],
     ];
     for (const [bytes, head] of battery) {
       const [a, b] = await Promise.all(started.map((s) => exchange(s.gateway.port, bytes, { responses: 1, head: head ? [0] : [] })));

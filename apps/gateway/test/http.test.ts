@@ -8,7 +8,9 @@ const send = { appinfo: '0192-a', to: { group: 'g1' }, type: 'text', body: { tex
 
 describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   const auth = async (user = 'alice', tenant = 't1') => ({ authorization: `Bearer ${await t.token(user, tenant)}` });
   const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
@@ -22,7 +24,11 @@ describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
 
   it('POST /v1/send: same args and result as the op, caller from the token', async () => {
     t = await startGateway(transport);
-    const answer = await http(t.httpUrl('/v1/send'), { method: 'POST', headers: { ...(await auth('bob', 'acme')), 'content-type': 'application/json' }, body: JSON.stringify(send) });
+    const answer = await http(t.httpUrl('/v1/send'), {
+      method: 'POST',
+      headers: { ...(await auth('bob', 'acme')), 'content-type': 'application/json' },
+      body: JSON.stringify(send),
+    });
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toBe('application/json');
     expect(json(answer.body)).toEqual({ ok: true, seq: 7, sendTime: 1_763_700_000_000, duplicate: false });
@@ -33,10 +39,19 @@ describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
     t = await startGateway(transport);
     const viaHeader = await http(t.httpUrl('/v1/sync?maxSeq=3&limit=2'), { headers: await auth() });
     expect(viaHeader.status).toBe(200);
-    expect(json(viaHeader.body)).toEqual({ ok: true, entries: [sampleEntry], headSeq: 42, hasMore: false, groups: [{ id: 'big', headGseq: 9, cursor: 3 }] });
+    expect(json(viaHeader.body)).toEqual({
+      ok: true,
+      entries: [sampleEntry],
+      headSeq: 42,
+      hasMore: false,
+      groups: [{ id: 'big', headGseq: 9, cursor: 3 }],
+    });
     const viaQuery = await http(t.httpUrl(`/v1/sync?maxSeq=0&token=${await t.token('carol')}`));
     expect(viaQuery.status).toBe(200);
-    expect(t.messaging.callsOf('sync').map((c) => [c.caller.user, ...c.args])).toEqual([['alice', 3, 2], ['carol', 0, 200]]);
+    expect(t.messaging.callsOf('sync').map((c) => [c.caller.user, ...c.args])).toEqual([
+      ['alice', 3, 2],
+      ['carol', 0, 200],
+    ]);
   });
 
   it.each([
@@ -157,13 +172,16 @@ describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
   it('while shutting down: no new connections; a kept-alive one sees healthz 503 and OVERLOADED', async () => {
     t = await startGateway(transport, { shutdownGraceMs: 2000 });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const get = (path: string, headers: Record<string, string> = {}) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-      httpGet(t.httpUrl(path), { agent, headers }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => { body += c.toString(); });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      }).on('error', reject);
-    });
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        httpGet(t.httpUrl(path), { agent, headers }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => {
+            body += c.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        }).on('error', reject);
+      });
     try {
       expect((await get('/healthz')).status).toBe(200);
       const c = await t.connect();

@@ -62,7 +62,10 @@ export function exchange(port: number, data: string | string[], options: Exchang
       received = Buffer.concat([received, chunk]);
       settle();
     });
-    const ended = () => { closed = true; finish(); };
+    const ended = () => {
+      closed = true;
+      finish();
+    };
     socket.on('end', ended);
     socket.on('error', ended);
   });
@@ -108,13 +111,18 @@ export function request(method: string, target: string, headers: Array<[string, 
 
 /** Handshake headers of a valid WebSocket upgrade (RFC 6455 §4.1). */
 export const HANDSHAKE: Array<[string, string]> = [
-  ['Connection', 'Upgrade'], ['Upgrade', 'websocket'],
-  ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='], ['Sec-WebSocket-Version', '13'],
+  ['Connection', 'Upgrade'],
+  ['Upgrade', 'websocket'],
+  ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='],
+  ['Sec-WebSocket-Version', '13'],
 ];
 
 /** Status, headers and body with what differs by design between servers (Date, server name, keep-alive) left out. */
 export function normalise(response: RawResponse): string {
   const skip = new Set(['date', 'uwebsockets', 'connection', 'keep-alive']);
-  const lines = response.lines.filter(([n]) => !skip.has(n)).map(([n, v]) => `${n}: ${v}`).sort();
+  const lines = response.lines
+    .filter(([n]) => !skip.has(n))
+    .map(([n, v]) => `${n}: ${v}`)
+    .sort();
   return [response.status, ...lines, response.body].join('\n');
 }

@@ -29,7 +29,9 @@ const connectWith = (t: Started, token: string) => TestClient.connect(t.wsUrl(),
 
 describe.each(TRANSPORTS)('token expiry on open sockets (%s)', (transport) => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   it('an idle socket is closed with 4401 at exp and gets no push after it', async () => {
     t = await startGateway(transport);
@@ -81,11 +83,15 @@ describe.each(TRANSPORTS)('token expiry on open sockets (%s)', (transport) => {
     expect(JSON.stringify(t.logger.records)).not.toContain(forged.slice(-20));
   });
 
-  it('another user\'s or tenant\'s token is FORBIDDEN; the socket stays who it was, until its own exp', async () => {
+  it("another user's or tenant's token is FORBIDDEN; the socket stays who it was, until its own exp", async () => {
     t = await startGateway(transport);
     const { token } = await shortToken();
     const c = await connectWith(t, token);
-    for (const [user, tenant] of [['bob', 't1'], ['alice', 't2'], ['bob', 't2']] as const) {
+    for (const [user, tenant] of [
+      ['bob', 't1'],
+      ['alice', 't2'],
+      ['bob', 't2'],
+    ] as const) {
       const other = await issueToken({ secret: SECRET, user, tenant, ttlSeconds: 600 });
       expect(await c.request('auth', { token: other })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
     }
@@ -114,11 +120,22 @@ function parts(token: string): [string, string] {
 class RecordingConnection implements SocketConnection {
   sent: string[] = [];
   closedWith: { code: number; reason: string } | null = null;
-  get isOpen(): boolean { return this.closedWith === null; }
-  send(text: string): boolean { this.sent.push(text); return true; }
-  bufferedAmount(): number { return 0; }
-  close(code: number, reason: string): void { this.closedWith ??= { code, reason }; }
-  terminate(): void { this.closedWith ??= { code: 1006, reason: '' }; }
+  get isOpen(): boolean {
+    return this.closedWith === null;
+  }
+  send(text: string): boolean {
+    this.sent.push(text);
+    return true;
+  }
+  bufferedAmount(): number {
+    return 0;
+  }
+  close(code: number, reason: string): void {
+    this.closedWith ??= { code, reason };
+  }
+  terminate(): void {
+    this.closedWith ??= { code: 1006, reason: '' };
+  }
 }
 
 describe('a frame that arrives past exp (before the expiry timer ran)', () => {
@@ -127,15 +144,34 @@ describe('a frame that arrives past exp (before the expiry timer ran)', () => {
     const clock = { now: () => now };
     const conn = new RecordingConnection();
     const messaging = new FakeMessaging();
-    const session = new ClientSession(conn, { caller: alice, expiresAt: now + 60_000 }, {
-      messaging, logger: memoryLogger(), metrics: new GatewayMetrics(new Registry()), rateLimiter: null,
-      limits: { maxBackpressureBytes: 1 << 20, maxConsecutiveBadFrames: 20, maxInFlightPerConnection: 8, refusedFrames: { burst: 64, perSecond: 8 } },
-      inFlight: new InFlight(), turn: new TurnBatch(() => undefined), verifyToken: createTokenVerifier(SECRET), clock,
-      isClosing: () => false, onAbuse: () => undefined, onClosed: () => undefined,
-    });
+    const session = new ClientSession(
+      conn,
+      { caller: alice, expiresAt: now + 60_000 },
+      {
+        messaging,
+        logger: memoryLogger(),
+        metrics: new GatewayMetrics(new Registry()),
+        rateLimiter: null,
+        limits: {
+          maxBackpressureBytes: 1 << 20,
+          maxConsecutiveBadFrames: 20,
+          maxInFlightPerConnection: 8,
+          refusedFrames: { burst: 64, perSecond: 8 },
+        },
+        inFlight: new InFlight(),
+        turn: new TurnBatch(() => undefined),
+        verifyToken: createTokenVerifier(SECRET),
+        clock,
+        isClosing: () => false,
+        onAbuse: () => undefined,
+        onClosed: () => undefined,
+      },
+    );
     now += 60_000; // the timer (real time) has not fired: the frame check alone must hold
     session.message(Buffer.from(JSON.stringify({ id: 5, op: 'send', appinfo: 'x', to: { user: 'bob' }, type: 't', body: 1 })));
-    expect(conn.sent.map((f) => JSON.parse(f) as unknown)).toEqual([{ id: 5, ok: false, error: { code: 'UNAUTHORIZED', message: expect.stringContaining('expired') } }]);
+    expect(conn.sent.map((f) => JSON.parse(f) as unknown)).toEqual([
+      { id: 5, ok: false, error: { code: 'UNAUTHORIZED', message: expect.stringContaining('expired') } },
+    ]);
     expect(conn.closedWith).toEqual({ code: 4401, reason: 'token expired' });
     expect(messaging.calls).toEqual([]); // nothing reached Messaging
     session.closed(4401);

@@ -11,7 +11,9 @@ const alice = { tenant: 't1', user: 'alice' };
 
 describe.each(TRANSPORTS)('per-user socket cap (%s)', (transport) => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   const openMany = async (n: number, user = 'alice'): Promise<TestClient[]> => {
     const token = await t.token(user);

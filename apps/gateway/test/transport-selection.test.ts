@@ -52,7 +52,10 @@ describe('createGateway transport choice', () => {
 
   it('transport "uws" refuses to start when the native binary is unavailable', async () => {
     const options = { ...baseOptions(), transport: 'uws' as const, loadUws: () => ({ ok: false as const, reason: 'no binary for test' }) };
-    const err = await createGateway(options).then(() => null, (e: unknown) => e);
+    const err = await createGateway(options).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UwsUnavailableError);
     expect((err as Error).message).toMatch(/no binary for test/);
   });

@@ -7,8 +7,15 @@ describe('TurnBatch', () => {
     const batch = new TurnBatch((err) => errors.push(err));
     const ran: string[] = [];
     let microtasksBetween = 0;
-    batch.add(() => { ran.push('a'); queueMicrotask(() => { microtasksBetween = ran.length; }); });
-    batch.add(() => { throw new Error('boom'); });
+    batch.add(() => {
+      ran.push('a');
+      queueMicrotask(() => {
+        microtasksBetween = ran.length;
+      });
+    });
+    batch.add(() => {
+      throw new Error('boom');
+    });
     batch.add(() => ran.push('c'));
     expect(ran).toEqual([]); // nothing runs in the turn that queued it
     await new Promise((resolve) => setImmediate(resolve));

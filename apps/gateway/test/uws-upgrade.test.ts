@@ -11,27 +11,46 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, UWS_LOADS, type Started } from './harness.ts';
 
 /** Sends a raw handshake; resolves with how the socket fared 150 ms after the reply. */
-function handshake(port: number, token: string, connection: string): Promise<'open' | 'closed after 101' | string> {
+function handshake(port: number, token: string, connection: string): Promise<'open' | 'closed after 101' | (string & {})> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let reply = '';
     let timer: NodeJS.Timeout | undefined;
-    socket.on('connect', () => socket.write([
-      'GET /v1/ws HTTP/1.1', 'Host: localhost', 'Upgrade: websocket', `Connection: ${connection}`,
-      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', `Authorization: Bearer ${token}`, '', '',
-    ].join('\r\n')));
+    socket.on('connect', () =>
+      socket.write(
+        [
+          'GET /v1/ws HTTP/1.1',
+          'Host: localhost',
+          'Upgrade: websocket',
+          `Connection: ${connection}`,
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version: 13',
+          `Authorization: Bearer ${token}`,
+          '',
+          '',
+        ].join('\r\n'),
+      ),
+    );
     socket.on('data', (chunk) => {
       reply += chunk.toString('latin1');
-      timer ??= setTimeout(() => { socket.destroy(); resolve(reply.startsWith('HTTP/1.1 101') ? 'open' : reply.split('\r\n')[0] ?? ''); }, 150);
+      timer ??= setTimeout(() => {
+        socket.destroy();
+        resolve(reply.startsWith('HTTP/1.1 101') ? 'open' : (reply.split('\r\n')[0] ?? ''));
+      }, 150);
     });
-    socket.on('end', () => { clearTimeout(timer); resolve(reply.startsWith('HTTP/1.1 101') ? 'closed after 101' : `closed: ${reply.split('\r\n')[0]}`); });
+    socket.on('end', () => {
+      clearTimeout(timer);
+      resolve(reply.startsWith('HTTP/1.1 101') ? 'closed after 101' : `closed: ${reply.split('\r\n')[0]}`);
+    });
     socket.on('error', (err) => resolve(`error: ${err.message}`));
   });
 }
 
 describe.skipIf(!UWS_LOADS)('uWS upgrade', () => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   it('keeps every accepted socket open; the handshake that used to trigger uWS’s async-upgrade bug is refused 426', async () => {
     t = await startGateway('uws');

@@ -5,8 +5,12 @@ import { SECRET, startGateway, TestClient, TRANSPORTS, upgradeStatus, type Start
 
 describe.each(TRANSPORTS)('WebSocket upgrade auth (%s)', (transport) => {
   let t: Started;
-  beforeEach(async () => { t = await startGateway(transport, { allowedOrigins: ['https://app.example.com'] }); });
-  afterEach(async () => { await t.gateway.close(); });
+  beforeEach(async () => {
+    t = await startGateway(transport, { allowedOrigins: ['https://app.example.com'] });
+  });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   const expect401 = async (answer: Promise<{ status: number; body: string }>, message: string) => {
     const { status, body } = await answer;
@@ -31,7 +35,10 @@ describe.each(TRANSPORTS)('WebSocket upgrade auth (%s)', (transport) => {
   });
 
   it('a token whose sub is not a valid id → 401', async () => {
-    const bad = await new SignJWT({ tid: 't1' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x:y').setExpirationTime('1h')
+    const bad = await new SignJWT({ tid: 't1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('x:y')
+      .setExpirationTime('1h')
       .sign(new TextEncoder().encode(SECRET));
     await expect401(upgradeStatus(t.wsUrl(`token=${bad}`)), 'invalid token: sub');
   });
@@ -43,7 +50,8 @@ describe.each(TRANSPORTS)('WebSocket upgrade auth (%s)', (transport) => {
     // A user field in a frame is ignored: identity is the token's.
     await viaQuery.request('sync', { maxSeq: 0, user: 'alice' });
     expect(t.messaging.callsOf('sync').map((c) => c.caller)).toEqual([
-      { tenant: 'acme', user: 'alice' }, { tenant: 't1', user: 'bob' },
+      { tenant: 'acme', user: 'alice' },
+      { tenant: 't1', user: 'bob' },
     ]);
     await Promise.all([viaHeader.close(), viaQuery.close()]);
   });
@@ -73,7 +81,11 @@ describe.each(TRANSPORTS)('WebSocket upgrade auth (%s)', (transport) => {
 
   it('a verifier that fails unexpectedly → 500 without details, logged', async () => {
     await t.gateway.close();
-    t = await startGateway(transport, { verifyToken: async () => { throw new Error('redis down at 10.0.0.7'); } });
+    t = await startGateway(transport, {
+      verifyToken: async () => {
+        throw new Error('redis down at 10.0.0.7');
+      },
+    });
     const answer = await upgradeStatus(t.wsUrl('token=x'));
     expect(answer.status).toBe(500);
     expect(answer.body).not.toContain('10.0.0.7');

@@ -8,7 +8,9 @@ const alice = { tenant: 't1', user: 'alice' };
 
 describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   it('dispatches every op with typed args and replies with the documented fields', async () => {
     t = await startGateway(transport);
@@ -16,17 +18,46 @@ describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
     const wireEntry = { ...sampleEntry };
     const cases: Array<[string, Record<string, unknown>, string, unknown[], Record<string, unknown>]> = [
       ['send', send, 'send', [send], { seq: 7, sendTime: 1_763_700_000_000, duplicate: false }],
-      ['sync', { maxSeq: 3 }, 'sync', [3, 200], { entries: [wireEntry], headSeq: 42, hasMore: false, groups: [{ id: 'big', headGseq: 9, cursor: 3 }] }],
+      [
+        'sync',
+        { maxSeq: 3 },
+        'sync',
+        [3, 200],
+        { entries: [wireEntry], headSeq: 42, hasMore: false, groups: [{ id: 'big', headGseq: 9, cursor: 3 }] },
+      ],
       ['history', { beforeSeq: 50, limit: 10 }, 'history', [50, 10], { entries: [wireEntry], hasMore: true }],
       ['read', { seqs: [40, 41] }, 'read', [[40, 41]], { seq: 43 }],
       ['recall', { appinfo: 'x1' }, 'recall', ['x1'], { seq: 44 }],
-      ['group.create', { name: 'team', members: ['bob'] }, 'createGroup', [{ name: 'team', members: ['bob'] }], { group: 'g-new', tier: 'small' }],
-      ['group.create', { name: 'team', members: [], group: 'g7' }, 'createGroup', [{ name: 'team', members: [], id: 'g7' }], { group: 'g7', tier: 'small' }],
+      [
+        'group.create',
+        { name: 'team', members: ['bob'] },
+        'createGroup',
+        [{ name: 'team', members: ['bob'] }],
+        { group: 'g-new', tier: 'small' },
+      ],
+      [
+        'group.create',
+        { name: 'team', members: [], group: 'g7' },
+        'createGroup',
+        [{ name: 'team', members: [], id: 'g7' }],
+        { group: 'g7', tier: 'small' },
+      ],
       ['group.add', { group: 'g7', members: ['carol'] }, 'addMembers', ['g7', ['carol']], { tier: 'small', memberCount: 3 }],
       ['group.remove', { groupId: 'g7', members: ['carol'] }, 'removeMembers', ['g7', ['carol']], { tier: 'small', memberCount: 1 }],
-      ['group.info', { group: 'big' }, 'groupInfo', ['big'], { group: 'big', name: 'team', tier: 'huge', memberCount: 5000, fanout: 'read', headGseq: 12 }],
-      ['group.history', { group: 'big', afterGseq: 3 }, 'groupHistory', [{ id: 'big', afterGseq: 3, limit: 200 }],
-        { messages: [{ ...sampleEntry, conv: { type: 'group', id: 'big' }, gseq: 12 }], hasMore: false }],
+      [
+        'group.info',
+        { group: 'big' },
+        'groupInfo',
+        ['big'],
+        { group: 'big', name: 'team', tier: 'huge', memberCount: 5000, fanout: 'read', headGseq: 12 },
+      ],
+      [
+        'group.history',
+        { group: 'big', afterGseq: 3 },
+        'groupHistory',
+        [{ id: 'big', afterGseq: 3, limit: 200 }],
+        { messages: [{ ...sampleEntry, conv: { type: 'group', id: 'big' }, gseq: 12 }], hasMore: false },
+      ],
       ['group.ack', { group: 'big', gseq: 12 }, 'groupAck', ['big', 12], { cursor: 12 }],
     ];
     for (const [op, args, method, expectedArgs, result] of cases) {

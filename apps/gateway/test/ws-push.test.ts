@@ -8,7 +8,9 @@ const alice = { tenant: 't1', user: 'alice' };
 
 describe.each(TRANSPORTS)('push, backpressure and shutdown (%s)', (transport) => {
   let t: Started;
-  afterEach(async () => { await t.gateway.close(); });
+  afterEach(async () => {
+    await t.gateway.close();
+  });
 
   it('delivers pushes for the caller’s inbox to each of their sockets, as wire entries', async () => {
     t = await startGateway(transport);
@@ -46,7 +48,9 @@ describe.each(TRANSPORTS)('push, backpressure and shutdown (%s)', (transport) =>
 
   it('a failing push subscription closes the socket (1011) and leaves no session behind', async () => {
     t = await startGateway(transport);
-    t.messaging.subscribe = () => { throw new Error('bus down'); };
+    t.messaging.subscribe = () => {
+      throw new Error('bus down');
+    };
     const c = await t.connect();
     expect((await c.closed).code).toBe(1011);
     await eventually(() => t.gateway.connectionCount() === 0);

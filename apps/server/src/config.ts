@@ -14,23 +14,36 @@ const envSchema = z.object({
   SEQLINE_DATA_DIR: z.string().default('./data'),
   SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET must be at least 16 characters').optional(),
   SEQLINE_TRANSPORT: z.enum(['auto', 'uws', 'ws']).default('auto'),
-  SEQLINE_ALLOWED_ORIGINS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  SEQLINE_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
   SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
-  SEQLINE_READ_FANOUT: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  SEQLINE_READ_FANOUT: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('1')
+    .transform((v) => v === '1' || v === 'true'),
   /** Bound on the inboxes and groups whose current seq the process keeps in memory. */
   SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
   /** Bound on the inboxes whose head and write queue the process keeps in memory. */
   SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
   /** The demo page at / and POST /dev/token for loopback clients (docs/decisions.md); 0 turns both off. */
-  SEQLINE_DEV_ROUTES: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  SEQLINE_DEV_ROUTES: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('1')
+    .transform((v) => v === '1' || v === 'true'),
   /** The built demo page (npm run build -w @seqline/demo writes it). */
   SEQLINE_DEMO_DIR: z.string().default(DEFAULT_DEMO_DIR),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
 export type ServerConfig = z.infer<typeof envSchema> & { dataDir: string; secret: string };
-
 
 export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   const parsed = envSchema.safeParse(env);
@@ -40,6 +53,6 @@ export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerCo
   }
   const dataDir = resolve(parsed.data.SEQLINE_DATA_DIR);
   await mkdir(dataDir, { recursive: true });
-  const secret = parsed.data.SEQLINE_SECRET ?? await loadOrCreateSecret(dataDir);
+  const secret = parsed.data.SEQLINE_SECRET ?? (await loadOrCreateSecret(dataDir));
   return { ...parsed.data, dataDir, secret };
 }

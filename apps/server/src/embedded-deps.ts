@@ -24,7 +24,10 @@ export interface EmbeddedMessaging {
 }
 
 export async function embeddedMessagingDeps(
-  engine: EmbeddedEngine, config: EmbeddedMessagingConfig, logger: Logger, clock: Clock = systemClock,
+  engine: EmbeddedEngine,
+  config: EmbeddedMessagingConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
 ): Promise<EmbeddedMessaging> {
   // A new epoch per start: the owner claims every section above the previous owner's.
   const epoch = await engine.ceilings.nextEpoch('inbox-owner');
@@ -32,12 +35,23 @@ export async function embeddedMessagingDeps(
   // One bound on the per-user (and per-group) seqs the allocators keep in memory, for the process.
   const seqKeyBudget = new KeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
   const inbox = new InboxOwner({
-    timeline: engine.timeline, ceilings: engine.ceilings, push, logger, clock, epoch, seqKeyBudget, maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+    timeline: engine.timeline,
+    ceilings: engine.ceilings,
+    push,
+    logger,
+    clock,
+    epoch,
+    seqKeyBudget,
+    maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
   });
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
   // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.
   const groupStream = new GroupStreamWriter({
-    streams: engine.groupStreams, ceilings: engine.ceilings, logger, epoch: await engine.ceilings.nextEpoch('group-writer'), seqKeyBudget,
+    streams: engine.groupStreams,
+    ceilings: engine.ceilings,
+    logger,
+    epoch: await engine.ceilings.nextEpoch('group-writer'),
+    seqKeyBudget,
   });
   // Operator settings: read on every use, so an admin change applies without a restart.
   const settings = await LiveSettings.start({ store: engine.settings, logger });
@@ -51,7 +65,9 @@ export async function embeddedMessagingDeps(
     env: { logger, clock, newId: () => uuidv7() },
   };
   return {
-    deps, settings, queue,
+    deps,
+    settings,
+    queue,
     close: async () => {
       await queue.close();
       await groupStream.close();

@@ -2,7 +2,13 @@ import { join } from 'node:path';
 import { systemClock, type Clock, type Logger } from '@seqline/core';
 import { createGateway, DEV_TOKEN_PATH, loadStaticSite, type DevTokenIssuer, type StaticSite } from '@seqline/gateway';
 import {
-  AdminService, adminDepsOf, createMessaging, startWorkers, type LiveSettings, type Messaging, type Workers,
+  AdminService,
+  adminDepsOf,
+  createMessaging,
+  startWorkers,
+  type LiveSettings,
+  type Messaging,
+  type Workers,
 } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier, issueToken } from '@seqline/protocol';
 import { openEmbeddedEngine } from '@seqline/store';
@@ -34,15 +40,23 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   const dev: DevRoutes = config.SEQLINE_DEV_ROUTES ? await devRoutes(config, logger) : {};
   const gateway = await createGateway({
     ...dev,
-    port: config.PORT, host: config.HOST, messaging, logger, processMetrics: true,
+    port: config.PORT,
+    host: config.HOST,
+    messaging,
+    logger,
+    processMetrics: true,
     verifyToken: createTokenVerifier(config.secret),
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
     admin: {
-      service: new AdminService(adminDepsOf(deps, live, {
-        queueStats: () => queue.stats(), poolStats: () => workers.stats().pools, jobs: engine.jobs,
-      })),
+      service: new AdminService(
+        adminDepsOf(deps, live, {
+          queueStats: () => queue.stats(),
+          poolStats: () => workers.stats().pools,
+          jobs: engine.jobs,
+        }),
+      ),
       verifyAdminToken: createAdminTokenVerifier(config.secret),
     },
   });
@@ -55,13 +69,14 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     settings: live,
     workers,
     messaging,
-    close: () => (closing ??= (async () => {
-      await gateway.close();
-      // Stops the queue first (running jobs finish), then the writers; the poke timer goes after.
-      await composed.close();
-      workers.stop();
-      await engine.close();
-    })()),
+    close: () =>
+      (closing ??= (async () => {
+        await gateway.close();
+        // Stops the queue first (running jobs finish), then the writers; the poke timer goes after.
+        await composed.close();
+        workers.stop();
+        await engine.close();
+      })()),
   };
 }
 
@@ -69,7 +84,10 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
 const DEV_TOKEN_TTL_SECONDS = 24 * 3600;
 
 /** The demo page (when built) and the loopback-only dev token route of the embedded server. */
-interface DevRoutes { site?: StaticSite; devTokens?: DevTokenIssuer }
+interface DevRoutes {
+  site?: StaticSite;
+  devTokens?: DevTokenIssuer;
+}
 
 async function devRoutes(config: ServerConfig, logger: Logger): Promise<DevRoutes> {
   const devTokens: DevTokenIssuer = {

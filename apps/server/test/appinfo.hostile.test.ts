@@ -6,8 +6,13 @@ import { describeAppinfoAttacks } from './hostile/appinfo-attacks.ts';
 let server: TestServer;
 const open: TestClient[] = [];
 let n = 0;
-beforeAll(async () => { server = await startTestServer(); });
-afterAll(async () => { for (const c of open) c.close(); await server.stop(); });
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  for (const c of open) c.close();
+  await server.stop();
+});
 
 describeAppinfoAttacks('embedded', () => ({
   user: (prefix) => `${prefix}${++n}`,
@@ -22,12 +27,17 @@ describe('data stored before the appinfo rules (embedded)', () => {
   it('a message whose appinfo has a ":" stays readable and recallable by its sender; the appinfo cannot be sent again', async () => {
     // Written as an earlier version would have: through messaging, past today's wire validation.
     const legacy = 'legacy:0001';
-    await server.messaging.send({ tenant: 'default', user: 'lg-alice' }, { appinfo: legacy, to: { user: 'lg-bob' }, type: 'text', body: { text: 'old' } });
+    await server.messaging.send(
+      { tenant: 'default', user: 'lg-alice' },
+      { appinfo: legacy, to: { user: 'lg-bob' }, type: 'text', body: { text: 'old' } },
+    );
     const [alice, bob] = [await TestClient.connect(server.url, 'lg-alice'), await TestClient.connect(server.url, 'lg-bob')];
     open.push(alice, bob);
     expect((await bob.syncAll()).map((e) => [e.appinfo, e.body])).toEqual([[legacy, { text: 'old' }]]);
-    expect(await alice.call('send', { appinfo: legacy, to: { user: 'lg-bob' }, type: 'text', body: {} }))
-      .toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await alice.call('send', { appinfo: legacy, to: { user: 'lg-bob' }, type: 'text', body: {} })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
     expect(await bob.call('recall', { appinfo: legacy })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
     await alice.ok('recall', { appinfo: legacy });
     await waitFor(async () => (await bob.syncAll()).some((e) => e.kind === 'recall' && e.recall?.appinfo === legacy));

@@ -12,11 +12,16 @@ import { appinfo, SECRET, startTestServer, TestClient, type TestServer } from '.
 let s: TestServer;
 const open: TestClient[] = [];
 // The production defaults (200/s, burst 400), not the harness's unlimited rate.
-beforeAll(async () => { s = await startTestServer({ SEQLINE_RATE_PER_SEC: '200', SEQLINE_RATE_BURST: '400' }); });
-afterAll(async () => { for (const c of open) c.close(); await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer({ SEQLINE_RATE_PER_SEC: '200', SEQLINE_RATE_BURST: '400' });
+});
+afterAll(async () => {
+  for (const c of open) c.close();
+  await s.stop();
+});
 
 describe('a bad-frame flood is charged to its senders (embedded)', () => {
-  it('keeps another user\'s sync p99 within 2x of unloaded; the flooders are refused and closed', async () => {
+  it("keeps another user's sync p99 within 2x of unloaded; the flooders are refused and closed", async () => {
     const [victim, friend] = [await TestClient.connect(s.url, 'victim'), await TestClient.connect(s.url, 'friend')];
     open.push(victim, friend);
     for (let i = 0; i < 30; i++) await friend.ok('send', { appinfo: appinfo(), to: { user: 'victim' }, type: 'text', body: { i } });

@@ -6,8 +6,13 @@ import { appinfo, SECRET, startTestServer, TestClient, waitFor, type TestServer 
 
 let s: TestServer;
 const open: TestClient[] = [];
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { for (const c of open) c.close(); await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  for (const c of open) c.close();
+  await s.stop();
+});
 
 async function connect(user: string): Promise<TestClient> {
   const c = await TestClient.connect(s.url, user);
@@ -27,13 +32,20 @@ describe('bad input', () => {
     mallory.sendRaw('[1,2,3]');
     expect(await nextReply(mallory)).toMatchObject({ id: null, ok: false, error: { code: 'BAD_REQUEST' } });
     expect(await mallory.call('no.such.op')).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-    expect(await mallory.call('send', { to: { user: 'bob' }, type: 'text', body: {} })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await mallory.call('send', { to: { user: 'bob' }, type: 'text', body: {} })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
     expect(await mallory.call('sync', { maxSeq: 'ten' })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-    expect(await mallory.call('send', { appinfo: appinfo(), to: { user: 'bad:id' }, type: 'text', body: {} }))
-      .toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await mallory.call('send', { appinfo: appinfo(), to: { user: 'bad:id' }, type: 'text', body: {} })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
     const big = 'x'.repeat(70 * 1024);
-    expect(await mallory.call('send', { appinfo: appinfo(), to: { user: 'bob' }, type: 'text', body: { big } }))
-      .toMatchObject({ ok: false, error: { code: 'TOO_LARGE' } });
+    expect(await mallory.call('send', { appinfo: appinfo(), to: { user: 'bob' }, type: 'text', body: { big } })).toMatchObject({
+      ok: false,
+      error: { code: 'TOO_LARGE' },
+    });
 
     // Meanwhile others are served, and nothing of theirs was lost.
     const a = appinfo();
@@ -45,7 +57,7 @@ describe('bad input', () => {
     expect((await bob.syncAll()).map((e) => e.from)).toEqual(['alice']);
   });
 
-  it('never reads someone else\'s inbox: the user comes from the token only', async () => {
+  it("never reads someone else's inbox: the user comes from the token only", async () => {
     const [carol, dave] = [await connect('carol'), await connect('dave')];
     await carol.ok('send', { appinfo: appinfo(), to: { user: 'erin' }, type: 'text', body: { secret: true } });
     const r = await dave.call('sync', { maxSeq: 0, user: 'carol' });
@@ -54,12 +66,19 @@ describe('bad input', () => {
   });
 
   it('refuses a bad or expired token at the upgrade with 401', async () => {
-    const statusOf = (headers: Record<string, string>) => new Promise<number>((resolve) => {
-      const ws = new WebSocket(s.url, { headers });
-      ws.on('unexpected-response', (_req, res) => { resolve(res.statusCode ?? 0); ws.terminate(); });
-      ws.on('open', () => { resolve(101); ws.close(); });
-      ws.on('error', () => resolve(-1));
-    });
+    const statusOf = (headers: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(s.url, { headers });
+        ws.on('unexpected-response', (_req, res) => {
+          resolve(res.statusCode ?? 0);
+          ws.terminate();
+        });
+        ws.on('open', () => {
+          resolve(101);
+          ws.close();
+        });
+        ws.on('error', () => resolve(-1));
+      });
     expect(await statusOf({})).toBe(401);
     expect(await statusOf({ authorization: 'Bearer garbage' })).toBe(401);
     const forged = await issueToken({ secret: 'another-secret-0123456789', user: 'alice', ttlSeconds: 60 });

@@ -25,22 +25,43 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'seqline-blackbox-'));
   port = await freePort();
   server = spawn('npm', ['start', '--silent'], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_SECRET: SECRET, LOG_LEVEL: 'info' },
   });
-  server.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  server.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  server.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  server.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
   // npm start builds first (prestart), which takes a while on a cold tree.
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) || undefined, 170_000, `npm start to answer /healthz\n${output}`);
+  await waitFor(
+    async () =>
+      (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )) || undefined,
+    170_000,
+    `npm start to answer /healthz\n${output}`,
+  );
 }, 180_000);
 
 afterAll(async () => {
   for (const c of open) c.close();
   // npm runs node in its own process group (detached above): signal the group, as a terminal would.
   if (server.pid !== undefined) {
-    try { process.kill(-server.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
   }
-  await new Promise((resolve) => { if (server.exitCode !== null) resolve(null); else server.once('exit', resolve); });
+  await new Promise((resolve) => {
+    if (server.exitCode !== null) resolve(null);
+    else server.once('exit', resolve);
+  });
   await rm(dataDir, { recursive: true, force: true });
 }, 60_000);
 
@@ -64,13 +85,22 @@ describe('npm start, from outside', () => {
     const token = await issueToken({ secret: SECRET, user: alice.user, tenant: 'default', ttlSeconds: 60 });
     const second = appinfo();
     const sent = await fetch(`http://127.0.0.1:${port}/v1/send`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ appinfo: second, to: { user: bob.user }, type: 'text', body: { text: 'again' } }),
     });
     expect(sent.status).toBe(200);
-    const again = await alice.ok<{ duplicate: boolean }>('send', { appinfo: second, to: { user: bob.user }, type: 'text', body: { text: 'again' } });
+    const again = await alice.ok<{ duplicate: boolean }>('send', {
+      appinfo: second,
+      to: { user: bob.user },
+      type: 'text',
+      body: { text: 'again' },
+    });
     expect(again.duplicate).toBe(true);
-    const inbox = await waitFor(async () => { const all = await bob.syncAll(); return all.length >= 2 ? all : undefined; });
+    const inbox = await waitFor(async () => {
+      const all = await bob.syncAll();
+      return all.length >= 2 ? all : undefined;
+    });
     expect(inbox.map((e) => e.appinfo)).toEqual([first, second]);
   });
 
@@ -79,10 +109,17 @@ describe('npm start, from outside', () => {
     const x = appinfo();
     await alice.ok('send', { appinfo: x, to: { user: mallory.user }, type: 'text', body: { text: 'private' } });
     await waitFor(async () => (await mallory.syncAll()).some((e) => e.appinfo === x));
-    expect(await mallory.call('send', { appinfo: x, to: { user: carol.user }, type: 'text', body: {} })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
-    expect(await mallory.call('send', { appinfo: `recall:${x}`, to: { user: carol.user }, type: 'text', body: {} })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await mallory.call('send', { appinfo: x, to: { user: carol.user }, type: 'text', body: {} })).toMatchObject({
+      ok: false,
+      error: { code: 'FORBIDDEN' },
+    });
+    expect(await mallory.call('send', { appinfo: `recall:${x}`, to: { user: carol.user }, type: 'text', body: {} })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
     expect(await carol.syncAll()).toEqual([]);
-    const status = async (headers: Record<string, string>) => (await fetch(`http://127.0.0.1:${port}/v1/sync?maxSeq=0`, { headers })).status;
+    const status = async (headers: Record<string, string>) =>
+      (await fetch(`http://127.0.0.1:${port}/v1/sync?maxSeq=0`, { headers })).status;
     expect(await status({ authorization: 'Bearer not-a-token' })).toBe(401);
     const token = await issueToken({ secret: SECRET, user: carol.user, tenant: 'default', ttlSeconds: 60 });
     expect(await status({ authorization: `Bearer ${token}` })).toBe(200);

@@ -28,7 +28,9 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'seqline-built-'));
   await buildWorkspace();
 }, 240_000);
-afterAll(async () => { await rm(work, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
 
 /** The child's env: no NODE_OPTIONS (a `--conditions=source` there would run the sources). */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -45,8 +47,12 @@ describe('the built embedded server', () => {
     const out = join(work, 'server-modules.txt');
     const proc = spawn(process.execPath, ['--import', PROBE, MAIN], {
       env: childEnv({
-        PORT: '0', HOST: '127.0.0.1', SEQLINE_DATA_DIR: join(work, 'data'), SEQLINE_SECRET: SECRET,
-        LOG_LEVEL: 'info', SEQLINE_LOADED_MODULES_OUT: out,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SEQLINE_DATA_DIR: join(work, 'data'),
+        SEQLINE_SECRET: SECRET,
+        LOG_LEVEL: 'info',
+        SEQLINE_LOADED_MODULES_OUT: out,
       }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -57,11 +63,17 @@ describe('the built embedded server', () => {
       const onData = (d: Buffer) => {
         output += d.toString();
         const m = /seqline listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-        if (m?.[1] !== undefined) { clearTimeout(timer); resolve(Number(m[1])); }
+        if (m?.[1] !== undefined) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
       };
       proc.stdout.on('data', onData);
       proc.stderr.on('data', onData);
-      void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited early (${code}): ${output.slice(-2000)}`)); });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited early (${code}): ${output.slice(-2000)}`));
+      });
     });
 
     // The write and read paths run too, so modules loaded on first use are in the list.
@@ -69,7 +81,8 @@ describe('the built embedded server', () => {
     const alice = { authorization: `Bearer ${await issueToken({ secret: SECRET, user: 'alice', tenant: 't', ttlSeconds: 600 })}` };
     const bob = { authorization: `Bearer ${await issueToken({ secret: SECRET, user: 'bob', tenant: 't', ttlSeconds: 600 })}` };
     const sent = await fetch(`${base}/v1/send`, {
-      method: 'POST', headers: { ...alice, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { ...alice, 'content-type': 'application/json' },
       body: JSON.stringify({ appinfo: appinfo(), to: { user: 'bob' }, type: 'text', body: { text: 'built' } }),
     });
     expect(sent.status).toBe(200);
@@ -95,7 +108,10 @@ describe('the built embedded server', () => {
   it('control: the probe does see cassandra-driver when @seqline/store/scylla is imported', async () => {
     const out = join(work, 'scylla-modules.txt');
     const r = spawnSync(process.execPath, ['--import', PROBE, '--input-type=module', '-e', "import '@seqline/store/scylla';"], {
-      cwd: REPO_ROOT, env: childEnv({ SEQLINE_LOADED_MODULES_OUT: out }), encoding: 'utf8', timeout: 30_000,
+      cwd: REPO_ROOT,
+      env: childEnv({ SEQLINE_LOADED_MODULES_OUT: out }),
+      encoding: 'utf8',
+      timeout: 30_000,
     });
     expect(r.status, r.stderr).toBe(0);
     const modules = await loaded(out);

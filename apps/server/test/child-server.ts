@@ -21,15 +21,28 @@ export async function freePort(): Promise<number> {
 export class ChildServer {
   private proc: ChildProcess | undefined;
   output = '';
-  constructor(readonly port: number, readonly dataDir: string, readonly env: Record<string, string> = {}) {}
+  constructor(
+    readonly port: number,
+    readonly dataDir: string,
+    readonly env: Record<string, string> = {},
+  ) {}
 
-  get url(): string { return `ws://127.0.0.1:${this.port}/v1/ws`; }
+  get url(): string {
+    return `ws://127.0.0.1:${this.port}/v1/ws`;
+  }
 
   async start(): Promise<void> {
     const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
       env: {
-        ...process.env, PORT: String(this.port), HOST: '127.0.0.1', SEQLINE_DATA_DIR: this.dataDir,
-        SEQLINE_SECRET: SECRET, LOG_LEVEL: 'info', SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000', ...this.env,
+        ...process.env,
+        PORT: String(this.port),
+        HOST: '127.0.0.1',
+        SEQLINE_DATA_DIR: this.dataDir,
+        SEQLINE_SECRET: SECRET,
+        LOG_LEVEL: 'info',
+        SEQLINE_RATE_PER_SEC: '100000',
+        SEQLINE_RATE_BURST: '100000',
+        ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -40,7 +53,9 @@ export class ChildServer {
         if (this.output.includes('seqline listening')) resolve();
       };
       proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', (d: Buffer) => { this.output += d.toString(); });
+      proc.stderr?.on('data', (d: Buffer) => {
+        this.output += d.toString();
+      });
       proc.once('exit', (code) => reject(new Error(`server exited early (${code}): ${this.output.slice(-2000)}`)));
       setTimeout(() => reject(new Error(`server did not start: ${this.output.slice(-2000)}`)), 20_000);
     });

@@ -20,7 +20,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function connectRetry(url: string, user: string, stop: () => boolean): Promise<TestClient | undefined> {
   while (!stop()) {
-    try { return await TestClient.connect(url, user); } catch { await sleep(50); }
+    try {
+      return await TestClient.connect(url, user);
+    } catch {
+      await sleep(50);
+    }
   }
   return undefined;
 }
@@ -47,7 +51,10 @@ async function callOrFail(c: TestClient, op: string, args: Record<string, unknow
 describe('crash safety (kill -9 during sends)', () => {
   let server: ChildServer | undefined;
   let dataDir = '';
-  afterAll(async () => { await server?.terminate(); if (dataDir) await rm(dataDir, { recursive: true, force: true }); });
+  afterAll(async () => {
+    await server?.terminate();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
 
   it(`keeps I1–I3 across ${KILLS} SIGKILLs with ${SENDERS} senders × ${RECIPIENTS} recipients`, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'seqline-crash-'));
@@ -61,7 +68,9 @@ describe('crash safety (kill -9 during sends)', () => {
     const progress = { phase: 'sending', loops: new Map<string, string>() };
     onTestFailed(() => {
       const loops = [...progress.loops].map(([name, at]) => `${name}=${at}`).join(' ');
-      console.log(`crash test: failed during ${progress.phase}; acked=${acked.size}; loops: ${loops}\nserver output (tail):\n${srv.output.slice(-3000)}`);
+      console.log(
+        `crash test: failed during ${progress.phase}; acked=${acked.size}; loops: ${loops}\nserver output (tail):\n${srv.output.slice(-3000)}`,
+      );
     });
 
     const sender = async (i: number) => {
@@ -76,9 +85,13 @@ describe('crash safety (kill -9 during sends)', () => {
         try {
           progress.loops.set(`sender${i}`, `sending ${pending.appinfo}`);
           const r = await callOrFail(c, 'send', { appinfo: pending.appinfo, to: { user: pending.to }, type: 'text', body: { k } });
-          if (r.ok) { acked.set(pending.appinfo, pending.to); pending = undefined; }
+          if (r.ok) {
+            acked.set(pending.appinfo, pending.to);
+            pending = undefined;
+          }
         } catch {
-          c.close(); c = undefined; // resend the same appinfo after reconnecting
+          c.close();
+          c = undefined; // resend the same appinfo after reconnecting
         }
       }
       c?.close();
@@ -99,7 +112,10 @@ describe('crash safety (kill -9 during sends)', () => {
           const res = await callOrFail(c, 'sync', { maxSeq: got.at(-1)?.seq ?? 0, limit: 100 });
           if (res.ok) got.push(...(res as unknown as { entries: WireEntry[] }).entries);
           await sleep(5);
-        } catch { c.close(); c = undefined; }
+        } catch {
+          c.close();
+          c = undefined;
+        }
       }
       c?.close();
       progress.loops.set(user, 'done');
@@ -122,16 +138,23 @@ describe('crash safety (kill -9 during sends)', () => {
     progress.phase = 'checking the inboxes';
 
     // Let resumed fanout jobs finish, then check every recipient inbox.
-    let lost = 0; let duplicated = 0; let regressions = 0; let skips = 0;
+    let lost = 0;
+    let duplicated = 0;
+    let regressions = 0;
+    let skips = 0;
     for (let r = 0; r < RECIPIENTS; r++) {
       const user = `rcpt${r}`;
       const c = await TestClient.connect(srv.url, user);
       const expected = [...acked].filter(([, to]) => to === user).map(([a]) => a);
-      const inbox = await waitFor(async () => {
-        const all = await c.syncAll();
-        const have = new Set(all.map((e) => e.appinfo));
-        return expected.every((a) => have.has(a)) ? all : undefined;
-      }, 20_000, `acknowledged messages in ${user}`).catch(async () => c.syncAll());
+      const inbox = await waitFor(
+        async () => {
+          const all = await c.syncAll();
+          const have = new Set(all.map((e) => e.appinfo));
+          return expected.every((a) => have.has(a)) ? all : undefined;
+        },
+        20_000,
+        `acknowledged messages in ${user}`,
+      ).catch(async () => c.syncAll());
       const seqs = inbox.map((e) => e.seq);
       if (!isStrictlyIncreasing(seqs)) regressions += 1;
       const counts = new Map<string, number>();

@@ -14,22 +14,40 @@ import { http, memoryLogger } from '../../gateway/test/harness.ts';
 import { ConfigError, loadServerConfig, startEmbeddedServer, type RunningServer } from '../src/index.ts';
 import { SECRET } from './harness.ts';
 
-const EXTERNAL_ADDRESS = Object.values(networkInterfaces()).flat().find((a) => a?.family === 'IPv4' && !a.internal)?.address;
+const EXTERNAL_ADDRESS = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a?.family === 'IPv4' && !a.internal)?.address;
 const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => { for (const cleanup of cleanups.reverse()) await cleanup(); });
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
 
-async function start(env: Record<string, string>): Promise<{ server: RunningServer; logger: ReturnType<typeof memoryLogger>; dir: string }> {
+async function start(
+  env: Record<string, string>,
+): Promise<{ server: RunningServer; logger: ReturnType<typeof memoryLogger>; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'seqline-dev-routes-'));
   const logger = memoryLogger();
-  const config = await loadServerConfig({ PORT: '0', HOST: '127.0.0.1', SEQLINE_DATA_DIR: join(dir, 'data'), SEQLINE_SECRET: SECRET, ...env });
+  const config = await loadServerConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SEQLINE_DATA_DIR: join(dir, 'data'),
+    SEQLINE_SECRET: SECRET,
+    ...env,
+  });
   const server = await startEmbeddedServer(config, logger);
-  cleanups.push(async () => { await server.close(); await rm(dir, { recursive: true, force: true }); });
+  cleanups.push(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
   return { server, logger, dir };
 }
 
-const postToken = (port: number, user: string, host = '127.0.0.1') => http(`http://${host}:${port}/dev/token`, {
-  method: 'POST', headers: { 'content-type': 'application/json', host: `localhost:${port}` }, body: JSON.stringify({ user }),
-});
+const postToken = (port: number, user: string, host = '127.0.0.1') =>
+  http(`http://${host}:${port}/dev/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', host: `localhost:${port}` },
+    body: JSON.stringify({ user }),
+  });
 
 describe('embedded server, dev routes on (the default), bound to 0.0.0.0', async () => {
   const site = await mkdtemp(join(tmpdir(), 'seqline-demo-dist-'));
@@ -53,7 +71,9 @@ describe('embedded server, dev routes on (the default), bound to 0.0.0.0', async
     expect(createTokenVerifier(SECRET)(token)).toMatchObject({ user: 'carol', tenant: 'default' });
     const ws = new WebSocket(`ws://127.0.0.1:${server.port}/v1/ws?token=${token}`);
     const reply = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      ws.once('open', () => ws.send(JSON.stringify({ id: 1, op: 'send', appinfo: 'dev-1', to: { user: 'dave' }, type: 'text', body: { text: 'hi' } })));
+      ws.once('open', () =>
+        ws.send(JSON.stringify({ id: 1, op: 'send', appinfo: 'dev-1', to: { user: 'dave' }, type: 'text', body: { text: 'hi' } })),
+      );
       ws.on('message', (data: WebSocket.RawData) => {
         const frame = JSON.parse(String(data)) as Record<string, unknown>;
         if (frame['id'] === 1) resolve(frame); // the push of carol's own copy may come first
@@ -96,6 +116,8 @@ describe('embedded server, demo not built', async () => {
 
 describe('SEQLINE_DEV_ROUTES parsing', () => {
   it.each(['yes', 'on', '2', ''])('refuses %j', async (value) => {
-    await expect(loadServerConfig({ SEQLINE_DEV_ROUTES: value, SEQLINE_SECRET: SECRET, SEQLINE_DATA_DIR: tmpdir() })).rejects.toThrow(ConfigError);
+    await expect(loadServerConfig({ SEQLINE_DEV_ROUTES: value, SEQLINE_SECRET: SECRET, SEQLINE_DATA_DIR: tmpdir() })).rejects.toThrow(
+      ConfigError,
+    );
   });
 });

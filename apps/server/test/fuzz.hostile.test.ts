@@ -16,10 +16,19 @@ const REPLY_TIMEOUT_MS = 5_000;
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
-interface Reply { id?: unknown; ok?: unknown; op?: unknown; error?: { code?: unknown } }
+interface Reply {
+  id?: unknown;
+  ok?: unknown;
+  op?: unknown;
+  error?: { code?: unknown };
+}
 
 /**
  * One fuzzing socket: sends a frame, waits for its reply; reconnects when the server closes it.
@@ -30,12 +39,18 @@ class FuzzSocket {
   private ws: WebSocket | null = null;
   private waiter: ((r: Reply) => void) | null = null;
   reconnects = 0;
-  constructor(private readonly url: string, private readonly name: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly name: string,
+  ) {}
 
   private async open(): Promise<WebSocket> {
     const token = await issueToken({ secret: SECRET, user: `${this.name}-${this.reconnects}`, tenant: 'default', ttlSeconds: 3600 });
     const ws = new WebSocket(this.url, { headers: { authorization: `Bearer ${token}` } });
-    await new Promise<void>((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
     ws.on('message', (data: WebSocket.RawData) => {
       const msg = JSON.parse(String(data)) as Reply;
       if (msg.op === 'push' || msg.op === 'group.push') return;
@@ -43,7 +58,9 @@ class FuzzSocket {
       this.waiter = null;
       w?.(msg);
     });
-    ws.on('close', () => { if (this.ws === ws) this.ws = null; });
+    ws.on('close', () => {
+      if (this.ws === ws) this.ws = null;
+    });
     return ws;
   }
 
@@ -54,17 +71,32 @@ class FuzzSocket {
     }
     const ws = this.ws;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no reply within ${REPLY_TIMEOUT_MS} ms to ${frame.kind === 'text' ? frame.data.slice(0, 200) : 'a binary frame'}`)), REPLY_TIMEOUT_MS);
-      const done = (r: Reply | 'closed') => { clearTimeout(timer); ws.off('close', onClose); resolve(r); };
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`no reply within ${REPLY_TIMEOUT_MS} ms to ${frame.kind === 'text' ? frame.data.slice(0, 200) : 'a binary frame'}`),
+          ),
+        REPLY_TIMEOUT_MS,
+      );
+      const done = (r: Reply | 'closed') => {
+        clearTimeout(timer);
+        ws.off('close', onClose);
+        resolve(r);
+      };
       // A binary frame may be answered by a close instead of a reply (policy): both are fine.
-      const onClose = () => { this.waiter = null; done('closed'); };
+      const onClose = () => {
+        this.waiter = null;
+        done('closed');
+      };
       ws.once('close', onClose);
       this.waiter = done;
       ws.send(frame.data, { binary: frame.kind === 'binary' });
     });
   }
 
-  close(): void { this.ws?.close(); }
+  close(): void {
+    this.ws?.close();
+  }
 }
 
 describe('fuzz', () => {
@@ -90,22 +122,35 @@ describe('fuzz', () => {
     })();
 
     const started = Date.now();
-    await Promise.all(sockets.map(async (socket, i) => {
-      for (const frame of fuzzFrames(perSocket, SEED + i, 1)) {
-        const reply = await socket.exchange(frame);
-        if (reply === 'closed') { closes++; continue; }
-        if (frame.kind === 'text' && frame.id !== null) expect(reply.id, frame.data.slice(0, 200)).toBe(frame.id);
-        if (reply.ok === true) { oks++; continue; }
-        expect(reply.ok, frame.kind === 'text' ? frame.data.slice(0, 200) : 'binary').toBe(false);
-        const code = String(reply.error?.code);
-        expect(ERROR_CODES as readonly string[], `untyped reply to ${frame.kind === 'text' ? frame.data.slice(0, 200) : 'binary'}`).toContain(code);
-        codes.set(code, (codes.get(code) ?? 0) + 1);
-      }
-    }));
+    await Promise.all(
+      sockets.map(async (socket, i) => {
+        for (const frame of fuzzFrames(perSocket, SEED + i, 1)) {
+          const reply = await socket.exchange(frame);
+          if (reply === 'closed') {
+            closes++;
+            continue;
+          }
+          if (frame.kind === 'text' && frame.id !== null) expect(reply.id, frame.data.slice(0, 200)).toBe(frame.id);
+          if (reply.ok === true) {
+            oks++;
+            continue;
+          }
+          expect(reply.ok, frame.kind === 'text' ? frame.data.slice(0, 200) : 'binary').toBe(false);
+          const code = String(reply.error?.code);
+          expect(
+            ERROR_CODES as readonly string[],
+            `untyped reply to ${frame.kind === 'text' ? frame.data.slice(0, 200) : 'binary'}`,
+          ).toContain(code);
+          codes.set(code, (codes.get(code) ?? 0) + 1);
+        }
+      }),
+    );
     fuzzing = false;
     await chat;
     const seconds = (Date.now() - started) / 1000;
-    console.log(`fuzz: ${FRAMES} frames in ${seconds.toFixed(1)} s over ${SOCKETS} sockets; ok ${oks}, closed ${closes}, reconnects ${sockets.reduce((n, x) => n + x.reconnects, 0)}; errors ${JSON.stringify(Object.fromEntries(codes))}`);
+    console.log(
+      `fuzz: ${FRAMES} frames in ${seconds.toFixed(1)} s over ${SOCKETS} sockets; ok ${oks}, closed ${closes}, reconnects ${sockets.reduce((n, x) => n + x.reconnects, 0)}; errors ${JSON.stringify(Object.fromEntries(codes))}`,
+    );
     for (const socket of sockets) socket.close();
 
     // Healthy: /healthz answers and a new socket is served.
@@ -116,8 +161,9 @@ describe('fuzz', () => {
 
     // The normal user's friend holds exactly what was sent, in order, bodies intact; nothing else.
     const inbox = await friend.syncAll();
-    expect(inbox.map((e) => ({ appinfo: e.appinfo, body: e.body, from: e.from, kind: e.kind })))
-      .toEqual(sent.map((m) => ({ appinfo: m.appinfo, body: m.body, from: normal.user, kind: 'msg' })));
+    expect(inbox.map((e) => ({ appinfo: e.appinfo, body: e.body, from: e.from, kind: e.kind }))).toEqual(
+      sent.map((m) => ({ appinfo: m.appinfo, body: m.body, from: normal.user, kind: 'msg' })),
+    );
     const own = (await normal.syncAll()).filter((e) => e.kind === 'msg');
     expect(own.map((e) => e.appinfo)).toEqual(sent.map((m) => m.appinfo));
     normal.close();

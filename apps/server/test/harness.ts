@@ -14,7 +14,9 @@ export const SECRET = 'test-secret-0123456789abcdef';
 
 export class MutableClock implements Clock {
   offset = 0;
-  now(): number { return Date.now() + this.offset; }
+  now(): number {
+    return Date.now() + this.offset;
+  }
 }
 
 export interface TestServer extends RunningServer {
@@ -28,24 +30,53 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const dataDir = await mkdtemp(join(tmpdir(), 'seqline-e2e-'));
   const clock = new MutableClock();
   const config = await loadServerConfig({
-    PORT: '0', HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_SECRET: SECRET,
-    SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000', ...env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SEQLINE_DATA_DIR: dataDir,
+    SEQLINE_SECRET: SECRET,
+    SEQLINE_RATE_PER_SEC: '100000',
+    SEQLINE_RATE_BURST: '100000',
+    ...env,
   });
   const server = await startEmbeddedServer(config, silentLogger, clock);
   return {
-    ...server, dataDir, clock, url: `ws://127.0.0.1:${server.port}/v1/ws`,
-    async stop() { await server.close(); await rm(dataDir, { recursive: true, force: true }); },
+    ...server,
+    dataDir,
+    clock,
+    url: `ws://127.0.0.1:${server.port}/v1/ws`,
+    async stop() {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
 export interface WireEntry {
-  seq: number; kind: string; appinfo: string; conv: { type: string; id: string }; from: string;
-  sendTime: number; type?: string; body?: unknown; referSeq?: number; readBy?: string[];
+  seq: number;
+  kind: string;
+  appinfo: string;
+  conv: { type: string; id: string };
+  from: string;
+  sendTime: number;
+  type?: string;
+  body?: unknown;
+  referSeq?: number;
+  readBy?: string[];
   recall?: { appinfo: string; sendTime: number };
 }
-export interface Push { op: 'push'; prevSeq: number; entries: WireEntry[] }
-export interface GroupPush { op: 'group.push'; group: string; prevGseq: number; messages: Array<WireEntry & { gseq: number }> }
-export type Reply = { id: number | null; ok: true; [k: string]: unknown } | { id: number | null; ok: false; error: { code: string; message: string } };
+export interface Push {
+  op: 'push';
+  prevSeq: number;
+  entries: WireEntry[];
+}
+export interface GroupPush {
+  op: 'group.push';
+  group: string;
+  prevGseq: number;
+  messages: Array<WireEntry & { gseq: number }>;
+}
+export type Reply =
+  { id: number | null; ok: true; [k: string]: unknown } | { id: number | null; ok: false; error: { code: string; message: string } };
 
 export class TestClient {
   readonly pushes: Push[] = [];
@@ -53,14 +84,26 @@ export class TestClient {
   private nextId = 1;
   private readonly waiting = new Map<number, (r: Reply) => void>();
   readonly unmatched: Reply[] = [];
-  private constructor(readonly ws: WebSocket, readonly user: string) {
+  private constructor(
+    readonly ws: WebSocket,
+    readonly user: string,
+  ) {
     ws.on('message', (data: WebSocket.RawData) => {
       const msg = JSON.parse(String(data)) as Record<string, unknown>;
-      if (msg.op === 'push') { this.pushes.push(msg as unknown as Push); return; }
-      if (msg.op === 'group.push') { this.groupPushes.push(msg as unknown as GroupPush); return; }
+      if (msg.op === 'push') {
+        this.pushes.push(msg as unknown as Push);
+        return;
+      }
+      if (msg.op === 'group.push') {
+        this.groupPushes.push(msg as unknown as GroupPush);
+        return;
+      }
       const reply = msg as unknown as Reply;
       const resolve = typeof reply.id === 'number' ? this.waiting.get(reply.id) : undefined;
-      if (resolve && typeof reply.id === 'number') { this.waiting.delete(reply.id); resolve(reply); } else this.unmatched.push(reply);
+      if (resolve && typeof reply.id === 'number') {
+        this.waiting.delete(reply.id);
+        resolve(reply);
+      } else this.unmatched.push(reply);
     });
   }
 
@@ -69,10 +112,22 @@ export class TestClient {
     const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
     // A server killed mid-handshake can close the socket without an 'error': never wait forever.
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => { ws.terminate(); reject(new Error(`connect to ${url} timed out`)); }, CONNECT_TIMEOUT_MS);
-      ws.once('open', () => { clearTimeout(timer); resolve(); });
-      ws.once('error', (err) => { clearTimeout(timer); reject(err); });
-      ws.once('close', () => { clearTimeout(timer); reject(new Error(`connection to ${url} closed during the handshake`)); });
+      const timer = setTimeout(() => {
+        ws.terminate();
+        reject(new Error(`connect to ${url} timed out`));
+      }, CONNECT_TIMEOUT_MS);
+      ws.once('open', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      ws.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      ws.once('close', () => {
+        clearTimeout(timer);
+        reject(new Error(`connection to ${url} closed during the handshake`));
+      });
     });
     return new TestClient(ws, user);
   }
@@ -88,9 +143,16 @@ export class TestClient {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
-        resolve({ id, ok: false, error: { code: 'TEST_NO_REPLY', message: `no reply to ${op} (id ${id}) from ${this.user} within ${CALL_TIMEOUT_MS} ms` } } as Reply);
+        resolve({
+          id,
+          ok: false,
+          error: { code: 'TEST_NO_REPLY', message: `no reply to ${op} (id ${id}) from ${this.user} within ${CALL_TIMEOUT_MS} ms` },
+        });
       }, CALL_TIMEOUT_MS);
-      this.waiting.set(id, (reply) => { clearTimeout(timer); resolve(reply); });
+      this.waiting.set(id, (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      });
       this.ws.send(JSON.stringify({ id, op, ...args }));
     });
   }
@@ -102,7 +164,9 @@ export class TestClient {
     return r as unknown as T;
   }
 
-  sendRaw(data: string): void { this.ws.send(data); }
+  sendRaw(data: string): void {
+    this.ws.send(data);
+  }
 
   /** Every entry of the inbox after `after`, paging sync. */
   async syncAll(after = 0, limit = 1000): Promise<WireEntry[]> {
@@ -116,10 +180,16 @@ export class TestClient {
     }
   }
 
-  close(): void { this.ws.close(); }
+  close(): void {
+    this.ws.close();
+  }
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

@@ -4,8 +4,13 @@ import { appinfo, startTestServer, TestClient, waitFor, type TestServer } from '
 
 let s: TestServer;
 const open: TestClient[] = [];
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { for (const c of open) c.close(); await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  for (const c of open) c.close();
+  await s.stop();
+});
 
 async function connect(user: string, tenant = 'default'): Promise<TestClient> {
   const c = await TestClient.connect(s.url, user, tenant);
@@ -17,9 +22,16 @@ describe('in-flight caps', () => {
   it('refuses a user past perUserInFlight, serves others, and follows a live change', async () => {
     await s.settings.update({ limits: { perUserInFlight: 2 } });
     const [greedy, other, rcpt] = [await connect('greedy'), await connect('other'), await connect('rcpt')];
-    const burst = await Promise.all(Array.from({ length: 30 }, () => greedy.call('send', {
-      appinfo: appinfo(), to: { user: rcpt.user }, type: 'text', body: {},
-    })));
+    const burst = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        greedy.call('send', {
+          appinfo: appinfo(),
+          to: { user: rcpt.user },
+          type: 'text',
+          body: {},
+        }),
+      ),
+    );
     const refused = burst.filter((r) => !r.ok);
     const accepted = burst.filter((r) => r.ok);
     expect(refused.length).toBeGreaterThan(0);
@@ -30,9 +42,16 @@ describe('in-flight caps', () => {
     await waitFor(async () => (await rcpt.syncAll()).length === accepted.length);
 
     await s.settings.update({ limits: { perUserInFlight: 64 } });
-    const again = await Promise.all(Array.from({ length: 30 }, () => greedy.call('send', {
-      appinfo: appinfo(), to: { user: rcpt.user }, type: 'text', body: {},
-    })));
+    const again = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        greedy.call('send', {
+          appinfo: appinfo(),
+          to: { user: rcpt.user },
+          type: 'text',
+          body: {},
+        }),
+      ),
+    );
     expect(again.every((r) => r.ok)).toBe(true);
   });
 
@@ -41,9 +60,18 @@ describe('in-flight caps', () => {
     try {
       const crowd = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((u) => connect(u, 'busy')));
       const calm = await connect('a', 'calm');
-      const results = await Promise.all(crowd.flatMap((c) => [0, 1].map(() => c.call('send', {
-        appinfo: appinfo(), to: { user: 'sink' }, type: 'text', body: {},
-      }))));
+      const results = await Promise.all(
+        crowd.flatMap((c) =>
+          [0, 1].map(() =>
+            c.call('send', {
+              appinfo: appinfo(),
+              to: { user: 'sink' },
+              type: 'text',
+              body: {},
+            }),
+          ),
+        ),
+      );
       expect(results.some((r) => !r.ok && r.error.code === 'RATE_LIMITED')).toBe(true);
       expect((await calm.call('send', { appinfo: appinfo(), to: { user: 'sink' }, type: 'text', body: {} })).ok).toBe(true);
     } finally {

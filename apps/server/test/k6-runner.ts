@@ -13,21 +13,46 @@ import { expect } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const K6_LITE = join(ROOT, 'tools/k6-lite/src/cli.ts');
 
-export interface K6Run { code: number | null; output: string; points: Map<string, number[]> }
+export interface K6Run {
+  code: number | null;
+  output: string;
+  points: Map<string, number[]>;
+}
 
 /**
  * Runs a script with thresholds off; returns its exit code and every data point by metric.
  * `label` names its output file in `dir` (runs side by side need different labels). `script`:
  * a file of loadtest/, or an absolute path.
  */
-export function runK6(script: string, vars: Record<string, string>, env: Record<string, string>, dir: string, label = script, flags = ['--no-thresholds']): Promise<K6Run> {
+export function runK6(
+  script: string,
+  vars: Record<string, string>,
+  env: Record<string, string>,
+  dir: string,
+  label = script,
+  flags = ['--no-thresholds'],
+): Promise<K6Run> {
   const out = join(dir, `${label.replaceAll('/', '_')}.ndjson`);
-  const args = ['--import', 'tsx', K6_LITE, 'run', '--quiet', ...flags, `--out=json=${out}`, ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), script.startsWith('/') ? script : join(ROOT, 'loadtest', script)];
+  const args = [
+    '--import',
+    'tsx',
+    K6_LITE,
+    'run',
+    '--quiet',
+    ...flags,
+    `--out=json=${out}`,
+    ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    script.startsWith('/') ? script : join(ROOT, 'loadtest', script),
+  ];
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    proc.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    proc.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    proc.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    proc.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
     proc.once('error', reject);
     proc.once('exit', (code) => {
       const points = new Map<string, number[]>();
@@ -73,7 +98,10 @@ export function expectCleanGroupRun(run: K6Run, minChecks: number, fanout: 'writ
   expect(count(run, 'checks')).toBeGreaterThanOrEqual(minChecks);
   expect(sum(run, 'checks')).toBe(count(run, 'checks'));
   expect(count(run, 'seqline_group_send_ack_ms')).toBeGreaterThan(20);
-  const [expected, other] = fanout === 'write' ? ['seqline_group_push_ms', 'seqline_group_stream_push_ms'] : ['seqline_group_stream_push_ms', 'seqline_group_push_ms'];
+  const [expected, other] =
+    fanout === 'write'
+      ? ['seqline_group_push_ms', 'seqline_group_stream_push_ms']
+      : ['seqline_group_stream_push_ms', 'seqline_group_push_ms'];
   expect(count(run, expected), run.output).toBeGreaterThan(10);
   expect(count(run, other)).toBe(0);
 }

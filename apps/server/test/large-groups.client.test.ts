@@ -18,11 +18,18 @@ beforeAll(async () => {
   // 5 members make a group huge here; no hysteresis, so 4 is large again.
   await s.settings.update({ tiers: { smallBelow: 3, largeBelow: 5, hysteresis: 0 } });
 });
-afterAll(async () => { for (const c of closers) c(); await s.stop(); });
+afterAll(async () => {
+  for (const c of closers) c();
+  await s.stop();
+});
 
 /** An app on the SDK: records what it was given, acks group messages as it shows them. */
 async function app(user: string, store: MemoryMaxSeqStore) {
-  const client = new SeqlineClient({ url: `ws://127.0.0.1:${s.port}`, token: () => issueToken({ secret: SECRET, user, ttlSeconds: 600 }), store });
+  const client = new SeqlineClient({
+    url: `ws://127.0.0.1:${s.port}`,
+    token: () => issueToken({ secret: SECRET, user, ttlSeconds: 600 }),
+    store,
+  });
   closers.push(() => client.close());
   const shown: Array<{ via: 'inbox' | 'stream'; appinfo: string }> = [];
   const tierEntries: Entry[] = [];

@@ -18,7 +18,10 @@ beforeAll(async () => {
   // issue's "2 000-member large group" is large.
   await s.settings.update({ tiers: { largeBelow: 2001 } });
 });
-afterAll(async () => { for (const c of clients) c.close(); await s.stop(); });
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await s.stop();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,7 +37,10 @@ async function largeGroup(id: string, size: number): Promise<string[]> {
 
 /** Samples the live per-group running count of the large pool (independent of the high-water mark). */
 function sampleRunning(group: string): {
-  max: () => number; stop: () => void; over: (t: number) => number; firstAbove: (t: number, n: number) => number | undefined;
+  max: () => number;
+  stop: () => void;
+  over: (t: number) => number;
+  firstAbove: (t: number, n: number) => number | undefined;
 } {
   const key = groupKey('default', group);
   const samples: Array<{ t: number; n: number }> = [];
@@ -58,10 +64,12 @@ describe('large groups: bounded, merged write-fanout', () => {
     const before = s.workers.stats().fanout;
     const sampler = sampleRunning('big2k');
     const t0 = Date.now();
-    const sent = await Promise.all(Array.from({ length: 100 }, (_, i) => {
-      const a = appinfo();
-      return okRetrying(senders[i % 10]!, 'send', { appinfo: a, to: { group: 'big2k' }, type: 'text', body: { i } }).then(() => a);
-    }));
+    const sent = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => {
+        const a = appinfo();
+        return okRetrying(senders[i % 10]!, 'send', { appinfo: a, to: { group: 'big2k' }, type: 'text', body: { i } }).then(() => a);
+      }),
+    );
     await workersIdle();
     const elapsed = Date.now() - t0;
     sampler.stop();
@@ -79,7 +87,7 @@ describe('large groups: bounded, merged write-fanout', () => {
     // In chunks: the tenant's in-flight cap (perTenantInFlight) applies to in-process calls too.
     const inboxes = [];
     for (let i = 0; i < users.length; i += 500) {
-      inboxes.push(...await Promise.all(users.slice(i, i + 500).map((u) => s.messaging.sync({ tenant: 'default', user: u }, 0, 1000))));
+      inboxes.push(...(await Promise.all(users.slice(i, i + 500).map((u) => s.messaging.sync({ tenant: 'default', user: u }, 0, 1000)))));
     }
     for (const [i, inbox] of inboxes.entries()) {
       const got = inbox.entries.filter((e) => e.kind === 'msg').map((e) => e.appinfo);
@@ -87,9 +95,11 @@ describe('large groups: bounded, merged write-fanout', () => {
       expect(new Set(got), users[i]).toEqual(expected);
       expect(inbox.hasMore).toBe(false);
     }
-    console.log(`2 000-member burst: 100 messages fanned out in ${elapsed} ms; ${appends} inbox appends for ${entries} entries `
-      + `(${(entries / appends).toFixed(1)} per append); max per-group concurrency ${stats.pools.large.maxRunningPerGroup} (limit ${limit}); `
-      + `largest batch ${stats.pools.large.largestBatch}`);
+    console.log(
+      `2 000-member burst: 100 messages fanned out in ${elapsed} ms; ${appends} inbox appends for ${entries} entries ` +
+        `(${(entries / appends).toFixed(1)} per append); max per-group concurrency ${stats.pools.large.maxRunningPerGroup} (limit ${limit}); ` +
+        `largest batch ${stats.pools.large.largestBatch}`,
+    );
   }, 180_000);
 
   it('a limit changed through live settings applies to the running workers within seconds', async () => {
@@ -110,7 +120,11 @@ describe('large groups: bounded, merged write-fanout', () => {
       await okRetrying(sender, 'send', { appinfo: appinfo(), to: { group: 'live2k' }, type: 'text', body: { i } });
       await sleep(5);
     }
-    const raisedAt = await waitFor(() => sampler.firstAbove(changedAt, 1), 5000, 'more than one batch of the group running after the raise');
+    const raisedAt = await waitFor(
+      () => sampler.firstAbove(changedAt, 1),
+      5000,
+      'more than one batch of the group running after the raise',
+    );
     await workersIdle();
     sampler.stop();
     expect(sampler.max()).toBeLessThanOrEqual(4);

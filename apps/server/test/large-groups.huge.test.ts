@@ -15,15 +15,22 @@ const MEMBERS = 10_000;
 let s: TestServer;
 let swarm: SocketSwarm | undefined;
 
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await swarm?.close(); await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await swarm?.close();
+  await s.stop();
+});
 
 describe('a 10 000-member huge group (read-fanout)', () => {
   it('one message is readable by every member at once and pushed to every connected member', async () => {
     const users = Array.from({ length: MEMBERS }, (_, i) => `m${String(i).padStart(5, '0')}`);
     const group = 'huge1';
     const admin = { tenant: 'default', user: users[0]! };
-    expect(await s.messaging.createGroup(admin, { name: 'all hands', id: group, members: users.slice(1, 5000) })).toMatchObject({ tier: 'huge' });
+    expect(await s.messaging.createGroup(admin, { name: 'all hands', id: group, members: users.slice(1, 5000) })).toMatchObject({
+      tier: 'huge',
+    });
     expect(await s.messaging.addMembers(admin, group, users.slice(5000))).toEqual({ tier: 'huge', memberCount: MEMBERS });
 
     swarm = await SocketSwarm.start();
@@ -45,10 +52,14 @@ describe('a 10 000-member huge group (read-fanout)', () => {
     const page = await swarm.call(MEMBERS - 1, 'group.history', { group, afterGseq: 0 });
     expect(page.result.messages).toEqual([expect.objectContaining({ appinfo: a, gseq: headGseq, from: users[0] })]);
 
-    const pushes = await waitFor(async () => {
-      const p = await swarm!.pushes(a);
-      return p.count >= MEMBERS ? p : undefined;
-    }, 30_000, 'a group push on every socket');
+    const pushes = await waitFor(
+      async () => {
+        const p = await swarm!.pushes(a);
+        return p.count >= MEMBERS ? p : undefined;
+      },
+      30_000,
+      'a group push on every socket',
+    );
     expect(pushes).toMatchObject({ count: MEMBERS, bad: 0, closed: [] });
 
     const read = await swarm.readAll(group, a);
@@ -62,8 +73,10 @@ describe('a 10 000-member huge group (read-fanout)', () => {
     const readers = await s.messaging.groupReaders(admin, { id: group, gseq: headGseq });
     const readersMs = Date.now() - r0;
     expect(readers).toMatchObject({ readCount: 1, unreadCount: MEMBERS - 2, readers: [users[42]] });
-    console.log(`huge group: ${MEMBERS} members; send answered in ${sent.ms} ms; all ${MEMBERS} sockets had the push `
-      + `${pushes.last - sent.at} ms after the send; every member synced + paged it in ${read.ms} ms (connect: ${connected.ms} ms); `
-      + `group.readers over ${MEMBERS} members in ${readersMs} ms`);
+    console.log(
+      `huge group: ${MEMBERS} members; send answered in ${sent.ms} ms; all ${MEMBERS} sockets had the push ` +
+        `${pushes.last - sent.at} ms after the send; every member synced + paged it in ${read.ms} ms (connect: ${connected.ms} ms); ` +
+        `group.readers over ${MEMBERS} members in ${readersMs} ms`,
+    );
   }, 120_000);
 });

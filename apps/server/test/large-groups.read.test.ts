@@ -18,7 +18,10 @@ beforeAll(async () => {
   s = await startTestServer();
   await s.settings.update({ tiers: { smallBelow: 2, largeBelow: 3, hysteresis: 0 } });
 });
-afterAll(async () => { for (const c of clients) c.close(); await s.stop(); });
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await s.stop();
+});
 
 /** Connected users with fresh names (TestClient collects their group.push frames). */
 async function users(count: number): Promise<TestClient[]> {
@@ -67,7 +70,9 @@ describe('read-fanout groups over the wire', () => {
     expect(pushes.flatMap((p) => p.messages.map((m) => m.appinfo))).toEqual(sent.map((m) => m.appinfo));
 
     // Bob's inbox holds none of them; sync names the group and where to read from.
-    const sync = await bob!.ok<{ entries: WireEntry[]; groups: Array<{ id: string; headGseq: number; cursor: number }> }>('sync', { maxSeq: 0 });
+    const sync = await bob!.ok<{ entries: WireEntry[]; groups: Array<{ id: string; headGseq: number; cursor: number }> }>('sync', {
+      maxSeq: 0,
+    });
     expect(sync.entries.filter((e) => e.kind === 'msg')).toEqual([]);
     expect(sync.groups).toEqual([{ id: group, headGseq: prev, cursor: 0 }]);
     const stream = await allHistory(bob!, group);
@@ -102,7 +107,10 @@ describe('read-fanout groups over the wire', () => {
     const seen: string[] = [];
     for (let pos = 0; ;) {
       const page = await history(dave!, group, { afterGseq: pos, limit: 1 });
-      if (page.messages.length === 0) { expect(page.hasMore).toBe(false); break; }
+      if (page.messages.length === 0) {
+        expect(page.hasMore).toBe(false);
+        break;
+      }
       seen.push(page.messages[0]!.appinfo);
       pos = page.messages[0]!.gseq;
       if (!page.hasMore) break;
@@ -132,7 +140,7 @@ describe('read-fanout groups over the wire', () => {
     expect(await news()).toEqual([expect.objectContaining({ id: group, cursor: gseqOf.get(gap[2]!.appinfo) })]);
   });
 
-  it('recall puts a recall entry into the stream (sender, or the admin for anyone\'s message)', async () => {
+  it("recall puts a recall entry into the stream (sender, or the admin for anyone's message)", async () => {
     const [alice, bob, carol] = await users(3);
     const group = `g${n}`;
     await alice!.ok('group.create', { name: 'r', group, members: [bob!.user, carol!.user] });
@@ -172,7 +180,7 @@ describe('read-fanout groups over the wire', () => {
     expect(await alice!.call('group.readers', { group, gseq: 999_999 })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
   });
 
-  it('degradation: a huge group\'s membership changes reach only the members concerned', async () => {
+  it("degradation: a huge group's membership changes reach only the members concerned", async () => {
     const [alice, bob, carol, frank] = await users(4);
     const group = `g${n}`;
     await alice!.ok('group.create', { name: 'd', group, members: [bob!.user, carol!.user] });

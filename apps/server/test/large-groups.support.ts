@@ -26,9 +26,13 @@ export function okRetrying<T = Record<string, unknown>>(client: TestClient, op: 
 /** Everything queued has run: no pool has a batch running or a job waiting, three polls in a row. */
 export async function workersIdle(s: TestServer, timeoutMs = 60_000): Promise<void> {
   let quiet = 0;
-  await waitFor(() => {
-    const busy = Object.values(s.workers.stats().pools).some((p) => p.running > 0 || p.waiting > 0);
-    quiet = busy ? 0 : quiet + 1;
-    return quiet >= 3;
-  }, timeoutMs, 'workers idle');
+  await waitFor(
+    () => {
+      const busy = Object.values(s.workers.stats().pools).some((p) => p.running > 0 || p.waiting > 0);
+      quiet = busy ? 0 : quiet + 1;
+      return quiet >= 3;
+    },
+    timeoutMs,
+    'workers idle',
+  );
 }

@@ -17,8 +17,12 @@ const caller = (u: string) => ({ tenant: 'default', user: u });
 const ADMIN = user(0);
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
 const workersIdle = () => idle(s);
 
@@ -53,7 +57,9 @@ describe('tier switching: small → large → huge → back', () => {
     const readFanout = new Set<string>();
     const tiers: Tier[] = [];
     const sendFrom = async (from: string, a = appinfo()) => {
-      const r = await retryOverloaded(() => s.messaging.send(caller(from), { appinfo: a, to: { group: GROUP }, type: 'text', body: { size: members.size } }));
+      const r = await retryOverloaded(() =>
+        s.messaging.send(caller(from), { appinfo: a, to: { group: GROUP }, type: 'text', body: { size: members.size } }),
+      );
       if (!r.duplicate) {
         audience.set(a, new Set(members));
         senders.set(a, from);
@@ -95,8 +101,13 @@ describe('tier switching: small → large → huge → back', () => {
     expect(await sendFrom(user(20), writeMsg.appinfo)).toMatchObject({ duplicate: true, seq: writeMsg.seq });
     const readMsg = await sendFrom(user(10));
     await stage(9000, 'huge');
-    await expect(s.messaging.addMembers(caller(ADMIN), GROUP, Array.from({ length: 3000 }, (_, i) => user(9000 + i))))
-      .rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    await expect(
+      s.messaging.addMembers(
+        caller(ADMIN),
+        GROUP,
+        Array.from({ length: 3000 }, (_, i) => user(9000 + i)),
+      ),
+    ).rejects.toMatchObject({ code: 'BAD_REQUEST' });
     await s.settings.update({ tiers: { maxMembers: 12_000 } });
     await stage(12_000, 'huge');
     await stage(9000, 'huge');
@@ -137,19 +148,21 @@ describe('tier switching: small → large → huge → back', () => {
     const everyone = Array.from({ length: 12_000 }, (_, i) => user(i));
     let checked = 0;
     for (let i = 0; i < everyone.length; i += 500) {
-      await Promise.all(everyone.slice(i, i + 500).map(async (u) => {
-        const inbox = (await inboxOf(u)).filter((e) => e.kind === 'msg' && e.conv.id === GROUP).map((e) => e.appinfo);
-        const fromStream = (await streamOf(u)).filter((e) => e.kind === 'msg').map((e) => e.appinfo);
-        expect(new Set(inbox).size, `${u}: inbox duplicates`).toBe(inbox.length);
-        expect(new Set(fromStream).size, `${u}: stream duplicates`).toBe(fromStream.length);
-        const inBoth = inbox.filter((a) => fromStream.includes(a));
-        // Only a sender's own message may be in both (its own copy + the stream's one copy).
-        for (const a of inBoth) expect(senders.get(a), `${u}: ${a} in inbox and stream`).toBe(u);
-        const seen = new Set([...inbox, ...fromStream]);
-        const expected = new Set([...audience].filter(([, who]) => who.has(u)).map(([a]) => a));
-        expect(seen, `${u}: view`).toEqual(expected);
-        checked++;
-      }));
+      await Promise.all(
+        everyone.slice(i, i + 500).map(async (u) => {
+          const inbox = (await inboxOf(u)).filter((e) => e.kind === 'msg' && e.conv.id === GROUP).map((e) => e.appinfo);
+          const fromStream = (await streamOf(u)).filter((e) => e.kind === 'msg').map((e) => e.appinfo);
+          expect(new Set(inbox).size, `${u}: inbox duplicates`).toBe(inbox.length);
+          expect(new Set(fromStream).size, `${u}: stream duplicates`).toBe(fromStream.length);
+          const inBoth = inbox.filter((a) => fromStream.includes(a));
+          // Only a sender's own message may be in both (its own copy + the stream's one copy).
+          for (const a of inBoth) expect(senders.get(a), `${u}: ${a} in inbox and stream`).toBe(u);
+          const seen = new Set([...inbox, ...fromStream]);
+          const expected = new Set([...audience].filter(([, who]) => who.has(u)).map(([a]) => a));
+          expect(seen, `${u}: view`).toEqual(expected);
+          checked++;
+        }),
+      );
     }
     expect(checked).toBe(12_000);
   }, 180_000);

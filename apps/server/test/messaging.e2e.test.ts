@@ -13,24 +13,41 @@ async function users(count: number, tenant = 'default'): Promise<TestClient[]> {
 }
 const msgs = (entries: WireEntry[]) => entries.filter((e) => e.kind === 'msg');
 
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { for (const c of clients) c.close(); await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await s.stop();
+});
 
 describe('1:1 messaging', () => {
   it('writes one copy into each inbox, with conv naming the other party, and pushes with prevSeq', async () => {
     const [alice, bob] = await users(2);
     const a = appinfo();
     const sent = await alice!.ok<{ seq: number; sendTime: number; duplicate: boolean }>('send', {
-      appinfo: a, to: { user: bob!.user }, type: 'text', body: { text: 'hi bob' },
+      appinfo: a,
+      to: { user: bob!.user },
+      type: 'text',
+      body: { text: 'hi bob' },
     });
     expect(sent.duplicate).toBe(false);
     expect(sent.seq).toBeGreaterThan(0);
 
     const mine = msgs(await alice!.syncAll());
     expect(mine).toHaveLength(1);
-    expect(mine[0]).toMatchObject({ seq: sent.seq, appinfo: a, conv: { type: 'user', id: bob!.user }, from: alice!.user, body: { text: 'hi bob' } });
+    expect(mine[0]).toMatchObject({
+      seq: sent.seq,
+      appinfo: a,
+      conv: { type: 'user', id: bob!.user },
+      from: alice!.user,
+      body: { text: 'hi bob' },
+    });
 
-    const theirs = await waitFor(async () => { const m = msgs(await bob!.syncAll()); return m.length ? m : undefined; });
+    const theirs = await waitFor(async () => {
+      const m = msgs(await bob!.syncAll());
+      return m.length ? m : undefined;
+    });
     expect(theirs).toHaveLength(1);
     expect(theirs[0]).toMatchObject({ appinfo: a, conv: { type: 'user', id: alice!.user }, from: alice!.user, sendTime: sent.sendTime });
 
@@ -46,7 +63,10 @@ describe('1:1 messaging', () => {
     for (let i = 0; i < 25; i++) {
       await alice!.ok('send', { appinfo: appinfo(), to: { user: bob!.user }, type: 'text', body: { i } });
     }
-    const all = await waitFor(async () => { const m = await bob!.syncAll(0, 7); return m.length >= 25 ? m : undefined; });
+    const all = await waitFor(async () => {
+      const m = await bob!.syncAll(0, 7);
+      return m.length >= 25 ? m : undefined;
+    });
     expect(all.map((e) => (e.body as { i: number }).i)).toEqual(Array.from({ length: 25 }, (_, i) => i));
     const seqs = all.map((e) => e.seq);
     expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
@@ -64,9 +84,12 @@ describe('1:1 messaging', () => {
     const a = appinfo();
     const args = { appinfo: a, to: { user: bob!.user }, type: 'text', body: { text: 'once' } };
     const first = await alice!.ok<{ seq: number; duplicate: boolean; sendTime: number }>('send', args);
-    const again = await Promise.all([alice!.ok<{ seq: number; duplicate: boolean; sendTime: number }>('send', args), alice!.ok<{ seq: number; duplicate: boolean }>('send', args)]);
+    const again = await Promise.all([
+      alice!.ok<{ seq: number; duplicate: boolean; sendTime: number }>('send', args),
+      alice!.ok<{ seq: number; duplicate: boolean }>('send', args),
+    ]);
     for (const r of again) expect(r).toMatchObject({ seq: first.seq, duplicate: true });
-    expect(again[0]!.sendTime).toBe(first.sendTime);
+    expect(again[0].sendTime).toBe(first.sendTime);
     await waitFor(async () => msgs(await bob!.syncAll()).length === 1);
     await new Promise((r) => setTimeout(r, 200));
     expect(msgs(await alice!.syncAll()).filter((e) => e.appinfo === a)).toHaveLength(1);
@@ -95,7 +118,10 @@ describe('groups', () => {
     const a = appinfo();
     await owner!.ok('send', { appinfo: a, to: { group: g.group }, type: 'text', body: { t: 1 } });
     for (const m of members) {
-      const got = await waitFor(async () => { const e = msgs(await m.syncAll()); return e.length ? e : undefined; });
+      const got = await waitFor(async () => {
+        const e = msgs(await m.syncAll());
+        return e.length ? e : undefined;
+      });
       expect(got.filter((e) => e.appinfo === a)).toHaveLength(1);
       expect(got[0]!.conv).toEqual({ type: 'group', id: g.group });
     }

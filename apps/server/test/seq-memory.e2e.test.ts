@@ -15,7 +15,10 @@ beforeAll(async () => {
   s = await startTestServer({ SEQLINE_MAX_SEQ_KEYS: '2', SEQLINE_MAX_CACHED_INBOXES: '2' });
   clients = await Promise.all(Array.from({ length: USERS }, (_, i) => TestClient.connect(s.url, `mem${i}`)));
 });
-afterAll(async () => { for (const c of clients) c.close(); await s.stop(); });
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await s.stop();
+});
 
 const msgs = (entries: WireEntry[]) => entries.filter((e) => e.kind === 'msg');
 
@@ -25,17 +28,26 @@ describe('embedded server with SEQLINE_MAX_SEQ_KEYS=2, SEQLINE_MAX_CACHED_INBOXE
     const firstSends: { from: TestClient; args: Record<string, unknown>; seq: number }[] = [];
     for (let round = 0; round < 4; round++) {
       // Everyone sends to everyone else at once: the bound of 2 keys is passed on every round.
-      await Promise.all(clients.flatMap((from, i) => clients.filter((_, j) => j !== i).map(async (to) => {
-        const args = { appinfo: appinfo(), to: { user: to.user }, type: 'text', body: { round } };
-        const sent = await from.ok<{ seq: number }>('send', args);
-        expected.get(from.user)!.add(args.appinfo);
-        expected.get(to.user)!.add(args.appinfo);
-        if (round === 0) firstSends.push({ from, args, seq: sent.seq });
-      })));
+      await Promise.all(
+        clients.flatMap((from, i) =>
+          clients
+            .filter((_, j) => j !== i)
+            .map(async (to) => {
+              const args = { appinfo: appinfo(), to: { user: to.user }, type: 'text', body: { round } };
+              const sent = await from.ok<{ seq: number }>('send', args);
+              expected.get(from.user)!.add(args.appinfo);
+              expected.get(to.user)!.add(args.appinfo);
+              if (round === 0) firstSends.push({ from, args, seq: sent.seq });
+            }),
+        ),
+      );
     }
     for (const c of clients) {
       const want = expected.get(c.user)!;
-      const inbox = await waitFor(async () => { const all = await c.syncAll(); return msgs(all).length >= want.size ? all : undefined; });
+      const inbox = await waitFor(async () => {
+        const all = await c.syncAll();
+        return msgs(all).length >= want.size ? all : undefined;
+      });
       const seqs = inbox.map((e) => e.seq);
       expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
       expect(new Set(msgs(inbox).map((e) => e.appinfo))).toEqual(want);

@@ -12,8 +12,13 @@ import { openSocket, type Opened } from './hostile/raw-socket.ts';
 
 let s: CliServer;
 const sockets: WebSocket[] = [];
-beforeAll(async () => { s = await startCliServer(); });
-afterAll(async () => { for (const ws of sockets) ws.terminate(); await s.stop(); });
+beforeAll(async () => {
+  s = await startCliServer();
+});
+afterAll(async () => {
+  for (const ws of sockets) ws.terminate();
+  await s.stop();
+});
 
 async function open(token: string): Promise<Opened> {
   const o = await openSocket(s.url.replace(/^http/, 'ws') + '/v1/ws', token);

@@ -88,14 +88,28 @@ async function handle(c: Cmd): Promise<void> {
       let failed = 0;
       const tokens = await Promise.all(c.users.map((user) => issueToken({ secret: c.secret, user, tenant: c.tenant, ttlSeconds: 3600 })));
       const base = members.length;
-      await inBatches(c.users.map((user, i) => ({ user, token: tokens[i] as string, i })), 250, async ({ user, token, i }) => {
-        try { members[base + i] = await connectOne(c.url, user, token); } catch { failed++; }
-      });
+      await inBatches(
+        c.users.map((user, i) => ({ user, token: tokens[i] as string, i })),
+        250,
+        async ({ user, token, i }) => {
+          try {
+            members[base + i] = await connectOne(c.url, user, token);
+          } catch {
+            failed++;
+          }
+        },
+      );
       return reply({ type: 'connected', count: members.filter(Boolean).length, failed, ms: Date.now() - t0 });
     }
     case 'pushes': {
       const times = pushed.get(c.appinfo) ?? [];
-      return reply({ type: 'pushes', count: times.length, last: times.length ? Math.max(...times) : 0, bad: badPushes, closed: closed.slice(0, 10) });
+      return reply({
+        type: 'pushes',
+        count: times.length,
+        last: times.length ? Math.max(...times) : 0,
+        bad: badPushes,
+        closed: closed.slice(0, 10),
+      });
     }
     case 'readAll': {
       const t0 = Date.now();
@@ -105,7 +119,10 @@ async function handle(c: Cmd): Promise<void> {
       await inBatches(members.filter(Boolean), 500, async (m) => {
         const sync = await call(m, 'sync', { maxSeq: 0, limit: 1000 });
         const news = (sync.groups as Array<{ id: string; headGseq: number; cursor: number }> | undefined)?.find((g) => g.id === c.group);
-        if (!news) { if (errors.length < 5) errors.push(`${m.user}: ${JSON.stringify(sync).slice(0, 200)}`); return; }
+        if (!news) {
+          if (errors.length < 5) errors.push(`${m.user}: ${JSON.stringify(sync).slice(0, 200)}`);
+          return;
+        }
         listed++;
         const page = await call(m, 'group.history', { group: c.group, afterGseq: news.cursor, limit: 1000 });
         const messages = page.messages as Array<{ appinfo: string }> | undefined;
@@ -130,6 +147,6 @@ async function handle(c: Cmd): Promise<void> {
 }
 
 process.on('message', (c: Cmd) => {
-  handle(c).catch((err: unknown) => reply({ type: 'error', message: err instanceof Error ? err.stack ?? err.message : String(err) }));
+  handle(c).catch((err: unknown) => reply({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
 });
 reply({ type: 'ready' });

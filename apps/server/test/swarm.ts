@@ -13,7 +13,11 @@ export class SocketSwarm {
 
   private constructor(private readonly proc: ChildProcess) {
     proc.on('message', (m: Reply) => {
-      if (this.waiter) { const w = this.waiter; this.waiter = undefined; w(m); } else this.queue.push(m);
+      if (this.waiter) {
+        const w = this.waiter;
+        this.waiter = undefined;
+        w(m);
+      } else this.queue.push(m);
     });
   }
 
@@ -26,10 +30,15 @@ export class SocketSwarm {
 
   private next(type: string, timeoutMs = 120_000): Promise<Reply> {
     const queued = this.queue.shift();
-    const got = queued ? Promise.resolve(queued) : new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`swarm: no ${type} reply`)), timeoutMs);
-      this.waiter = (r) => { clearTimeout(timer); resolve(r); };
-    });
+    const got = queued
+      ? Promise.resolve(queued)
+      : new Promise<Reply>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`swarm: no ${type} reply`)), timeoutMs);
+          this.waiter = (r) => {
+            clearTimeout(timer);
+            resolve(r);
+          };
+        });
     return got.then((r) => {
       if (r.type === 'error') throw new Error(`swarm failed: ${String(r.message)}`);
       if (r.type !== type) throw new Error(`swarm: expected ${type}, got ${r.type}`);

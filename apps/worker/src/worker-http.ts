@@ -19,7 +19,11 @@ export interface ShardSource {
   readonly cachedInboxes: number;
 }
 
-export interface WorkerHttp { port: number; registry: Registry; close(): Promise<void> }
+export interface WorkerHttp {
+  port: number;
+  registry: Registry;
+  close(): Promise<void>;
+}
 
 export interface WorkerHttpOptions {
   port: number;
@@ -41,37 +45,66 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
   const registry = new Registry();
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   new Gauge({
-    name: 'seqline_worker_shards_served', help: 'Inbox shards this worker holds a writable lease for',
-    registers: [registry], collect() { this.set(options.shards.servingShards().length); },
+    name: 'seqline_worker_shards_served',
+    help: 'Inbox shards this worker holds a writable lease for',
+    registers: [registry],
+    collect() {
+      this.set(options.shards.servingShards().length);
+    },
   });
   new Gauge({
-    name: 'seqline_worker_recent_appinfos', help: 'appinfos held in memory to answer resends without the store (all shards)',
-    registers: [registry], collect() { this.set(options.shards.rememberedAppinfos); },
+    name: 'seqline_worker_recent_appinfos',
+    help: 'appinfos held in memory to answer resends without the store (all shards)',
+    registers: [registry],
+    collect() {
+      this.set(options.shards.rememberedAppinfos);
+    },
   });
   new Gauge({
-    name: 'seqline_worker_seq_keys', help: 'inboxes and groups whose current seq is held in memory (all shards)',
-    registers: [registry], collect() { this.set(options.shards.rememberedSeqKeys); },
+    name: 'seqline_worker_seq_keys',
+    help: 'inboxes and groups whose current seq is held in memory (all shards)',
+    registers: [registry],
+    collect() {
+      this.set(options.shards.rememberedSeqKeys);
+    },
   });
   new Gauge({
-    name: 'seqline_worker_cached_inboxes', help: 'inboxes whose head and queue are held in memory (all shards)',
-    registers: [registry], collect() { this.set(options.shards.cachedInboxes); },
+    name: 'seqline_worker_cached_inboxes',
+    help: 'inboxes whose head and queue are held in memory (all shards)',
+    registers: [registry],
+    collect() {
+      this.set(options.shards.cachedInboxes);
+    },
   });
   const pools = options.pools;
   if (pools) {
     new Gauge({
-      name: 'seqline_worker_jobs_running', help: 'jobs running, by pool (fanout tiers, notify, receipts)', labelNames: ['pool'],
-      registers: [registry], collect() { for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.running); },
+      name: 'seqline_worker_jobs_running',
+      help: 'jobs running, by pool (fanout tiers, notify, receipts)',
+      labelNames: ['pool'],
+      registers: [registry],
+      collect() {
+        for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.running);
+      },
     });
     new Gauge({
-      name: 'seqline_worker_jobs_waiting', help: 'jobs taken from the queue and waiting for a slot, by pool', labelNames: ['pool'],
-      registers: [registry], collect() { for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.waiting); },
+      name: 'seqline_worker_jobs_waiting',
+      help: 'jobs taken from the queue and waiting for a slot, by pool',
+      labelNames: ['pool'],
+      registers: [registry],
+      collect() {
+        for (const [pool, s] of Object.entries(pools())) this.set({ pool }, s.waiting);
+      },
     });
   }
   const push = options.push;
   if (push) {
     new Counter({
-      name: 'seqline_worker_push_publishes_total', help: 'push messages published on NATS, one per inbox or one per gateway (routed)', labelNames: ['via'],
-      registers: [registry], collect() {
+      name: 'seqline_worker_push_publishes_total',
+      help: 'push messages published on NATS, one per inbox or one per gateway (routed)',
+      labelNames: ['via'],
+      registers: [registry],
+      collect() {
         const { published } = push();
         this.reset();
         this.inc({ via: 'inbox' }, published.inbox);
@@ -79,18 +112,28 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
       },
     });
     new Gauge({
-      name: 'seqline_worker_presence_gateways', help: 'gateways whose connected inboxes this worker follows',
-      registers: [registry], collect() { this.set(push().presence?.gateways ?? 0); },
+      name: 'seqline_worker_presence_gateways',
+      help: 'gateways whose connected inboxes this worker follows',
+      registers: [registry],
+      collect() {
+        this.set(push().presence?.gateways ?? 0);
+      },
     });
     new Gauge({
-      name: 'seqline_worker_presence_inboxes', help: 'connected inboxes this worker knows of, over all gateways',
-      registers: [registry], collect() { this.set(push().presence?.inboxes ?? 0); },
+      name: 'seqline_worker_presence_inboxes',
+      help: 'connected inboxes this worker knows of, over all gateways',
+      registers: [registry],
+      collect() {
+        this.set(push().presence?.inboxes ?? 0);
+      },
     });
   }
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];
     if (req.method === 'GET' && path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, shards: options.shards.servingShards().length }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: true, shards: options.shards.servingShards().length }));
     } else if (req.method === 'GET' && path === '/metrics') {
       registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),

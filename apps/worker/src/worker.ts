@@ -19,30 +19,50 @@ export interface RunningWorker {
 export async function startWorker(config: DistributedConfig, logger: Logger): Promise<RunningWorker> {
   const infra = await openDistributedInfra(config, logger, { followPresence: true });
   const host = new ShardOwnerHost({
-    nc: infra.nc, redis: infra.redis, ceilings: infra.stores.ceilings, timeline: infra.writeTimeline,
-    groupStreams: infra.stores.groupStreams, push: infra.push, logger, ownerId: config.SEQLINE_OWNER_ID,
-    shardCount: config.SEQLINE_SHARDS, leaseTtlMs: config.SEQLINE_LEASE_TTL_MS, keyPrefix: infra.keyPrefix,
+    nc: infra.nc,
+    redis: infra.redis,
+    ceilings: infra.stores.ceilings,
+    timeline: infra.writeTimeline,
+    groupStreams: infra.stores.groupStreams,
+    push: infra.push,
+    logger,
+    ownerId: config.SEQLINE_OWNER_ID,
+    shardCount: config.SEQLINE_SHARDS,
+    leaseTtlMs: config.SEQLINE_LEASE_TTL_MS,
+    keyPrefix: infra.keyPrefix,
     subjectPrefix: infra.subjectPrefix,
     ownerOptions: {
-      maxSeqKeys: config.SEQLINE_MAX_SEQ_KEYS, maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS, maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+      maxSeqKeys: config.SEQLINE_MAX_SEQ_KEYS,
+      maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS,
+      maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
     },
   });
   await host.start();
   const messaging = await distributedMessagingDeps(infra, logger);
   const workers = await startWorkers(messaging.deps);
-  const http = config.SEQLINE_WORKER_HTTP_PORT === undefined
-    ? undefined
-    : await startWorkerHttp({ port: config.SEQLINE_WORKER_HTTP_PORT, host: config.HOST, shards: host, pools: () => workers.stats().pools, push: () => infra.push.stats() });
+  const http =
+    config.SEQLINE_WORKER_HTTP_PORT === undefined
+      ? undefined
+      : await startWorkerHttp({
+          port: config.SEQLINE_WORKER_HTTP_PORT,
+          host: config.HOST,
+          shards: host,
+          pools: () => workers.stats().pools,
+          push: () => infra.push.stats(),
+        });
   let closing: Promise<void> | undefined;
   return {
-    host, workers, http,
-    close: () => (closing ??= (async () => {
-      await http?.close();
-      await infra.queue.close();
-      workers.stop();
-      await host.close();
-      await messaging.close();
-      await infra.close();
-    })()),
+    host,
+    workers,
+    http,
+    close: () =>
+      (closing ??= (async () => {
+        await http?.close();
+        await infra.queue.close();
+        workers.stop();
+        await host.close();
+        await messaging.close();
+        await infra.close();
+      })()),
   };
 }

@@ -27,7 +27,9 @@ if (requireServices(await probeAll(), 'fault e: Cassandra restart')) {
 
     it('sends are refused with a typed error or held; nothing acknowledged is lost', async () => {
       cluster = await Cluster.start({ workers: 2, gateways: 2 });
-      onTestFailed(() => { if (cluster) console.log(`process logs:\n${cluster.report()}`); });
+      onTestFailed(() => {
+        if (cluster) console.log(`process logs:\n${cluster.report()}`);
+      });
       const c = cluster;
       // The client waits longer than the gateway's own deadline for a shard owner (20 s), so
       // every attempt ends in an answer: an ack or a typed error, never silence.
@@ -50,15 +52,20 @@ if (requireServices(await probeAll(), 'fault e: Cassandra restart')) {
       }
       const { stats, counts } = await traffic.finish(120_000);
       const resumedAt = stats.acks.find((a) => a.at > upAt)?.at ?? Number.NaN;
-      console.log(`fault e: acks=${stats.acks.length} (before ${acksBetween(stats, 0, stopAt)}, while stopping/down ${acksBetween(stats, stopAt, upAt)}, `
-        + `after restart ${acksBetween(stats, upAt)}) errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} `
-        + `held across the outage=${heldAcross(stats, downAt)}; stop took ${downAt - stopAt}ms, down→answering ${upAt - downAt}ms, `
-        + `first ack ${resumedAt - upAt}ms after; ${formatCounts(counts)}`);
+      console.log(
+        `fault e: acks=${stats.acks.length} (before ${acksBetween(stats, 0, stopAt)}, while stopping/down ${acksBetween(stats, stopAt, upAt)}, ` +
+          `after restart ${acksBetween(stats, upAt)}) errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} ` +
+          `held across the outage=${heldAcross(stats, downAt)}; stop took ${downAt - stopAt}ms, down→answering ${upAt - downAt}ms, ` +
+          `first ack ${resumedAt - upAt}ms after; ${formatCounts(counts)}`,
+      );
       expect(counts).toEqual(ZERO);
       expect(acksBetween(stats, 0, stopAt)).toBeGreaterThan(0);
       expect(acksBetween(stats, upAt)).toBeGreaterThan(0);
       expect(failedAttempts(stats) + heldAcross(stats, downAt), 'the outage was felt').toBeGreaterThan(0);
-      expect([...stats.errors.keys()].filter((code) => !OUTAGE_CODES.has(code)), 'only typed, retryable errors').toEqual([]);
+      expect(
+        [...stats.errors.keys()].filter((code) => !OUTAGE_CODES.has(code)),
+        'only typed, retryable errors',
+      ).toEqual([]);
       expect(stats.timeouts, 'no attempt went unanswered').toBe(0);
     }, 300_000);
   });

@@ -10,15 +10,21 @@ import { probeAll, requireServices } from './support/services.ts';
 if (requireServices(await probeAll(), 'distributed gateway without dev routes')) {
   describe('distributed gateway (1 gateway + 1 worker as processes)', () => {
     let cluster: Cluster;
-    beforeAll(async () => { cluster = await Cluster.start({ workers: 1, gateways: 1 }); }, 240_000);
-    afterAll(async () => { await cluster?.close(); });
+    beforeAll(async () => {
+      cluster = await Cluster.start({ workers: 1, gateways: 1 });
+    }, 240_000);
+    afterAll(async () => {
+      await cluster?.close();
+    });
 
     it('answers POST /dev/token from loopback with 404, and serves no page at /', async () => {
       const gateway = cluster.gateways[0];
       if (!gateway) throw new Error('no gateway started');
       const port = gateway.port ?? 0;
       const token = await http(`${gateway.httpUrl}/dev/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json', host: `localhost:${port}` }, body: '{"user":"alice"}',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', host: `localhost:${port}` },
+        body: '{"user":"alice"}',
       });
       expect(token.status).toBe(404);
       expect(JSON.parse(token.body)).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });

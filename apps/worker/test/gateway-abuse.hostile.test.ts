@@ -32,14 +32,24 @@ if (requireServices(await probeAll(), 'bad-frame flood on the distributed stack'
       await cluster?.close();
     }, 60_000);
 
-    it('keeps another user\'s sync p99 within 2x of unloaded; the flooders are refused and closed', async () => {
+    it("keeps another user's sync p99 within 2x of unloaded; the flooders are refused and closed", async () => {
       const gateway = cluster.gateways[0]!;
-      const [victim, friend] = [await TestClient.connect(gateway.url, uniqueId('victim'), cluster.tenant), await TestClient.connect(gateway.url, uniqueId('friend'), cluster.tenant)];
+      const [victim, friend] = [
+        await TestClient.connect(gateway.url, uniqueId('victim'), cluster.tenant),
+        await TestClient.connect(gateway.url, uniqueId('friend'), cluster.tenant),
+      ];
       open.push(victim, friend);
-      await waitFor(async () => (await friend.call('send', { appinfo: uniqueId('w'), to: { user: victim.user }, type: 'text', body: {} })).ok, 30_000, 'a first send');
-      for (let i = 0; i < 29; i++) await friend.ok('send', { appinfo: uniqueId('m'), to: { user: victim.user }, type: 'text', body: { i } });
-      await waitFor(async () => (await victim.syncAll()).length >= 30, 10_000, 'the victim\'s 30 entries');
-      const tokens = await Promise.all([1, 2, 3, 4].map((i) => issueToken({ secret: SECRET, user: uniqueId(`m${i}`), tenant: cluster.tenant, ttlSeconds: 600 })));
+      await waitFor(
+        async () => (await friend.call('send', { appinfo: uniqueId('w'), to: { user: victim.user }, type: 'text', body: {} })).ok,
+        30_000,
+        'a first send',
+      );
+      for (let i = 0; i < 29; i++)
+        await friend.ok('send', { appinfo: uniqueId('m'), to: { user: victim.user }, type: 'text', body: { i } });
+      await waitFor(async () => (await victim.syncAll()).length >= 30, 10_000, "the victim's 30 entries");
+      const tokens = await Promise.all(
+        [1, 2, 3, 4].map((i) => issueToken({ secret: SECRET, user: uniqueId(`m${i}`), tenant: cluster.tenant, ttlSeconds: 600 })),
+      );
 
       const r = await compareUnderFlood(async () => (await victim.call('sync', { maxSeq: 0, limit: 30 })).ok, { url: gateway.url, tokens });
 
@@ -60,7 +70,8 @@ if (requireServices(await probeAll(), 'bad-frame flood on the distributed stack'
       const token = await issueToken({ secret: SECRET, user: uniqueId('many'), tenant: cluster.tenant, ttlSeconds: 600 });
       const opened: Opened[] = [];
       for (let i = 0; i < 22; i++) opened.push(await openSocket(gateway.url, token));
-      for (const oldest of opened.slice(0, 2)) expect(await oldest.closed).toEqual({ code: 4429, reason: 'too many sockets for this user' });
+      for (const oldest of opened.slice(0, 2))
+        expect(await oldest.closed).toEqual({ code: 4429, reason: 'too many sockets for this user' });
       expect(await answers(opened[2]!)).toBe(true);
       for (const o of opened) o.ws.close();
       // The settings row is shared by the keyspace: put the default back whatever happens.
@@ -78,7 +89,7 @@ if (requireServices(await probeAll(), 'bad-frame flood on the distributed stack'
       }
     }, 60_000);
 
-    it('a socket closes with 4401 at its token\'s exp unless renewed with auth; foreign and forged renewals are refused', async () => {
+    it("a socket closes with 4401 at its token's exp unless renewed with auth; foreign and forged renewals are refused", async () => {
       const gateway = cluster.gateways[0]!;
       const user = uniqueId('renewer');
       const target = Date.now() + 2500;
@@ -107,8 +118,13 @@ function seqlineAdmin(args: string[]): Promise<{ code: number; stdout: string; s
   const env = { ...process.env, SEQLINE_SECRET: SECRET };
   return new Promise((resolve) => {
     // `source`: the workspace packages' TypeScript entry (harmless where their exports lack it).
-    execFile(process.execPath, ['--conditions=source', '--import', 'tsx', 'apps/admin/src/main.ts', ...args], { cwd: REPO_ROOT, env }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', 'apps/admin/src/main.ts', ...args],
+      { cwd: REPO_ROOT, env },
+      (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+      },
+    );
   });
 }

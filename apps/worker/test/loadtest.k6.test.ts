@@ -33,7 +33,9 @@ if (requireServices(await probeAll(), 'k6 load-test scripts against the distribu
 
     beforeAll(async () => {
       cluster = await Cluster.start({
-        workers: 2, gateways: 2, env: { SEQLINE_MAX_SEQ_KEYS: String(MAX_SEQ_KEYS), SEQLINE_MAX_RECENT_APPINFOS: '4', SEQLINE_MAX_CACHED_INBOXES: '3' },
+        workers: 2,
+        gateways: 2,
+        env: { SEQLINE_MAX_SEQ_KEYS: String(MAX_SEQ_KEYS), SEQLINE_MAX_RECENT_APPINFOS: '4', SEQLINE_MAX_CACHED_INBOXES: '3' },
       });
     }, 240_000);
 
@@ -51,7 +53,7 @@ if (requireServices(await probeAll(), 'k6 load-test scripts against the distribu
       for (const run of chat) expectCleanChatRun(run, USERS);
     }, 120_000);
 
-    it('every acknowledged send is in its sender\'s inbox, once, read through either gateway', async () => {
+    it("every acknowledged send is in its sender's inbox, once, read through either gateway", async () => {
       expect(chat).toHaveLength(2);
       const acked = chat.reduce((n, run) => n + count(run, 'seqline_send_ack_ms'), 0);
       let ownCopies = 0;
@@ -71,10 +73,12 @@ if (requireServices(await probeAll(), 'k6 load-test scripts against the distribu
       // A send still in flight when k6 closed its socket may be stored unacknowledged: ≥, not =.
       expect(ownCopies).toBeGreaterThanOrEqual(acked);
       // The bounds held; the workers were forgetting all along, not idle.
-      const seqKeys = await Promise.all(cluster.workers.map(async (w) => {
-        const metrics = await (await fetch(`${w.httpUrl}/metrics`)).text();
-        return Number(/^seqline_worker_seq_keys (\d+)$/m.exec(metrics)?.[1]);
-      }));
+      const seqKeys = await Promise.all(
+        cluster.workers.map(async (w) => {
+          const metrics = await (await fetch(`${w.httpUrl}/metrics`)).text();
+          return Number(/^seqline_worker_seq_keys (\d+)$/m.exec(metrics)?.[1]);
+        }),
+      );
       for (const n of seqKeys) expect(n).toBeLessThanOrEqual(MAX_SEQ_KEYS);
       expect(seqKeys.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     }, 60_000);
@@ -90,7 +94,9 @@ if (requireServices(await probeAll(), 'k6 load-test scripts against the distribu
       for (const run of hugeRuns) expectCleanGroupRun(run, USERS, 'read');
       for (const run of [...smallRuns, ...hugeRuns]) {
         const acks = [...(run.points.get('seqline_group_send_ack_ms') ?? [])].sort((x, y) => x - y);
-        console.log(`group.js run: ${acks.length} acks, p50 ${acks[Math.floor(acks.length / 2)]} ms, max ${acks.at(-1)} ms; sent ${count(run, 'ws_msgs_sent')}`);
+        console.log(
+          `group.js run: ${acks.length} acks, p50 ${acks[Math.floor(acks.length / 2)]} ms, max ${acks.at(-1)} ms; sent ${count(run, 'ws_msgs_sent')}`,
+        );
       }
       const acked = [...smallRuns, ...hugeRuns].reduce((n, run) => n + count(run, 'seqline_group_send_ack_ms'), 0);
       let ownCopies = 0;

@@ -14,11 +14,15 @@ import { acksBetween, failedAttempts, heldAcross, startTraffic } from './support
 if (requireServices(await probeAll(), 'fault d: nats-server restart')) {
   describe('fault d: nats-server restart during a send loop', () => {
     let cluster: Cluster | undefined;
-    afterAll(async () => { await cluster?.close(); }, 60_000);
+    afterAll(async () => {
+      await cluster?.close();
+    }, 60_000);
 
     it('every acknowledged send is delivered (1:1 and a small group)', async () => {
       cluster = await Cluster.start({ workers: 2, gateways: 2 });
-      onTestFailed(() => { if (cluster) console.log(`process logs:\n${cluster.report()}`); });
+      onTestFailed(() => {
+        if (cluster) console.log(`process logs:\n${cluster.report()}`);
+      });
       const c = cluster;
       const traffic = await startTraffic(c, { senders: 3, recipients: 3, groupMembers: 4 });
       let stopAt = 0;
@@ -38,10 +42,12 @@ if (requireServices(await probeAll(), 'fault d: nats-server restart')) {
       }
       const { stats, counts } = await traffic.finish(90_000);
       const groupAcks = stats.acks.filter((a) => 'group' in a.to);
-      console.log(`fault d: acks=${stats.acks.length} (group ${groupAcks.length}; before ${acksBetween(stats, 0, stopAt)}, `
-        + `while stopping/down ${acksBetween(stats, stopAt, upAt)}, after restart ${acksBetween(stats, upAt)}) `
-        + `errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} held across the outage=${heldAcross(stats, downAt)}; outage ${upAt - downAt}ms (stop took ${downAt - stopAt}ms); `
-        + `${formatCounts(counts)}`);
+      console.log(
+        `fault d: acks=${stats.acks.length} (group ${groupAcks.length}; before ${acksBetween(stats, 0, stopAt)}, ` +
+          `while stopping/down ${acksBetween(stats, stopAt, upAt)}, after restart ${acksBetween(stats, upAt)}) ` +
+          `errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} held across the outage=${heldAcross(stats, downAt)}; outage ${upAt - downAt}ms (stop took ${downAt - stopAt}ms); ` +
+          `${formatCounts(counts)}`,
+      );
       // An INTERNAL error's cause is only in the gateway's log: print it, so a failed run says what it was.
       const failed = c.gateways.flatMap((g) => g.logged('request failed')).map((r) => JSON.stringify(r.err).slice(0, 300));
       if (failed.length > 0) console.log(`fault d: INTERNAL causes:\n  ${failed.join('\n  ')}`);
@@ -52,7 +58,10 @@ if (requireServices(await probeAll(), 'fault d: nats-server restart')) {
       expect(failedAttempts(stats) + heldAcross(stats, downAt)).toBeGreaterThan(0);
       expect(groupAcks.filter((a) => a.at > upAt).length, 'group sends acknowledged after the restart').toBeGreaterThan(0);
       // Typed and retryable: the shard requester and the job queue map an unreachable NATS to OVERLOADED.
-      expect([...stats.errors.keys()].filter((code) => code !== 'OVERLOADED'), 'only typed, retryable errors').toEqual([]);
+      expect(
+        [...stats.errors.keys()].filter((code) => code !== 'OVERLOADED'),
+        'only typed, retryable errors',
+      ).toEqual([]);
     }, 240_000);
   });
 }

@@ -33,11 +33,16 @@ if (requireServices(await probeAll(), 'fault b: SIGSTOP a shard owner past its l
   describe('fault b: SIGSTOP a shard owner past its lease, takeover, SIGCONT', () => {
     let cluster: Cluster | undefined;
     let paused: NodeProcess | undefined;
-    afterAll(async () => { paused?.sigcont(); await cluster?.close(); }, 60_000);
+    afterAll(async () => {
+      paused?.sigcont();
+      await cluster?.close();
+    }, 60_000);
 
     it('no seq reused or going back, tailers skip nothing, sends continue through the takeover', async () => {
       cluster = await Cluster.start({ workers: 2, gateways: 2 });
-      onTestFailed(() => { if (cluster) console.log(`process logs:\n${cluster.report()}`); });
+      onTestFailed(() => {
+        if (cluster) console.log(`process logs:\n${cluster.report()}`);
+      });
       const c = cluster;
       const [victim, other] = c.workers as [NodeProcess, NodeProcess];
       const onVictim = (shard: number) => victim.serving.has(shard);
@@ -46,15 +51,25 @@ if (requireServices(await probeAll(), 'fault b: SIGSTOP a shard owner past its l
         ...usersWhere(c.tenant, 'snd', SENDERS_ON_PAUSED, onVictim),
         ...usersWhere(c.tenant, 'oth', SENDERS_ELSEWHERE, (s) => other.serving.has(s)),
       ];
-      const targetShards = [...new Set([...recipients, ...senders.slice(0, SENDERS_ON_PAUSED)].map((u) => shardOf(inboxKey(c.tenant, u), SHARDS)))];
+      const targetShards = [
+        ...new Set([...recipients, ...senders.slice(0, SENDERS_ON_PAUSED)].map((u) => shardOf(inboxKey(c.tenant, u), SHARDS))),
+      ];
       const urls = c.gateways.map((g) => g.url);
 
       let stop = false;
-      const tails = [...recipients, ...senders.slice(0, SENDERS_ON_PAUSED)].map((u) => tailInbox([...urls].reverse(), c.tenant, u, () => stop));
-      const loops: Promise<SendStats>[] = senders.map((user, i) => sendLoop({
-        urls, tenant: c.tenant, user, stop: () => stop, pauseMs: SEND_PAUSE_MS,
-        target: (k) => ({ user: recipients[(k + i) % recipients.length]! }),
-      }));
+      const tails = [...recipients, ...senders.slice(0, SENDERS_ON_PAUSED)].map((u) =>
+        tailInbox([...urls].reverse(), c.tenant, u, () => stop),
+      );
+      const loops: Promise<SendStats>[] = senders.map((user, i) =>
+        sendLoop({
+          urls,
+          tenant: c.tenant,
+          user,
+          stop: () => stop,
+          pauseMs: SEND_PAUSE_MS,
+          target: (k) => ({ user: recipients[(k + i) % recipients.length]! }),
+        }),
+      );
       const progress = () => tails.reduce((n, t) => n + t.seen.length, 0);
 
       await waitFor(() => progress() > 30, 30_000, 'sends flowing before the pause');
@@ -63,7 +78,7 @@ if (requireServices(await probeAll(), 'fault b: SIGSTOP a shard owner past its l
       paused = victim;
       // Hold the pause until the other worker serves every target shard and sends went through it.
       const seenAtStop = progress();
-      await waitFor(() => targetShards.every((s) => other.serving.has(s)), 30_000, 'the takeover of the paused owner\'s shards');
+      await waitFor(() => targetShards.every((s) => other.serving.has(s)), 30_000, "the takeover of the paused owner's shards");
       const takeoverMs = Date.now() - stoppedAt;
       await waitFor(() => progress() > seenAtStop + 30, 30_000, 'sends through the new owner');
       await sleep(1000);
@@ -91,11 +106,15 @@ if (requireServices(await probeAll(), 'fault b: SIGSTOP a shard owner past its l
       for (const line of [...lostLines.map((l) => `LOST ${l}`), ...audit.details.slice(0, 30)]) console.log(`fault b: ${line}`);
 
       const duringPause = stats.acks.filter((a) => a.at > stoppedAt && a.at < contAt).length;
-      const dropped = targetShards.filter((s) => victim.records.some((r) => r.time > stoppedAt && r.shard === s && (r.msg === 'dropping shard' || r.msg === 'shard lease lost')));
+      const dropped = targetShards.filter((s) =>
+        victim.records.some((r) => r.time > stoppedAt && r.shard === s && (r.msg === 'dropping shard' || r.msg === 'shard lease lost')),
+      );
       const epochs = targetShards.map((s) => other.logged('serving shard', s).map((r) => r.epoch));
-      console.log(`fault b: pause=${pauseMs}ms takeover=${takeoverMs}ms acks=${stats.acks.length} (during pause ${duringPause}) `
-        + `errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} tailed=${progress()} ${formatCounts(counts)} `
-        + `woken owner dropped ${dropped.length}/${targetShards.length} target shards; new owner epochs ${JSON.stringify(epochs)}`);
+      console.log(
+        `fault b: pause=${pauseMs}ms takeover=${takeoverMs}ms acks=${stats.acks.length} (during pause ${duringPause}) ` +
+          `errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts} tailed=${progress()} ${formatCounts(counts)} ` +
+          `woken owner dropped ${dropped.length}/${targetShards.length} target shards; new owner epochs ${JSON.stringify(epochs)}`,
+      );
       expect(counts).toEqual(ZERO);
       expect(pauseMs).toBeGreaterThan(c.leaseTtlMs);
       expect(duringPause, 'sends were acknowledged while the old owner was paused').toBeGreaterThan(0);

@@ -17,11 +17,15 @@ const higher = (epochs: Epochs) => epochs.filter((e) => e.after > e.before).leng
 if (requireServices(await probeAll(), 'fault c: Redis FLUSHALL then restart')) {
   describe('fault c: Redis FLUSHALL, then a Redis restart, during a send loop', () => {
     let cluster: Cluster | undefined;
-    afterAll(async () => { await cluster?.close(); }, 60_000);
+    afterAll(async () => {
+      await cluster?.close();
+    }, 60_000);
 
     it('seqs jump forward only, no duplicates, every acknowledged message present', async () => {
       cluster = await Cluster.start({ workers: 2, gateways: 2 });
-      onTestFailed(() => { if (cluster) console.log(`process logs:\n${cluster.report()}`); });
+      onTestFailed(() => {
+        if (cluster) console.log(`process logs:\n${cluster.report()}`);
+      });
       const c = cluster;
       const traffic = await startTraffic(c, { senders: 3, recipients: 3, groupMembers: 3 });
       let flushAt = 0;
@@ -45,13 +49,18 @@ if (requireServices(await probeAll(), 'fault c: Redis FLUSHALL then restart')) {
         await ensureUp('redis');
       }
       const { stats, counts } = await traffic.finish();
-      const lost = (from: number, to: number) => c.workers.reduce((n, w) => n + w.records.filter((r) => r.msg === 'shard lease lost' && r.time >= from && r.time < to).length, 0);
-      const runIdChanged = c.workers.filter((w) => w.records.some((r) => r.msg.startsWith('redis run_id changed') && r.time >= restartAt)).length;
-      console.log(`fault c: acks=${stats.acks.length} (before flush ${acksBetween(stats, 0, flushAt)}, after flush ${acksBetween(stats, flushAt, restartAt)}, `
-        + `after restart ${acksBetween(stats, upAt)}) errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts}; restart took ${upAt - restartAt}ms; `
-        + `leases lost: ${lost(flushAt, restartAt)} after the flush, ${lost(restartAt, Infinity)} after the restart `
-        + `(run_id change seen by ${runIdChanged}/${c.workers.length} workers); every shard re-served with a higher epoch: `
-        + `${higher(afterFlush)}/64 after the flush, ${higher(afterRestart)}/64 after the restart; ${formatCounts(counts)}`);
+      const lost = (from: number, to: number) =>
+        c.workers.reduce((n, w) => n + w.records.filter((r) => r.msg === 'shard lease lost' && r.time >= from && r.time < to).length, 0);
+      const runIdChanged = c.workers.filter((w) =>
+        w.records.some((r) => r.msg.startsWith('redis run_id changed') && r.time >= restartAt),
+      ).length;
+      console.log(
+        `fault c: acks=${stats.acks.length} (before flush ${acksBetween(stats, 0, flushAt)}, after flush ${acksBetween(stats, flushAt, restartAt)}, ` +
+          `after restart ${acksBetween(stats, upAt)}) errors: ${formatErrors(stats.errors)} timeouts=${stats.timeouts}; restart took ${upAt - restartAt}ms; ` +
+          `leases lost: ${lost(flushAt, restartAt)} after the flush, ${lost(restartAt, Infinity)} after the restart ` +
+          `(run_id change seen by ${runIdChanged}/${c.workers.length} workers); every shard re-served with a higher epoch: ` +
+          `${higher(afterFlush)}/64 after the flush, ${higher(afterRestart)}/64 after the restart; ${formatCounts(counts)}`,
+      );
       expect(counts).toEqual(ZERO);
       expect(acksBetween(stats, 0, flushAt)).toBeGreaterThan(0);
       expect(acksBetween(stats, flushAt, restartAt)).toBeGreaterThan(0);

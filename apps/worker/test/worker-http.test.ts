@@ -6,11 +6,17 @@ const idle = { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys
 
 describe('worker HTTP endpoint', () => {
   let http: WorkerHttp | undefined;
-  afterEach(async () => { await http?.close(); http = undefined; });
+  afterEach(async () => {
+    await http?.close();
+    http = undefined;
+  });
 
   it('answers /healthz with the shards served and /metrics with them and the process metrics', async () => {
     let served = [1, 5, 9];
-    http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 },
+    http = await startWorkerHttp({
+      port: 0,
+      host: '127.0.0.1',
+      shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 },
       pools: () => ({ large: { running: 2, waiting: 3 }, notify: { running: 0, waiting: 0 } }),
       push: () => ({ published: { inbox: 12, gateway: 4 }, presence: { ready: true, gateways: 2, inboxes: 37 } }),
     });
@@ -39,7 +45,8 @@ describe('worker HTTP endpoint', () => {
 
   it('fails to start on a port already taken, instead of running without the endpoint', async () => {
     http = await startWorkerHttp({ port: 0, host: '127.0.0.1', shards: idle, processMetrics: false });
-    await expect(startWorkerHttp({ port: http.port, host: '127.0.0.1', shards: idle, processMetrics: false }))
-      .rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await expect(startWorkerHttp({ port: http.port, host: '127.0.0.1', shards: idle, processMetrics: false })).rejects.toMatchObject({
+      code: 'EADDRINUSE',
+    });
   });
 });

@@ -22,15 +22,23 @@ const PER_FRAME = Math.min(250, MAX_MEMBERS_PER_FRAME);
 if (requireServices(await probeAll(), 'fault a: kill -9 a worker during a 500-member fanout')) {
   describe('fault a: kill -9 a worker during a 500-member group fanout', () => {
     let cluster: Cluster | undefined;
-    afterAll(async () => { await cluster?.close(); }, 60_000);
+    afterAll(async () => {
+      await cluster?.close();
+    }, 60_000);
 
     it('after redelivery every member holds exactly one copy of each message', async () => {
       cluster = await Cluster.start({ workers: 2, gateways: 1 });
-      onTestFailed(() => { if (cluster) console.log(`process logs:\n${cluster.report()}`); });
+      onTestFailed(() => {
+        if (cluster) console.log(`process logs:\n${cluster.report()}`);
+      });
       const c = cluster;
       const gw = c.gateways[0]!;
       const owner = await TestClient.connect(gw.url, 'owner', c.tenant);
-      await waitFor(async () => (await owner.call('send', { appinfo: 'warmup', to: { user: 'owner' }, type: 'text', body: {} })).ok, 30_000, 'a first send');
+      await waitFor(
+        async () => (await owner.call('send', { appinfo: 'warmup', to: { user: 'owner' }, type: 'text', body: {} })).ok,
+        30_000,
+        'a first send',
+      );
 
       const members = Array.from({ length: MEMBERS - 1 }, (_, i) => `m${i}`);
       const g = await owner.ok<{ group: string }>('group.create', { name: 'big', members: members.slice(0, PER_FRAME) });
@@ -59,8 +67,21 @@ if (requireServices(await probeAll(), 'fault a: kill -9 a worker during a 500-me
         const before = await natsPublished(workerConns);
         for (let i = 0; i < MESSAGES_PER_ROUND; i++) {
           const appinfo = `r${round}-g${i}`;
-          const r = await owner.ok<{ seq: number; duplicate: boolean }>('send', { appinfo, to: { group: g.group }, type: 'text', body: { round, i } });
-          acks.push({ appinfo, to: { group: g.group }, seq: r.seq, sentAt: Date.now(), at: Date.now(), duplicate: r.duplicate, attempts: 1 });
+          const r = await owner.ok<{ seq: number; duplicate: boolean }>('send', {
+            appinfo,
+            to: { group: g.group },
+            type: 'text',
+            body: { round, i },
+          });
+          acks.push({
+            appinfo,
+            to: { group: g.group },
+            seq: r.seq,
+            sentAt: Date.now(),
+            at: Date.now(),
+            duplicate: r.duplicate,
+            attempts: 1,
+          });
           batch.push(appinfo);
         }
         const deadline = Date.now() + 10_000;
@@ -87,8 +108,10 @@ if (requireServices(await probeAll(), 'fault a: kill -9 a worker during a 500-me
           await sleep(5);
         }
       }
-      console.log(`fault a: killed ${victim?.name ?? 'nobody'} with ${atKill.copies}/${atKill.of} sample copies written; `
-        + `${acks.length} messages sent; NATS publishes in the round: ${JSON.stringify(Object.fromEntries(busy))}`);
+      console.log(
+        `fault a: killed ${victim?.name ?? 'nobody'} with ${atKill.copies}/${atKill.of} sample copies written; ` +
+          `${acks.length} messages sent; NATS publishes in the round: ${JSON.stringify(Object.fromEntries(busy))}`,
+      );
       expect(victim, 'the kill landed in the middle of a fanout').toBeDefined();
       const survivor = c.workers.find((w) => w.alive)!;
 
@@ -98,19 +121,24 @@ if (requireServices(await probeAll(), 'fault a: kill -9 a worker during a 500-me
       for (const m of members) for (const a of acks) audit.expect(m, a.appinfo);
       const inboxes = await collectInboxes(audit, fetchInbox, 120_000);
       const counts = audit.check(inboxes);
-      for (const line of await explainLost(c.tenant, audit.lostPairs, (u) => httpHeadSeq(gw.httpUrl, c.tenant, u))) console.log(`fault a: LOST ${line}`);
+      for (const line of await explainLost(c.tenant, audit.lostPairs, (u) => httpHeadSeq(gw.httpUrl, c.tenant, u)))
+        console.log(`fault a: LOST ${line}`);
       for (const line of audit.details.slice(0, 30)) console.log(`fault a: ${line}`);
       // Evidence of the redelivery: the survivor ran again (attempt ≥ 2) fanout jobs that it had
       // not failed itself — deliveries the dead worker held without an ack.
       const failedHere = new Set(survivor.logged('job failed; will retry').map((r) => r.id));
       const retried = survivor.logged('job retry').filter((r) => String(r.queue).startsWith('fanout') && !failedHere.has(r.job));
-      const failures = survivor.logged('job failed; will retry').map((r) => `${String(r.id)} attempt ${String(r.attempt)} retry in ${String(r.retryInMs)}ms: ${String(r.lastError)}`.slice(0, 300));
-      console.log(`fault a: members=${MEMBERS} messages=${acks.length} copies=${countCopies(inboxes, acks)} ${formatCounts(counts)} `
-        + `redeliveredJobs=${new Set(retried.map((r) => r.job)).size} failedAttemptsOnSurvivor=${failures.length} survivorShards=${survivor.serving.size}`);
+      const failures = survivor
+        .logged('job failed; will retry')
+        .map((r) => `${String(r.id)} attempt ${String(r.attempt)} retry in ${String(r.retryInMs)}ms: ${String(r.lastError)}`.slice(0, 300));
+      console.log(
+        `fault a: members=${MEMBERS} messages=${acks.length} copies=${countCopies(inboxes, acks)} ${formatCounts(counts)} ` +
+          `redeliveredJobs=${new Set(retried.map((r) => r.job)).size} failedAttemptsOnSurvivor=${failures.length} survivorShards=${survivor.serving.size}`,
+      );
       for (const line of failures.slice(0, 10)) console.log(`fault a: survivor job failure: ${line}`);
       expect(counts).toEqual(ZERO);
       expect(inboxes.size).toBe(MEMBERS);
-      expect(retried.length, 'the dead worker\'s fanout jobs were redelivered to the survivor').toBeGreaterThan(0);
+      expect(retried.length, "the dead worker's fanout jobs were redelivered to the survivor").toBeGreaterThan(0);
       expect(survivor.serving.size, 'the survivor took over every shard').toBe(SHARDS);
       owner.close();
     }, 240_000);

@@ -19,7 +19,11 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
  * with "equal jitter" — uniformly in [base/2, base] — so retries of jobs that failed together
  * spread out while a retry never comes much earlier than the schedule says.
  */
-export function backoffDelay(failures: number, policy: Pick<BackoffPolicy, 'initialMs' | 'maxMs'>, random: () => number = Math.random): number {
+export function backoffDelay(
+  failures: number,
+  policy: Pick<BackoffPolicy, 'initialMs' | 'maxMs'>,
+  random: () => number = Math.random,
+): number {
   const exponent = Math.max(0, failures - 1);
   const base = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(exponent, 52));
   return Math.round(base / 2 + random() * (base / 2));

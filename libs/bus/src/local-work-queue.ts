@@ -95,7 +95,10 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       return;
     }
     failed.notBefore = now + backoffDelay(failed.attempts, policy, random);
-    logger.warn({ queue: rt.name, id: job.id, attempt: failed.attempts, retryAt: failed.notBefore, lastError: failed.lastError }, 'job failed; will retry');
+    logger.warn(
+      { queue: rt.name, id: job.id, attempt: failed.attempts, retryAt: failed.notBefore, lastError: failed.lastError },
+      'job failed; will retry',
+    );
     try {
       await jobs.update(failed);
     } catch (updateErr) {

@@ -62,10 +62,15 @@ export class PresenceAnnouncer {
   private readonly snapshotSub: Subscription;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly nc: NatsConnection, private readonly options: PresenceOptions) {
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: PresenceOptions,
+  ) {
     this.subjects = presenceSubjects(options.root);
     this.snapshotSub = nc.subscribe(this.subjects.snapshotOf(this.id), {
-      callback: (err, msg) => { if (!err) this.answer(msg); },
+      callback: (err, msg) => {
+        if (!err) this.answer(msg);
+      },
     });
     this.timer = setInterval(() => this.send(this.subjects.beat, { bus: this.id, seq: this.seq }), options.heartbeatMs);
     this.timer.unref();
@@ -136,7 +141,10 @@ export class PresenceDirectory {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
 
-  constructor(private readonly nc: NatsConnection, private readonly options: PresenceOptions) {
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: PresenceOptions,
+  ) {
     const subjects = presenceSubjects(options.root);
     const { logger } = options;
     this.table = new PresenceTable(

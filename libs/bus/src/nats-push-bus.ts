@@ -79,10 +79,13 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
   }
 
   // Presence: an announcer once this bus holds an inbox, a directory once it publishes to many.
-  const presence = options.presenceRoot === false ? undefined : {
-    subjects: presenceSubjects(options.presenceRoot ?? 'push.p'),
-    options: { root: options.presenceRoot ?? 'push.p', heartbeatMs: options.presenceHeartbeatMs ?? 1_000, logger },
-  };
+  const presence =
+    options.presenceRoot === false
+      ? undefined
+      : {
+          subjects: presenceSubjects(options.presenceRoot ?? 'push.p'),
+          options: { root: options.presenceRoot ?? 'push.p', heartbeatMs: options.presenceHeartbeatMs ?? 1_000, logger },
+        };
   let announcer: PresenceAnnouncer | undefined;
   let routedSub: Subscription | undefined;
   let directory = presence && options.followPresence ? new PresenceDirectory(nc, presence.options) : undefined;

@@ -55,7 +55,11 @@ function isApiError(err: unknown, code: number): boolean {
   return err instanceof JetStreamApiError && err.code === code;
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, retention: RetentionPolicy): Promise<void> {
+async function ensureStream(
+  jsm: JetStreamManager,
+  config: Partial<StreamConfig> & { name: string },
+  retention: RetentionPolicy,
+): Promise<void> {
   try {
     const info = await jsm.streams.info(config.name);
     if (info.config.retention !== retention) {
@@ -72,7 +76,9 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
     await jsm.streams.add({ ...config, retention });
   } catch (err) {
     // Another process created it between our info and add: fine if it is there now.
-    await jsm.streams.info(config.name).catch(() => { throw err; });
+    await jsm.streams.info(config.name).catch(() => {
+      throw err;
+    });
   }
 }
 
@@ -101,7 +107,12 @@ export interface ConsumerTuning {
  * backoff[0] the ack wait (nats-server#5861) and does not apply it to naks (#4726), so retry
  * delays are given per nak instead, and crash detection keeps its own, longer, ack wait.
  */
-export async function ensureQueueConsumer(jsm: JetStreamManager, topology: JobTopology, queue: string, tuning: ConsumerTuning): Promise<void> {
+export async function ensureQueueConsumer(
+  jsm: JetStreamManager,
+  topology: JobTopology,
+  queue: string,
+  tuning: ConsumerTuning,
+): Promise<void> {
   const updatable: Partial<ConsumerConfig> = {
     ack_wait: nanos(tuning.ackWaitMs),
     backoff: [], // clears a list an older config may have set (it would override ack_wait)

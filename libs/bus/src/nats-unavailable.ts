@@ -1,6 +1,11 @@
 import { OverloadedError } from '@seqline/core';
 import {
-  ClosedConnectionError, ConnectionError, DrainingConnectionError, NoRespondersError, RequestError, TimeoutError,
+  ClosedConnectionError,
+  ConnectionError,
+  DrainingConnectionError,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
 } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
 

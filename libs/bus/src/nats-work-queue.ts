@@ -112,7 +112,8 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
 
   function assertUsable(queue?: string): void {
     if (closed) throw new InternalError('work queue is closed');
-    if (queue !== undefined && !isValidQueueName(queue)) throw new InternalError(`invalid queue name ${JSON.stringify(queue)}: use dot-separated words of [A-Za-z0-9_-]`);
+    if (queue !== undefined && !isValidQueueName(queue))
+      throw new InternalError(`invalid queue name ${JSON.stringify(queue)}: use dot-separated words of [A-Za-z0-9_-]`);
   }
 
   function retryDelay(attempt: number): number {
@@ -151,7 +152,12 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     await buryAndAck(rt, { msg, job }, attempt, lastError);
   }
 
-  async function buryAndAck(rt: QueueRuntime, { msg, job }: Pick<Delivery, 'msg' | 'job'>, attempts: number, lastError: string): Promise<void> {
+  async function buryAndAck(
+    rt: QueueRuntime,
+    { msg, job }: Pick<Delivery, 'msg' | 'job'>,
+    attempts: number,
+    lastError: string,
+  ): Promise<void> {
     try {
       const { dead } = await ready();
       await dead.bury(job, msg.seq, attempts, lastError, clock.now());
@@ -196,7 +202,9 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     while (!rt.stopped) {
       const room = rt.capacity - rt.held.size;
       if (room <= 0) {
-        await new Promise<void>((resolve) => { rt.roomFreed = resolve; });
+        await new Promise<void>((resolve) => {
+          rt.roomFreed = resolve;
+        });
         continue;
       }
       try {
@@ -239,7 +247,11 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
       if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);
       const { jsm, dead } = await ready();
       // One delivery beyond maxDeliver lets a consumer file a job whose last attempt crashed.
-      await ensureQueueConsumer(jsm, topology, queue, { ackWaitMs, maxDeliver: maxDeliver + 1, maxAckPending: options.maxAckPending ?? 10_000 });
+      await ensureQueueConsumer(jsm, topology, queue, {
+        ackWaitMs,
+        maxDeliver: maxDeliver + 1,
+        maxAckPending: options.maxAckPending ?? 10_000,
+      });
       const rt: QueueRuntime = {
         name: queue,
         handler,
@@ -270,20 +282,22 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await Promise.all([...runtimes.values()].map(async (rt) => {
-        rt.stopped = true;
-        rt.advisory?.unsubscribe();
-        rt.roomFreed?.();
-        await rt.batch?.close();
-        // Deliveries not started yet go back at once rather than after the ack wait.
-        for (const delivery of rt.dispatcher.stop()) {
-          rt.held.delete(delivery);
-          delivery.msg.nak();
-        }
-        await rt.dispatcher.idle();
-        await rt.loop;
-        clearInterval(rt.heartbeat);
-      }));
+      await Promise.all(
+        [...runtimes.values()].map(async (rt) => {
+          rt.stopped = true;
+          rt.advisory?.unsubscribe();
+          rt.roomFreed?.();
+          await rt.batch?.close();
+          // Deliveries not started yet go back at once rather than after the ack wait.
+          for (const delivery of rt.dispatcher.stop()) {
+            rt.held.delete(delivery);
+            delivery.msg.nak();
+          }
+          await rt.dispatcher.idle();
+          await rt.loop;
+          clearInterval(rt.heartbeat);
+        }),
+      );
       // Acks and naks are plain publishes: flush so the server has them before we return.
       if (!nc.isClosed()) await nc.flush();
     },

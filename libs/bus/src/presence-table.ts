@@ -9,9 +9,23 @@
  * send a heartbeat — `ready()` is false and the publisher falls back to one publish per inbox.
  */
 
-export interface PresenceDelta { bus: string; seq: number; add: string[]; del: string[] }
-export interface PresenceBeat { bus: string; seq: number }
-export interface PresenceSnapshotPart { bus: string; seq: number; part: number; parts: number; inboxes: string[] }
+export interface PresenceDelta {
+  bus: string;
+  seq: number;
+  add: string[];
+  del: string[];
+}
+export interface PresenceBeat {
+  bus: string;
+  seq: number;
+}
+export interface PresenceSnapshotPart {
+  bus: string;
+  seq: number;
+  part: number;
+  parts: number;
+  inboxes: string[];
+}
 
 export interface PresenceTiming {
   /** How often a bus says it is alive. */
@@ -46,9 +60,15 @@ export class PresenceTable {
   }
 
   /** Every live bus heartbeats within this; after it, a bus never heard of holds nobody. */
-  private get graceMs(): number { return Math.ceil(this.timing.heartbeatMs * 1.5); }
-  private get expiryMs(): number { return Math.ceil(this.timing.heartbeatMs * 3.5); }
-  private get retryMs(): number { return this.timing.heartbeatMs * 2; }
+  private get graceMs(): number {
+    return Math.ceil(this.timing.heartbeatMs * 1.5);
+  }
+  private get expiryMs(): number {
+    return Math.ceil(this.timing.heartbeatMs * 3.5);
+  }
+  private get retryMs(): number {
+    return this.timing.heartbeatMs * 2;
+  }
 
   /** True when the table may be used to route: past the grace and no bus being re-read. */
   ready(now: number): boolean {
@@ -82,7 +102,9 @@ export class PresenceTable {
     return routes;
   }
 
-  get busCount(): number { return this.buses.size; }
+  get busCount(): number {
+    return this.buses.size;
+  }
 
   /** Inbox holdings known, over all buses (a user on two gateways counts twice). */
   get inboxCount(): number {
@@ -164,7 +186,11 @@ export class PresenceTable {
   }
 
   private resync(bus: string, view: BusView, now: number): Resync {
-    const resync: Resync = { askedAt: now, snapshots: view.resync?.snapshots ?? new Map(), buffered: view.resync?.buffered ?? [] };
+    const resync: Resync = {
+      askedAt: now,
+      snapshots: view.resync?.snapshots ?? new Map<number, { parts: (string[] | undefined)[]; got: number }>(),
+      buffered: view.resync?.buffered ?? [],
+    };
     view.resync = resync;
     this.askSnapshot(bus);
     return resync;

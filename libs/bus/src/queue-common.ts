@@ -39,7 +39,7 @@ export function keyOfPayload(options: QueueOptions, payload: Json, logger: Logge
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   try {
-    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+    return typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err));
   } catch {
     return String(err);
   }

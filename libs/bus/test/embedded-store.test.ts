@@ -18,18 +18,31 @@ afterAll(async () => {
 });
 
 const fastBackoff = { initialMs: 20, maxMs: 100, giveUpAfterMs: 600 };
-workQueueContract('local on the LMDB JobStore', () => createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger, backoff: fastBackoff }));
+workQueueContract('local on the LMDB JobStore', () =>
+  createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger, backoff: fastBackoff }),
+);
 
 describe('local work queue on LMDB across a real reopen', () => {
   it('resumes pending jobs, with their persisted attempts, after the engine is closed and reopened', async () => {
     const dir = join(root, 'reopen');
     let first: EmbeddedEngine | undefined = await openEmbeddedEngine({ dir });
-    const before = createLocalWorkQueue({ jobs: first.jobs, logger: silentLogger, backoff: { initialMs: 10, maxMs: 10, giveUpAfterMs: 60_000 } });
+    const before = createLocalWorkQueue({
+      jobs: first.jobs,
+      logger: silentLogger,
+      backoff: { initialMs: 10, maxMs: 10, giveUpAfterMs: 60_000 },
+    });
     let failures = 0;
-    await before.consume('fanout', async (payload) => {
-      if (payload === 'flaky') { failures++; throw new Error('not yet'); }
-      await new Promise(() => {}); // "crashes" mid-handler
-    }, { concurrency: 4 });
+    await before.consume(
+      'fanout',
+      async (payload) => {
+        if (payload === 'flaky') {
+          failures++;
+          throw new Error('not yet');
+        }
+        await new Promise(() => {}); // "crashes" mid-handler
+      },
+      { concurrency: 4 },
+    );
     for (const payload of ['a', 'b', 'flaky']) await before.enqueue('fanout', `job-${payload}`, payload);
     await eventually(() => expect(failures).toBeGreaterThanOrEqual(2));
     // Abandon the queue (its handlers never finish) and close the store under it, like a crash.
@@ -45,7 +58,13 @@ describe('local work queue on LMDB across a real reopen', () => {
       expect(pending.find((job) => job.id === 'job-flaky')!.attempts).toBeGreaterThanOrEqual(1);
       const after = createLocalWorkQueue({ jobs: second.jobs, logger: silentLogger });
       const seen: Json[] = [];
-      await after.consume('fanout', async (payload) => { seen.push(payload); }, { concurrency: 4 });
+      await after.consume(
+        'fanout',
+        async (payload) => {
+          seen.push(payload);
+        },
+        { concurrency: 4 },
+      );
       await eventually(() => expect([...seen].sort()).toEqual(['a', 'b', 'flaky']));
       await eventually(async () => expect(await second.jobs.list('fanout')).toEqual([]));
       await after.close();

@@ -11,7 +11,10 @@ function harness(limits: ConstructorParameters<typeof KeyedDispatcher>[0]) {
     started.push(item);
     return new Promise<void>((resolve) => release.set(item, resolve));
   });
-  const finish = async (item: string) => { release.get(item)!(); await tick(); };
+  const finish = async (item: string) => {
+    release.get(item)!();
+    await tick();
+  };
   return { dispatcher, started, finish };
 }
 
@@ -56,7 +59,9 @@ describe('KeyedDispatcher', () => {
     expect(dispatcher.stop()).toEqual(['y']);
     dispatcher.submit('z', 'k');
     let idle = false;
-    const done = dispatcher.idle().then(() => { idle = true; });
+    const done = dispatcher.idle().then(() => {
+      idle = true;
+    });
     await tick();
     expect(idle).toBe(false);
     await finish('x');
@@ -66,7 +71,10 @@ describe('KeyedDispatcher', () => {
 
   it('frees the slot of an item whose run throws', async () => {
     let calls = 0;
-    const dispatcher = new KeyedDispatcher<number>({ concurrency: 1 }, async () => { calls++; throw new Error('boom'); });
+    const dispatcher = new KeyedDispatcher<number>({ concurrency: 1 }, async () => {
+      calls++;
+      throw new Error('boom');
+    });
     dispatcher.submit(1, 'k');
     dispatcher.submit(2, 'k');
     await dispatcher.idle();

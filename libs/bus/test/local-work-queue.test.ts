@@ -12,7 +12,9 @@ const group = (payload: Json) => (payload as { group: string }).group;
 /** A clock that moves only when told to (backoff delays still elapse in real time). */
 class ManualClock implements Clock {
   constructor(public t = 1_000_000) {}
-  now(): number { return this.t; }
+  now(): number {
+    return this.t;
+  }
 }
 
 describe('local work queue', () => {
@@ -22,7 +24,9 @@ describe('local work queue', () => {
     open.push(wq);
     return wq;
   };
-  afterEach(async () => { await Promise.all(open.splice(0).map((wq) => wq.close())); });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((wq) => wq.close()));
+  });
 
   it('persists a job before enqueue resolves, and removes it only after success', async () => {
     const jobs = new MemoryJobStore();
@@ -30,7 +34,14 @@ describe('local work queue', () => {
     await wq.enqueue('fanout', 'a', { group: 'g' });
     expect(jobs.pending.get('a')).toMatchObject({ id: 'a', queue: 'fanout', attempts: 0 });
     let release!: () => void;
-    await wq.consume('fanout', () => new Promise<void>((resolve) => { release = resolve; }), { concurrency: 1 });
+    await wq.consume(
+      'fanout',
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+      { concurrency: 1 },
+    );
     await eventually(() => expect(release).toBeTypeOf('function'));
     expect(jobs.pending.has('a')).toBe(true);
     release();
@@ -50,12 +61,16 @@ describe('local work queue', () => {
     const wq = make({ jobs, clock, random: () => 1, backoff: { initialMs: 40, maxMs: 10_000, giveUpAfterMs: 60_000 } });
     const startedAt: number[] = [];
     const notBefores: number[] = [];
-    await wq.consume('q', async () => {
-      startedAt.push(performance.now());
-      if (startedAt.length < 4) {
-        throw new Error(`fail ${startedAt.length}`);
-      }
-    }, { concurrency: 1 });
+    await wq.consume(
+      'q',
+      async () => {
+        startedAt.push(performance.now());
+        if (startedAt.length < 4) {
+          throw new Error(`fail ${startedAt.length}`);
+        }
+      },
+      { concurrency: 1 },
+    );
     const seen = setInterval(() => {
       const job = jobs.pending.get('j');
       if (job && !notBefores.includes(job.notBefore) && job.attempts > 0) notBefores.push(job.notBefore);
@@ -76,7 +91,14 @@ describe('local work queue', () => {
     const clock = new ManualClock();
     const wq = make({ jobs, clock, backoff: { initialMs: 5, maxMs: 5, giveUpAfterMs: 30 * 60_000 } });
     let calls = 0;
-    await wq.consume('q', async () => { calls++; throw new Error(`boom ${calls}`); }, { concurrency: 1 });
+    await wq.consume(
+      'q',
+      async () => {
+        calls++;
+        throw new Error(`boom ${calls}`);
+      },
+      { concurrency: 1 },
+    );
     await wq.enqueue('q', 'j', { x: 1 });
     await eventually(() => expect(calls).toBeGreaterThanOrEqual(3));
     expect(await wq.deadLetters()).toEqual([]);
@@ -103,14 +125,18 @@ describe('local work queue', () => {
     let max = 0;
     let statsMax = 0;
     let done = 0;
-    await wq.consume('q', async () => {
-      running++;
-      max = Math.max(max, running);
-      statsMax = Math.max(statsMax, wq.stats().q!.maxRunningPerKey);
-      await sleep(Math.random() * 5);
-      running--;
-      done++;
-    }, { concurrency: 50, keyOf: group, perKeyConcurrency: 5 });
+    await wq.consume(
+      'q',
+      async () => {
+        running++;
+        max = Math.max(max, running);
+        statsMax = Math.max(statsMax, wq.stats().q!.maxRunningPerKey);
+        await sleep(Math.random() * 5);
+        running--;
+        done++;
+      },
+      { concurrency: 50, keyOf: group, perKeyConcurrency: 5 },
+    );
     await Promise.all(Array.from({ length: 100 }, (_, i) => wq.enqueue('q', `j${i}`, { group: 'big' })));
     await eventually(() => expect(done).toBe(100));
     expect(max).toBeLessThanOrEqual(5);
@@ -126,13 +152,17 @@ describe('local work queue', () => {
     let running = 0;
     let violations = 0;
     let done = 0;
-    await wq.consume('q', async () => {
-      running++;
-      if (running > limit) violations++;
-      await sleep(10);
-      running--;
-      done++;
-    }, { concurrency: 20, keyOf: group, perKeyConcurrency: () => limit });
+    await wq.consume(
+      'q',
+      async () => {
+        running++;
+        if (running > limit) violations++;
+        await sleep(10);
+        running--;
+        done++;
+      },
+      { concurrency: 20, keyOf: group, perKeyConcurrency: () => limit },
+    );
     for (let i = 0; i < 60; i++) await wq.enqueue('q', `j${i}`, { group: 'g' });
     await eventually(() => expect(done).toBeGreaterThanOrEqual(12));
     limit = 2;
@@ -145,13 +175,21 @@ describe('local work queue', () => {
 
   it('resumes, after a crash, a job that was mid-handler and one that was waiting out a backoff', async () => {
     const jobs = new MemoryJobStore();
-    const crashed = createLocalWorkQueue({ jobs, logger: silentLogger, backoff: { initialMs: 60_000, maxMs: 60_000, giveUpAfterMs: 3_600_000 } });
+    const crashed = createLocalWorkQueue({
+      jobs,
+      logger: silentLogger,
+      backoff: { initialMs: 60_000, maxMs: 60_000, giveUpAfterMs: 3_600_000 },
+    });
     let hung = 0;
-    await crashed.consume('q', async (payload) => {
-      if (payload === 'fails') throw new Error('first instance fails it');
-      hung++;
-      await new Promise(() => {}); // never settles: the process "dies" here
-    }, { concurrency: 4 });
+    await crashed.consume(
+      'q',
+      async (payload) => {
+        if (payload === 'fails') throw new Error('first instance fails it');
+        hung++;
+        await new Promise(() => {}); // never settles: the process "dies" here
+      },
+      { concurrency: 4 },
+    );
     await crashed.enqueue('q', 'mid', 'hangs');
     await crashed.enqueue('q', 'retry', 'fails');
     await eventually(() => expect(hung).toBe(1));
@@ -159,7 +197,13 @@ describe('local work queue', () => {
     // No close(): the first instance is simply abandoned, as on kill -9.
     const restarted = make({ jobs });
     const seen: string[] = [];
-    await restarted.consume('q', async (payload, ctx) => { seen.push(`${payload as string}@${ctx.attempt}`); }, { concurrency: 4 });
+    await restarted.consume(
+      'q',
+      async (payload, ctx) => {
+        seen.push(`${payload as string}@${ctx.attempt}`);
+      },
+      { concurrency: 4 },
+    );
     await eventually(() => expect(seen).toContain('hangs@1'));
     // The retry keeps its persisted notBefore (a minute away): it is delayed, not lost.
     expect(restarted.stats().q!.delayed).toBe(1);
@@ -171,7 +215,14 @@ describe('local work queue', () => {
     const wq = make({ jobs, backoff: { initialMs: 5, maxMs: 5, giveUpAfterMs: 60_000 } });
     jobs.failNext = { update: 1, remove: 1 };
     let calls = 0;
-    await wq.consume('q', async () => { calls++; if (calls === 1) throw new Error('once'); }, { concurrency: 1 });
+    await wq.consume(
+      'q',
+      async () => {
+        calls++;
+        if (calls === 1) throw new Error('once');
+      },
+      { concurrency: 1 },
+    );
     await wq.enqueue('q', 'j', null);
     await eventually(() => expect(calls).toBe(2));
     // The removal failed: the job stays pending (it would run again after a restart).
@@ -185,7 +236,19 @@ describe('local work queue', () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs });
     const seen: Json[] = [];
-    await wq.consume('q', async (p) => { seen.push(p); }, { concurrency: 1, keyOf: () => { throw new Error('bad payload'); }, perKeyConcurrency: 1 });
+    await wq.consume(
+      'q',
+      async (p) => {
+        seen.push(p);
+      },
+      {
+        concurrency: 1,
+        keyOf: () => {
+          throw new Error('bad payload');
+        },
+        perKeyConcurrency: 1,
+      },
+    );
     await wq.enqueue('q', 'j', 'x');
     await eventually(() => expect(seen).toEqual(['x']));
   });
@@ -204,7 +267,15 @@ describe('local work queue', () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs, backoff: { initialMs: 50, maxMs: 50, giveUpAfterMs: 60_000 } });
     let calls = 0;
-    await wq.consume('q', async () => { calls++; await sleep(100); throw new Error('slow failure'); }, { concurrency: 1 });
+    await wq.consume(
+      'q',
+      async () => {
+        calls++;
+        await sleep(100);
+        throw new Error('slow failure');
+      },
+      { concurrency: 1 },
+    );
     await wq.enqueue('q', 'j', null);
     await eventually(() => expect(calls).toBe(1));
     await wq.close();

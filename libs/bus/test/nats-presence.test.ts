@@ -16,9 +16,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const probe = await probeNats();
 const heartbeatMs = 100;
 /** Until the worker routes, knowing `gateways` gateways and `inboxes` inboxes on them. */
-const routing = (worker: NatsPushBus, gateways: number, inboxes: number) => eventually(() => {
-  expect(worker.stats().presence).toEqual({ ready: true, gateways, inboxes });
-});
+const routing = (worker: NatsPushBus, gateways: number, inboxes: number) =>
+  eventually(() => {
+    expect(worker.stats().presence).toEqual({ ready: true, gateways, inboxes });
+  });
 
 if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one with scripts/services.sh up or set NATS_URL')) {
   describe('nats push bus: presence routing', () => {
@@ -43,16 +44,38 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       const tapNc = await connectNats('tap');
       opened.push({ bus: createNatsPushBus(tapNc, { presenceRoot: false }), nc: tapNc });
       const wire = { perInbox: 0, routed: [] as string[] };
-      tapNc.subscribe(`${root}.u.>`, { callback: () => { wire.perInbox++; } });
-      tapNc.subscribe(`${root}.p.to.*`, { callback: (_e, m) => { wire.routed.push(m.subject); } });
+      tapNc.subscribe(`${root}.u.>`, {
+        callback: () => {
+          wire.perInbox++;
+        },
+      });
+      tapNc.subscribe(`${root}.p.to.*`, {
+        callback: (_e, m) => {
+          wire.routed.push(m.subject);
+        },
+      });
       await tapNc.flush();
       const got = new Map<string, PushMessage[]>();
-      const hold = (bus: PushBus, user: string) => bus.subscribe(inboxKey(tenant, user), (m) => got.set(`${user}`, [...(got.get(user) ?? []), m]));
+      const hold = (bus: PushBus, user: string) =>
+        bus.subscribe(inboxKey(tenant, user), (m) => got.set(`${user}`, [...(got.get(user) ?? []), m]));
       return { open, wire, got, hold, key: (user: string): InboxKey => inboxKey(tenant, user), flush: () => tapNc.flush() };
     };
-    const shared = (text: string): Omit<PushMessage, 'inbox'> => ({ prevSeq: 9, group: 'town', entries: [{
-      seq: 10, kind: 'msg', appinfo: `a-${text}`, conv: { type: 'group', id: 'town' }, from: 'x', sendTime: 1, type: 'text', body: { text },
-    }] });
+    const shared = (text: string): Omit<PushMessage, 'inbox'> => ({
+      prevSeq: 9,
+      group: 'town',
+      entries: [
+        {
+          seq: 10,
+          kind: 'msg',
+          appinfo: `a-${text}`,
+          conv: { type: 'group', id: 'town' },
+          from: 'x',
+          sendTime: 1,
+          type: 'text',
+          body: { text },
+        },
+      ],
+    });
 
     it('publishes once per gateway holding members, not once per member, and reaches exactly the named inboxes', async () => {
       const { open, wire, got, hold, key } = await setup();

@@ -45,10 +45,14 @@ describe.skipIf(!available && !required)(`work queue across a nats-server kill -
     await withThrowawayNats({ backoffMs: [200], ackWaitMs: 1_000, maxDeliver: 20 }, async (wq, server) => {
       for (let i = 0; i < 30; i++) await wq.enqueue('fanout', `job-${i}`, i);
       const done = new Set<number>();
-      await wq.consume('fanout', async (payload) => {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        done.add(payload as number);
-      }, { concurrency: 2 });
+      await wq.consume(
+        'fanout',
+        async (payload) => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          done.add(payload as number);
+        },
+        { concurrency: 2 },
+      );
       await eventually(() => expect(done.size).toBeGreaterThanOrEqual(5));
 
       await server.kill9();
@@ -65,7 +69,10 @@ describe.skipIf(!available && !required)('enqueue while nats-server is down', ()
     await withThrowawayNats({}, async (wq, server) => {
       await wq.enqueue('fanout', 'before', 1);
       await server.kill9();
-      const refused = await wq.enqueue('fanout', 'during', 2).then(() => undefined, (err: unknown) => err);
+      const refused = await wq.enqueue('fanout', 'during', 2).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(refused).toBeInstanceOf(SeqlineError);
       expect((refused as SeqlineError).code).toBe('OVERLOADED');
       expect(isNatsUnavailable((refused as SeqlineError).cause)).toBe(true);
@@ -76,7 +83,10 @@ describe.skipIf(!available && !required)('enqueue while nats-server is down', ()
 });
 
 /** A nats-server of the test's own (a port and a store dir) that it may kill -9 and start again. */
-interface ThrowawayServer { start(): void; kill9(): Promise<void> }
+interface ThrowawayServer {
+  start(): void;
+  kill9(): Promise<void>;
+}
 
 /**
  * Runs `body` with a work queue on a throwaway nats-server, then closes the queue and the
@@ -91,7 +101,9 @@ async function withThrowawayNats(
   const port = await freePort();
   let child = startServer(port, storeDir);
   const server: ThrowawayServer = {
-    start: () => { child = startServer(port, storeDir); },
+    start: () => {
+      child = startServer(port, storeDir);
+    },
     kill9: () => kill9(child),
   };
   const nc = await eventuallyConnect(port);

@@ -13,7 +13,9 @@ describe('isNatsUnavailable', () => {
   });
 
   it('holds for a JetStream 503 and not for an API verdict on the request', () => {
-    expect(isNatsUnavailable(new JetStreamApiError({ code: 503, err_code: 10039, description: 'JetStream system temporarily unavailable' }))).toBe(true);
+    expect(
+      isNatsUnavailable(new JetStreamApiError({ code: 503, err_code: 10039, description: 'JetStream system temporarily unavailable' })),
+    ).toBe(true);
     expect(isNatsUnavailable(new JetStreamApiError({ code: 400, err_code: 10054, description: 'maximum payload exceeded' }))).toBe(false);
     expect(isNatsUnavailable(new Error('boom'))).toBe(false);
     expect(isNatsUnavailable('timeout')).toBe(false);

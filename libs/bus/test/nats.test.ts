@@ -18,13 +18,25 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
   workQueueContract(`nats at ${NATS_URL}`, async () => {
     const nc = await connectNats('seqline-contract');
     const wq = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, backoffMs: contractBackoff, ackWaitMs: 2_000, maxDeliver: 4 });
-    return { ...wq, close: async () => { await wq.close(); await nc.close(); } };
+    return {
+      ...wq,
+      close: async () => {
+        await wq.close();
+        await nc.close();
+      },
+    };
   });
 
   pushBusContract(`nats at ${NATS_URL}`, async () => {
     const nc = await connectNats('seqline-push-contract');
     const bus = createNatsPushBus(nc);
-    return { ...bus, close: async () => { await bus.close(); await nc.close(); } };
+    return {
+      ...bus,
+      close: async () => {
+        await bus.close();
+        await nc.close();
+      },
+    };
   });
 
   describe('nats work queue across processes', () => {
@@ -39,7 +51,13 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
         await eventually(() => expect(worker.output()).toContain(`started ${queue}-job 1`), 20_000);
 
         const runs: JobContext[] = [];
-        await survivor.consume(queue, async (_payload, ctx) => { runs.push(ctx); }, { concurrency: 2 });
+        await survivor.consume(
+          queue,
+          async (_payload, ctx) => {
+            runs.push(ctx);
+          },
+          { concurrency: 2 },
+        );
         // The child is alive and keeps its delivery with working(): no redelivery past the ack wait.
         await new Promise((resolve) => setTimeout(resolve, 3 * ackWaitMs));
         expect(runs).toEqual([]);
@@ -66,7 +84,13 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
           expect(await worker.kill()).toBe('SIGKILL');
         }
         const runs: JobContext[] = [];
-        await survivor.consume(queue, async (_p, ctx) => { runs.push(ctx); }, { concurrency: 1 });
+        await survivor.consume(
+          queue,
+          async (_p, ctx) => {
+            runs.push(ctx);
+          },
+          { concurrency: 1 },
+        );
         const deadOfQueue = async () => (await survivor.deadLetters()).filter((job) => job.queue === queue);
         await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 10_000, 100);
         expect((await deadOfQueue())[0]).toMatchObject({ attempts: 2, lastError: expect.stringContaining('without an ack') });
@@ -109,20 +133,34 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
 
 /** A worker process (fixtures/nats-worker.ts) that takes deliveries and never finishes them. */
 function startWorker(queue: string, ackWaitMs: number, maxDeliver: number) {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))], {
-    env: {
-      ...process.env, NATS_URL, QUEUE: queue, STREAM_PREFIX: topology.streamPrefix, SUBJECT_PREFIX: topology.subjectPrefix,
-      ACK_WAIT_MS: String(ackWaitMs), MAX_DELIVER: String(maxDeliver),
+  const child = spawn(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))],
+    {
+      env: {
+        ...process.env,
+        NATS_URL,
+        QUEUE: queue,
+        STREAM_PREFIX: topology.streamPrefix,
+        SUBJECT_PREFIX: topology.subjectPrefix,
+        ACK_WAIT_MS: String(ackWaitMs),
+        MAX_DELIVER: String(maxDeliver),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
   return {
     output: () => out,
     /** kill -9: no close(), no ack, no goodbye to the server. */
-    kill: async () => { child.kill('SIGKILL'); return exited; },
+    kill: async () => {
+      child.kill('SIGKILL');
+      return exited;
+    },
   };
 }
 
@@ -134,8 +172,20 @@ if (probe.ok) {
       const base = uniqueName('dot');
       const seen: string[] = [];
       try {
-        await wq.consume(`${base}.small`, async (p) => { seen.push(`small:${String(p)}`); }, { concurrency: 2 });
-        await wq.consume(`${base}.large`, async (p) => { seen.push(`large:${String(p)}`); }, { concurrency: 2 });
+        await wq.consume(
+          `${base}.small`,
+          async (p) => {
+            seen.push(`small:${String(p)}`);
+          },
+          { concurrency: 2 },
+        );
+        await wq.consume(
+          `${base}.large`,
+          async (p) => {
+            seen.push(`large:${String(p)}`);
+          },
+          { concurrency: 2 },
+        );
         await wq.enqueue(`${base}.small`, `${base}-1`, 'a');
         await wq.enqueue(`${base}.large`, `${base}-2`, 'b');
         await eventually(() => expect(seen.sort()).toEqual(['large:b', 'small:a']));

@@ -93,7 +93,12 @@ describe('PresenceTable', () => {
     t.delta(delta(1, ['alice'], [], 'A'), 0);
     t.delta(delta(1, ['alice'], [], 'B'), 0);
     expect(t.busesOf('alice')).toEqual(['A', 'B']);
-    expect(t.holdersOf(['alice', 'nobody'])).toEqual(new Map([['A', ['alice']], ['B', ['alice']]]));
+    expect(t.holdersOf(['alice', 'nobody'])).toEqual(
+      new Map([
+        ['A', ['alice']],
+        ['B', ['alice']],
+      ]),
+    );
     expect(t.holdersOf(['alice'], 'B')).toEqual(new Map([['A', ['alice']]]));
     expect(t.holdersOf(['nobody']).size).toBe(0);
     t.bye('A');
@@ -115,32 +120,42 @@ describe('PresenceTable', () => {
   it('whatever the network loses, duplicates or reorders, it matches its bus once it says it is ready after a heartbeat', () => {
     const op = fc.record({ user: fc.integer({ min: 0, max: 7 }), held: fc.boolean() });
     const fate = fc.constantFrom('deliver', 'deliver', 'lose', 'twice', 'late');
-    fc.assert(fc.property(fc.array(fc.tuple(fc.array(op, { maxLength: 4 }), fate), { maxLength: 30 }), (ticks) => {
-      // The announcer: its set and its numbered deltas, as PresenceAnnouncer makes them.
-      const held = new Set<string>();
-      let seq = 0;
-      const { t } = table();
-      const late: PresenceDelta[] = [];
-      const snapshot = () => t.snapshotPart({ bus: 'A', seq, part: 0, parts: 1, inboxes: [...held] }, 0);
-      for (const [ops, outcome] of ticks) {
-        const d = delta(seq + 1);
-        for (const { user, held: on } of ops) {
-          const u = `u${user}`;
-          if (on && !held.has(u)) { held.add(u); d.add.push(u); d.del = d.del.filter((x) => x !== u); }
-          if (!on && held.delete(u)) { d.del.push(u); d.add = d.add.filter((x) => x !== u); }
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.array(op, { maxLength: 4 }), fate), { maxLength: 30 }), (ticks) => {
+        // The announcer: its set and its numbered deltas, as PresenceAnnouncer makes them.
+        const held = new Set<string>();
+        let seq = 0;
+        const { t } = table();
+        const late: PresenceDelta[] = [];
+        const snapshot = () => t.snapshotPart({ bus: 'A', seq, part: 0, parts: 1, inboxes: [...held] }, 0);
+        for (const [ops, outcome] of ticks) {
+          const d = delta(seq + 1);
+          for (const { user, held: on } of ops) {
+            const u = `u${user}`;
+            if (on && !held.has(u)) {
+              held.add(u);
+              d.add.push(u);
+              d.del = d.del.filter((x) => x !== u);
+            }
+            if (!on && held.delete(u)) {
+              d.del.push(u);
+              d.add = d.add.filter((x) => x !== u);
+            }
+          }
+          if (d.add.length + d.del.length === 0) continue;
+          seq = d.seq;
+          if (outcome === 'deliver' || outcome === 'twice') t.delta(d, 0);
+          if (outcome === 'twice') t.delta(d, 0);
+          if (outcome === 'late') late.push(d);
+          if (late.length > 0 && outcome === 'deliver') t.delta(late.shift()!, 0);
         }
-        if (d.add.length + d.del.length === 0) continue;
-        seq = d.seq;
-        if (outcome === 'deliver' || outcome === 'twice') t.delta(d, 0);
-        if (outcome === 'twice') t.delta(d, 0);
-        if (outcome === 'late') late.push(d);
-        if (late.length > 0 && outcome === 'deliver') t.delta(late.shift()!, 0);
-      }
-      for (const d of late) t.delta(d, 0);
-      t.beat({ bus: 'A', seq }, 1_000);
-      if (!t.ready(1_000)) snapshot();
-      expect(t.ready(1_000)).toBe(true);
-      for (let u = 0; u < 8; u++) expect(t.busesOf(`u${u}`).length > 0).toBe(held.has(`u${u}`));
-    }), { numRuns: 500 });
+        for (const d of late) t.delta(d, 0);
+        t.beat({ bus: 'A', seq }, 1_000);
+        if (!t.ready(1_000)) snapshot();
+        expect(t.ready(1_000)).toBe(true);
+        for (let u = 0; u < 8; u++) expect(t.busesOf(`u${u}`).length > 0).toBe(held.has(`u${u}`));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -49,7 +49,9 @@ const freshToken = (): string => `${TOKEN_PREFIX}.${(tokenCounter++).toString(36
  * Answers {token} or {token, value}; creates the token (and the hash's TTL) when absent. When
  * the caller already holds the field as of token ARGV[4], answers {token, 1} instead of the value.
  */
-const LOOKUP_SCRIPT = new LuaScript('group-lookup', `
+const LOOKUP_SCRIPT = new LuaScript(
+  'group-lookup',
+  `
 local v = redis.call('HGET', KEYS[1], '${VERSION_FIELD}')
 if not v then
   redis.call('HSET', KEYS[1], '${VERSION_FIELD}', ARGV[2])
@@ -60,14 +62,18 @@ if ARGV[4] == v and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {v,
 local value = redis.call('HGET', KEYS[1], ARGV[1])
 if value then return {v, value} end
 return {v}
-`);
+`,
+);
 
 /** Stores ARGV[3] under field ARGV[1] only if the version token is still ARGV[2]. */
-const FILL_SCRIPT = new LuaScript('group-fill', `
+const FILL_SCRIPT = new LuaScript(
+  'group-fill',
+  `
 if redis.call('HGET', KEYS[1], '${VERSION_FIELD}') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
-`);
+`,
+);
 
 export class CachedGroupStore implements GroupStore {
   private readonly guard: RedisGuard;
@@ -80,7 +86,10 @@ export class CachedGroupStore implements GroupStore {
    */
   private readonly decoded: LruMap<string, { token: string; value: readonly unknown[] }>;
 
-  constructor(private readonly inner: GroupStore, options: CachedGroupOptions) {
+  constructor(
+    private readonly inner: GroupStore,
+    options: CachedGroupOptions,
+  ) {
     this.guard = new RedisGuard(options, 'group-cache');
     this.ttlMs = options.ttlMs ?? 30_000;
     this.decoded = new LruMap(options.decodedMembers ?? 200_000, (entry) => entry.value.length);
@@ -156,7 +165,9 @@ export class CachedGroupStore implements GroupStore {
     const decodedKey = field === 'L' || field === 'M' ? `${key}\u0000${field}` : undefined;
     const held = decodedKey === undefined ? undefined : this.decoded.get(decodedKey);
     const fresh = freshToken();
-    const looked = await this.guard.attempt('group-lookup', () => LOOKUP_SCRIPT.run(this.guard.redis, [key], [field, fresh, this.ttlMs, held?.token ?? '']));
+    const looked = await this.guard.attempt('group-lookup', () =>
+      LOOKUP_SCRIPT.run(this.guard.redis, [key], [field, fresh, this.ttlMs, held?.token ?? '']),
+    );
     const reply = looked.ok && Array.isArray(looked.value) ? looked.value : [];
     const [token, value] = reply as [unknown, unknown];
     if (value === 1 && held !== undefined && token === held.token) {
@@ -171,7 +182,9 @@ export class CachedGroupStore implements GroupStore {
     this.counters.misses++;
     const loaded = await load();
     if (typeof token === 'string') {
-      const filled = await this.guard.attempt('group-fill', () => FILL_SCRIPT.run(this.guard.redis, [key], [field, token, JSON.stringify(loaded)]));
+      const filled = await this.guard.attempt('group-fill', () =>
+        FILL_SCRIPT.run(this.guard.redis, [key], [field, token, JSON.stringify(loaded)]),
+      );
       if (filled.ok && filled.value === 1) return this.keepDecoded(decodedKey, token, loaded);
     }
     return loaded;

@@ -39,7 +39,11 @@ export class ThrottledWarning {
   private lastAt = Number.NEGATIVE_INFINITY;
   private suppressed = 0;
 
-  constructor(private readonly logger: Logger, private readonly everyMs: number, private readonly clock: Clock = systemClock) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly everyMs: number,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   warn(obj: object, msg: string): void {
     const now = this.clock.now();
@@ -66,7 +70,11 @@ export class RedisGuard {
   private lastGeneration: string | null = null;
 
   /** `fallback` names what callers do instead, for the warnings ("bypassing cache", "failing open"). */
-  constructor(options: RedisCacheOptions, component: string, private readonly fallback = 'bypassing cache') {
+  constructor(
+    options: RedisCacheOptions,
+    component: string,
+    private readonly fallback = 'bypassing cache',
+  ) {
     this.redis = options.redis;
     this.logger = (options.logger ?? silentLogger).child({ component });
     this.prefix = options.keyPrefix ?? 'seqline:';

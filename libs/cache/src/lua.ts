@@ -7,7 +7,10 @@ export type ScriptArg = string | number;
 export class LuaScript {
   readonly sha: string;
 
-  constructor(readonly name: string, readonly source: string) {
+  constructor(
+    readonly name: string,
+    readonly source: string,
+  ) {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 

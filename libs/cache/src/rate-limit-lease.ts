@@ -31,7 +31,11 @@ export interface LeasedRateLimiterOptions {
 }
 
 /** `single`: the bucket could not cover a lease; until `until`, take one token per request. */
-interface Lease { tokens: number; until: number; single: boolean }
+interface Lease {
+  tokens: number;
+  until: number;
+  single: boolean;
+}
 
 /** The default lease for a bucket of `burst` tokens: 1/40 of it, 1 to 10 tokens. */
 export function defaultLease(burst: number): number {
@@ -46,8 +50,12 @@ export class LeasedRateLimiter {
   private readonly leaseMs: number;
   private readonly clock: Clock;
 
-  constructor(private readonly buckets: TokenBuckets, options: LeasedRateLimiterOptions) {
-    if (!Number.isInteger(options.lease) || options.lease < 1) throw new RangeError(`lease must be a positive integer, got ${options.lease}`);
+  constructor(
+    private readonly buckets: TokenBuckets,
+    options: LeasedRateLimiterOptions,
+  ) {
+    if (!Number.isInteger(options.lease) || options.lease < 1)
+      throw new RangeError(`lease must be a positive integer, got ${options.lease}`);
     this.lease = options.lease;
     this.leaseMs = options.leaseMs ?? 1000;
     this.clock = options.clock ?? systemClock;

@@ -47,7 +47,9 @@ export interface RedisRateLimiterStats {
  * ('' = Redis TIME). A bucket that would be full is the same as no bucket, so it expires once
  * it could have refilled completely.
  */
-const TAKE_SCRIPT = new LuaScript('rate-limit-take', `
+const TAKE_SCRIPT = new LuaScript(
+  'rate-limit-take',
+  `
 local rate, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 if now == nil then
@@ -69,7 +71,8 @@ end
 redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'u', string.format('%.0f', updated))
 redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate) + 1000)
 return allowed
-`);
+`,
+);
 
 export class RedisRateLimiter {
   private readonly guard: RedisGuard;
@@ -83,13 +86,17 @@ export class RedisRateLimiter {
     }
     this.perMs = options.perSecond / 1000;
     this.prefix = `${options.keyPrefix ?? 'seqline:'}rl:${options.name ?? 'default'}:`;
-    this.guard = new RedisGuard({
-      redis: options.redis,
-      opTimeoutMs: options.opTimeoutMs ?? 100,
-      logger: (options.logger ?? silentLogger).child({ limit: options.name ?? 'default' }),
-      warnEveryMs: options.warnEveryMs ?? 60_000,
-      ...(options.clock ? { clock: options.clock } : {}),
-    }, 'rate-limiter', 'failing open (allowing)');
+    this.guard = new RedisGuard(
+      {
+        redis: options.redis,
+        opTimeoutMs: options.opTimeoutMs ?? 100,
+        logger: (options.logger ?? silentLogger).child({ limit: options.name ?? 'default' }),
+        warnEveryMs: options.warnEveryMs ?? 60_000,
+        ...(options.clock ? { clock: options.clock } : {}),
+      },
+      'rate-limiter',
+      'failing open (allowing)',
+    );
   }
 
   /**
@@ -100,7 +107,8 @@ export class RedisRateLimiter {
     if (!(cost > 0) || !Number.isFinite(cost)) throw new RangeError(`rate limit cost must be a positive number, got ${cost}`);
     const now = this.options.clock ? this.options.clock.now() : '';
     const result = await this.guard.attempt('rate-limit-take', () =>
-      TAKE_SCRIPT.run(this.guard.redis, [`${this.prefix}{${key}}`], [this.perMs, this.options.burst, cost, now]));
+      TAKE_SCRIPT.run(this.guard.redis, [`${this.prefix}{${key}}`], [this.perMs, this.options.burst, cost, now]),
+    );
     if (!result.ok) {
       this.counters.failedOpen++;
       return true;

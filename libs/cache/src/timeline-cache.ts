@@ -5,7 +5,16 @@
  * cached answer is given only where the cache provably holds every entry of the range
  * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
  */
-import { hasLoneSurrogate, type AppendOutcome, type DurableListener, type Entry, type InboxKey, type Logger, type TimelineStore, type WriteGuard } from '@seqline/core';
+import {
+  hasLoneSurrogate,
+  type AppendOutcome,
+  type DurableListener,
+  type Entry,
+  type InboxKey,
+  type Logger,
+  type TimelineStore,
+  type WriteGuard,
+} from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
 import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
@@ -42,7 +51,6 @@ export interface TimelineCacheStats {
   writeFailures: number;
 }
 
-
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
 
 export class CachedTimelineStore implements TimelineStore {
@@ -55,10 +63,19 @@ export class CachedTimelineStore implements TimelineStore {
   /** Cache fills of read misses still in flight, by key. */
   private readonly fills = new Map<string, Promise<unknown>>();
   private readonly counters: TimelineCacheStats = {
-    readHits: 0, readMisses: 0, headHits: 0, headMisses: 0, dedupHits: 0, dedupMisses: 0, writeFailures: 0,
+    readHits: 0,
+    readMisses: 0,
+    headHits: 0,
+    headMisses: 0,
+    dedupHits: 0,
+    dedupMisses: 0,
+    writeFailures: 0,
   };
 
-  constructor(private readonly inner: TimelineStore, options: CachedTimelineOptions) {
+  constructor(
+    private readonly inner: TimelineStore,
+    options: CachedTimelineOptions,
+  ) {
     this.guard = new RedisGuard(options, 'timeline-cache');
     this.maxEntries = options.maxEntries ?? 512;
     this.ttlMs = options.ttlMs ?? 60 * 60_000;
@@ -104,7 +121,9 @@ export class CachedTimelineStore implements TimelineStore {
     // sync miss answered 200 entries about 1.5 ms sooner). One fill per inbox at a time.
     const last = rows.at(-1);
     if (key !== null && last !== undefined && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
-      const fill = this.merge(key, afterSeq, last.seq, rows, 'force').catch(() => undefined).finally(() => this.fills.delete(key));
+      const fill = this.merge(key, afterSeq, last.seq, rows, 'force')
+        .catch(() => undefined)
+        .finally(() => this.fills.delete(key));
       this.fills.set(key, fill);
     }
     return rows;
@@ -238,7 +257,13 @@ export class CachedTimelineStore implements TimelineStore {
       return;
     }
     // These seqs were all above the head, so (first - 1, last] holds exactly these entries.
-    const args = [remembered.length / 2, this.dedupMax, this.dedupTtlMs, ...remembered, ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe')];
+    const args = [
+      remembered.length / 2,
+      this.dedupMax,
+      this.dedupTtlMs,
+      ...remembered,
+      ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe'),
+    ];
     const result = await this.guard.attempt('timeline-append', () => APPEND_SCRIPT.run(this.guard.redis, [key, dedupKey], args));
     if (!result.ok || typeof result.value !== 'string') return this.failWrite(key);
     if (result.value !== 'gap') return;

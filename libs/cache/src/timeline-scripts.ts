@@ -102,9 +102,12 @@ end
 `;
 
 /** merge(KEYS[1], 1): ARGV = from, head, mode, max entries, TTL ms, then seq/json pairs. */
-export const MERGE_SCRIPT = new LuaScript('timeline-merge', `${HELPERS}${MERGE_FUNCTION}
+export const MERGE_SCRIPT = new LuaScript(
+  'timeline-merge',
+  `${HELPERS}${MERGE_FUNCTION}
 return merge(key, 1)
-`);
+`,
+);
 
 /**
  * One append's two cache writes in one call (both keys carry the inbox's hash tag, so they
@@ -112,11 +115,14 @@ return merge(key, 1)
  * ARGV = n (the number of seq/appinfo pairs), max kept, TTL ms, the 2n pairs, then MERGE_SCRIPT's
  * arguments. Answers merge's answer.
  */
-export const APPEND_SCRIPT = new LuaScript('timeline-append', `${HELPERS}${MERGE_FUNCTION}${REMEMBER_FUNCTION}
+export const APPEND_SCRIPT = new LuaScript(
+  'timeline-append',
+  `${HELPERS}${MERGE_FUNCTION}${REMEMBER_FUNCTION}
 local n = tonumber(ARGV[1])
 remember(KEYS[2], 2, 3 + 2 * n)
 return merge(key, 4 + 2 * n)
-`);
+`,
+);
 
 /**
  * Entries with seq > ARGV[1], ascending, at most ARGV[2], when the cache covers that range:
@@ -124,7 +130,9 @@ return merge(key, 4 + 2 * n)
  * {'behind', from, head}. 'behind' means the reader knows a seq above the cached head, so the
  * cache is provably stale: it must not answer "nothing new".
  */
-export const READ_SCRIPT = new LuaScript('timeline-read', `${HELPERS}
+export const READ_SCRIPT = new LuaScript(
+  'timeline-read',
+  `${HELPERS}
 local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local f, h = readMeta(key)
 if f == nil then return {'miss'} end
@@ -134,23 +142,33 @@ local rows = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(after), fmt(h), 'LIMIT'
 local out = {'hit', fmt(f), fmt(h)}
 for i = 1, #rows do out[#out + 1] = rows[i] end
 return out
-`);
+`,
+);
 
 /** The coverage marker alone: {from, head} or {}. */
-export const META_SCRIPT = new LuaScript('timeline-meta', `${HELPERS}
+export const META_SCRIPT = new LuaScript(
+  'timeline-meta',
+  `${HELPERS}
 local f, h = readMeta(key)
 if f == nil then return {} end
 return {fmt(f), fmt(h)}
-`);
+`,
+);
 
 /** Drops the cache if it ends below ARGV[1], a durable head read just before. */
-export const REPAIR_SCRIPT = new LuaScript('timeline-repair', `${HELPERS}
+export const REPAIR_SCRIPT = new LuaScript(
+  'timeline-repair',
+  `${HELPERS}
 local f, h = readMeta(key)
 if f ~= nil and h < tonumber(ARGV[1]) then redis.call('DEL', key) return 1 end
 return 0
-`);
+`,
+);
 
 /** remember(KEYS[1], 1, #ARGV): ARGV = max kept, TTL ms, then seq/appinfo pairs. */
-export const REMEMBER_APPINFOS_SCRIPT = new LuaScript('dedup-remember', `${REMEMBER_FUNCTION}
+export const REMEMBER_APPINFOS_SCRIPT = new LuaScript(
+  'dedup-remember',
+  `${REMEMBER_FUNCTION}
 return remember(KEYS[1], 1, #ARGV)
-`);
+`,
+);

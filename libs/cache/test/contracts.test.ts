@@ -44,16 +44,20 @@ function opener<T>(label: string, connect: () => Promise<Redis>, decorate: Decor
   };
 }
 
-const timeline = (options: Partial<CachedTimelineOptions> = {}): Decorate<TimelineStore> =>
-  (engine, redis, keyPrefix) => new CachedTimelineStore(engine.timeline, { redis, keyPrefix, ...options });
+const timeline =
+  (options: Partial<CachedTimelineOptions> = {}): Decorate<TimelineStore> =>
+  (engine, redis, keyPrefix) =>
+    new CachedTimelineStore(engine.timeline, { redis, keyPrefix, ...options });
 const groups: Decorate<GroupStore> = (engine, redis, keyPrefix) => new CachedGroupStore(engine.groups, { redis, keyPrefix });
 
 const probe = await probeRedis();
 describeWithRedis('redis decorators (live Redis)', probe, () => {
   const live = (): Promise<Redis> => connectRedis();
   timelineStoreContract('redis cache over LMDB', opener('tl', live, timeline()));
-  timelineStoreContract('redis cache over LMDB, 3 entries per inbox, head from cache',
-    opener('tl-small', live, timeline({ maxEntries: 3, dedupMaxPerInbox: 2, headSeqFromCache: true })));
+  timelineStoreContract(
+    'redis cache over LMDB, 3 entries per inbox, head from cache',
+    opener('tl-small', live, timeline({ maxEntries: 3, dedupMaxPerInbox: 2, headSeqFromCache: true })),
+  );
   groupStoreContract('redis cache over LMDB', opener('grp', live, groups));
 });
 

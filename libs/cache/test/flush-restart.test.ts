@@ -41,14 +41,23 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
     data.remove();
   });
 
-  const opArb = (lossy: boolean): fc.Arbitrary<Op> => fc.oneof(
-    { weight: 5, arbitrary: fc.record({ op: fc.constant('append' as const), gap: fc.integer({ min: 1, max: 3 }), size: fc.integer({ min: 1, max: 4 }), dupOf: fc.option(fc.nat(40)) }) },
-    { weight: lossy ? 1 : 0, arbitrary: fc.record({ op: fc.constant('lostAppend' as const), gap: fc.integer({ min: 1, max: 3 }) }) },
-    { weight: 4, arbitrary: fc.record({ op: fc.constant('read' as const), pick: fc.nat(60), limit: fc.integer({ min: 1, max: 8 }) }) },
-    { weight: 3, arbitrary: fc.constant({ op: 'sync' as const }) },
-    { weight: 1, arbitrary: fc.constant({ op: 'flush' as const }) },
-    { weight: 1, arbitrary: fc.constant({ op: 'expire' as const }) },
-  );
+  const opArb = (lossy: boolean): fc.Arbitrary<Op> =>
+    fc.oneof(
+      {
+        weight: 5,
+        arbitrary: fc.record({
+          op: fc.constant('append' as const),
+          gap: fc.integer({ min: 1, max: 3 }),
+          size: fc.integer({ min: 1, max: 4 }),
+          dupOf: fc.option(fc.nat(40)),
+        }),
+      },
+      { weight: lossy ? 1 : 0, arbitrary: fc.record({ op: fc.constant('lostAppend' as const), gap: fc.integer({ min: 1, max: 3 }) }) },
+      { weight: 4, arbitrary: fc.record({ op: fc.constant('read' as const), pick: fc.nat(60), limit: fc.integer({ min: 1, max: 8 }) }) },
+      { weight: 3, arbitrary: fc.constant({ op: 'sync' as const }) },
+      { weight: 1, arbitrary: fc.constant({ op: 'flush' as const }) },
+      { weight: 1, arbitrary: fc.constant({ op: 'expire' as const }) },
+    );
 
   /**
    * Plays the ops against the cache; checks every readAfter against the store. `exact`: all
@@ -79,11 +88,14 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
               return msgEntry(head + step.gap + i, appinfo);
             });
             const outcomes = await store.append(inbox, entries);
-            entries.forEach((entry, i) => { if (!outcomes[i]?.duplicate) appinfos.push(entry.appinfo); });
+            entries.forEach((entry, i) => {
+              if (!outcomes[i]?.duplicate) appinfos.push(entry.appinfo);
+            });
             head = Math.max(head, ...outcomes.filter((o) => !o.duplicate).map((o) => o.seq));
             break;
           }
-          case 'lostAppend': { // durable, but the cache never heard of it
+          case 'lostAppend': {
+            // durable, but the cache never heard of it
             const entry = msgEntry(head + step.gap, `lost${head}`);
             await engine.timeline.append(inbox, [entry]);
             appinfos.push(entry.appinfo);
@@ -93,7 +105,8 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
           case 'read':
             await check(step.pick > 50 ? head : Math.min(step.pick, head), step.limit);
             break;
-          case 'sync': { // a client paging from its max seq: seen seqs must stay a prefix
+          case 'sync': {
+            // a client paging from its max seq: seen seqs must stay a prefix
             const page = await check(client.maxSeq, 3);
             client.seen.push(...page.map((entry) => entry.seq));
             client.maxSeq = page.at(-1)?.seq ?? client.maxSeq;
@@ -115,18 +128,24 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
     }
   }
 
-  it('property: with FLUSHALL between appends, every answer equals the store\'s', async () => {
+  it("property: with FLUSHALL between appends, every answer equals the store's", async () => {
     let hits = 0;
-    await fc.assert(fc.asyncProperty(fc.array(opArb(false), { minLength: 5, maxLength: 40 }), async (ops) => {
-      hits += (await play(ops, true)).hits;
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb(false), { minLength: 5, maxLength: 40 }), async (ops) => {
+        hits += (await play(ops, true)).hits;
+      }),
+      { numRuns: 60 },
+    );
     expect(hits).toBeGreaterThan(0); // the cache did answer, not only the store
   });
 
   it('property: with lost cache writes too, answers are stale at worst, never skip', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(opArb(true), { minLength: 5, maxLength: 40 }), async (ops) => {
-      await play(ops, false);
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb(true), { minLength: 5, maxLength: 40 }), async (ops) => {
+        await play(ops, false);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('a restart that restores an older copy is detected; epoch-keyed caches ignore the old copy', async () => {
@@ -145,15 +164,36 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
       const tenant = uniqueTenant();
       const x = inboxKey(tenant, 'x');
       const y = inboxKey(tenant, 'y');
-      const group: GroupRecord = { key: groupKey(tenant, 'g'), tenant, id: 'g', name: 'g', admin: 'a', tier: 'small', memberCount: 2, createdAt: 1 };
+      const group: GroupRecord = {
+        key: groupKey(tenant, 'g'),
+        tenant,
+        id: 'g',
+        name: 'g',
+        admin: 'a',
+        tier: 'small',
+        memberCount: 2,
+        createdAt: 1,
+      };
       await groupsWithEpoch.createGroup(group, ['a', 'b'], { time: 1, gseq: 0 });
-      await withEpoch.append(x, [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `x${seq}`)));
-      await plain.append(y, [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `y${seq}`)));
+      await withEpoch.append(
+        x,
+        [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `x${seq}`)),
+      );
+      await plain.append(
+        y,
+        [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `y${seq}`)),
+      );
       expect(await groupsWithEpoch.listMembers(group.key)).toEqual(['a', 'b']);
       expect(await groupsPlain.listMembers(group.key)).toEqual(['a', 'b']);
       await client.save(); // the copy the restart will bring back
-      await withEpoch.append(x, [6, 7, 8].map((seq) => msgEntry(seq, `x${seq}`)));
-      await plain.append(y, [6, 7, 8].map((seq) => msgEntry(seq, `y${seq}`)));
+      await withEpoch.append(
+        x,
+        [6, 7, 8].map((seq) => msgEntry(seq, `x${seq}`)),
+      );
+      await plain.append(
+        y,
+        [6, 7, 8].map((seq) => msgEntry(seq, `y${seq}`)),
+      );
       await groupsWithEpoch.removeMembers(group.key, ['b'], { time: 2, gseq: 1 });
 
       await server.crashAndRestart();

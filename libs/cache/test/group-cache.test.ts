@@ -36,7 +36,16 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
   const at = (time: number, gseq = 0): { time: number; gseq: number } => ({ time, gseq });
   async function newGroup(store: GroupStore, members: string[]): Promise<GroupRecord> {
     const tenant = uniqueTenant();
-    const group: GroupRecord = { key: groupKey(tenant, 'g'), tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small', memberCount: members.length, createdAt: 1 };
+    const group: GroupRecord = {
+      key: groupKey(tenant, 'g'),
+      tenant,
+      id: 'g',
+      name: 'g',
+      admin: 'alice',
+      tier: 'small',
+      memberCount: members.length,
+      createdAt: 1,
+    };
     expect(await store.createGroup(group, members, at(1000))).toBe(true);
     return group;
   }
@@ -45,16 +54,20 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const store = cached();
     const group = await newGroup(store, ['alice', 'bob']);
     const reads = async (): Promise<unknown[]> => [
-      await store.getGroup(group.key), await store.listMembers(group.key),
-      await store.getMembership(group.key, 'bob'), await store.getMembership(group.key, 'nobody'),
+      await store.getGroup(group.key),
+      await store.listMembers(group.key),
+      await store.getMembership(group.key, 'bob'),
+      await store.getMembership(group.key, 'nobody'),
     ];
     const first = await reads();
     const hits = store.stats().hits;
     expect(await reads()).toEqual(first);
     expect(store.stats().hits).toBe(hits + 4);
     expect(first).toEqual([
-      await engine.groups.getGroup(group.key), await engine.groups.listMembers(group.key),
-      await engine.groups.getMembership(group.key, 'bob'), null,
+      await engine.groups.getGroup(group.key),
+      await engine.groups.listMembers(group.key),
+      await engine.groups.getMembership(group.key, 'bob'),
+      null,
     ]);
   });
 
@@ -82,9 +95,13 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
   it('a read that loaded the old value before a write cannot store it after the write', async () => {
     // The reader's store read is held until the writer has written and invalidated.
     let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => { release = resolve; });
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let loadedOld: () => void = () => {};
-    const loaded = new Promise<void>((resolve) => { loadedOld = resolve; });
+    const loaded = new Promise<void>((resolve) => {
+      loadedOld = resolve;
+    });
     const slowInner: GroupStore = Object.create(engine.groups) as GroupStore;
     slowInner.getMembership = async (key: GroupKey, user: string): Promise<Membership | null> => {
       const value = await engine.groups.getMembership(key, user);
@@ -137,7 +154,7 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     expect(await store.listMembers(group.key)).toEqual(['alice', 'bob']);
   });
 
-  it('many concurrent readers and writers end with the store\'s answer', async () => {
+  it("many concurrent readers and writers end with the store's answer", async () => {
     const store = cached();
     const group = await newGroup(store, ['u00']);
     const users = Array.from({ length: 30 }, (_, i) => `u${String(i + 1).padStart(2, '0')}`);
@@ -147,7 +164,8 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
       ...users.map((user) => store.getMembership(group.key, user)),
     ]);
     expect(await store.listMembers(group.key)).toEqual(await engine.groups.listMembers(group.key));
-    for (const user of users) expect(await store.getMembership(group.key, user)).toEqual(await engine.groups.getMembership(group.key, user));
+    for (const user of users)
+      expect(await store.getMembership(group.key, user)).toEqual(await engine.groups.getMembership(group.key, user));
   });
 
   it('keeps member lists decoded while their version holds: Redis confirms it and sends no list', async () => {
@@ -170,7 +188,7 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     expect(store.stats().decodedHits).toBe(1);
   });
 
-  it('a decoded list is dropped by any write, from any process, by the hash\'s expiry and by a flush', async () => {
+  it("a decoded list is dropped by any write, from any process, by the hash's expiry and by a flush", async () => {
     const reader = cached(engine.groups, { ttlMs: 300 });
     const writer = cached();
     const group = await newGroup(writer, ['alice']);

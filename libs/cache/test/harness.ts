@@ -14,7 +14,13 @@ import { createCacheRedisClient } from '../src/index.ts';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export async function probeRedis(url = REDIS_URL): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2_000, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2_000,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();
@@ -45,8 +51,14 @@ export async function connectRedis(url = REDIS_URL): Promise<Redis> {
 export function waitReady(redis: Redis, timeoutMs = 10_000): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { redis.off('ready', onReady); reject(new Error(`redis not ready after ${timeoutMs} ms`)); }, timeoutMs);
-    const onReady = (): void => { clearTimeout(timer); resolve(); };
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      reject(new Error(`redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
     redis.once('ready', onReady);
   });
 }
@@ -63,7 +75,9 @@ export function uniquePrefix(): string {
 export function useRedisPerSuite(): { readonly redis: Redis; readonly keyPrefix: string } {
   const keyPrefix = uniquePrefix();
   let redis: Redis | undefined;
-  beforeAll(async () => { redis = await connectRedis(); });
+  beforeAll(async () => {
+    redis = await connectRedis();
+  });
   afterAll(async () => {
     if (redis === undefined) return;
     await deleteKeys(redis, keyPrefix);
@@ -104,7 +118,10 @@ export async function freePort(): Promise<number> {
 /** A TCP server that accepts connections and never answers: a hung Redis. */
 export async function blackHole(): Promise<{ url: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => { sockets.add(socket); socket.on('error', () => {}); });
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
@@ -158,10 +175,28 @@ export class PrivateRedis {
   }
 
   private async launch(): Promise<void> {
-    const child = spawn('redis-server', [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.data.dir, '--dbfilename', 'dump.rdb',
-      '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning',
-    ], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.data.dir,
+        '--dbfilename',
+        'dump.rdb',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: 'ignore' },
+    );
     this.child = child;
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
@@ -197,9 +232,15 @@ export function recordingLogger(): Logger & { warnings: Array<{ obj: object; msg
   const warnings: Array<{ obj: object; msg?: string }> = [];
   const logger = {
     warnings,
-    debug() {}, info() {}, error() {},
-    warn(obj: object, msg?: string) { warnings.push({ obj, ...(msg === undefined ? {} : { msg }) }); },
-    child() { return logger; },
+    debug() {},
+    info() {},
+    error() {},
+    warn(obj: object, msg?: string) {
+      warnings.push({ obj, ...(msg === undefined ? {} : { msg }) });
+    },
+    child() {
+      return logger;
+    },
   };
   return logger;
 }

@@ -5,7 +5,10 @@ import { LeasedRateLimiter, type TokenBuckets } from '../src/index.ts';
 /** A bucket with a fixed number of tokens (no refill), counting the costs asked of it. */
 class CountedBucket implements TokenBuckets {
   calls: number[] = [];
-  constructor(public tokens: number, readonly burst?: number) {}
+  constructor(
+    public tokens: number,
+    readonly burst?: number,
+  ) {}
   async take(_key: string, cost = 1): Promise<boolean> {
     this.calls.push(cost);
     if (cost > this.tokens || (this.burst !== undefined && cost > this.burst)) return false;

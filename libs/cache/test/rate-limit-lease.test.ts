@@ -15,7 +15,8 @@ class CountedBucket implements TokenBuckets {
   }
 }
 
-const takeAll = (limiter: LeasedRateLimiter, key: string, n: number) => Promise.all(Array.from({ length: n }, () => limiter.take(key)));
+const takeAll = (limiter: LeasedRateLimiter, key: string, n: number) =>
+  Promise.all(Array.from({ length: n }, async () => limiter.take(key)));
 
 describe('LeasedRateLimiter', () => {
   it('spends a lease locally and synchronously: one bucket call per lease', async () => {
@@ -85,7 +86,8 @@ describeWithRedis('LeasedRateLimiter over RedisRateLimiter (live Redis)', probe,
       return { buckets, limiter: new LeasedRateLimiter(buckets, { lease: 10 }) };
     });
   };
-  const callsTo = (pair: { buckets: RedisRateLimiter }[]) => pair.reduce((sum, { buckets }) => sum + buckets.stats().allowed + buckets.stats().refused, 0);
+  const callsTo = (pair: { buckets: RedisRateLimiter }[]) =>
+    pair.reduce((sum, { buckets }) => sum + buckets.stats().allowed + buckets.stats().refused, 0);
 
   it('two gateways under the limit: every take allowed, about one Redis call per lease', async () => {
     const pair = gateways(95);

@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createCacheRedisClient, RedisRateLimiter, type RedisRateLimiterOptions } from '../src/index.ts';
 import {
-  blackHole, connectRedis, describeWithRedis, freePort, probeRedis, recordingLogger, sleep, useRedisPerSuite, waitReady,
+  blackHole,
+  connectRedis,
+  describeWithRedis,
+  freePort,
+  probeRedis,
+  recordingLogger,
+  sleep,
+  useRedisPerSuite,
+  waitReady,
 } from './harness.ts';
 
 const probe = await probeRedis();
@@ -12,8 +20,10 @@ describeWithRedis('RedisRateLimiter (live Redis)', probe, () => {
   const shared = useRedisPerSuite();
   const { keyPrefix } = shared;
 
-  const limiter = (options: Partial<RedisRateLimiterOptions> & Pick<RedisRateLimiterOptions, 'perSecond' | 'burst'>, client = shared.redis): RedisRateLimiter =>
-    new RedisRateLimiter({ redis: client, keyPrefix, ...options });
+  const limiter = (
+    options: Partial<RedisRateLimiterOptions> & Pick<RedisRateLimiterOptions, 'perSecond' | 'burst'>,
+    client = shared.redis,
+  ): RedisRateLimiter => new RedisRateLimiter({ redis: client, keyPrefix, ...options });
   const takes = async (rl: RedisRateLimiter, key: string, n: number): Promise<boolean[]> => {
     const out: boolean[] = [];
     for (let i = 0; i < n; i++) out.push(await rl.take(key));
@@ -66,7 +76,9 @@ describeWithRedis('RedisRateLimiter (live Redis)', probe, () => {
     const others = await Promise.all([connectRedis(), connectRedis(), connectRedis()]);
     try {
       const limiters = [shared.redis, ...others].map((client) => limiter({ perSecond: 0.001, burst: 10, name: 'shared' }, client));
-      const results = await Promise.all(Array.from({ length: 80 }, (_, i) => (limiters[i % limiters.length] as RedisRateLimiter).take('hot')));
+      const results = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => (limiters[i % limiters.length] as RedisRateLimiter).take('hot')),
+      );
       expect(results.filter(Boolean)).toHaveLength(10);
     } finally {
       for (const client of others) client.disconnect();

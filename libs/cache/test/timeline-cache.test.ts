@@ -78,7 +78,12 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(await store.readAfter(inbox, 4, 100)).toEqual(await inner.readAfter(inbox, 4, 100)); // reaches the head
     await store.fillsSettled(); // the answer did not wait for its cache fill
     expect(store.stats().readMisses).toBe(stats.readMisses + 2);
-    for (const [after, limit] of [[4, 10], [8, 3], [14, 100], [20, 5]] as const) {
+    for (const [after, limit] of [
+      [4, 10],
+      [8, 3],
+      [14, 100],
+      [20, 5],
+    ] as const) {
       expect(await store.readAfter(inbox, after, limit)).toEqual(await inner.readAfter(inbox, after, limit));
     }
     expect(store.stats().readHits).toBe(stats.readHits + 4);
@@ -184,7 +189,9 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(told).toEqual([outcomes]);
     expect(await sizeWhenTold).toBe(0);
     expect(await redis.zcard(tlKey(inbox))).toBeGreaterThan(0);
-    const more = await store.append(inbox, batch([3]), undefined, () => { throw new Error('listener bug'); });
+    const more = await store.append(inbox, batch([3]), undefined, () => {
+      throw new Error('listener bug');
+    });
     expect(more).toEqual([{ seq: 3, duplicate: false }]);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(batch([1, 2, 3]));
   });
@@ -201,14 +208,23 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
     const store = cached();
     const inbox = fresh();
-    expect(await store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')]))
-      .toEqual([{ seq: 1, duplicate: false }, { seq: 2, duplicate: false }, { seq: 1, duplicate: true }]);
-    expect(await store.append(inbox, [msgEntry(4, 'b'), msgEntry(5, 'c')]))
-      .toEqual([{ seq: 2, duplicate: true }, { seq: 5, duplicate: false }]);
+    expect(await store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
+      { seq: 1, duplicate: false },
+      { seq: 2, duplicate: false },
+      { seq: 1, duplicate: true },
+    ]);
+    expect(await store.append(inbox, [msgEntry(4, 'b'), msgEntry(5, 'c')])).toEqual([
+      { seq: 2, duplicate: true },
+      { seq: 5, duplicate: false },
+    ]);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
     const before = store.stats();
     const found = await store.findSeqs(inbox, ['a', 'b', 'c', 'c']);
-    expect([...found.entries()].sort()).toEqual([['a', 1], ['b', 2], ['c', 5]]);
+    expect([...found.entries()].sort()).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['c', 5],
+    ]);
     expect(store.stats().dedupHits - before.dedupHits).toBe(3);
     expect(store.stats().dedupMisses).toBe(before.dedupMisses);
   });
@@ -219,7 +235,11 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     await store.append(inbox, batch(range(1, 4), 'x'));
     await inner.append(inbox, [msgEntry(5, 'bypass')]);
     const found = await store.findSeqs(inbox, ['x1', 'x4', 'bypass', 'never']);
-    expect([...found.entries()].sort()).toEqual([['bypass', 5], ['x1', 1], ['x4', 4]]);
+    expect([...found.entries()].sort()).toEqual([
+      ['bypass', 5],
+      ['x1', 1],
+      ['x4', 4],
+    ]);
     await redis.del(`${keyPrefix}dd:0:{${inbox}}`);
     expect((await store.findSeqs(inbox, ['x3'])).get('x3')).toBe(3);
     // An append of duplicates only (nothing to cache) still remembers their original seqs.
@@ -250,16 +270,20 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
       const readers = readerClients.map((client) => cached({ headSeqFromCache: true }, client));
       const inboxes = Array.from({ length: 8 }, fresh);
       let writing = true;
-      const writes = Promise.all(inboxes.map(async (inbox, i) => {
-        let seq = 0;
-        for (let n = 0; n < 40; n++) {
-          const size = 1 + ((n + i) % 3);
-          seq += 1 + ((n * 7 + i) % 3); // uneven gaps
-          const entries = batch(range(seq, seq + size - 1), `w${n}-`);
-          seq += size - 1;
-          await writer.append(inbox, entries);
-        }
-      })).finally(() => { writing = false; });
+      const writes = Promise.all(
+        inboxes.map(async (inbox, i) => {
+          let seq = 0;
+          for (let n = 0; n < 40; n++) {
+            const size = 1 + ((n + i) % 3);
+            seq += 1 + ((n * 7 + i) % 3); // uneven gaps
+            const entries = batch(range(seq, seq + size - 1), `w${n}-`);
+            seq += size - 1;
+            await writer.append(inbox, entries);
+          }
+        }),
+      ).finally(() => {
+        writing = false;
+      });
       // Each reader follows each inbox like a client: sync from its max seq, small pages.
       const follow = async (reader: CachedTimelineStore, inbox: InboxKey): Promise<number[]> => {
         const seen: number[] = [];
@@ -273,7 +297,9 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
           if (page.length === 0) await new Promise((resolve) => setImmediate(resolve));
         }
       };
-      const followed = await Promise.all(readers.flatMap((reader) => inboxes.map(async (inbox) => ({ inbox, seen: await follow(reader, inbox) }))));
+      const followed = await Promise.all(
+        readers.flatMap((reader) => inboxes.map(async (inbox) => ({ inbox, seen: await follow(reader, inbox) }))),
+      );
       await writes;
       for (const { inbox, seen } of followed) {
         expect(seen).toEqual((await inner.readAfter(inbox, 0, 10_000)).map((entry) => entry.seq));

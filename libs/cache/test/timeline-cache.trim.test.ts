@@ -60,6 +60,9 @@ describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
     expect(store.stats().readHits).toBe(hits + 1);
     // A resend of an appinfo still in the dedup set is found there, an older one in the store.
     const found = await store.findSeqs(inbox, ['m300', 'm1']);
-    expect([...found.entries()].sort()).toEqual([['m1', 1], ['m300', 300]]);
+    expect([...found.entries()].sort()).toEqual([
+      ['m1', 1],
+      ['m300', 300],
+    ]);
   });
 });

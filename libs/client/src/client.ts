@@ -1,7 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import {
-  backoffDelay, DEFAULT_BUSY_BACKOFF, DEFAULT_RECONNECT_BACKOFF, sleep, type BackoffOptions,
-} from './backoff.ts';
+import { backoffDelay, DEFAULT_BUSY_BACKOFF, DEFAULT_RECONNECT_BACKOFF, sleep, type BackoffOptions } from './backoff.ts';
 import { Connection } from './connection.ts';
 import { GroupFollower, streamHints } from './group-follower.ts';
 import { SeqlineClientError } from './errors.ts';
@@ -42,18 +40,23 @@ export class SeqlineClient {
       silentTimeoutsBeforeReconnect: opts.silentTimeoutsBeforeReconnect ?? 2,
       logger: this.logger,
       onOpen: () => this.onOpen(),
-      onClose: () => this.emit('state', 'disconnected'),
+      onClose: () => {
+        void this.emit('state', 'disconnected');
+      },
       onPush: (push) => this.onPush(push),
       onGroupPush: (push) => this.onGroupPush(push),
     });
-    this.follower = opts.followGroups === false ? null : new GroupFollower({
-      fetchPage: (group, afterGseq, limit) => this.request('group.history', { group, afterGseq, limit }),
-      // An ack of 0 never moves the cursor; its answer is where the cursor is.
-      serverCursor: async (group) => (await this.request('group.ack', { group, gseq: 0 })).cursor,
-      deliver: (group, messages) => this.emit('groupMessages', { group, messages }),
-      pageLimit: opts.syncPageLimit ?? 200,
-      logger: this.logger,
-    });
+    this.follower =
+      opts.followGroups === false
+        ? null
+        : new GroupFollower({
+            fetchPage: (group, afterGseq, limit) => this.request('group.history', { group, afterGseq, limit }),
+            // An ack of 0 never moves the cursor; its answer is where the cursor is.
+            serverCursor: async (group) => (await this.request('group.ack', { group, gseq: 0 })).cursor,
+            deliver: (group, messages) => this.emit('groupMessages', { group, messages }),
+            pageLimit: opts.syncPageLimit ?? 200,
+            logger: this.logger,
+          });
     this.engine = new SyncEngine({
       store: opts.store ?? new MemoryMaxSeqStore(),
       pageLimit: opts.syncPageLimit ?? 200,
@@ -241,10 +244,13 @@ export class SeqlineClient {
       const code = err instanceof SeqlineClientError ? err.code : 'UNKNOWN';
       this.logger.warn({ err, code, failures: this.syncFailures }, 'seqline: sync failed');
       if (!this.conn.isOpen || this.syncRetryTimer) return;
-      this.syncRetryTimer = setTimeout(() => {
-        this.syncRetryTimer = null;
-        if (!this.closed) this.triggerSync();
-      }, backoffDelay(this.syncFailures, this.busyBackoff));
+      this.syncRetryTimer = setTimeout(
+        () => {
+          this.syncRetryTimer = null;
+          if (!this.closed) this.triggerSync();
+        },
+        backoffDelay(this.syncFailures, this.busyBackoff),
+      );
     });
   }
 

@@ -2,8 +2,14 @@ import { backoffDelay, type BackoffOptions } from './backoff.ts';
 import { SeqlineClientError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
 import {
-  frameText, OPEN, resolveWebSocket, socketUrl,
-  type ResolvedWebSocket, type TokenTransport, type WebSocketConstructor, type WebSocketLike,
+  frameText,
+  OPEN,
+  resolveWebSocket,
+  socketUrl,
+  type ResolvedWebSocket,
+  type TokenTransport,
+  type WebSocketConstructor,
+  type WebSocketLike,
 } from './socket.ts';
 import { parseServerFrame, type GroupPushFrame, type Obj, type PushFrame } from './wire.ts';
 
@@ -171,9 +177,10 @@ export class Connection {
       if (this.stopped) return;
       const transport = resolved.transport;
       const url = socketUrl(this.opts.url, transport === 'query' ? token : null);
-      socket = transport === 'header'
-        ? new resolved.ctor(url, undefined, { headers: { Authorization: `Bearer ${token}` } })
-        : new resolved.ctor(url);
+      socket =
+        transport === 'header'
+          ? new resolved.ctor(url, undefined, { headers: { Authorization: `Bearer ${token}` } })
+          : new resolved.ctor(url);
     } catch (err) {
       this.opts.logger.error({ err }, 'seqline: cannot open a socket');
       this.scheduleReconnect();
@@ -239,8 +246,9 @@ export class Connection {
     }
     const entry = frame.id === null ? undefined : this.inFlight.get(frame.id);
     if (!entry) {
-      const log = frame.id === null ? this.opts.logger.warn : this.opts.logger.debug;
-      log.call(this.opts.logger, { id: frame.id, ok: frame.ok }, 'seqline: reply to no pending request');
+      const fields = { id: frame.id, ok: frame.ok };
+      if (frame.id === null) this.opts.logger.warn(fields, 'seqline: reply to no pending request');
+      else this.opts.logger.debug(fields, 'seqline: reply to no pending request');
       return;
     }
     this.inFlight.delete(frame.id as number);

@@ -13,7 +13,11 @@ export type ClientSideCode = 'TIMEOUT' | 'DISCONNECTED' | 'CLOSED' | 'PROTOCOL' 
 export type ClientErrorCode = ErrorCode | ClientSideCode;
 
 export class SeqlineClientError extends Error {
-  constructor(readonly code: ClientErrorCode | string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: ClientErrorCode | (string & {}),
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'SeqlineClientError';
   }

@@ -72,7 +72,10 @@ export class GroupFollower {
         await this.catchUp(group);
         return 'gap';
       }
-      await this.apply(group, messages.filter((m) => m.gseq > pos));
+      await this.apply(
+        group,
+        messages.filter((m) => m.gseq > pos),
+      );
       return 'applied';
     });
   }
@@ -114,7 +117,9 @@ export class GroupFollower {
     const run = (this.queues.get(group) ?? Promise.resolve()).then(task);
     const tail = run.catch(() => undefined);
     this.queues.set(group, tail);
-    void tail.then(() => { if (this.queues.get(group) === tail) this.queues.delete(group); });
+    void tail.then(() => {
+      if (this.queues.get(group) === tail) this.queues.delete(group);
+    });
     return run;
   }
 }

@@ -17,6 +17,19 @@ export type { BackoffOptions } from './backoff.ts';
 export type { TokenTransport, WebSocketConstructor, WebSocketLike } from './socket.ts';
 export { ERROR_CODES, ENTRY_KINDS } from './wire.ts';
 export type {
-  Conv, Entry, EntryKind, ErrorCode, GroupMessage, GroupNews, GroupPushFrame, Json, OpArgs, OpName, OpResult, Ops,
-  Recipient, SyncResult, Tier,
+  Conv,
+  Entry,
+  EntryKind,
+  ErrorCode,
+  GroupMessage,
+  GroupNews,
+  GroupPushFrame,
+  Json,
+  OpArgs,
+  OpName,
+  OpResult,
+  Ops,
+  Recipient,
+  SyncResult,
+  Tier,
 } from './wire.ts';

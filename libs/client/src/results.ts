@@ -24,20 +24,30 @@ const membership: Check = (r) => tier(r['tier']) && num(r['memberCount']);
 const CHECKS: { [O in OpName]: Check } = {
   send: (r) => isSeq(r['seq']) && num(r['sendTime']) && bool(r['duplicate']),
   // `groups` may be omitted by a server with no read-fanout groups; normalised to [] below.
-  sync: (r) => isEntryList(r['entries']) && isSeq(r['headSeq']) && bool(r['hasMore']) &&
-    (r['groups'] === undefined || isGroupNewsList(r['groups'])),
+  sync: (r) =>
+    isEntryList(r['entries']) && isSeq(r['headSeq']) && bool(r['hasMore']) && (r['groups'] === undefined || isGroupNewsList(r['groups'])),
   history: (r) => isEntryList(r['entries']) && bool(r['hasMore']),
   read: (r) => isSeq(r['seq']),
   recall: (r) => isSeq(r['seq']),
   'group.create': (r) => str(r['group']) && tier(r['tier']),
   'group.add': membership,
   'group.remove': membership,
-  'group.info': (r) => (r['group'] === undefined || str(r['group'])) && str(r['name']) && tier(r['tier']) && num(r['memberCount']) &&
-    (r['fanout'] === 'write' || r['fanout'] === 'read') && isSeq(r['headGseq']),
+  'group.info': (r) =>
+    (r['group'] === undefined || str(r['group'])) &&
+    str(r['name']) &&
+    tier(r['tier']) &&
+    num(r['memberCount']) &&
+    (r['fanout'] === 'write' || r['fanout'] === 'read') &&
+    isSeq(r['headGseq']),
   'group.history': (r) => isGroupMessageList(r['messages']) && bool(r['hasMore']),
   'group.ack': (r) => isSeq(r['cursor']),
-  'group.readers': (r) => isSeq(r['gseq']) && num(r['readCount']) && num(r['unreadCount'])
-    && Array.isArray(r['readers']) && r['readers'].every(str) && bool(r['hasMore']),
+  'group.readers': (r) =>
+    isSeq(r['gseq']) &&
+    num(r['readCount']) &&
+    num(r['unreadCount']) &&
+    Array.isArray(r['readers']) &&
+    r['readers'].every(str) &&
+    bool(r['hasMore']),
   auth: (r) => r['exp'] === null || num(r['exp']),
 };
 

@@ -72,8 +72,8 @@ async function importWs(): Promise<WebSocketConstructor> {
   } catch (err) {
     throw new SeqlineClientError(
       'CONFIG',
-      'no WebSocket: this runtime has no global WebSocket (Node < 22) and the ws package is not installed; '
-        + 'install ws or pass the WebSocket option',
+      'no WebSocket: this runtime has no global WebSocket (Node < 22) and the ws package is not installed; ' +
+        'install ws or pass the WebSocket option',
       { cause: err },
     );
   }

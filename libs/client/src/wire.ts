@@ -4,19 +4,18 @@
  */
 
 export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'OVERLOADED'
-  | 'RECALL_EXPIRED'
-  | 'INTERNAL';
+  'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'TOO_LARGE' | 'RATE_LIMITED' | 'OVERLOADED' | 'RECALL_EXPIRED' | 'INTERNAL';
 
 export const ERROR_CODES: readonly ErrorCode[] = [
-  'BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'TOO_LARGE',
-  'RATE_LIMITED', 'OVERLOADED', 'RECALL_EXPIRED', 'INTERNAL',
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'TOO_LARGE',
+  'RATE_LIMITED',
+  'OVERLOADED',
+  'RECALL_EXPIRED',
+  'INTERNAL',
 ];
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -153,10 +152,14 @@ export function isEntry(v: unknown): v is Entry {
   if (!isObj(v)) return false;
   const conv = v['conv'];
   return (
-    isSeq(v['seq']) && v['seq'] > 0 &&
-    typeof v['kind'] === 'string' && (ENTRY_KINDS as readonly string[]).includes(v['kind']) &&
+    isSeq(v['seq']) &&
+    v['seq'] > 0 &&
+    typeof v['kind'] === 'string' &&
+    (ENTRY_KINDS as readonly string[]).includes(v['kind']) &&
     typeof v['appinfo'] === 'string' &&
-    isObj(conv) && (conv['type'] === 'user' || conv['type'] === 'group') && typeof conv['id'] === 'string' &&
+    isObj(conv) &&
+    (conv['type'] === 'user' || conv['type'] === 'group') &&
+    typeof conv['id'] === 'string' &&
     typeof v['from'] === 'string' &&
     typeof v['sendTime'] === 'number'
   );
@@ -191,8 +194,13 @@ export function parseServerFrame(text: string): ServerFrame | null {
   }
   if (v['op'] === 'group.push') {
     const messages = v['messages'];
-    if (typeof v['group'] !== 'string' || !isSeq(v['prevGseq']) || !isEntryList(messages)
-      || !messages.every((m) => isSeq((m as unknown as Obj)['gseq']))) return null;
+    if (
+      typeof v['group'] !== 'string' ||
+      !isSeq(v['prevGseq']) ||
+      !isEntryList(messages) ||
+      !messages.every((m) => isSeq((m as unknown as Obj)['gseq']))
+    )
+      return null;
     return { kind: 'group.push', group: v['group'], prevGseq: v['prevGseq'], messages: messages as GroupMessage[] };
   }
   const id = v['id'];

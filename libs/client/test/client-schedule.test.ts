@@ -19,11 +19,14 @@ type Action =
   | { t: 'kick' };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({
-    t: fc.constant('append' as const),
-    n: fc.integer({ min: 1, max: 4 }),
-    push: fc.constantFrom('normal' as const, 'normal' as const, 'skip' as const, 'dup' as const, 'hold' as const),
-  }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      t: fc.constant('append' as const),
+      n: fc.integer({ min: 1, max: 4 }),
+      push: fc.constantFrom('normal' as const, 'normal' as const, 'skip' as const, 'dup' as const, 'hold' as const),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ t: 'release' as const }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('slice' as const), from: fc.nat(60), len: fc.integer({ min: 1, max: 5 }) }) },
   { weight: 2, arbitrary: fc.constant({ t: 'sync' as const }) },

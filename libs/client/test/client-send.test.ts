@@ -19,7 +19,10 @@ afterEach(async () => {
 });
 
 async function rejection(p: Promise<unknown>): Promise<SeqlineClientError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(SeqlineClientError);
   return err as SeqlineClientError;
 }
@@ -139,7 +142,10 @@ describe('lifecycle', () => {
   it('keeps retrying a refused upgrade (401) and connects once the token is good', async () => {
     let calls = 0;
     // The `ws` constructor: it reports the 401 itself, which a global (browser-style) WebSocket hides.
-    client = testClient(server, { WebSocket: WsWebSocket as unknown as WebSocketConstructor, token: async () => (++calls < 3 ? 'expired' : 'good-token') });
+    client = testClient(server, {
+      WebSocket: WsWebSocket as unknown as WebSocketConstructor,
+      token: async () => (++calls < 3 ? 'expired' : 'good-token'),
+    });
     await client.connect();
     expect(server.rejectedUpgrades).toBe(2);
     expect(calls).toBe(3);
@@ -175,8 +181,7 @@ describe('lifecycle', () => {
   it('names the group `group` on the wire, so it never collides with the frame id', async () => {
     client = testClient(server);
     await client.connect();
-    expect(await client.createGroup({ name: 'team', members: ['bob'], group: 'team-1' }))
-      .toEqual({ group: 'team-1', tier: 'small' });
+    expect(await client.createGroup({ name: 'team', members: ['bob'], group: 'team-1' })).toEqual({ group: 'team-1', tier: 'small' });
     expect(await client.addMembers('team-1', ['carol'])).toEqual({ tier: 'small', memberCount: 2 });
     expect(await client.removeMembers('team-1', ['carol'])).toEqual({ tier: 'small', memberCount: 2 });
     expect(await client.groupInfo('team-1')).toMatchObject({ group: 'team-1', fanout: 'write' });

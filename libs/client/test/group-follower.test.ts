@@ -5,7 +5,13 @@ import { silentClientLogger } from '../src/logger.ts';
 /** A group stream with gaps in its gseqs (allowed), paged like group.history. */
 function stream(gseqs: number[]) {
   const all: GroupMessage[] = gseqs.map((g) => ({
-    seq: g, gseq: g, kind: 'msg', appinfo: `m${g}`, conv: { type: 'group', id: 'g' }, from: 'a', sendTime: g,
+    seq: g,
+    gseq: g,
+    kind: 'msg',
+    appinfo: `m${g}`,
+    conv: { type: 'group', id: 'g' },
+    from: 'a',
+    sendTime: g,
   }));
   const delivered: number[] = [];
   const fetches: number[] = [];
@@ -19,10 +25,20 @@ function stream(gseqs: number[]) {
       return { messages: rest.slice(0, limit), hasMore: rest.length > limit };
     },
     serverCursor: async () => cursor,
-    deliver: async (_g, messages) => { delivered.push(...messages.map((m) => m.gseq)); },
+    deliver: async (_g, messages) => {
+      delivered.push(...messages.map((m) => m.gseq));
+    },
   });
   const msgs = (...g: number[]) => all.filter((m) => g.includes(m.gseq));
-  return { follower, delivered, fetches, msgs, setCursor: (c: number) => { cursor = c; } };
+  return {
+    follower,
+    delivered,
+    fetches,
+    msgs,
+    setCursor: (c: number) => {
+      cursor = c;
+    },
+  };
 }
 
 describe('GroupFollower', () => {

@@ -24,9 +24,7 @@ const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const SECRET = 'pack-test-secret-0123456789abcdef';
 
 /** The child npm must not inherit the workspace's npm_* settings (prefix, workspace, lifecycle). */
-const childEnv: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')),
-);
+const childEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
 
 async function npm(args: string[], cwd: string): Promise<string> {
   const { stdout } = await exec('npm', args, { cwd, env: childEnv, timeout: 45_000, maxBuffer: 16 << 20 });
@@ -52,26 +50,42 @@ let server: RunningServer;
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'seqline-pack-'));
   // `npm pack` runs the package's prepack: the real build (tsc -p tsconfig.build.json).
-  const packed = JSON.parse(await npm(['pack', '--pack-destination', tmp, '--json'], CLIENT_DIR)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const packed = JSON.parse(await npm(['pack', '--pack-destination', tmp, '--json'], CLIENT_DIR)) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
   const client = join(tmp, packed[0]!.filename);
   packedFiles = packed[0]!.files.map((f) => f.path).sort();
   const deps = join(tmp, 'deps');
   await mkdir(deps);
-  const depTarballs = JSON.parse(await npm(
-    ['pack', join(ROOT, 'node_modules/uuid'), join(ROOT, 'node_modules/ws'), '--pack-destination', deps, '--json', '--ignore-scripts'], deps,
-  )) as Array<{ filename: string }>;
+  const depTarballs = JSON.parse(
+    await npm(
+      ['pack', join(ROOT, 'node_modules/uuid'), join(ROOT, 'node_modules/ws'), '--pack-destination', deps, '--json', '--ignore-scripts'],
+      deps,
+    ),
+  ) as Array<{ filename: string }>;
   const [uuid, ws] = depTarballs.map((t) => join(deps, t.filename));
   [bare, withWs] = await Promise.all([project(join(tmp, 'bare'), [client, uuid!]), project(join(tmp, 'with-ws'), [client, uuid!, ws!])]);
 
   // What a browser app's bundler does with the installed package; esbuild fails on a Node builtin.
   browserBundle = await build({
-    entryPoints: [join(bare, 'node_modules/@seqline/client/dist/index.js')], bundle: true, platform: 'browser',
-    format: 'esm', outfile: join(tmp, 'browser.mjs'), metafile: true, logLevel: 'silent', absWorkingDir: bare,
+    entryPoints: [join(bare, 'node_modules/@seqline/client/dist/index.js')],
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    outfile: join(tmp, 'browser.mjs'),
+    metafile: true,
+    logLevel: 'silent',
+    absWorkingDir: bare,
   }).catch((err: Error) => ({ errors: [err.message], metafile: { inputs: {}, outputs: {} } }));
 
   const config = await loadServerConfig({
-    PORT: '0', HOST: '127.0.0.1', SEQLINE_DATA_DIR: join(tmp, 'data'), SEQLINE_SECRET: SECRET,
-    SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SEQLINE_DATA_DIR: join(tmp, 'data'),
+    SEQLINE_SECRET: SECRET,
+    SEQLINE_RATE_PER_SEC: '100000',
+    SEQLINE_RATE_BURST: '100000',
   });
   server = await startEmbeddedServer(config, silentLogger);
 }, 90_000);
@@ -104,7 +118,12 @@ async function runApp(dir: string, mode: string, nodeFlags: string[] = [], env: 
     cwd: dir,
     timeout: 25_000,
     env: {
-      ...childEnv, ...env, MODE: mode, URL: `ws://127.0.0.1:${server.port}`, BOB: bob, STORE_DIR: dir,
+      ...childEnv,
+      ...env,
+      MODE: mode,
+      URL: `ws://127.0.0.1:${server.port}`,
+      BOB: bob,
+      STORE_DIR: dir,
       TOKEN_ALICE: await issueToken({ secret: SECRET, user: alice, ttlSeconds: 600 }),
       TOKEN_BOB: await issueToken({ secret: SECRET, user: bob, ttlSeconds: 600 }),
     },
@@ -133,7 +152,9 @@ function expectChat(r: AppReport, mode: string): void {
 /** Relative and bare specifiers of every static or literal dynamic import in an ES module. */
 function importSpecifiers(code: string): string[] {
   const out: string[] = [];
-  for (const m of code.matchAll(/(?:^|[;\n])\s*(?:import|export)\b[^'"`;]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm)) {
+  for (const m of code.matchAll(
+    /(?:^|[;\n])\s*(?:import|export)\b[^'"`;]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm,
+  )) {
     out.push((m[1] ?? m[2] ?? m[3])!);
   }
   return out;
@@ -141,9 +162,9 @@ function importSpecifiers(code: string): string[] {
 
 describe('@seqline/client, packed and installed', () => {
   it('ships the built entries, their types and the README, and no sources', () => {
-    expect(packedFiles).toEqual(expect.arrayContaining([
-      'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts',
-    ]));
+    expect(packedFiles).toEqual(
+      expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts']),
+    );
     expect(packedFiles.filter((f) => !/^dist\/[\w-]+\.(js|d\.ts)$/.test(f) && f !== 'README.md' && f !== 'package.json')).toEqual([]);
   });
 
@@ -178,22 +199,34 @@ describe('@seqline/client, packed and installed', () => {
     await mkdir(dir);
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'ts-consumer', private: true, type: 'module' }));
     await symlink(join(bare, 'node_modules'), join(dir, 'node_modules'));
-    await writeFile(join(dir, 'app.ts'), [
-      "import { SeqlineClient, SeqlineClientError, type Entry, type MaxSeqStore } from '@seqline/client';",
-      "import { FileMaxSeqStore } from '@seqline/client/node';",
-      "const store: MaxSeqStore = { load: async () => Number(localStorage.getItem('m') ?? 0), save: async (s) => localStorage.setItem('m', String(s)) };",
-      "const c = new SeqlineClient({ url: 'wss://example.test', token: 't', store, WebSocket, tokenTransport: 'query' });",
-      "c.on('entries', (es: Entry[]) => { for (const e of es) console.log(e.seq, e.appinfo); });",
-      "const f: MaxSeqStore = new FileMaxSeqStore('x.json');",
-      "export const out: Array<unknown> = [c.send({ to: { user: 'bob' }, type: 'text', body: { text: 'hi' } }), f, SeqlineClientError];",
-    ].join('\n'));
-    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023', 'DOM'],
-        types: [], strict: true, noEmit: true, skipLibCheck: false,
-      },
-      files: ['app.ts'],
-    }));
+    await writeFile(
+      join(dir, 'app.ts'),
+      [
+        "import { SeqlineClient, SeqlineClientError, type Entry, type MaxSeqStore } from '@seqline/client';",
+        "import { FileMaxSeqStore } from '@seqline/client/node';",
+        "const store: MaxSeqStore = { load: async () => Number(localStorage.getItem('m') ?? 0), save: async (s) => localStorage.setItem('m', String(s)) };",
+        "const c = new SeqlineClient({ url: 'wss://example.test', token: 't', store, WebSocket, tokenTransport: 'query' });",
+        "c.on('entries', (es: Entry[]) => { for (const e of es) console.log(e.seq, e.appinfo); });",
+        "const f: MaxSeqStore = new FileMaxSeqStore('x.json');",
+        "export const out: Array<unknown> = [c.send({ to: { user: 'bob' }, type: 'text', body: { text: 'hi' } }), f, SeqlineClientError];",
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          lib: ['ES2023', 'DOM'],
+          types: [],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+        },
+        files: ['app.ts'],
+      }),
+    );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const run = await exec(process.execPath, [tsc, '-p', dir], { timeout: 45_000 }).then(
       () => 'ok',

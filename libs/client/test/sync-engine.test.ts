@@ -33,7 +33,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 describe('SyncEngine', () => {
   it('under any interleaving, delivers exactly the inbox, ascending, each once', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(step, { maxLength: 25 }), fc.integer({ min: 1, max: 4 }), fc.nat(5),
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(step, { maxLength: 25 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(5),
         async (s, steps, pageLimit, stored) => {
           const inbox: Entry[] = [];
           for (let seq = 1; seq <= stored; seq++) inbox.push(entry(seq));
@@ -47,7 +51,10 @@ describe('SyncEngine', () => {
             fetchPage: (maxSeq, limit) => s.schedule(Promise.resolve(page(inbox, maxSeq, limit)), `sync>${maxSeq}`),
             deliver: async (batch) => {
               delivered.push(...batch);
-              const want = inbox.slice(stored, stored + delivered.length).map((e) => e.seq).join();
+              const want = inbox
+                .slice(stored, stored + delivered.length)
+                .map((e) => e.seq)
+                .join();
               if (delivered.map((e) => e.seq).join() !== want) problems.push(`delivered ${delivered.map((e) => e.seq)}`);
             },
             groups: async () => {},
@@ -68,7 +75,8 @@ describe('SyncEngine', () => {
               const pushed = st.partial && added.length > 1 ? added.slice(1) : added;
               const pushPrev = st.partial && added.length > 1 ? added[0]!.seq : prevSeq;
               for (let p = 0; p < st.pushes; p++) {
-                void s.schedule(Promise.resolve(), `push>${pushPrev}`)
+                void s
+                  .schedule(Promise.resolve(), `push>${pushPrev}`)
                   .then(() => engine.handlePush(pushPrev, pushed))
                   .then((outcome) => (outcome === 'gap' || outcome === 'invalid') && trigger());
               }
@@ -81,16 +89,20 @@ describe('SyncEngine', () => {
           expect(problems).toEqual([]);
           expect(delivered.map((e) => e.seq)).toEqual(inbox.slice(stored).map((e) => e.seq));
           expect(await store.load()).toBe(inbox.at(-1)?.seq ?? 0);
-        }),
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('classifies pushes against max seq', async () => {
     const engine = new SyncEngine({
-      store: new MemoryMaxSeqStore(10), pageLimit: 10, logger: silent,
+      store: new MemoryMaxSeqStore(10),
+      pageLimit: 10,
+      logger: silent,
       fetchPage: async () => ({ entries: [], headSeq: 10, hasMore: false, groups: [] }),
-      deliver: async () => {}, groups: async () => {},
+      deliver: async () => {},
+      groups: async () => {},
     });
     expect(await engine.handlePush(10, [entry(11)])).toBe('applied');
     expect(await engine.handlePush(10, [entry(11)])).toBe('stale');
@@ -110,12 +122,18 @@ describe('SyncEngine', () => {
     ];
     const delivered: number[] = [];
     const engine = new SyncEngine({
-      store: new MemoryMaxSeqStore(1), pageLimit: 10, logger: silent,
+      store: new MemoryMaxSeqStore(1),
+      pageLimit: 10,
+      logger: silent,
       fetchPage: async () => pages.shift()!,
-      deliver: async (b) => void delivered.push(...b.map((e) => e.seq)), groups: async () => {},
+      deliver: async (b) => void delivered.push(...b.map((e) => e.seq)),
+      groups: async () => {},
     });
     for (let i = 0; i < 2; i++) {
-      const err = await engine.syncNow().then(() => null, (e: unknown) => e);
+      const err = await engine.syncNow().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(SeqlineClientError);
       expect((err as SeqlineClientError).code).toBe('PROTOCOL');
     }
@@ -134,9 +152,11 @@ describe('SyncEngine', () => {
         },
         save: async () => {},
       },
-      pageLimit: 10, logger: silent,
+      pageLimit: 10,
+      logger: silent,
       fetchPage: async () => ({ entries: [], headSeq: 5, hasMore: false, groups: [] }),
-      deliver: async (b) => void delivered.push(...b.map((e) => e.seq)), groups: async () => {},
+      deliver: async (b) => void delivered.push(...b.map((e) => e.seq)),
+      groups: async () => {},
     });
     await expect(engine.handlePush(0, [entry(1)])).rejects.toThrow('disk unavailable');
     failLoad = false;

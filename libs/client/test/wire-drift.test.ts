@@ -3,7 +3,12 @@
  * code; this test is what stops the copy drifting from the server's: an op, error code or entry
  * kind added on one side only fails here.
  */
-import { ENTRY_KINDS as SERVER_ENTRY_KINDS, ERROR_CODES as SERVER_ERROR_CODES, type EntryKind as ServerEntryKind, type ErrorCode as ServerErrorCode } from '@seqline/core';
+import {
+  ENTRY_KINDS as SERVER_ENTRY_KINDS,
+  ERROR_CODES as SERVER_ERROR_CODES,
+  type EntryKind as ServerEntryKind,
+  type ErrorCode as ServerErrorCode,
+} from '@seqline/core';
 import { OPS, type Op } from '@seqline/protocol';
 import { describe, expect, it } from 'vitest';
 import { ENTRY_KINDS, ERROR_CODES, type EntryKind, type ErrorCode, type OpName } from '../src/wire.ts';
@@ -26,9 +31,19 @@ describe('the client SDK speaks the server protocol', () => {
   it('names every op the gateway accepts', () => {
     // Record<OpName, true> must list exactly the client's ops (tsc); the server's list must match it.
     const clientOps: Record<OpName, true> = {
-      send: true, sync: true, history: true, read: true, recall: true,
-      'group.create': true, 'group.add': true, 'group.remove': true, 'group.info': true,
-      'group.history': true, 'group.ack': true, 'group.readers': true, auth: true,
+      send: true,
+      sync: true,
+      history: true,
+      read: true,
+      recall: true,
+      'group.create': true,
+      'group.add': true,
+      'group.remove': true,
+      'group.info': true,
+      'group.history': true,
+      'group.ack': true,
+      'group.readers': true,
+      auth: true,
     };
     expect(sorted(Object.keys(clientOps))).toEqual(sorted(OPS));
   });

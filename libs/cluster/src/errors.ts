@@ -1,6 +1,14 @@
 import {
-  BadRequestError, ForbiddenError, InternalError, NotFoundError, OverloadedError, RateLimitedError,
-  RecallExpiredError, SeqlineError, TooLargeError, UnauthorizedError,
+  BadRequestError,
+  ForbiddenError,
+  InternalError,
+  NotFoundError,
+  OverloadedError,
+  RateLimitedError,
+  RecallExpiredError,
+  SeqlineError,
+  TooLargeError,
+  UnauthorizedError,
 } from '@seqline/core';
 import type { ErrorCode } from '@seqline/core';
 
@@ -9,7 +17,10 @@ import type { ErrorCode } from '@seqline/core';
  * owner, or handing it over). Retryable: the caller re-routes, and the next owner answers.
  */
 export class ShardLeaseLostError extends SeqlineError {
-  constructor(readonly shard: number, readonly reason: string) {
+  constructor(
+    readonly shard: number,
+    readonly reason: string,
+  ) {
     super('OVERLOADED', `shard ${shard} is not writable here (${reason})`);
   }
 }
@@ -24,7 +35,13 @@ export interface WireError {
 
 /** Codes a retry cannot fix: the request itself is refused. */
 const FINAL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'TOO_LARGE', 'RATE_LIMITED', 'RECALL_EXPIRED',
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'TOO_LARGE',
+  'RATE_LIMITED',
+  'RECALL_EXPIRED',
 ]);
 
 /**
@@ -42,14 +59,23 @@ export function toWireError(err: unknown): WireError {
 /** Caller side: the matching SeqlineError class for a code. */
 export function fromWireError(wire: WireError): SeqlineError {
   switch (wire.code) {
-    case 'BAD_REQUEST': return new BadRequestError(wire.message);
-    case 'UNAUTHORIZED': return new UnauthorizedError(wire.message);
-    case 'FORBIDDEN': return new ForbiddenError(wire.message);
-    case 'NOT_FOUND': return new NotFoundError(wire.message);
-    case 'TOO_LARGE': return new TooLargeError(wire.message);
-    case 'RATE_LIMITED': return new RateLimitedError(wire.message);
-    case 'OVERLOADED': return new OverloadedError(wire.message);
-    case 'RECALL_EXPIRED': return new RecallExpiredError(wire.message);
-    default: return new InternalError(wire.message);
+    case 'BAD_REQUEST':
+      return new BadRequestError(wire.message);
+    case 'UNAUTHORIZED':
+      return new UnauthorizedError(wire.message);
+    case 'FORBIDDEN':
+      return new ForbiddenError(wire.message);
+    case 'NOT_FOUND':
+      return new NotFoundError(wire.message);
+    case 'TOO_LARGE':
+      return new TooLargeError(wire.message);
+    case 'RATE_LIMITED':
+      return new RateLimitedError(wire.message);
+    case 'OVERLOADED':
+      return new OverloadedError(wire.message);
+    case 'RECALL_EXPIRED':
+      return new RecallExpiredError(wire.message);
+    default:
+      return new InternalError(wire.message);
   }
 }

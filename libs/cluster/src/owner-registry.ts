@@ -9,7 +9,11 @@ import { HEARTBEAT_LUA, runScript } from './redis-scripts.ts';
 export class RedisOwnerRegistry {
   private readonly key: string;
 
-  constructor(private readonly redis: Redis, keyPrefix: string, private readonly ttlMs: number) {
+  constructor(
+    private readonly redis: Redis,
+    keyPrefix: string,
+    private readonly ttlMs: number,
+  ) {
     this.key = `${keyPrefix}owners`;
   }
 

@@ -40,8 +40,12 @@ export class RemoteInboxWriter implements InboxWriter {
   async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
     const req: ShardRequest = { op: 'append', inbox, entries, then: next };
     // The cheap checks first: the payload is encoded only for a request that may be sent.
-    const payload = entries.length > 0 && entries.length + next.entries.length <= this.requester.maxEntriesPerRequest
-      && next.timeoutMs <= MAX_FOLLOW_UP_MS ? encodeJson(req) : undefined;
+    const payload =
+      entries.length > 0 &&
+      entries.length + next.entries.length <= this.requester.maxEntriesPerRequest &&
+      next.timeoutMs <= MAX_FOLLOW_UP_MS
+        ? encodeJson(req)
+        : undefined;
     let outcomes: AppendOutcome[];
     if (payload !== undefined && payload.length <= this.requester.payloadBudget()) {
       const reply = await this.requester.call(req, payload);

@@ -53,8 +53,13 @@ export interface ShardLease {
 }
 
 interface MutableLease {
-  shard: number; token: string; epoch: number; runId: string; writableAt: number;
-  renewStartedAt: number; lostReason: string | undefined;
+  shard: number;
+  token: string;
+  epoch: number;
+  runId: string;
+  writableAt: number;
+  renewStartedAt: number;
+  lostReason: string | undefined;
 }
 
 export type LeaseState = 'waiting' | 'writable' | 'fenced' | 'lost';
@@ -139,12 +144,19 @@ export class RedisShardLeases {
     try {
       epoch = await this.ceilings.nextEpoch(`shard-${shard}`);
     } catch (err) {
-      await this.releaseToken(shard, token).catch(() => { /* expires by itself */ });
+      await this.releaseToken(shard, token).catch(() => {
+        /* expires by itself */
+      });
       throw err;
     }
     const lease: MutableLease = {
-      shard, token, epoch, runId: reply.runId, writableAt: grantedAt + this.ttlMs + this.marginMs,
-      renewStartedAt: startedAt, lostReason: undefined,
+      shard,
+      token,
+      epoch,
+      runId: reply.runId,
+      writableAt: grantedAt + this.ttlMs + this.marginMs,
+      renewStartedAt: startedAt,
+      lostReason: undefined,
     };
     if (this.held.has(shard)) throw new Error(`shard ${shard} acquired twice concurrently`);
     this.held.set(shard, lease);
@@ -205,10 +217,7 @@ export class RedisShardLeases {
     const startedAt = this.now();
     let raw: unknown;
     try {
-      raw = await withTimeout(
-        runScript(this.redis, RENEW_LUA, [this.keyOf(lease.shard)], [lease.token, this.ttlMs]),
-        this.renewIntervalMs,
-      );
+      raw = await withTimeout(runScript(this.redis, RENEW_LUA, [this.keyOf(lease.shard)], [lease.token, this.ttlMs]), this.renewIntervalMs);
     } catch (err) {
       this.logger.warn({ shard: lease.shard, err: errMessage(err) }, 'shard lease renewal failed');
       return;
@@ -255,7 +264,7 @@ export class RedisShardLeases {
   private schedule(): void {
     if (!this.running) return;
     this.timer = setTimeout(() => {
-      this.renewAll().finally(() => this.schedule());
+      void this.renewAll().finally(() => this.schedule());
     }, this.renewIntervalMs);
     this.timer.unref();
   }
@@ -264,7 +273,16 @@ export class RedisShardLeases {
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e); });
+    promise.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }
 

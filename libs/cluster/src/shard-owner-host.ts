@@ -12,7 +12,15 @@
 import { performance } from 'node:perf_hooks';
 import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
-  AppendOutcome, FollowUpAppend, FollowUpResult, GroupStreamStore, InboxKey, Logger, NewEntry, PushBus, SeqCeilingStore,
+  AppendOutcome,
+  FollowUpAppend,
+  FollowUpResult,
+  GroupStreamStore,
+  InboxKey,
+  Logger,
+  NewEntry,
+  PushBus,
+  SeqCeilingStore,
   TimelineStore,
 } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -62,7 +70,11 @@ export interface ShardOwnerHostOptions {
   ownerOptions?: OwnerTuning;
 }
 
-export interface ShardStatus { shard: number; state: SlotState; epoch: number }
+export interface ShardStatus {
+  shard: number;
+  state: SlotState;
+  epoch: number;
+}
 
 export class ShardOwnerHost {
   readonly ownerId: string;
@@ -96,12 +108,19 @@ export class ShardOwnerHost {
     const keyPrefix = options.keyPrefix ?? 'seqline:';
     this.now = options.now ?? (() => performance.now());
     this.leases = new RedisShardLeases({
-      redis: options.redis, ceilings: options.ceilings, ownerId: this.ownerId, ttlMs: options.leaseTtlMs,
-      marginMs: options.leaseMarginMs, keyPrefix, logger: options.logger, now: this.now,
+      redis: options.redis,
+      ceilings: options.ceilings,
+      ownerId: this.ownerId,
+      ttlMs: options.leaseTtlMs,
+      marginMs: options.leaseMarginMs,
+      keyPrefix,
+      logger: options.logger,
+      now: this.now,
     });
     this.registry = new RedisOwnerRegistry(options.redis, keyPrefix, this.leases.ttlMs);
     const desired = options.desiredShards ?? 'all';
-    this.candidates = desired === 'all' ? Array.from({ length: this.shardCount }, (_, i) => i) : [...new Set(desired)].sort((a, b) => a - b);
+    this.candidates =
+      desired === 'all' ? Array.from({ length: this.shardCount }, (_, i) => i) : [...new Set(desired)].sort((a, b) => a - b);
     for (const s of this.candidates) {
       if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
     }
@@ -110,8 +129,12 @@ export class ShardOwnerHost {
     this.shared = sharedWriterMemory(options.ownerOptions);
     // Short deadline: a follow-up is raced against its own timeout, and its fallback is a job.
     this.forward = new RemoteInboxWriter({
-      nc: options.nc, shardCount: this.shardCount, subjectPrefix: this.subjectPrefix, logger: options.logger,
-      requestTimeoutMs: 1000, deadlineMs: 2000,
+      nc: options.nc,
+      shardCount: this.shardCount,
+      subjectPrefix: this.subjectPrefix,
+      logger: options.logger,
+      requestTimeoutMs: 1000,
+      deadlineMs: 2000,
     });
   }
 
@@ -127,15 +150,24 @@ export class ShardOwnerHost {
 
   /** Shards whose requests this host answers now. */
   servingShards(): number[] {
-    return [...this.slots.values()].filter((s) => s.state === 'serving').map((s) => s.shard).sort((a, b) => a - b);
+    return [...this.slots.values()]
+      .filter((s) => s.state === 'serving')
+      .map((s) => s.shard)
+      .sort((a, b) => a - b);
   }
 
   /** appinfos its owners remember to answer resends (at most `ownerOptions.maxRecentAppinfos`). */
-  get rememberedAppinfos(): number { return this.shared.recentAppinfos.size; }
+  get rememberedAppinfos(): number {
+    return this.shared.recentAppinfos.size;
+  }
   /** Keys (inboxes, groups) whose current seq its allocators remember (at most `ownerOptions.maxSeqKeys`). */
-  get rememberedSeqKeys(): number { return this.shared.seqKeyBudget.size; }
+  get rememberedSeqKeys(): number {
+    return this.shared.seqKeyBudget.size;
+  }
   /** Inboxes whose head and queue its owners hold (at most `ownerOptions.maxCachedInboxes`, busy ones aside). */
-  get cachedInboxes(): number { return this.shared.inboxStateBudget.size; }
+  get cachedInboxes(): number {
+    return this.shared.inboxStateBudget.size;
+  }
 
   shardStates(): ShardStatus[] {
     return [...this.slots.values()].map((s) => ({ shard: s.shard, state: s.state, epoch: s.epoch })).sort((a, b) => a.shard - b.shard);
@@ -251,11 +283,24 @@ export class ShardOwnerHost {
   private newSlot(lease: ShardLease): ShardSlot {
     const o = this.options;
     const { owner, groupWriter } = shardWriters(lease, {
-      ...o, logger: this.logger, shardCount: this.shardCount, ...this.shared, writeBlocker: (l) => this.leases.writeBlocker(l),
+      ...o,
+      logger: this.logger,
+      shardCount: this.shardCount,
+      ...this.shared,
+      writeBlocker: (l) => this.leases.writeBlocker(l),
     });
     return new ShardSlot({
-      nc: o.nc, subject: shardSubject(this.subjectPrefix, lease.shard), queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,
-      shardCount: this.shardCount, leases: this.leases, lease, owner, groupWriter, inFlight: this.inFlight, logger: this.logger, now: this.now,
+      nc: o.nc,
+      subject: shardSubject(this.subjectPrefix, lease.shard),
+      queueGroup: o.queueGroup ?? OWNER_QUEUE_GROUP,
+      shardCount: this.shardCount,
+      leases: this.leases,
+      lease,
+      owner,
+      groupWriter,
+      inFlight: this.inFlight,
+      logger: this.logger,
+      now: this.now,
       onUnwritable: (slot, reason) => void this.drop(slot, reason),
       followUp: (outcomes, next) => this.followUp(outcomes, next),
     });

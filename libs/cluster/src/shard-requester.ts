@@ -57,7 +57,11 @@ export class ShardRequester {
   private mux: RequestMux | undefined;
 
   /** `what` names the callee in errors and logs (`inbox owner`, `group stream owner`). */
-  constructor(options: RemoteWriterOptions, component: string, private readonly what: string) {
+  constructor(
+    options: RemoteWriterOptions,
+    component: string,
+    private readonly what: string,
+  ) {
     this.nc = options.nc;
     this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;

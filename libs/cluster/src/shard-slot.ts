@@ -19,7 +19,10 @@ import type { InboxReply, ShardRequest } from './wire.ts';
 export type SlotState = 'starting' | 'waiting' | 'serving' | 'stopping' | 'stopped';
 
 /** Requests being handled by one host, across its shards (no backpressure in core NATS). */
-export interface InFlight { count: number; readonly max: number }
+export interface InFlight {
+  count: number;
+  readonly max: number;
+}
 
 export interface ShardSlotDeps {
   nc: NatsConnection;
@@ -54,8 +57,12 @@ export class ShardSlot {
     this.shard = deps.lease.shard;
   }
 
-  get state(): SlotState { return this.stateNow; }
-  get epoch(): number { return this.lease.epoch; }
+  get state(): SlotState {
+    return this.stateNow;
+  }
+  get epoch(): number {
+    return this.lease.epoch;
+  }
 
   /** Claims, waits out the previous owner, subscribes. False when stopped on the way. */
   async activate(): Promise<boolean> {
@@ -66,7 +73,10 @@ export class ShardSlot {
     for (let waitMs = this.lease.writableAt - this.deps.now(); waitMs > 0; waitMs = this.lease.writableAt - this.deps.now()) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.ceil(waitMs) + 1);
-        this.wake = () => { clearTimeout(timer); resolve(); };
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
       this.wake = undefined;
       if (this.stateNow !== 'waiting') return false;
@@ -171,11 +181,17 @@ export class ShardSlot {
       case 'append': {
         const then = req.then;
         if (then === undefined) return { ok: true, outcomes: await owner.append(req.inbox, req.entries) };
-        const chained = await chainAppends((durable) => owner.append(req.inbox, req.entries, durable), (outcomes) => this.deps.followUp(outcomes, then));
+        const chained = await chainAppends(
+          (durable) => owner.append(req.inbox, req.entries, durable),
+          (outcomes) => this.deps.followUp(outcomes, then),
+        );
         return { ok: true, outcomes: chained.outcomes, then: chained.next };
       }
-      case 'receipt': await owner.addReceipt(req.inbox, req.appinfo, req.readers); return { ok: true };
-      case 'head': return { ok: true, head: await owner.headSeq(req.inbox) };
+      case 'receipt':
+        await owner.addReceipt(req.inbox, req.appinfo, req.readers);
+        return { ok: true };
+      case 'head':
+        return { ok: true, head: await owner.headSeq(req.inbox) };
       case 'gappend':
         if (!groupWriter) return NO_GROUP_STREAMS;
         return { ok: true, outcomes: await groupWriter.append(req.group, req.entries) };
@@ -188,7 +204,8 @@ export class ShardSlot {
 
 /** A misconfigured deployment (this host was built without a group stream store): not retried. */
 const NO_GROUP_STREAMS: InboxReply = {
-  ok: false, error: { code: 'INTERNAL', message: 'this shard owner has no group stream store', retryable: false },
+  ok: false,
+  error: { code: 'INTERNAL', message: 'this shard owner has no group stream store', retryable: false },
 };
 
 function failure(error: WireError): InboxReply {

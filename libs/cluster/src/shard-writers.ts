@@ -15,7 +15,8 @@ import type { ShardLease } from './shard-leases.ts';
  * seqs its allocators remember, `maxCachedInboxes` the inbox states of all its owners.
  */
 export type OwnerTuning = Pick<
-  InboxOwnerOptions, 'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'maxSeqKeys' | 'clock'
+  InboxOwnerOptions,
+  'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'maxSeqKeys' | 'clock'
 >;
 
 /** What the shard writers of one process share: each bound is the process's, not a shard's. */
@@ -47,7 +48,10 @@ export interface ShardWriterSources extends SharedWriterMemory {
   writeBlocker(lease: ShardLease): string | undefined;
 }
 
-export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owner: InboxOwner; groupWriter: GroupStreamWriter | undefined } {
+export function shardWriters(
+  lease: ShardLease,
+  src: ShardWriterSources,
+): { owner: InboxOwner; groupWriter: GroupStreamWriter | undefined } {
   const blocker = () => src.writeBlocker(lease);
   const logger = src.logger.child({ shard: lease.shard });
   const owner = new InboxOwner({
@@ -65,16 +69,18 @@ export function shardWriters(lease: ShardLease, src: ShardWriterSources): { owne
   });
   // Same lease epoch for both sections: only the holder of shard-<n> ever claims group-shard-<n>,
   // and nextEpoch('shard-<n>') strictly increases, so a successor's claim always wins.
-  const groupWriter = src.groupStreams && new GroupStreamWriter({
-    streams: new FencedGroupStreamStore(src.groupStreams, lease.shard, blocker, lease.epoch),
-    ceilings: src.ceilings,
-    logger,
-    epoch: lease.epoch,
-    shardCount: src.shardCount,
-    ownedShards: [lease.shard],
-    step: src.ownerOptions?.step,
-    maxBatchEntries: src.ownerOptions?.maxBatchEntries,
-    seqKeyBudget: src.seqKeyBudget,
-  });
+  const groupWriter =
+    src.groupStreams &&
+    new GroupStreamWriter({
+      streams: new FencedGroupStreamStore(src.groupStreams, lease.shard, blocker, lease.epoch),
+      ceilings: src.ceilings,
+      logger,
+      epoch: lease.epoch,
+      shardCount: src.shardCount,
+      ownedShards: [lease.shard],
+      step: src.ownerOptions?.step,
+      maxBatchEntries: src.ownerOptions?.maxBatchEntries,
+      seqKeyBudget: src.seqKeyBudget,
+    });
   return { owner, groupWriter };
 }

@@ -19,9 +19,7 @@ export type InboxRequest =
   | { op: 'head'; inbox: InboxKey };
 
 /** Group stream ops, routed by `shardOf(group)` like inboxes. */
-export type GroupRequest =
-  | { op: 'gappend'; group: GroupKey; entries: NewEntry[] }
-  | { op: 'ghead'; group: GroupKey };
+export type GroupRequest = { op: 'gappend'; group: GroupKey; entries: NewEntry[] } | { op: 'ghead'; group: GroupKey };
 
 export type ShardRequest = InboxRequest | GroupRequest;
 
@@ -31,9 +29,7 @@ export type AppendHead = { op: 'append'; inbox: InboxKey } | { op: 'gappend'; gr
 /** An append outcome on the wire; `prevSeq` only in `gappend` replies, for entries stored by the call. */
 export type WireOutcome = AppendOutcome & { prevSeq?: number };
 
-export type InboxReply =
-  | { ok: true; outcomes?: WireOutcome[]; head?: number; then?: FollowUpResult }
-  | { ok: false; error: WireError };
+export type InboxReply = { ok: true; outcomes?: WireOutcome[]; head?: number; then?: FollowUpResult } | { ok: false; error: WireError };
 
 export const DEFAULT_SUBJECT_PREFIX = 'inbox.append';
 /** All owners of a shard subscribe in one queue group, so a request reaches one of them. */
@@ -92,7 +88,7 @@ export function decodeRequest(data: Uint8Array): ShardRequest {
     case 'receipt': {
       if (!isStr(raw.appinfo)) throw new BadRequestError('receipt needs an appinfo');
       if (!Array.isArray(raw.readers) || !raw.readers.every(isStr)) throw new BadRequestError('receipt needs readers');
-      return { op: 'receipt', inbox, appinfo: raw.appinfo, readers: raw.readers as string[] };
+      return { op: 'receipt', inbox, appinfo: raw.appinfo, readers: raw.readers };
     }
     case 'head':
       return { op: 'head', inbox };
@@ -171,6 +167,10 @@ export function decodeReply(data: Uint8Array): InboxReply {
 }
 
 function isOutcome(v: unknown): v is WireOutcome {
-  return isObj(v) && Number.isSafeInteger(v.seq) && typeof v.duplicate === 'boolean'
-    && (v.prevSeq === undefined || Number.isSafeInteger(v.prevSeq));
+  return (
+    isObj(v) &&
+    Number.isSafeInteger(v.seq) &&
+    typeof v.duplicate === 'boolean' &&
+    (v.prevSeq === undefined || Number.isSafeInteger(v.prevSeq))
+  );
 }

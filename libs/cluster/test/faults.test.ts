@@ -17,7 +17,15 @@ import { firstNonIncreasing, inboxInShard, msg, sleep, waitFor } from './support
 import type { LogRecord } from './support/doubles.ts';
 import { serveStores } from './support/ipc-store.ts';
 import {
-  NATS_URL, PrivateRedis, REDIS_URL, newNats, newRedis, openTempStore, probeServices, redisServerAvailable, useSuiteServices,
+  NATS_URL,
+  PrivateRedis,
+  REDIS_URL,
+  newNats,
+  newRedis,
+  openTempStore,
+  probeServices,
+  redisServerAvailable,
+  useSuiteServices,
 } from './support/services.ts';
 import type { TempStore } from './support/services.ts';
 import type { RemoteInboxWriter } from '../src/index.ts';
@@ -25,7 +33,12 @@ import type { RemoteInboxWriter } from '../src/index.ts';
 const services = await probeServices();
 const TTL = 1000;
 
-interface SendLoop { inbox: InboxKey; outcomes: AppendOutcome[]; appinfos: string[]; done: Promise<void> }
+interface SendLoop {
+  inbox: InboxKey;
+  outcomes: AppendOutcome[];
+  appinfos: string[];
+  done: Promise<void>;
+}
 
 /** Sequential sends to one inbox until stopped; every send must eventually succeed. */
 function sendLoop(writer: RemoteInboxWriter, inbox: InboxKey, until: () => boolean): SendLoop {
@@ -84,14 +97,22 @@ describe.skipIf(!services.ok)('fault: SIGSTOP a shard owner past its lease', () 
     const rig = clusterRig({ ...svc, shardCount: SHARDS, ttl: TTL });
     const shard = 1;
     const config: OwnerProcessConfig = {
-      natsUrl: NATS_URL, redisUrl: REDIS_URL, ownerId: 'paused-owner', shardCount: SHARDS, desiredShards: [shard],
-      leaseTtlMs: TTL, keyPrefix: rig.keyPrefix, subjectPrefix: rig.subjectPrefix,
+      natsUrl: NATS_URL,
+      redisUrl: REDIS_URL,
+      ownerId: 'paused-owner',
+      shardCount: SHARDS,
+      desiredShards: [shard],
+      leaseTtlMs: TTL,
+      keyPrefix: rig.keyPrefix,
+      subjectPrefix: rig.subjectPrefix,
     };
     const childLogs: LogRecord[] = [];
     let childStates: ShardStatus[] = [];
     child = fork(fileURLToPath(new URL('./fixtures/owner-process.ts', import.meta.url)), [], {
-      execArgv: ['--conditions=source', '--import', 'tsx'], env: { ...process.env, OWNER_CONFIG: JSON.stringify(config) },
-      serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: ['--conditions=source', '--import', 'tsx'],
+      env: { ...process.env, OWNER_CONFIG: JSON.stringify(config) },
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     serveStores(child, { timeline: svc.store.engine.timeline, ceilings: svc.store.engine.ceilings });
     child.on('message', (m: { type: string; record?: LogRecord; states?: ShardStatus[] }) => {
@@ -173,7 +194,8 @@ describe.skipIf(!services.ok || !redisServerAvailable())('fault: Redis FLUSHALL,
     const b = rig.host('host-b');
     try {
       await Promise.all([a.start(), b.start()]);
-      const epochs = () => new Map([...a.shardStates(), ...b.shardStates()].filter((s) => s.state === 'serving').map((s) => [s.shard, s.epoch]));
+      const epochs = () =>
+        new Map([...a.shardStates(), ...b.shardStates()].filter((s) => s.state === 'serving').map((s) => [s.shard, s.epoch]));
       await waitFor('all shards served', () => epochs().size === SHARDS, 20_000);
       const writer = rig.writer({ deadlineMs: 30_000 });
       const tenant = `t${Date.now().toString(36)}`;
@@ -185,10 +207,14 @@ describe.skipIf(!services.ok || !redisServerAvailable())('fault: Redis FLUSHALL,
         const before = epochs();
         if (fault === 'flushall') await redis.flushall();
         else await server.restart();
-        await waitFor(`every shard re-acquired after ${fault}`, () => {
-          const now = epochs();
-          return now.size === SHARDS && [...now].every(([s, e]) => e > (before.get(s) ?? 0));
-        }, 30_000);
+        await waitFor(
+          `every shard re-acquired after ${fault}`,
+          () => {
+            const now = epochs();
+            return now.size === SHARDS && [...now].every(([s, e]) => e > (before.get(s) ?? 0));
+          },
+          30_000,
+        );
         const marks = loops.map((l) => l.outcomes.length);
         await waitFor(`every loop progresses after ${fault}`, () => loops.every((l, i) => l.outcomes.length >= marks[i]! + 3), 30_000);
       }

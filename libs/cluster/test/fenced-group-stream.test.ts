@@ -16,8 +16,12 @@ const SHARDS = 8;
 
 describe('FencedGroupStreamStore and a per-shard GroupStreamWriter', () => {
   let store: TempStore;
-  beforeAll(async () => { store = await openTempStore(); });
-  afterAll(async () => { await store.close(); });
+  beforeAll(async () => {
+    store = await openTempStore();
+  });
+  afterAll(async () => {
+    await store.close();
+  });
 
   it('refuses appends while the lease says no, and passes reads and read cursors through', async () => {
     let blocked: string | undefined;
@@ -42,8 +46,12 @@ describe('FencedGroupStreamStore and a per-shard GroupStreamWriter', () => {
     const owned = 5;
     const tenant = uniqueId('t');
     const writer = new GroupStreamWriter({
-      streams: store.engine.groupStreams, ceilings, logger: silentLogger, epoch: await ceilings.nextEpoch(scope),
-      shardCount: SHARDS, ownedShards: [owned],
+      streams: store.engine.groupStreams,
+      ceilings,
+      logger: silentLogger,
+      epoch: await ceilings.nextEpoch(scope),
+      shardCount: SHARDS,
+      ownedShards: [owned],
     });
     await writer.start();
     // Claimed with the writer's epoch before any write: the previous epoch is fenced now.
@@ -64,16 +72,28 @@ describe('FencedGroupStreamStore and a per-shard GroupStreamWriter', () => {
     const scope = uniqueId('shard-scope-');
     const shard = 1;
     const group = groupInShard(uniqueId('t'), shard, SHARDS);
-    const make = (epoch: number): GroupStreamWriter => new GroupStreamWriter({
-      streams: store.engine.groupStreams, ceilings, logger: silentLogger, epoch, shardCount: SHARDS, ownedShards: [shard], step: 3,
-    });
+    const make = (epoch: number): GroupStreamWriter =>
+      new GroupStreamWriter({
+        streams: store.engine.groupStreams,
+        ceilings,
+        logger: silentLogger,
+        epoch,
+        shardCount: SHARDS,
+        ownedShards: [shard],
+        step: 3,
+      });
     const old = make(await ceilings.nextEpoch(scope));
     await old.start();
     const first = await old.append(group, [groupMsg(group)]);
     const successor = make(await ceilings.nextEpoch(scope));
     await successor.start();
     // The old writer still has seqs under its ceiling; past it the raise is refused.
-    await expect(old.append(group, Array.from({ length: 4 }, () => groupMsg(group)))).rejects.toBeInstanceOf(FencedError);
+    await expect(
+      old.append(
+        group,
+        Array.from({ length: 4 }, () => groupMsg(group)),
+      ),
+    ).rejects.toBeInstanceOf(FencedError);
     const [next] = await successor.append(group, [groupMsg(group)]);
     expect(next!.seq).toBeGreaterThan(first[0]!.seq);
     expect(next!.prevSeq).toBe(first[0]!.seq);

@@ -17,7 +17,10 @@ import { probeServices, uniqueId, useSuiteServices } from './support/services.ts
 
 const SHARDS = 8;
 const TTL = 1000;
-const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
+  .split(',')
+  .map((p) => p.trim())
+  .filter((p) => p.length > 0);
 const KEYSPACE = uniqueId('seqline_gsa_');
 
 const services = await probeServices();
@@ -25,11 +28,17 @@ const services = await probeServices();
 async function openCql(): Promise<{ ok: true; stores: ScyllaStores } | { ok: false; reason: string }> {
   try {
     const stores = await openScyllaStores({
-      contactPoints: CONTACT_POINTS, localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1', keyspace: KEYSPACE, migrate: true,
+      contactPoints: CONTACT_POINTS,
+      localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
+      keyspace: KEYSPACE,
+      migrate: true,
     });
     return { ok: true, stores };
   } catch (err) {
-    return { ok: false, reason: `no CQL cluster at ${CONTACT_POINTS.join(',')}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+    return {
+      ok: false,
+      reason: `no CQL cluster at ${CONTACT_POINTS.join(',')}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    };
   }
 }
 const cql = services.ok ? await openCql() : ({ ok: false, reason: services.reason } as const);
@@ -52,10 +61,14 @@ if (requireServices(cql, 'distributed GroupStreamAppender', 'Cassandra, Redis an
         generation++;
         hosts = [rig.host(`host-${generation}a`, onCql), rig.host(`host-${generation}b`, onCql)];
         await Promise.all(hosts.map((h) => h.start()));
-        await waitFor('two hosts serving a split of all shards', () => {
-          const serving = hosts.map((h) => h.servingShards().length);
-          return serving.every((n) => n > 0) && serving.reduce((a, b) => a + b, 0) === SHARDS;
-        }, 20_000);
+        await waitFor(
+          'two hosts serving a split of all shards',
+          () => {
+            const serving = hosts.map((h) => h.servingShards().length);
+            return serving.every((n) => n > 0) && serving.reduce((a, b) => a + b, 0) === SHARDS;
+          },
+          20_000,
+        );
       };
       const epochs = (): Map<number, number> => new Map(hosts.flatMap((h) => h.shardStates().map((s) => [s.shard, s.epoch] as const)));
       await startHosts();

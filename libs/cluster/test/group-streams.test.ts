@@ -30,11 +30,15 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     const a = rig.host('host-a', { groupStreams: rec['host-a'] });
     const b = rig.host('host-b', { groupStreams: rec['host-b'] });
     await Promise.all([a.start(), b.start()]);
-    await waitFor('both hosts serving a disjoint split of all shards', () => {
-      const sa = a.servingShards();
-      const sb = b.servingShards();
-      return sa.length > 0 && sb.length > 0 && [...sa, ...sb].sort((x, y) => x - y).join() === allShards.join();
-    }, 20_000);
+    await waitFor(
+      'both hosts serving a disjoint split of all shards',
+      () => {
+        const sa = a.servingShards();
+        const sb = b.servingShards();
+        return sa.length > 0 && sb.length > 0 && [...sa, ...sb].sort((x, y) => x - y).join() === allShards.join();
+      },
+      20_000,
+    );
 
     const writer = rig.groupWriter();
     const tenant = newTenant();
@@ -45,18 +49,25 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
       const first = await writer.append(group, [groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)]);
       expect(first[1]!.seq).toBeGreaterThan(first[0]!.seq);
       expect(first).toEqual([
-        { seq: first[0]!.seq, duplicate: false, prevSeq: 0 }, { seq: first[1]!.seq, duplicate: false, prevSeq: first[0]!.seq },
+        { seq: first[0]!.seq, duplicate: false, prevSeq: 0 },
+        { seq: first[1]!.seq, duplicate: false, prevSeq: first[0]!.seq },
       ]);
       const [third] = await writer.append(group, [groupMsg(group, `${group}-3`)]);
       expect(third).toEqual({ seq: expect.any(Number), duplicate: false, prevSeq: first[1]!.seq });
       // A resend (and a repeat inside one call) gets the original gseqs back, without prevSeq.
-      expect(await writer.append(group, [groupMsg(group, `${group}-2`), groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)])).toEqual([
-        { seq: first[1]!.seq, duplicate: true }, { seq: first[0]!.seq, duplicate: true }, { seq: first[1]!.seq, duplicate: true },
+      expect(
+        await writer.append(group, [groupMsg(group, `${group}-2`), groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)]),
+      ).toEqual([
+        { seq: first[1]!.seq, duplicate: true },
+        { seq: first[0]!.seq, duplicate: true },
+        { seq: first[1]!.seq, duplicate: true },
       ]);
       expect(await writer.headSeq(group)).toBe(third!.seq);
       const stored = await readAll(streams(), group);
       expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([
-        [`${group}-1`, first[0]!.seq], [`${group}-2`, first[1]!.seq], [`${group}-3`, third!.seq],
+        [`${group}-1`, first[0]!.seq],
+        [`${group}-2`, first[1]!.seq],
+        [`${group}-3`, third!.seq],
       ]);
       expect(rec[owner.ownerId as keyof typeof rec].wroteTo(group)).toBe(true);
       expect(rec[other.ownerId as keyof typeof rec].wroteTo(group)).toBe(false);
@@ -95,9 +106,12 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     });
     // A request that lands at the old owner but whose reply is lost: the caller resends later.
     const lost = groupKey(tenant, 'lost-reply');
-    const landed = await svc.nc.request(`${rig.subjectPrefix}.${shardOf(lost, SHARDS)}`,
-      JSON.stringify({ op: 'gappend', group: lost, entries: [groupMsg(lost, 'lost-1')] }), { timeout: 2000 });
-    const lostSeq = (landed.json() as { outcomes: GroupAppendOutcome[] }).outcomes[0]!.seq;
+    const landed = await svc.nc.request(
+      `${rig.subjectPrefix}.${shardOf(lost, SHARDS)}`,
+      JSON.stringify({ op: 'gappend', group: lost, entries: [groupMsg(lost, 'lost-1')] }),
+      { timeout: 2000 },
+    );
+    const lostSeq = landed.json<{ outcomes: GroupAppendOutcome[] }>().outcomes[0]!.seq;
     await sleep(300);
     const epochsA = new Map(a.shardStates().map((s) => [s.shard, s.epoch]));
     await a.close(); // hands every shard over mid-loop
@@ -146,7 +160,10 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     expect(retried).toEqual({ seq: expect.any(Number), duplicate: true });
     expect(retried!.seq).toBeGreaterThan(before!.seq);
     const stored = await readAll(streams(), group);
-    expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([['slow-0', before!.seq], ['slow-1', retried!.seq]]);
+    expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([
+      ['slow-0', before!.seq],
+      ['slow-1', retried!.seq],
+    ]);
     expect(rec.appended.filter((w) => w.group === group)).toHaveLength(2);
   });
 
@@ -164,7 +181,11 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     await Promise.all(allShards.map((s) => svc.redis.pexpire(a.leases.keyOf(s), 1)));
     jump = TTL * 3;
     const woke = performance.now();
-    const raw = await svc.nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'gappend', group, entries: [groupMsg(group)] }), { timeout: 2000 });
+    const raw = await svc.nc.request(
+      `${rig.subjectPrefix}.${shard}`,
+      JSON.stringify({ op: 'gappend', group, entries: [groupMsg(group)] }),
+      { timeout: 2000 },
+    );
     expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
 
     const [second] = await writer.append(group, [groupMsg(group)]);

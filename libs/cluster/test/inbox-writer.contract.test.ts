@@ -19,11 +19,15 @@ describe.skipIf(!services.ok)('distributed InboxWriter', () => {
     const a = rig.host('host-a');
     const b = rig.host('host-b');
     await Promise.all([a.start(), b.start()]);
-    await waitFor('both hosts serving a split of all shards', () => {
-      const sa = a.servingShards().length;
-      const sb = b.servingShards().length;
-      return sa > 0 && sb > 0 && sa + sb === SHARDS;
-    }, 20_000);
+    await waitFor(
+      'both hosts serving a split of all shards',
+      () => {
+        const sa = a.servingShards().length;
+        const sb = b.servingShards().length;
+        return sa > 0 && sb > 0 && sa + sb === SHARDS;
+      },
+      20_000,
+    );
     return { store: { writer: rig.writer(), timeline: svc.store.engine.timeline }, close: () => rig.cleanup() };
   });
 });

@@ -2,11 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { leaseGuard } from '../src/lease-guard.ts';
 
 describe('leaseGuard', () => {
-  it('runs the caller\'s guard, then the lease check, and names the lease as its term', () => {
+  it("runs the caller's guard, then the lease check, and names the lease as its term", () => {
     const calls: string[] = [];
     let lost: string | undefined;
-    const outer = Object.assign(() => { calls.push('outer'); }, { term: 'app' });
-    const guard = leaseGuard(3, 7, () => { calls.push('lease'); return lost; }, outer);
+    const outer = Object.assign(
+      () => {
+        calls.push('outer');
+      },
+      { term: 'app' },
+    );
+    const guard = leaseGuard(
+      3,
+      7,
+      () => {
+        calls.push('lease');
+        return lost;
+      },
+      outer,
+    );
     guard();
     expect(calls).toEqual(['outer', 'lease']);
     expect(guard.term).toBe('app/shard-3@7');

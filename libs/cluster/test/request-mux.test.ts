@@ -33,8 +33,9 @@ describe.skipIf(!services.ok)('RequestMux', () => {
 
   it('pairs each reply with its own request when many are in flight and replies come back out of order', async () => {
     const mux = new RequestMux(nc);
-    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) =>
-      mux.request(`${subject}.echo`, text(`${(200 - i) % 7}:${i}`), 2000).then((m) => read(m.data))));
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => mux.request(`${subject}.echo`, text(`${(200 - i) % 7}:${i}`), 2000).then((m) => read(m.data))),
+    );
     expect(replies).toEqual(Array.from({ length: 200 }, (_, i) => `re ${i} on ${subject}.echo`));
     expect(mux.size).toBe(0);
     mux.close();

@@ -5,9 +5,7 @@ import type { Redis } from 'ioredis';
 import { RedisShardLeases } from '../src/index.ts';
 import type { ShardLease } from '../src/index.ts';
 import { MemoryLogger, sleep, waitFor } from './support/doubles.ts';
-import {
-  PrivateRedis, deletePrefix, newRedis, openTempStore, probeServices, redisServerAvailable, uniqueId,
-} from './support/services.ts';
+import { PrivateRedis, deletePrefix, newRedis, openTempStore, probeServices, redisServerAvailable, uniqueId } from './support/services.ts';
 import type { TempStore } from './support/services.ts';
 
 const services = await probeServices();
@@ -17,9 +15,15 @@ describe.skipIf(!services.ok)('RedisShardLeases', () => {
   let redis: Redis;
   let store: TempStore;
   const prefix = uniqueId('seqline-test:leases:');
-  const make = (ownerId: string, extra: { logger?: MemoryLogger; ttlMs?: number } = {}) => new RedisShardLeases({
-    redis, ceilings: store.engine.ceilings, ownerId, ttlMs: extra.ttlMs ?? TTL, keyPrefix: prefix, logger: extra.logger,
-  });
+  const make = (ownerId: string, extra: { logger?: MemoryLogger; ttlMs?: number } = {}) =>
+    new RedisShardLeases({
+      redis,
+      ceilings: store.engine.ceilings,
+      ownerId,
+      ttlMs: extra.ttlMs ?? TTL,
+      keyPrefix: prefix,
+      logger: extra.logger,
+    });
 
   beforeAll(async () => {
     redis = newRedis();
@@ -37,7 +41,12 @@ describe.skipIf(!services.ok)('RedisShardLeases', () => {
     const [la, lb] = await Promise.all([a.acquire(1), b.acquire(1)]);
     const winner = (la ?? lb) as ShardLease;
     expect([la, lb].filter(Boolean)).toHaveLength(1);
-    expect(await a.holders([1, 2])).toEqual(new Map([[1, la ? 'a' : 'b'], [2, null]]));
+    expect(await a.holders([1, 2])).toEqual(
+      new Map([
+        [1, la ? 'a' : 'b'],
+        [2, null],
+      ]),
+    );
     await (la ? a : b).release(winner);
     const again = await b.acquire(1);
     expect(again?.epoch).toBeGreaterThan(winner.epoch);

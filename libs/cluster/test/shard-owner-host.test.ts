@@ -26,11 +26,15 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     const a = rig.host('host-a');
     const b = rig.host('host-b');
     await Promise.all([a.start(), b.start()]);
-    await waitFor('both hosts serving a disjoint split of all shards', () => {
-      const sa = a.servingShards();
-      const sb = b.servingShards();
-      return sa.length > 0 && sb.length > 0 && [...sa, ...sb].sort((x, y) => x - y).join() === allShards.join();
-    }, 20_000);
+    await waitFor(
+      'both hosts serving a disjoint split of all shards',
+      () => {
+        const sa = a.servingShards();
+        const sb = b.servingShards();
+        return sa.length > 0 && sb.length > 0 && [...sa, ...sb].sort((x, y) => x - y).join() === allShards.join();
+      },
+      20_000,
+    );
 
     const writer = rig.writer();
     const tenant = `t${Date.now().toString(36)}`;
@@ -42,7 +46,8 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
       expect(first[1]!.seq).toBeGreaterThan(first[0]!.seq);
       // A resend is answered with the original seqs (I3).
       expect(await writer.append(inbox, [msg(`${inbox}-2`), msg(`${inbox}-1`)])).toEqual([
-        { seq: first[1]!.seq, duplicate: true }, { seq: first[0]!.seq, duplicate: true },
+        { seq: first[1]!.seq, duplicate: true },
+        { seq: first[0]!.seq, duplicate: true },
       ]);
       expect((await readAll(timeline(), inbox)).map((e) => e.seq)).toEqual(first.map((o) => o.seq));
       expect(await writer.headSeq(inbox)).toBe(first[1]!.seq);
@@ -129,7 +134,9 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     await Promise.all(allShards.map((s) => svc.redis.pexpire(a.leases.keyOf(s), 1)));
     jump = TTL * 3;
     const woke = performance.now();
-    const raw = await svc.nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'append', inbox, entries: [msg()] }), { timeout: 2000 });
+    const raw = await svc.nc.request(`${rig.subjectPrefix}.${shard}`, JSON.stringify({ op: 'append', inbox, entries: [msg()] }), {
+      timeout: 2000,
+    });
     expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
 
     const second = await writer.append(inbox, [msg()]);
@@ -151,10 +158,14 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     const a = rig.host('host-a');
     const b = rig.host('host-b');
     await Promise.all([a.start(), b.start()]);
-    const [sa, sb] = await waitFor('a split of all shards between both hosts', () => {
-      const split = [a.servingShards(), b.servingShards()] as const;
-      return split[0].length >= 2 && split[1].length >= 1 && split[0].length + split[1].length === SHARDS ? split : undefined;
-    }, 20_000);
+    const [sa, sb] = await waitFor(
+      'a split of all shards between both hosts',
+      () => {
+        const split = [a.servingShards(), b.servingShards()] as const;
+        return split[0].length >= 2 && split[1].length >= 1 && split[0].length + split[1].length === SHARDS ? split : undefined;
+      },
+      20_000,
+    );
     const tenant = `t${Date.now().toString(36)}`;
     const sender = inboxInShard(tenant, sa[0]!, SHARDS);
     const here = inboxInShard(tenant, sa[1]!, SHARDS);
@@ -206,7 +217,11 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     });
     try {
       const writer = rig.writer({ subjectPrefix });
-      const chained = await writer.appendThen(inboxKey('t', 'old-a'), [msg('m4')], { inbox: inboxKey('t', 'old-b'), entries: [msg('m4-copy')], timeoutMs: 1000 });
+      const chained = await writer.appendThen(inboxKey('t', 'old-a'), [msg('m4')], {
+        inbox: inboxKey('t', 'old-b'),
+        entries: [msg('m4-copy')],
+        timeoutMs: 1000,
+      });
       expect(chained).toEqual({ outcomes: [{ seq: 10, duplicate: false }], next: 'appended' });
       expect(seen).toMatchObject([
         { op: 'append', inbox: 't:old-a', then: { inbox: 't:old-b' } },
@@ -228,7 +243,9 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
     await host.start();
     await waitFor('host serves both shards', () => host.servingShards().length === 2);
   });
-  afterAll(async () => { await rig.cleanup(); });
+  afterAll(async () => {
+    await rig.cleanup();
+  });
 
   it('gives up with OverloadedError at its deadline when no owner answers', async () => {
     const writer = rig.writer({ subjectPrefix: 'test.nobody.home', deadlineMs: 600 });
@@ -241,7 +258,9 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
     const writer = rig.writer({ deadlineMs: 10_000 });
     const spy = svc.nc.subscribe(`${rig.subjectPrefix}.>`);
     let seen = 0;
-    void (async () => { for await (const _ of spy) seen++; })();
+    void (async () => {
+      for await (const _ of spy) seen++;
+    })();
     const bad = { ...msg(), kind: 'nonsense' } as unknown as ReturnType<typeof msg>;
     const t0 = performance.now();
     await expect(writer.append(inboxKey('t', 'y'), [bad])).rejects.toMatchObject({ name: 'BadRequestError', code: 'BAD_REQUEST' });
@@ -255,7 +274,9 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
     const writer = rig.writer();
     const spy = svc.nc.subscribe(`${rig.subjectPrefix}.>`);
     let seen = 0;
-    void (async () => { for await (const _ of spy) seen++; })();
+    void (async () => {
+      for await (const _ of spy) seen++;
+    })();
     const inbox = inboxKey(`t${Date.now().toString(36)}`, 'big');
     const big = 'x'.repeat(60 * 1024);
     const entries = Array.from({ length: 40 }, (_, i) => msg(`big-${i}`, big)); // ~2.4 MB

@@ -1,8 +1,6 @@
 /** The request/reply contract and the balancing function: pure, no services. */
 import { describe, expect, it } from 'vitest';
-import {
-  BadRequestError, InternalError, NotFoundError, OverloadedError, TooLargeError,
-} from '@seqline/core';
+import { BadRequestError, InternalError, NotFoundError, OverloadedError, TooLargeError } from '@seqline/core';
 import { FencedError, groupKey, inboxKey } from '@seqline/core';
 import { ShardNotOwnedError } from '@seqline/seq';
 import { ShardLeaseLostError, decodeReply, decodeRequest, fromWireError, preferredOwner, toWireError } from '../src/index.ts';
@@ -15,7 +13,12 @@ describe('inbox request codec', () => {
   it('accepts the three ops', () => {
     const entry = msg('a1');
     expect(decodeRequest(enc({ op: 'append', inbox: 't:u', entries: [entry] }))).toEqual({ op: 'append', inbox: 't:u', entries: [entry] });
-    expect(decodeRequest(enc({ op: 'receipt', inbox: 't:u', appinfo: 'a1', readers: ['b'] }))).toEqual({ op: 'receipt', inbox: 't:u', appinfo: 'a1', readers: ['b'] });
+    expect(decodeRequest(enc({ op: 'receipt', inbox: 't:u', appinfo: 'a1', readers: ['b'] }))).toEqual({
+      op: 'receipt',
+      inbox: 't:u',
+      appinfo: 'a1',
+      readers: ['b'],
+    });
     expect(decodeRequest(enc({ op: 'head', inbox: 't:u' }))).toEqual({ op: 'head', inbox: 't:u' });
   });
 
@@ -36,21 +39,37 @@ describe('inbox request codec', () => {
   it('carries a follow-up append (`then`) both ways, and refuses a malformed one', () => {
     const entry = msg('a1');
     const then = { inbox: 't:v', entries: [msg('a1-copy')], timeoutMs: 1000 };
-    expect(decodeRequest(enc({ op: 'append', inbox: 't:u', entries: [entry], then }))).toEqual({ op: 'append', inbox: 't:u', entries: [entry], then });
+    expect(decodeRequest(enc({ op: 'append', inbox: 't:u', entries: [entry], then }))).toEqual({
+      op: 'append',
+      inbox: 't:u',
+      entries: [entry],
+      then,
+    });
     for (const bad of [
-      { ...then, inbox: 'v' }, { ...then, timeoutMs: 0 }, { ...then, timeoutMs: 1.5 }, { ...then, timeoutMs: 10_001 },
-      { ...then, entries: [{ ...msg(), seq: 1 }] }, 'later',
+      { ...then, inbox: 'v' },
+      { ...then, timeoutMs: 0 },
+      { ...then, timeoutMs: 1.5 },
+      { ...then, timeoutMs: 10_001 },
+      { ...then, entries: [{ ...msg(), seq: 1 }] },
+      'later',
     ]) {
       expect(() => decodeRequest(enc({ op: 'append', inbox: 't:u', entries: [entry], then: bad }))).toThrow(BadRequestError);
     }
     for (const result of ['appended', 'skipped', 'failed'] as const) {
-      expect(decodeReply(enc({ ok: true, outcomes: [{ seq: 3, duplicate: false }], then: result }))).toEqual({ ok: true, outcomes: [{ seq: 3, duplicate: false }], then: result });
+      expect(decodeReply(enc({ ok: true, outcomes: [{ seq: 3, duplicate: false }], then: result }))).toEqual({
+        ok: true,
+        outcomes: [{ seq: 3, duplicate: false }],
+        then: result,
+      });
     }
     expect(() => decodeReply(enc({ ok: true, outcomes: [], then: 'maybe' }))).toThrow();
   });
 
   it('refuses malformed replies', () => {
-    expect(decodeReply(enc({ ok: true, outcomes: [{ seq: 3, duplicate: false }] }))).toEqual({ ok: true, outcomes: [{ seq: 3, duplicate: false }] });
+    expect(decodeReply(enc({ ok: true, outcomes: [{ seq: 3, duplicate: false }] }))).toEqual({
+      ok: true,
+      outcomes: [{ seq: 3, duplicate: false }],
+    });
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: '3' }] }))).toThrow();
     expect(() => decodeReply(enc({ ok: false, error: { code: 'INTERNAL' } }))).toThrow();
     expect(() => decodeReply(enc('nope'))).toThrow();
@@ -61,20 +80,31 @@ describe('append requests with pre-serialised entries', () => {
   it('encode byte for byte as the whole request would, and decode back', () => {
     const entries = [msg('a1'), { ...msg('a2'), body: { text: 'quote " and é 😀' } }, msg('a3')];
     const json = entries.map((entry) => JSON.stringify(entry));
-    const heads: AppendHead[] = [{ op: 'append', inbox: inboxKey('t', 'u') }, { op: 'gappend', group: groupKey('t', 'g') }];
+    const heads: AppendHead[] = [
+      { op: 'append', inbox: inboxKey('t', 'u') },
+      { op: 'gappend', group: groupKey('t', 'g') },
+    ];
     for (const head of heads) {
       const payload = encodeWithEntries(head, json);
-      expect(payload).toEqual(encodeJson({ ...head, entries } as Parameters<typeof encodeJson>[0]));
+      expect(payload).toEqual(encodeJson({ ...head, entries }));
       expect(decodeRequest(payload)).toEqual({ ...head, entries });
     }
-    expect(decodeRequest(encodeWithEntries({ op: 'append', inbox: inboxKey('t', 'u') }, []))).toEqual({ op: 'append', inbox: 't:u', entries: [] });
+    expect(decodeRequest(encodeWithEntries({ op: 'append', inbox: inboxKey('t', 'u') }, []))).toEqual({
+      op: 'append',
+      inbox: 't:u',
+      entries: [],
+    });
   });
 });
 
 describe('group stream request codec', () => {
   it('accepts gappend and ghead, keyed by group', () => {
     const entry = msg('g1');
-    expect(decodeRequest(enc({ op: 'gappend', group: 't:g', entries: [entry] }))).toEqual({ op: 'gappend', group: 't:g', entries: [entry] });
+    expect(decodeRequest(enc({ op: 'gappend', group: 't:g', entries: [entry] }))).toEqual({
+      op: 'gappend',
+      group: 't:g',
+      entries: [entry],
+    });
     expect(decodeRequest(enc({ op: 'ghead', group: 't:g' }))).toEqual({ op: 'ghead', group: 't:g' });
   });
 
@@ -90,7 +120,10 @@ describe('group stream request codec', () => {
   });
 
   it('accepts prevSeq in outcomes only as a safe integer', () => {
-    const outcomes = [{ seq: 9, duplicate: false, prevSeq: 4 }, { seq: 4, duplicate: true }];
+    const outcomes = [
+      { seq: 9, duplicate: false, prevSeq: 4 },
+      { seq: 4, duplicate: true },
+    ];
     expect(decodeReply(enc({ ok: true, outcomes }))).toEqual({ ok: true, outcomes });
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: 9, duplicate: false, prevSeq: '4' }] }))).toThrow();
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: 9, duplicate: false, prevSeq: 1.5 }] }))).toThrow();
@@ -134,6 +167,6 @@ describe('preferredOwner (rendezvous hashing)', () => {
     expect(moved.every((s) => preferredOwner(s, owners) === 'w4')).toBe(true);
     const joined = shards.filter((s) => preferredOwner(s, owners) !== preferredOwner(s, [...owners, 'w5']));
     expect(joined.every((s) => preferredOwner(s, [...owners, 'w5']) === 'w5')).toBe(true);
-    expect(joined.length).toBeLessThan(64 / 5 * 2);
+    expect(joined.length).toBeLessThan((64 / 5) * 2);
   });
 });

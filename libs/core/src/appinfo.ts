@@ -37,8 +37,7 @@ export class AppinfoTakenError extends ForbiddenError {
  * destination — throws, before anything is delivered.
  */
 export function checkResend(stored: Entry, sender: string, conv: Conv): void {
-  const same = stored.kind === 'msg' && stored.from === sender
-    && stored.conv.type === conv.type && stored.conv.id === conv.id;
+  const same = stored.kind === 'msg' && stored.from === sender && stored.conv.type === conv.type && stored.conv.id === conv.id;
   if (!same) throw new AppinfoTakenError(stored.appinfo);
 }
 

@@ -20,7 +20,12 @@ export interface Limits {
 }
 
 export const LIMIT_KEYS: readonly (keyof Limits)[] = [
-  'largeGroupConcurrency', 'smallPool', 'largePool', 'hugePool', 'perUserInFlight', 'perTenantInFlight',
+  'largeGroupConcurrency',
+  'smallPool',
+  'largePool',
+  'hugePool',
+  'perUserInFlight',
+  'perTenantInFlight',
   'perUserSockets',
 ];
 
@@ -48,9 +53,7 @@ export function validateLimits(l: Limits): Limits {
     out[key] = v;
   }
   if (out.perUserInFlight > out.perTenantInFlight) {
-    throw new BadRequestError(
-      `perUserInFlight (${out.perUserInFlight}) must not exceed perTenantInFlight (${out.perTenantInFlight})`,
-    );
+    throw new BadRequestError(`perUserInFlight (${out.perUserInFlight}) must not exceed perTenantInFlight (${out.perTenantInFlight})`);
   }
   return out;
 }

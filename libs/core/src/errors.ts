@@ -1,53 +1,74 @@
 /** Protocol error codes (PROTOCOL.md). Every error that reaches a client carries one. */
 export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'OVERLOADED'
-  | 'RECALL_EXPIRED'
-  | 'INTERNAL';
+  'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'TOO_LARGE' | 'RATE_LIMITED' | 'OVERLOADED' | 'RECALL_EXPIRED' | 'INTERNAL';
 
 export const ERROR_CODES: readonly ErrorCode[] = [
-  'BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'TOO_LARGE',
-  'RATE_LIMITED', 'OVERLOADED', 'RECALL_EXPIRED', 'INTERNAL',
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'TOO_LARGE',
+  'RATE_LIMITED',
+  'OVERLOADED',
+  'RECALL_EXPIRED',
+  'INTERNAL',
 ];
 
 export class SeqlineError extends Error {
-  constructor(readonly code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = new.target.name;
   }
 }
 
 export class BadRequestError extends SeqlineError {
-  constructor(message: string) { super('BAD_REQUEST', message); }
+  constructor(message: string) {
+    super('BAD_REQUEST', message);
+  }
 }
 export class UnauthorizedError extends SeqlineError {
-  constructor(message = 'missing or invalid token') { super('UNAUTHORIZED', message); }
+  constructor(message = 'missing or invalid token') {
+    super('UNAUTHORIZED', message);
+  }
 }
 export class ForbiddenError extends SeqlineError {
-  constructor(message: string) { super('FORBIDDEN', message); }
+  constructor(message: string) {
+    super('FORBIDDEN', message);
+  }
 }
 export class NotFoundError extends SeqlineError {
-  constructor(message: string) { super('NOT_FOUND', message); }
+  constructor(message: string) {
+    super('NOT_FOUND', message);
+  }
 }
 export class TooLargeError extends SeqlineError {
-  constructor(message: string) { super('TOO_LARGE', message); }
+  constructor(message: string) {
+    super('TOO_LARGE', message);
+  }
 }
 export class RateLimitedError extends SeqlineError {
-  constructor(message = 'rate limit exceeded') { super('RATE_LIMITED', message); }
+  constructor(message = 'rate limit exceeded') {
+    super('RATE_LIMITED', message);
+  }
 }
 export class OverloadedError extends SeqlineError {
-  constructor(message = 'server overloaded, retry later', options?: { cause?: unknown }) { super('OVERLOADED', message, options); }
+  constructor(message = 'server overloaded, retry later', options?: { cause?: unknown }) {
+    super('OVERLOADED', message, options);
+  }
 }
 export class RecallExpiredError extends SeqlineError {
-  constructor(message = 'recall window (24 h) has passed') { super('RECALL_EXPIRED', message); }
+  constructor(message = 'recall window (24 h) has passed') {
+    super('RECALL_EXPIRED', message);
+  }
 }
 export class InternalError extends SeqlineError {
-  constructor(message = 'internal error', options?: { cause?: unknown }) { super('INTERNAL', message, options); }
+  constructor(message = 'internal error', options?: { cause?: unknown }) {
+    super('INTERNAL', message, options);
+  }
 }
 
 /**
@@ -55,7 +76,10 @@ export class InternalError extends SeqlineError {
  * shard owner must stop handing out seqs. Not a protocol error; gateways map it to INTERNAL.
  */
 export class FencedError extends Error {
-  constructor(message: string) { super(message); this.name = 'FencedError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'FencedError';
+  }
 }
 
 /** Normalises anything thrown into a SeqlineError (done once, at the gateway). */

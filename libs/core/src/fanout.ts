@@ -56,9 +56,7 @@ export function fanoutModeFor(tier: Tier, readFanoutEnabled: boolean): FanoutMod
 /** Refuses a group (create or add) that would exceed the configured maximum size. */
 export function assertGroupSize(memberCount: number, t: TierThresholds): void {
   if (memberCount > t.maxMembers) {
-    throw new BadRequestError(
-      `group would have ${memberCount} members; the maximum is ${t.maxMembers}`,
-    );
+    throw new BadRequestError(`group would have ${memberCount} members; the maximum is ${t.maxMembers}`);
   }
 }
 

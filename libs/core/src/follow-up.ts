@@ -15,10 +15,16 @@ export type AppendFn = (inbox: InboxKey, entries: NewEntry[]) => Promise<AppendO
  * A late append is not cancelled; callers fall back to something idempotent by appinfo.
  */
 export async function appendWithin(
-  append: AppendFn, inbox: InboxKey, entries: NewEntry[], timeoutMs: number, logger: Logger,
+  append: AppendFn,
+  inbox: InboxKey,
+  entries: NewEntry[],
+  timeoutMs: number,
+  logger: Logger,
 ): Promise<'appended' | 'failed'> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<'failed'>((resolve) => { timer = setTimeout(resolve, timeoutMs, 'failed'); });
+  const timeout = new Promise<'failed'>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs, 'failed');
+  });
   try {
     return await Promise.race([append(inbox, entries).then(appended), timeout]);
   } catch (err) {
@@ -33,7 +39,12 @@ export async function appendWithin(
  * Runs `next` when every one of `outcomes` is new; a duplicate means a resend, whose follow-up
  * the caller builds from the stored original instead.
  */
-export function runFollowUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend, append: AppendFn, logger: Logger): Promise<FollowUpResult> {
+export function runFollowUp(
+  outcomes: readonly AppendOutcome[],
+  next: FollowUpAppend,
+  append: AppendFn,
+  logger: Logger,
+): Promise<FollowUpResult> {
   if (outcomes.some(isDuplicate)) return Promise.resolve('skipped');
   return appendWithin(append, next.inbox, next.entries, next.timeoutMs, logger);
 }

@@ -27,7 +27,7 @@ export class InFlightQuota {
   }
 
   inFlight(tenant: string, user?: string): number {
-    return user === undefined ? this.tenants.get(tenant) ?? 0 : this.users.get(`${tenant}:${user}`) ?? 0;
+    return user === undefined ? (this.tenants.get(tenant) ?? 0) : (this.users.get(`${tenant}:${user}`) ?? 0);
   }
 }
 

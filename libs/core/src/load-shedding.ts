@@ -64,7 +64,10 @@ export class LoadShedder {
   /** Refusals per class since start (metrics, tests). */
   readonly shed: Record<WorkClass, number> = { huge: 0, large: 0, small: 0, direct: 0 };
 
-  constructor(private readonly sample: () => LoadSample, policy: SheddingPolicy = DEFAULT_SHEDDING_POLICY) {
+  constructor(
+    private readonly sample: () => LoadSample,
+    policy: SheddingPolicy = DEFAULT_SHEDDING_POLICY,
+  ) {
     this.policy = validateSheddingPolicy(policy);
   }
 
@@ -77,6 +80,8 @@ export class LoadShedder {
     const s = this.sample();
     if (admits(s, cls, this.policy)) return;
     this.shed[cls] += 1;
-    throw new OverloadedError(`server overloaded (event-loop lag ${Math.round(s.lagMs)} ms, ${s.inFlight} in flight): ${cls} work is shed first, retry later`);
+    throw new OverloadedError(
+      `server overloaded (event-loop lag ${Math.round(s.lagMs)} ms, ${s.inFlight} in flight): ${cls} work is shed first, retry later`,
+    );
   }
 }

@@ -8,10 +8,17 @@ export interface Logger {
 }
 
 export const silentLogger: Logger = {
-  debug() {}, info() {}, warn() {}, error() {},
-  child() { return silentLogger; },
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
 };
 
 /** Injected clock so time rules (recall window, backoff) are testable. */
-export interface Clock { now(): number }
+export interface Clock {
+  now(): number;
+}
 export const systemClock: Clock = { now: () => Date.now() };

@@ -13,9 +13,8 @@ export class LruMap<K extends NonNullable<unknown>, V extends NonNullable<unknow
   private readonly cache: LRUCache<K, V> | undefined;
 
   constructor(maxWeight: number, weigh: (value: V) => number = () => 1) {
-    this.cache = maxWeight > 0
-      ? new LRUCache<K, V>({ maxSize: maxWeight, sizeCalculation: (value) => Math.max(1, weigh(value)) })
-      : undefined;
+    this.cache =
+      maxWeight > 0 ? new LRUCache<K, V>({ maxSize: maxWeight, sizeCalculation: (value) => Math.max(1, weigh(value)) }) : undefined;
   }
 
   get(key: K): V | undefined {

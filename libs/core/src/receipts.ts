@@ -14,10 +14,7 @@ import { BadRequestError } from './errors.ts';
 export const SYSTEM_SENDER = 'system';
 
 /** Sorted unique union; `grew` is true when `added` held a reader not in `current`. */
-export function mergeReaders(
-  current: readonly string[],
-  added: readonly string[],
-): { readers: string[]; grew: boolean } {
+export function mergeReaders(current: readonly string[], added: readonly string[]): { readers: string[]; grew: boolean } {
   const before = new Set(current);
   const all = new Set(current);
   for (const r of added) all.add(r);
@@ -86,7 +83,7 @@ export function buildReadEntry(reader: string, seqs: number[], now: number, appi
     conv: { type: 'user', id: reader },
     from: reader,
     sendTime: now,
-    referSeq: sorted[sorted.length - 1] as number,
+    referSeq: sorted[sorted.length - 1],
     seqs: sorted,
   };
 }
@@ -95,12 +92,7 @@ export function buildReadEntry(reader: string, seqs: number[], now: number, appi
  * The `receipt` control entry in the sender's inbox: entry `referSeq` is now read by `readers`
  * (all of them so far). `from` is SYSTEM_SENDER (see there).
  */
-export function buildReceiptEntry(
-  referSeq: number,
-  readers: string[],
-  target: { conv: Conv },
-  now: number,
-): NewEntry {
+export function buildReceiptEntry(referSeq: number, readers: string[], target: { conv: Conv }, now: number): NewEntry {
   assertSeq(referSeq, 'receipt referSeq');
   const readBy = [...new Set(readers)].sort();
   if (readBy.length === 0) throw new BadRequestError('a receipt needs at least one reader');

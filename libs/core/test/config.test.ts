@@ -6,7 +6,12 @@ import type { Limits } from '../src/index.ts';
 describe('DEFAULT_LIMITS', () => {
   it('has the agreed values, is valid and cannot be mutated by accident', () => {
     expect(DEFAULT_LIMITS).toEqual({
-      largeGroupConcurrency: 5, smallPool: 16, largePool: 8, hugePool: 4, perUserInFlight: 64, perTenantInFlight: 2000,
+      largeGroupConcurrency: 5,
+      smallPool: 16,
+      largePool: 8,
+      hugePool: 4,
+      perUserInFlight: 64,
+      perTenantInFlight: 2000,
       perUserSockets: 20,
     });
     expect(validateLimits(DEFAULT_LIMITS)).toEqual(DEFAULT_LIMITS);
@@ -15,11 +20,9 @@ describe('DEFAULT_LIMITS', () => {
 });
 
 describe('validateLimits', () => {
-  it.each(LIMIT_KEYS.flatMap((key) => [0, -1, 1.5, Number.NaN, Infinity].map((v) => [key, v] as const)))(
-    'rejects %s = %s', (key, v) => {
-      expect(() => validateLimits({ ...DEFAULT_LIMITS, [key]: v })).toThrow(BadRequestError);
-    },
-  );
+  it.each(LIMIT_KEYS.flatMap((key) => [0, -1, 1.5, Number.NaN, Infinity].map((v) => [key, v] as const)))('rejects %s = %s', (key, v) => {
+    expect(() => validateLimits({ ...DEFAULT_LIMITS, [key]: v })).toThrow(BadRequestError);
+  });
 
   it('rejects a missing or non-number field', () => {
     const { hugePool: _omit, ...rest } = DEFAULT_LIMITS;
@@ -39,13 +42,20 @@ describe('validateLimits', () => {
 
   it('property: any positive integers with user <= tenant are accepted unchanged', () => {
     const pos = fc.integer({ min: 1, max: 1_000_000 });
-    fc.assert(fc.property(pos, pos, pos, pos, pos, pos, pos, (a, b, c, d, u, t, s) => {
-      const l: Limits = {
-        largeGroupConcurrency: a, smallPool: b, largePool: c, hugePool: d, perUserInFlight: Math.min(u, t), perTenantInFlight: Math.max(u, t),
-        perUserSockets: s,
-      };
-      expect(validateLimits(l)).toEqual(l);
-    }));
+    fc.assert(
+      fc.property(pos, pos, pos, pos, pos, pos, pos, (a, b, c, d, u, t, s) => {
+        const l: Limits = {
+          largeGroupConcurrency: a,
+          smallPool: b,
+          largePool: c,
+          hugePool: d,
+          perUserInFlight: Math.min(u, t),
+          perTenantInFlight: Math.max(u, t),
+          perUserSockets: s,
+        };
+        expect(validateLimits(l)).toEqual(l);
+      }),
+    );
   });
 });
 

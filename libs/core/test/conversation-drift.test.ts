@@ -7,13 +7,25 @@ import { describe, expect, it } from 'vitest';
 import { conversationKey, isActivity } from '../src/index.ts';
 import type { Conv, Entry, NewEntry } from '../src/index.ts';
 import {
-  InMemoryConversationIndex, T0, clearOf, deleteOf, editOf, groupEvent, msg, readConv, readSeqs, recallOf,
+  InMemoryConversationIndex,
+  T0,
+  clearOf,
+  deleteOf,
+  editOf,
+  groupEvent,
+  msg,
+  readConv,
+  readSeqs,
+  recallOf,
 } from './conversation-driver.ts';
 
 const ME = 'me';
 const CONVS: Conv[] = [
-  { type: 'user', id: 'bob' }, { type: 'user', id: 'carol' }, { type: 'user', id: ME },
-  { type: 'group', id: 'g1' }, { type: 'group', id: 'g2' },
+  { type: 'user', id: 'bob' },
+  { type: 'user', id: 'carol' },
+  { type: 'user', id: ME },
+  { type: 'group', id: 'g1' },
+  { type: 'group', id: 'g2' },
 ];
 const PEOPLE = [ME, 'bob', 'carol'];
 
@@ -34,18 +46,61 @@ const idx = (n: number) => fc.nat({ max: n - 1 });
 /** How far back from the newest entry a pick reaches: mostly the last few (the last message is where bugs hide). */
 const back = fc.oneof({ weight: 3, arbitrary: fc.nat({ max: 3 }) }, { weight: 1, arbitrary: fc.nat() });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({
-    t: fc.constant('send' as const), conv: idx(CONVS.length), from: idx(PEOPLE.length),
-    mentions: fc.option(fc.subarray([ME, 'bob', '@all'], { minLength: 1 }), { nil: undefined }),
-  }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('group' as const), conv: fc.constantFrom(3, 4), event: fc.constantFrom('create', 'add', 'remove', 'tier') }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('read' as const), conv: idx(CONVS.length), pick: back, raw: fc.nat({ max: 80 }), picked: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('readV1' as const), picks: fc.array(back, { minLength: 1, maxLength: 3 }), missing: fc.boolean() }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      t: fc.constant('send' as const),
+      conv: idx(CONVS.length),
+      from: idx(PEOPLE.length),
+      mentions: fc.option(fc.subarray([ME, 'bob', '@all'], { minLength: 1 }), { nil: undefined }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('group' as const),
+      conv: fc.constantFrom(3, 4),
+      event: fc.constantFrom('create', 'add', 'remove', 'tier'),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('read' as const),
+      conv: idx(CONVS.length),
+      pick: back,
+      raw: fc.nat({ max: 80 }),
+      picked: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('readV1' as const),
+      picks: fc.array(back, { minLength: 1, maxLength: 3 }),
+      missing: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('recall' as const), pick: back, bySender: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('edit' as const), pick: back, forged: fc.boolean(), editedAt: fc.nat({ max: 4 }) }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('delete' as const), picks: fc.array(back, { minLength: 1, maxLength: 3 }), missing: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('clear' as const), conv: idx(CONVS.length),
-    pick: fc.option(back, { nil: undefined }), raw: fc.nat({ max: 80 }), picked: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('delete' as const),
+      picks: fc.array(back, { minLength: 1, maxLength: 3 }),
+      missing: fc.boolean(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('clear' as const),
+      conv: idx(CONVS.length),
+      pick: fc.option(back, { nil: undefined }),
+      raw: fc.nat({ max: 80 }),
+      picked: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('noise' as const), kind: fc.constantFrom('receipt', 'tick') }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('dup' as const), pick: back }) },
 );
@@ -65,7 +120,7 @@ function entryFor(op: Op, ix: InMemoryConversationIndex, n: number): NewEntry | 
       return groupEvent(`group:${(CONVS[op.conv] as Conv).id}:${n}`, (CONVS[op.conv] as Conv).id, op.event, 'bob');
     case 'read': {
       // A seq of the inbox (maybe of another conversation, maybe stale), or any number (maybe past the head).
-      const upTo = op.picked ? pick(op.pick)?.seq ?? 1 : op.raw + 1;
+      const upTo = op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
       return readConv(`read:${n}`, ME, CONVS[op.conv] as Conv, upTo);
     }
     case 'readV1': {
@@ -86,12 +141,20 @@ function entryFor(op: Op, ix: InMemoryConversationIndex, n: number): NewEntry | 
       return deleteOf(`delete:${n}`, ME, op.missing ? [...seqs, ix.headSeq + 2] : seqs);
     }
     case 'clear': {
-      const upTo = op.pick === undefined ? undefined : op.picked ? pick(op.pick)?.seq ?? 1 : op.raw + 1;
+      const upTo = op.pick === undefined ? undefined : op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
       return clearOf(`clear:${n}`, ME, CONVS[op.conv] as Conv, upTo);
     }
     case 'noise':
       return op.kind === 'receipt'
-        ? { kind: 'receipt', appinfo: `receipt:${n}:1`, conv: { type: 'user', id: 'bob' }, from: 'system', sendTime: T0, referSeq: 1, readBy: ['bob'] }
+        ? {
+            kind: 'receipt',
+            appinfo: `receipt:${n}:1`,
+            conv: { type: 'user', id: 'bob' },
+            from: 'system',
+            sendTime: T0,
+            referSeq: 1,
+            readBy: ['bob'],
+          }
         : { kind: 'tick', appinfo: `tick:${n}`, conv: { type: 'group', id: 'g1' }, from: ME, sendTime: T0 };
     case 'dup': {
       const e = pick(op.pick);
@@ -116,24 +179,32 @@ function run(ops: Array<[Op, number]>): InMemoryConversationIndex {
 
 describe('conversation index: no drift', () => {
   it('equals a recount of the inbox after every step', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(opArb, fc.nat({ max: 2 })), { maxLength: 80, size: 'max' }), (ops) => { run(ops); }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(opArb, fc.nat({ max: 2 })), { maxLength: 80, size: 'max' }), (ops) => {
+        run(ops);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('keeps the invariants a client relies on', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(opArb, fc.nat({ max: 2 })), { maxLength: 80, size: 'max' }), (ops) => {
-      const ix = run(ops);
-      for (const [key, rec] of ix.records) {
-        expect(conversationKey(rec.conv)).toBe(key);
-        expect(rec.readSeq).toBeLessThanOrEqual(rec.lastSeq);
-        expect(rec.clearedSeq).toBeLessThanOrEqual(rec.lastSeq);
-        expect(rec.mentions).toBeLessThanOrEqual(rec.unread);
-        expect(rec.asOfSeq).toBeLessThanOrEqual(ix.headSeq);
-        const last = ix.lastOf(key);
-        if (last !== null) {
-          expect(isActivity(last) && last.seq > rec.clearedSeq && !ix.deleted.has(last.seq)).toBe(true);
-          expect(conversationKey(last.conv)).toBe(key);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(opArb, fc.nat({ max: 2 })), { maxLength: 80, size: 'max' }), (ops) => {
+        const ix = run(ops);
+        for (const [key, rec] of ix.records) {
+          expect(conversationKey(rec.conv)).toBe(key);
+          expect(rec.readSeq).toBeLessThanOrEqual(rec.lastSeq);
+          expect(rec.clearedSeq).toBeLessThanOrEqual(rec.lastSeq);
+          expect(rec.mentions).toBeLessThanOrEqual(rec.unread);
+          expect(rec.asOfSeq).toBeLessThanOrEqual(ix.headSeq);
+          const last = ix.lastOf(key);
+          if (last !== null) {
+            expect(isActivity(last) && last.seq > rec.clearedSeq && !ix.deleted.has(last.seq)).toBe(true);
+            expect(conversationKey(last.conv)).toBe(key);
+          }
         }
-      }
-    }), { numRuns: 100 });
+      }),
+      { numRuns: 100 },
+    );
   });
 });

@@ -5,11 +5,18 @@
  * adapter relies on: `before` is the stored record, removed unread rows exist, added ones do not.
  */
 import { expect } from 'vitest';
-import {
-  conversationItemKey, conversationKey, indexEntrySync, recountInboxIndex, withLatestEdit,
-} from '../src/index.ts';
+import { conversationItemKey, conversationKey, indexEntrySync, recountInboxIndex, withLatestEdit } from '../src/index.ts';
 import type {
-  Conv, ConvRecord, ConversationChanges, ConversationFacts, EditRef, Entry, FactsRequest, InboxIndexState, Json, NewEntry,
+  Conv,
+  ConvRecord,
+  ConversationChanges,
+  ConversationFacts,
+  EditRef,
+  Entry,
+  FactsRequest,
+  InboxIndexState,
+  Json,
+  NewEntry,
   UnreadItem,
 } from '../src/index.ts';
 
@@ -37,7 +44,10 @@ export class InMemoryConversationIndex {
     this.bySeq.set(entry.seq, entry);
     this.byAppinfo.set(entry.appinfo, entry);
     let rounds = 0;
-    const changes = indexEntrySync(entry, this.self, (need, facts) => { rounds++; this.answer(need, facts); });
+    const changes = indexEntrySync(entry, this.self, (need, facts) => {
+      rounds++;
+      this.answer(need, facts);
+    });
     this.rounds.push(rounds);
     this.persist(changes);
     return entry;
@@ -77,7 +87,10 @@ export class InMemoryConversationIndex {
     for (const s of need.seqs) facts.bySeq.set(s, this.bySeq.get(s) ?? null);
     for (const s of need.edits) facts.edits.set(s, this.edits.get(s) ?? null);
     for (const { convKey, upToSeq } of need.unreadUpTo) {
-      facts.unreadUpTo.set(convKey, [...this.unread.values()].filter((i) => i.convKey === convKey && i.seq <= upToSeq));
+      facts.unreadUpTo.set(
+        convKey,
+        [...this.unread.values()].filter((i) => i.convKey === convKey && i.seq <= upToSeq),
+      );
     }
     for (const { convKey, seq } of need.unreadAt) {
       const key = conversationItemKey(convKey, seq);
@@ -141,8 +154,13 @@ export function msg(appinfo: string, conv: Conv, from: string, mentions?: string
 
 export function groupEvent(appinfo: string, group: string, event: 'create' | 'add' | 'remove' | 'tier', actor: string): NewEntry {
   return {
-    kind: 'group', appinfo, conv: { type: 'group', id: group }, from: actor, sendTime: T0,
-    type: `group.${event}`, body: { event, group, actor },
+    kind: 'group',
+    appinfo,
+    conv: { type: 'group', id: group },
+    from: actor,
+    sendTime: T0,
+    type: `group.${event}`,
+    body: { event, group, actor },
   };
 }
 
@@ -153,21 +171,34 @@ export function readConv(appinfo: string, self: string, conv: Conv, upToSeq: num
 export function readSeqs(appinfo: string, self: string, seqs: number[]): NewEntry {
   const sorted = [...new Set(seqs)].sort((a, b) => a - b);
   return {
-    kind: 'read', appinfo, conv: { type: 'user', id: self }, from: self, sendTime: T0,
-    referSeq: sorted[sorted.length - 1] ?? 0, seqs: sorted,
+    kind: 'read',
+    appinfo,
+    conv: { type: 'user', id: self },
+    from: self,
+    sendTime: T0,
+    referSeq: sorted[sorted.length - 1] ?? 0,
+    seqs: sorted,
   };
 }
 
 export function recallOf(target: Entry, by: string): NewEntry {
   return {
-    kind: 'recall', appinfo: `recall:${target.appinfo}`, conv: target.conv, from: by, sendTime: T0 + 1,
+    kind: 'recall',
+    appinfo: `recall:${target.appinfo}`,
+    conv: target.conv,
+    from: by,
+    sendTime: T0 + 1,
     recall: { appinfo: target.appinfo, sendTime: target.sendTime },
   };
 }
 
 export function editOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
   return {
-    kind: 'edit', appinfo: `edit:${target.appinfo}:${editedAt}:${text}`, conv: target.conv, from: by, sendTime: editedAt,
+    kind: 'edit',
+    appinfo: `edit:${target.appinfo}:${editedAt}:${text}`,
+    conv: target.conv,
+    from: by,
+    sendTime: editedAt,
     edit: { appinfo: target.appinfo, sendTime: target.sendTime, type: 'text', body: { text }, editedAt },
   };
 }

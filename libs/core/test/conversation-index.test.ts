@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import {
-  InternalError, applyToConversations, conversationFactsNeeded, emptyFacts, recountConversations,
-} from '../src/index.ts';
+import { InternalError, applyToConversations, conversationFactsNeeded, emptyFacts, recountConversations } from '../src/index.ts';
 import type { Conv, Entry } from '../src/index.ts';
 import {
-  InMemoryConversationIndex, clearOf, deleteOf, editOf, groupEvent, msg, readConv, readSeqs, recallOf,
+  InMemoryConversationIndex,
+  clearOf,
+  deleteOf,
+  editOf,
+  groupEvent,
+  msg,
+  readConv,
+  readSeqs,
+  recallOf,
 } from './conversation-driver.ts';
 
 const ME = 'me';
@@ -28,12 +34,19 @@ describe('conversation index: messages and mentions', () => {
     const { add, rec, ix } = setup();
     const m = add(msg('a1', BOB, 'bob'));
     expect(rec('user:bob')).toEqual({
-      conv: BOB, lastSeq: m.seq, lastMsgSeq: m.seq, readSeq: 0, clearedSeq: 0, unread: 1, mentions: 0, asOfSeq: m.seq,
+      conv: BOB,
+      lastSeq: m.seq,
+      lastMsgSeq: m.seq,
+      readSeq: 0,
+      clearedSeq: 0,
+      unread: 1,
+      mentions: 0,
+      asOfSeq: m.seq,
     });
     expect(ix.lastOf('user:bob')?.appinfo).toBe('a1');
   });
 
-  it('counts a mention of the user or @all once per message, never the user\'s own', () => {
+  it("counts a mention of the user or @all once per message, never the user's own", () => {
     const { add, rec } = setup();
     add(msg('g-1', G1, 'bob', [ME]));
     add(msg('g-2', G1, 'bob', ['@all']));
@@ -44,7 +57,7 @@ describe('conversation index: messages and mentions', () => {
     expect(rec('group:g1')).toMatchObject({ unread: 0, mentions: 0 });
   });
 
-  it('replying reads the chat: the user\'s own message moves readSeq to it', () => {
+  it("replying reads the chat: the user's own message moves readSeq to it", () => {
     const { add, rec } = setup();
     add(msg('a1', BOB, 'bob'));
     add(msg('a2', BOB, 'bob', [ME]));
@@ -87,7 +100,7 @@ describe('conversation index: reads', () => {
     expect(ix.records.size).toBe(0);
   });
 
-  it('a v1 read {seqs} moves each conversation\'s cursor to the highest seq it names there', () => {
+  it("a v1 read {seqs} moves each conversation's cursor to the highest seq it names there", () => {
     const { add, rec } = setup();
     const a1 = add(msg('a1', BOB, 'bob'));
     const g1 = add(msg('g1', G1, 'carol'));
@@ -177,7 +190,14 @@ describe('conversation index: the two-step API', () => {
 
   it('an entry that touches nothing needs no lookup', () => {
     const receipt: Entry = {
-      seq: 3, kind: 'receipt', appinfo: 'receipt:1:1', conv: BOB, from: 'system', sendTime: 0, referSeq: 1, readBy: ['bob'],
+      seq: 3,
+      kind: 'receipt',
+      appinfo: 'receipt:1:1',
+      conv: BOB,
+      from: 'system',
+      sendTime: 0,
+      referSeq: 1,
+      readBy: ['bob'],
     };
     expect(conversationFactsNeeded(receipt, emptyFacts(), ME)).toBeNull();
     expect(applyToConversations(receipt, emptyFacts(), ME).records).toEqual([]);
@@ -196,7 +216,13 @@ describe('conversation index: the two-step API', () => {
   it('ignores targets at or after the entry itself (same batch, later seq)', () => {
     const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
     const recall: Entry = {
-      seq: 5, kind: 'recall', appinfo: 'recall:a9', conv: BOB, from: 'bob', sendTime: 0, recall: { appinfo: 'a9', sendTime: 0 },
+      seq: 5,
+      kind: 'recall',
+      appinfo: 'recall:a9',
+      conv: BOB,
+      from: 'bob',
+      sendTime: 0,
+      recall: { appinfo: 'a9', sendTime: 0 },
     };
     const facts = emptyFacts();
     facts.byAppinfo.set('a9', later);
@@ -206,8 +232,25 @@ describe('conversation index: the two-step API', () => {
   });
 
   it('a v1 read or a delete naming a later seq neither asks for it nor applies it', () => {
-    const read: Entry = { seq: 5, kind: 'read', appinfo: 'read:1', conv: { type: 'user', id: ME }, from: ME, sendTime: 0, referSeq: 10, seqs: [10] };
-    const del: Entry = { seq: 5, kind: 'delete', appinfo: 'delete:1', conv: { type: 'user', id: ME }, from: ME, sendTime: 0, seqs: [5, 10] };
+    const read: Entry = {
+      seq: 5,
+      kind: 'read',
+      appinfo: 'read:1',
+      conv: { type: 'user', id: ME },
+      from: ME,
+      sendTime: 0,
+      referSeq: 10,
+      seqs: [10],
+    };
+    const del: Entry = {
+      seq: 5,
+      kind: 'delete',
+      appinfo: 'delete:1',
+      conv: { type: 'user', id: ME },
+      from: ME,
+      sendTime: 0,
+      seqs: [5, 10],
+    };
     const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
     for (const e of [read, del]) {
       const facts = emptyFacts();

@@ -1,13 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import {
-  BadRequestError, CONVERSATIONS_DEFAULT_LIMIT, CONVERSATIONS_MAX_LIMIT, ENTRY_KINDS, LAST_MESSAGES_MAX, checkConversationsArgs,
-  checkDeleteSeqs, checkMentions, checkUpToSeq, conversationKey, countsAsUnread, editWins, emptyConvRecord, hiddenFromOwner,
-  isActivity, mentionsUser, nextClearedSeq, nextReadSeq, readsOnSend, withLatestEdit,
+  BadRequestError,
+  CONVERSATIONS_DEFAULT_LIMIT,
+  CONVERSATIONS_MAX_LIMIT,
+  ENTRY_KINDS,
+  LAST_MESSAGES_MAX,
+  checkConversationsArgs,
+  checkDeleteSeqs,
+  checkMentions,
+  checkUpToSeq,
+  conversationKey,
+  countsAsUnread,
+  editWins,
+  emptyConvRecord,
+  hiddenFromOwner,
+  isActivity,
+  mentionsUser,
+  nextClearedSeq,
+  nextReadSeq,
+  readsOnSend,
+  withLatestEdit,
 } from '../src/index.ts';
 import type { EditRef, Entry } from '../src/index.ts';
 
 const base: Entry = {
-  seq: 7, kind: 'msg', appinfo: 'a-1', conv: { type: 'group', id: 'g1' }, from: 'bob', sendTime: 1, type: 'text', body: { text: 'hi' },
+  seq: 7,
+  kind: 'msg',
+  appinfo: 'a-1',
+  conv: { type: 'group', id: 'g1' },
+  from: 'bob',
+  sendTime: 1,
+  type: 'text',
+  body: { text: 'hi' },
 };
 const edit = (editedAt: number): EditRef => ({ appinfo: 'a-1', sendTime: 1, type: 'md', body: { text: `v${editedAt}` }, editedAt });
 
@@ -30,7 +54,7 @@ describe('conversation rules', () => {
     }
   });
 
-  it('unread and mentions: messages from others only; @all and the user\'s id mention', () => {
+  it("unread and mentions: messages from others only; @all and the user's id mention", () => {
     expect(countsAsUnread(base, 'me')).toBe(true);
     expect(countsAsUnread(base, 'bob')).toBe(false);
     expect(countsAsUnread({ ...base, kind: 'group' }, 'me')).toBe(false);
@@ -79,10 +103,21 @@ describe('conversation rules', () => {
 describe('conversation op limits', () => {
   it('conversations: defaults, bounds, and a typed error out of range', () => {
     expect(checkConversationsArgs({})).toEqual({ limit: CONVERSATIONS_DEFAULT_LIMIT, beforeLastSeq: undefined, lastMessages: 0 });
-    expect(checkConversationsArgs({ limit: CONVERSATIONS_MAX_LIMIT, beforeLastSeq: 9, lastMessages: LAST_MESSAGES_MAX }))
-      .toEqual({ limit: 500, beforeLastSeq: 9, lastMessages: 50 });
-    for (const bad of [{ limit: 0 }, { limit: 501 }, { limit: 1.5 }, { limit: Number.NaN }, { beforeLastSeq: 0 },
-      { beforeLastSeq: -1 }, { lastMessages: 51 }, { lastMessages: -1 }]) {
+    expect(checkConversationsArgs({ limit: CONVERSATIONS_MAX_LIMIT, beforeLastSeq: 9, lastMessages: LAST_MESSAGES_MAX })).toEqual({
+      limit: 500,
+      beforeLastSeq: 9,
+      lastMessages: 50,
+    });
+    for (const bad of [
+      { limit: 0 },
+      { limit: 501 },
+      { limit: 1.5 },
+      { limit: Number.NaN },
+      { beforeLastSeq: 0 },
+      { beforeLastSeq: -1 },
+      { lastMessages: 51 },
+      { lastMessages: -1 },
+    ]) {
       expect(() => checkConversationsArgs(bad)).toThrow(BadRequestError);
     }
   });

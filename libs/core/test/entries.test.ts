@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildGroupEventEntry, buildMessageCopy, convForRecipient } from '../src/index.ts';
 
 describe('convForRecipient', () => {
-  it('1:1: the recipient\'s copy names the sender', () => {
+  it("1:1: the recipient's copy names the sender", () => {
     expect(convForRecipient({ type: 'user', id: 'bob' }, 'alice')).toEqual({ type: 'user', id: 'alice' });
   });
 
@@ -20,8 +20,13 @@ describe('buildMessageCopy', () => {
     const senderCopy = buildMessageCopy({ ...base, conv: { type: 'user', id: 'bob' } });
     const recipientCopy = buildMessageCopy({ ...base, conv: convForRecipient({ type: 'user', id: 'bob' }, 'alice') });
     expect(senderCopy).toEqual({
-      kind: 'msg', appinfo: 'a1', conv: { type: 'user', id: 'bob' }, from: 'alice', sendTime: 42,
-      type: 'text', body: { text: 'hi' },
+      kind: 'msg',
+      appinfo: 'a1',
+      conv: { type: 'user', id: 'bob' },
+      from: 'alice',
+      sendTime: 42,
+      type: 'text',
+      body: { text: 'hi' },
     });
     expect({ ...recipientCopy, conv: null }).toEqual({ ...senderCopy, conv: null });
     expect(recipientCopy.conv).toEqual({ type: 'user', id: 'alice' });
@@ -39,7 +44,12 @@ describe('buildGroupEventEntry', () => {
     const members = ['bob', 'carol'];
     const e = buildGroupEventEntry({ group: 'g1', actor: 'alice', event: 'create', members, name: 'Team', time: 7, appinfo: 'ev1' });
     expect(e).toEqual({
-      kind: 'group', appinfo: 'ev1', conv: { type: 'group', id: 'g1' }, from: 'alice', sendTime: 7, type: 'group.create',
+      kind: 'group',
+      appinfo: 'ev1',
+      conv: { type: 'group', id: 'g1' },
+      from: 'alice',
+      sendTime: 7,
+      type: 'group.create',
       body: { event: 'create', group: 'g1', actor: 'alice', members: ['bob', 'carol'], name: 'Team' },
     });
     members.push('mallory');

@@ -1,8 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  BadRequestError, DEFAULT_TIER_THRESHOLDS as T, TIERS, assertGroupSize, chunk, fanoutModeFor,
-  naturalTier, shrinkBelow, tierFor, tierRank, validateThresholds,
+  BadRequestError,
+  DEFAULT_TIER_THRESHOLDS as T,
+  TIERS,
+  assertGroupSize,
+  chunk,
+  fanoutModeFor,
+  naturalTier,
+  shrinkBelow,
+  tierFor,
+  tierRank,
+  validateThresholds,
 } from '../src/index.ts';
 import type { Tier, TierThresholds } from '../src/index.ts';
 
@@ -10,8 +19,14 @@ const tierArb = fc.constantFrom<Tier>(...TIERS);
 
 describe('tierFor: growing', () => {
   it.each([
-    [0, 'small'], [1, 'small'], [99, 'small'], [100, 'large'], [101, 'large'],
-    [1999, 'large'], [2000, 'huge'], [10_000, 'huge'],
+    [0, 'small'],
+    [1, 'small'],
+    [99, 'small'],
+    [100, 'large'],
+    [101, 'large'],
+    [1999, 'large'],
+    [2000, 'huge'],
+    [10_000, 'huge'],
   ] as const)('%i members from nothing → %s', (n, tier) => {
     expect(tierFor(n, undefined, T)).toBe(tier);
   });
@@ -31,14 +46,26 @@ describe('tierFor: growing', () => {
 
 describe('tierFor: shrinking with hysteresis (10 %)', () => {
   it.each([
-    [101, 'large'], [100, 'large'], [99, 'large'], [91, 'large'], [90, 'large'], [89, 'small'], [0, 'small'],
+    [101, 'large'],
+    [100, 'large'],
+    [99, 'large'],
+    [91, 'large'],
+    [90, 'large'],
+    [89, 'small'],
+    [0, 'small'],
   ] as const)('large group shrinking to %i → %s', (n, tier) => {
     expect(tierFor(n, 'large', T)).toBe(tier);
   });
 
   it.each([
-    [2001, 'huge'], [2000, 'huge'], [1999, 'huge'], [1800, 'huge'], [1799, 'large'],
-    [100, 'large'], [90, 'large'], [89, 'small'],
+    [2001, 'huge'],
+    [2000, 'huge'],
+    [1999, 'huge'],
+    [1800, 'huge'],
+    [1799, 'large'],
+    [100, 'large'],
+    [90, 'large'],
+    [89, 'small'],
   ] as const)('huge group shrinking to %i → %s', (n, tier) => {
     expect(tierFor(n, 'huge', T)).toBe(tier);
   });
@@ -70,33 +97,43 @@ describe('tierFor: shrinking with hysteresis (10 %)', () => {
 });
 
 const thresholdsArb: fc.Arbitrary<TierThresholds> = fc
-  .tuple(fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 0, max: 90_000 }),
-    fc.double({ min: 0, max: 0.99, noNaN: true }))
+  .tuple(
+    fc.integer({ min: 1, max: 5000 }),
+    fc.integer({ min: 1, max: 5000 }),
+    fc.integer({ min: 0, max: 90_000 }),
+    fc.double({ min: 0, max: 0.99, noNaN: true }),
+  )
   .map(([s, gap, extra, h]) => ({ smallBelow: s, largeBelow: s + gap, maxMembers: s + gap + extra, hysteresis: h }));
 
 describe('tierFor: properties', () => {
   it('grows monotonically with member count from no history', () => {
-    fc.assert(fc.property(thresholdsArb, fc.nat(100_000), fc.nat(100_000), (t, a, b) => {
-      const [lo, hi] = a <= b ? [a, b] : [b, a];
-      expect(tierRank(tierFor(lo, undefined, t))).toBeLessThanOrEqual(tierRank(tierFor(hi, undefined, t)));
-    }));
+    fc.assert(
+      fc.property(thresholdsArb, fc.nat(100_000), fc.nat(100_000), (t, a, b) => {
+        const [lo, hi] = a <= b ? [a, b] : [b, a];
+        expect(tierRank(tierFor(lo, undefined, t))).toBeLessThanOrEqual(tierRank(tierFor(hi, undefined, t)));
+      }),
+    );
   });
 
   it('lies between the natural tier and the current one, and is stable when re-applied', () => {
-    fc.assert(fc.property(thresholdsArb, fc.nat(100_000), tierArb, (t, n, current) => {
-      const next = tierFor(n, current, t);
-      const natural = naturalTier(n, t);
-      expect(tierRank(next)).toBeGreaterThanOrEqual(tierRank(natural));
-      expect(tierRank(next)).toBeLessThanOrEqual(Math.max(tierRank(natural), tierRank(current)));
-      expect(tierFor(n, next, t)).toBe(next);
-    }));
+    fc.assert(
+      fc.property(thresholdsArb, fc.nat(100_000), tierArb, (t, n, current) => {
+        const next = tierFor(n, current, t);
+        const natural = naturalTier(n, t);
+        expect(tierRank(next)).toBeGreaterThanOrEqual(tierRank(natural));
+        expect(tierRank(next)).toBeLessThanOrEqual(Math.max(tierRank(natural), tierRank(current)));
+        expect(tierFor(n, next, t)).toBe(next);
+      }),
+    );
   });
 
   it('a shrinking group never moves down while at or above threshold * (1 - h)', () => {
-    fc.assert(fc.property(thresholdsArb, fc.nat(100_000), (t, n) => {
-      if (n >= t.smallBelow * (1 - t.hysteresis) + 1e-6) expect(tierFor(n, 'large', t)).not.toBe('small');
-      if (n >= t.largeBelow * (1 - t.hysteresis) + 1e-6) expect(tierFor(n, 'huge', t)).toBe('huge');
-    }));
+    fc.assert(
+      fc.property(thresholdsArb, fc.nat(100_000), (t, n) => {
+        if (n >= t.smallBelow * (1 - t.hysteresis) + 1e-6) expect(tierFor(n, 'large', t)).not.toBe('small');
+        if (n >= t.largeBelow * (1 - t.hysteresis) + 1e-6) expect(tierFor(n, 'huge', t)).toBe('huge');
+      }),
+    );
   });
 });
 
@@ -161,14 +198,16 @@ describe('chunk', () => {
   });
 
   it('concatenates back to the input, every batch non-empty and within size', () => {
-    fc.assert(fc.property(fc.array(fc.integer()), fc.integer({ min: 1, max: 50 }), (items, size) => {
-      const batches = chunk(items, size);
-      expect(batches.flat()).toEqual(items);
-      for (const b of batches) {
-        expect(b.length).toBeGreaterThan(0);
-        expect(b.length).toBeLessThanOrEqual(size);
-      }
-      expect(batches.length).toBe(Math.ceil(items.length / size));
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.integer()), fc.integer({ min: 1, max: 50 }), (items, size) => {
+        const batches = chunk(items, size);
+        expect(batches.flat()).toEqual(items);
+        for (const b of batches) {
+          expect(b.length).toBeGreaterThan(0);
+          expect(b.length).toBeLessThanOrEqual(size);
+        }
+        expect(batches.length).toBe(Math.ceil(items.length / size));
+      }),
+    );
   });
 });

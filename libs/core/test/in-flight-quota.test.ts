@@ -27,33 +27,37 @@ describe('InFlightQuota', () => {
     const q = new InFlightQuota();
     const r = q.tryAcquire('t', 'u', { perUserInFlight: 1, perTenantInFlight: 1 });
     if (!r.ok) throw new Error('refused');
-    r.release(); r.release();
+    r.release();
+    r.release();
     expect(q.inFlight('t')).toBe(0);
     expect(q.tryAcquire('t', 'u', { perUserInFlight: 1, perTenantInFlight: 1 }).ok).toBe(true);
     expect(q.tryAcquire('t', 'u', { perUserInFlight: 2, perTenantInFlight: 2 }).ok).toBe(true);
   });
 
   it('never exceeds either cap and returns to zero (property)', () => {
-    fc.assert(fc.property(
-      fc.array(fc.tuple(fc.constantFrom('t1', 't2'), fc.constantFrom('a', 'b', 'c'), fc.boolean()), { maxLength: 200 }),
-      fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 6 }),
-      (ops, perUser, perTenant) => {
-        const q = new InFlightQuota();
-        const caps = { perUserInFlight: perUser, perTenantInFlight: perTenant };
-        const held: Array<() => void> = [];
-        for (const [t, u, acquire] of ops) {
-          if (acquire) {
-            const r = q.tryAcquire(t, u, caps);
-            if (r.ok) held.push(r.release);
-          } else held.shift()?.();
-          for (const tenant of ['t1', 't2']) {
-            expect(q.inFlight(tenant)).toBeLessThanOrEqual(perTenant);
-            for (const user of ['a', 'b', 'c']) expect(q.inFlight(tenant, user)).toBeLessThanOrEqual(perUser);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('t1', 't2'), fc.constantFrom('a', 'b', 'c'), fc.boolean()), { maxLength: 200 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        (ops, perUser, perTenant) => {
+          const q = new InFlightQuota();
+          const caps = { perUserInFlight: perUser, perTenantInFlight: perTenant };
+          const held: Array<() => void> = [];
+          for (const [t, u, acquire] of ops) {
+            if (acquire) {
+              const r = q.tryAcquire(t, u, caps);
+              if (r.ok) held.push(r.release);
+            } else held.shift()?.();
+            for (const tenant of ['t1', 't2']) {
+              expect(q.inFlight(tenant)).toBeLessThanOrEqual(perTenant);
+              for (const user of ['a', 'b', 'c']) expect(q.inFlight(tenant, user)).toBeLessThanOrEqual(perUser);
+            }
           }
-        }
-        for (const r of held) r();
-        expect(q.inFlight('t1') + q.inFlight('t2')).toBe(0);
-      },
-    ));
+          for (const r of held) r();
+          expect(q.inFlight('t1') + q.inFlight('t2')).toBe(0);
+        },
+      ),
+    );
   });
 });

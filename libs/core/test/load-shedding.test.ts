@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  admits, DEFAULT_SHEDDING_POLICY, LoadShedder, OverloadedError, validateSheddingPolicy, WORK_CLASSES,
-  workClassOf, type LoadSample, type WorkClass,
+  admits,
+  DEFAULT_SHEDDING_POLICY,
+  LoadShedder,
+  OverloadedError,
+  validateSheddingPolicy,
+  WORK_CLASSES,
+  workClassOf,
+  type LoadSample,
+  type WorkClass,
 } from '../src/index.ts';
 
 const admitted = (s: LoadSample): WorkClass[] => WORK_CLASSES.filter((c) => admits(s, c));
@@ -33,12 +40,18 @@ describe('load shedding policy', () => {
   });
 
   it('refuses a policy that would shed a higher class before a lower one', () => {
-    expect(() => validateSheddingPolicy({
-      ...DEFAULT_SHEDDING_POLICY, maxLagMs: { huge: 500, large: 100, small: 1000, direct: 1000 },
-    })).toThrow(/large/);
-    expect(() => validateSheddingPolicy({
-      ...DEFAULT_SHEDDING_POLICY, maxInFlight: { huge: 0, large: 1, small: 1, direct: 1 },
-    })).toThrow(/positive/);
+    expect(() =>
+      validateSheddingPolicy({
+        ...DEFAULT_SHEDDING_POLICY,
+        maxLagMs: { huge: 500, large: 100, small: 1000, direct: 1000 },
+      }),
+    ).toThrow(/large/);
+    expect(() =>
+      validateSheddingPolicy({
+        ...DEFAULT_SHEDDING_POLICY,
+        maxInFlight: { huge: 0, large: 1, small: 1, direct: 1 },
+      }),
+    ).toThrow(/positive/);
   });
 
   it('LoadShedder reads the live sample and throws OVERLOADED with a count per class', () => {

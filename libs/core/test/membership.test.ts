@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  BadRequestError, canReadGseq, closeWindow, isCurrentMember, isOpenWindow, openWindow, readsWholeGseqRange, visibleRange, wasMemberAt,
+  BadRequestError,
+  canReadGseq,
+  closeWindow,
+  isCurrentMember,
+  isOpenWindow,
+  openWindow,
+  readsWholeGseqRange,
+  visibleRange,
+  wasMemberAt,
 } from '../src/index.ts';
 import type { Membership } from '../src/index.ts';
 
@@ -54,7 +62,7 @@ describe('a single window', () => {
     expect(closeWindow(left, at(300, 30))).toBe(left);
   });
 
-  it('refuses another user\'s membership and bad change points', () => {
+  it("refuses another user's membership and bad change points", () => {
     expect(() => openWindow(joined, 'carol', at(1, 1))).toThrow(BadRequestError);
     expect(() => openWindow(null, 'bob', at(1, -1))).toThrow(BadRequestError);
     expect(() => openWindow(null, 'bob', at(Number.NaN, 1))).toThrow(BadRequestError);
@@ -72,10 +80,12 @@ describe('re-join windows', () => {
 
   it('sees each stretch, not the gaps', () => {
     const readable = Array.from({ length: 60 }, (_, i) => i).filter((g) => canReadGseq(m, g));
-    expect(readable).toEqual([
-      ...range(11, 20), ...range(31, 40), ...range(51, 59),
+    expect(readable).toEqual([...range(11, 20), ...range(31, 40), ...range(51, 59)]);
+    expect(visibleRange(m)).toEqual([
+      { after: 10, upTo: 20 },
+      { after: 30, upTo: 40 },
+      { after: 50, upTo: Infinity },
     ]);
-    expect(visibleRange(m)).toEqual([{ after: 10, upTo: 20 }, { after: 30, upTo: 40 }, { after: 50, upTo: Infinity }]);
     expect(m.windows.filter(isOpenWindow)).toHaveLength(1);
   });
 
@@ -122,7 +132,13 @@ function replay(ops: Op[], monotonic: boolean): Membership | null {
   let gseq = 0;
   for (const op of ops) {
     // monotonic: the group head and the clock only move forward (the normal case)
-    if (monotonic) { time += op.time; gseq += op.gseq; } else { time = op.time; gseq = op.gseq; }
+    if (monotonic) {
+      time += op.time;
+      gseq += op.gseq;
+    } else {
+      time = op.time;
+      gseq = op.gseq;
+    }
     m = op.join ? openWindow(m, 'u', at(time, gseq)) : closeWindow(m, at(time, gseq));
   }
   return m;
@@ -130,58 +146,66 @@ function replay(ops: Op[], monotonic: boolean): Membership | null {
 
 describe('membership properties', () => {
   it('a random sequence of joins and leaves never leaves two open windows', () => {
-    fc.assert(fc.property(opsArb, fc.boolean(), (ops, monotonic) => {
-      const m = replay(ops, monotonic);
-      const open = m?.windows.filter(isOpenWindow).length ?? 0;
-      expect(open).toBeLessThanOrEqual(1);
-      // windows are ordered, disjoint and never inverted
-      const ws = m?.windows ?? [];
-      ws.forEach((w, i) => {
-        if (w.toGseq !== undefined) expect(w.toGseq).toBeGreaterThanOrEqual(w.fromGseq);
-        if (w.removedAt !== undefined) expect(w.removedAt).toBeGreaterThanOrEqual(w.joinedAt);
-        if (i < ws.length - 1) expect(isOpenWindow(w)).toBe(false);
-        const next = ws[i + 1];
-        if (next) expect(next.fromGseq).toBeGreaterThanOrEqual(w.toGseq as number);
-      });
-    }));
+    fc.assert(
+      fc.property(opsArb, fc.boolean(), (ops, monotonic) => {
+        const m = replay(ops, monotonic);
+        const open = m?.windows.filter(isOpenWindow).length ?? 0;
+        expect(open).toBeLessThanOrEqual(1);
+        // windows are ordered, disjoint and never inverted
+        const ws = m?.windows ?? [];
+        ws.forEach((w, i) => {
+          if (w.toGseq !== undefined) expect(w.toGseq).toBeGreaterThanOrEqual(w.fromGseq);
+          if (w.removedAt !== undefined) expect(w.removedAt).toBeGreaterThanOrEqual(w.joinedAt);
+          if (i < ws.length - 1) expect(isOpenWindow(w)).toBe(false);
+          const next = ws[i + 1];
+          if (next) expect(next.fromGseq).toBeGreaterThanOrEqual(w.toGseq as number);
+        });
+      }),
+    );
   });
 
   it('membership state follows the last effective operation', () => {
-    fc.assert(fc.property(opsArb, fc.boolean(), (ops, monotonic) => {
-      const m = replay(ops, monotonic);
-      const last = ops[ops.length - 1];
-      expect(isCurrentMember(m)).toBe(last?.join ?? false);
-    }));
+    fc.assert(
+      fc.property(opsArb, fc.boolean(), (ops, monotonic) => {
+        const m = replay(ops, monotonic);
+        const last = ops[ops.length - 1];
+        expect(isCurrentMember(m)).toBe(last?.join ?? false);
+      }),
+    );
   });
 
   it('canReadGseq agrees with visibleRange, and ranges are sorted and disjoint', () => {
-    fc.assert(fc.property(opsArb, fc.boolean(), (ops, monotonic) => {
-      const m = replay(ops, monotonic);
-      const ranges = visibleRange(m);
-      for (let i = 1; i < ranges.length; i++) {
-        expect(ranges[i]!.after).toBeGreaterThan(ranges[i - 1]!.upTo);
-      }
-      for (const r of ranges) expect(r.upTo).toBeGreaterThan(r.after);
-      // the answer can only change at a window edge: probe every edge and its neighbours
-      const probes = new Set<number>([0, 1e9]);
-      for (const w of m?.windows ?? []) {
-        for (const edge of [w.fromGseq, w.toGseq ?? w.fromGseq]) for (const d of [-1, 0, 1]) probes.add(edge + d);
-      }
-      for (const g of probes) {
-        const inRange = ranges.some((r) => r.after < g && g <= r.upTo);
-        expect(canReadGseq(m, g)).toBe(inRange);
-      }
-    }));
+    fc.assert(
+      fc.property(opsArb, fc.boolean(), (ops, monotonic) => {
+        const m = replay(ops, monotonic);
+        const ranges = visibleRange(m);
+        for (let i = 1; i < ranges.length; i++) {
+          expect(ranges[i]!.after).toBeGreaterThan(ranges[i - 1]!.upTo);
+        }
+        for (const r of ranges) expect(r.upTo).toBeGreaterThan(r.after);
+        // the answer can only change at a window edge: probe every edge and its neighbours
+        const probes = new Set<number>([0, 1e9]);
+        for (const w of m?.windows ?? []) {
+          for (const edge of [w.fromGseq, w.toGseq ?? w.fromGseq]) for (const d of [-1, 0, 1]) probes.add(edge + d);
+        }
+        for (const g of probes) {
+          const inRange = ranges.some((r) => r.after < g && g <= r.upTo);
+          expect(canReadGseq(m, g)).toBe(inRange);
+        }
+      }),
+    );
   });
 
   it('readsWholeGseqRange says yes only when every gseq of the range is readable, and for one window always', () => {
-    fc.assert(fc.property(opsArb, fc.integer({ min: 1, max: 3000 }), fc.integer({ min: 0, max: 50 }), (ops, first, span) => {
-      const m = replay(ops, true);
-      const last = first + span;
-      const all = range(first, last).every((g) => canReadGseq(m, g));
-      if (readsWholeGseqRange(m, first, last)) expect(all).toBe(true);
-      // With at most one window (no leave and re-join), the test is exact.
-      if ((m?.windows.length ?? 0) <= 1) expect(readsWholeGseqRange(m, first, last)).toBe(all);
-    }));
+    fc.assert(
+      fc.property(opsArb, fc.integer({ min: 1, max: 3000 }), fc.integer({ min: 0, max: 50 }), (ops, first, span) => {
+        const m = replay(ops, true);
+        const last = first + span;
+        const all = range(first, last).every((g) => canReadGseq(m, g));
+        if (readsWholeGseqRange(m, first, last)) expect(all).toBe(true);
+        // With at most one window (no leave and re-join), the test is exact.
+        if ((m?.windows.length ?? 0) <= 1) expect(readsWholeGseqRange(m, first, last)).toBe(all);
+      }),
+    );
   });
 });

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  clampLimit, closeWindow, filterVisibleGroupMessages, findSkips, isStrictlyIncreasing, openWindow, pageOf,
-} from '../src/index.ts';
+import { clampLimit, closeWindow, filterVisibleGroupMessages, findSkips, isStrictlyIncreasing, openWindow, pageOf } from '../src/index.ts';
 import type { Entry } from '../src/index.ts';
 
 describe('clampLimit', () => {
@@ -29,12 +27,14 @@ describe('clampLimit', () => {
   });
 
   it('property: always an integer in [1, max]', () => {
-    fc.assert(fc.property(fc.option(fc.double(), { nil: undefined }), (limit) => {
-      const l = clampLimit(limit);
-      expect(Number.isInteger(l)).toBe(true);
-      expect(l).toBeGreaterThanOrEqual(1);
-      expect(l).toBeLessThanOrEqual(1000);
-    }));
+    fc.assert(
+      fc.property(fc.option(fc.double(), { nil: undefined }), (limit) => {
+        const l = clampLimit(limit);
+        expect(Number.isInteger(l)).toBe(true);
+        expect(l).toBeGreaterThanOrEqual(1);
+        expect(l).toBeLessThanOrEqual(1000);
+      }),
+    );
   });
 });
 
@@ -46,19 +46,21 @@ describe('pageOf', () => {
   });
 
   it('property: paging limit+1 fetches walks every row exactly once', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 20 }), (n, limit) => {
-      const all = Array.from({ length: n }, (_, i) => i + 1);
-      const seen: number[] = [];
-      let after = 0;
-      for (;;) {
-        const rows = all.filter((s) => s > after).slice(0, limit + 1);
-        const page = pageOf(rows, limit);
-        seen.push(...page.items);
-        if (!page.hasMore) break;
-        after = page.items[page.items.length - 1]!;
-      }
-      expect(seen).toEqual(all);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 20 }), (n, limit) => {
+        const all = Array.from({ length: n }, (_, i) => i + 1);
+        const seen: number[] = [];
+        let after = 0;
+        for (;;) {
+          const rows = all.filter((s) => s > after).slice(0, limit + 1);
+          const page = pageOf(rows, limit);
+          seen.push(...page.items);
+          if (!page.hasMore) break;
+          after = page.items[page.items.length - 1]!;
+        }
+        expect(seen).toEqual(all);
+      }),
+    );
   });
 });
 
@@ -82,18 +84,25 @@ describe('findSkips', () => {
   });
 
   it('property: skips ∪ received ⊇ inbox and skips ∩ received = ∅', () => {
-    fc.assert(fc.property(fc.array(fc.nat(50)), fc.array(fc.nat(50)), (received, inbox) => {
-      const skips = findSkips(received, inbox);
-      for (const s of inbox) expect(skips.includes(s) || received.includes(s)).toBe(true);
-      for (const s of skips) expect(received.includes(s)).toBe(false);
-      expect(isStrictlyIncreasing(skips)).toBe(true);
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.nat(50)), fc.array(fc.nat(50)), (received, inbox) => {
+        const skips = findSkips(received, inbox);
+        for (const s of inbox) expect(skips.includes(s) || received.includes(s)).toBe(true);
+        for (const s of skips) expect(received.includes(s)).toBe(false);
+        expect(isStrictlyIncreasing(skips)).toBe(true);
+      }),
+    );
   });
 });
 
 describe('filterVisibleGroupMessages', () => {
   const entries: Entry[] = Array.from({ length: 30 }, (_, i) => ({
-    seq: i + 1, kind: 'msg', appinfo: `m${i + 1}`, conv: { type: 'group', id: 'g' }, from: 'a', sendTime: i,
+    seq: i + 1,
+    kind: 'msg',
+    appinfo: `m${i + 1}`,
+    conv: { type: 'group', id: 'g' },
+    from: 'a',
+    sendTime: i,
   }));
 
   it('keeps only gseqs inside the membership windows', () => {

@@ -1,14 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ForbiddenError, NotFoundError, RECALL_WINDOW_MS, RecallExpiredError, buildRecallEntry, checkRecall,
-} from '../src/index.ts';
+import { ForbiddenError, NotFoundError, RECALL_WINDOW_MS, RecallExpiredError, buildRecallEntry, checkRecall } from '../src/index.ts';
 import type { Entry } from '../src/index.ts';
 
 const T0 = 1_763_700_000_000;
 const direct: Entry = {
-  seq: 5, kind: 'msg', appinfo: 'a-1', conv: { type: 'user', id: 'bob' }, from: 'alice', sendTime: T0,
-  type: 'text', body: { text: 'hi' },
+  seq: 5,
+  kind: 'msg',
+  appinfo: 'a-1',
+  conv: { type: 'user', id: 'bob' },
+  from: 'alice',
+  sendTime: T0,
+  type: 'text',
+  body: { text: 'hi' },
 };
 const inGroup: Entry = { ...direct, appinfo: 'g-1', conv: { type: 'group', id: 'g1' } };
 
@@ -21,8 +25,9 @@ describe('checkRecall', () => {
   });
 
   it('expires one millisecond after 24 h', () => {
-    expect(() => checkRecall({ caller: 'alice', message: direct, isGroupAdmin: false, now: T0 + RECALL_WINDOW_MS + 1 }))
-      .toThrow(RecallExpiredError);
+    expect(() => checkRecall({ caller: 'alice', message: direct, isGroupAdmin: false, now: T0 + RECALL_WINDOW_MS + 1 })).toThrow(
+      RecallExpiredError,
+    );
   });
 
   it('honours a custom window', () => {
@@ -34,8 +39,7 @@ describe('checkRecall', () => {
   it('is NOT_FOUND for a missing message or a control entry', () => {
     expect(() => checkRecall({ caller: 'alice', message: null, isGroupAdmin: true, now: T0 })).toThrow(NotFoundError);
     for (const kind of ['read', 'receipt', 'recall', 'group', 'tick'] as const) {
-      expect(() => checkRecall({ caller: 'alice', message: { ...direct, kind }, isGroupAdmin: true, now: T0 }))
-        .toThrow(NotFoundError);
+      expect(() => checkRecall({ caller: 'alice', message: { ...direct, kind }, isGroupAdmin: true, now: T0 })).toThrow(NotFoundError);
     }
   });
 
@@ -45,16 +49,18 @@ describe('checkRecall', () => {
     expect(() => checkRecall({ caller: 'bob', message: inGroup, isGroupAdmin: false, now: T0 })).toThrow(ForbiddenError);
   });
 
-  it('lets a group admin recall others\' group messages, still within 24 h', () => {
+  it("lets a group admin recall others' group messages, still within 24 h", () => {
     expect(() => checkRecall({ caller: 'bob', message: inGroup, isGroupAdmin: true, now: T0 })).not.toThrow();
-    expect(() => checkRecall({ caller: 'bob', message: inGroup, isGroupAdmin: true, now: T0 + RECALL_WINDOW_MS + 1 }))
-      .toThrow(RecallExpiredError);
+    expect(() => checkRecall({ caller: 'bob', message: inGroup, isGroupAdmin: true, now: T0 + RECALL_WINDOW_MS + 1 })).toThrow(
+      RecallExpiredError,
+    );
   });
 
   it('checks in order: not found, forbidden, expired', () => {
     const late = T0 + 2 * RECALL_WINDOW_MS;
-    expect(() => checkRecall({ caller: 'bob', message: { ...direct, kind: 'read' }, isGroupAdmin: false, now: late }))
-      .toThrow(NotFoundError);
+    expect(() => checkRecall({ caller: 'bob', message: { ...direct, kind: 'read' }, isGroupAdmin: false, now: late })).toThrow(
+      NotFoundError,
+    );
     expect(() => checkRecall({ caller: 'bob', message: direct, isGroupAdmin: false, now: late })).toThrow(ForbiddenError);
   });
 
@@ -68,19 +74,25 @@ describe('checkRecall', () => {
   });
 
   it('property: the sender may recall iff now - sendTime <= window', () => {
-    fc.assert(fc.property(fc.integer({ min: -1000, max: 3 * RECALL_WINDOW_MS }), (age) => {
-      const call = () => checkRecall({ caller: 'alice', message: direct, isGroupAdmin: false, now: T0 + age });
-      if (age <= RECALL_WINDOW_MS) expect(call).not.toThrow();
-      else expect(call).toThrow(RecallExpiredError);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: -1000, max: 3 * RECALL_WINDOW_MS }), (age) => {
+        const call = () => checkRecall({ caller: 'alice', message: direct, isGroupAdmin: false, now: T0 + age });
+        if (age <= RECALL_WINDOW_MS) expect(call).not.toThrow();
+        else expect(call).toThrow(RecallExpiredError);
+      }),
+    );
   });
 });
 
 describe('buildRecallEntry', () => {
   it('points at the original and copies its conv', () => {
     expect(buildRecallEntry(direct, 'alice', T0 + 10)).toEqual({
-      kind: 'recall', appinfo: 'recall:a-1', conv: { type: 'user', id: 'bob' }, from: 'alice',
-      sendTime: T0 + 10, recall: { appinfo: 'a-1', sendTime: T0 },
+      kind: 'recall',
+      appinfo: 'recall:a-1',
+      conv: { type: 'user', id: 'bob' },
+      from: 'alice',
+      sendTime: T0 + 10,
+      recall: { appinfo: 'a-1', sendTime: T0 },
     });
   });
 

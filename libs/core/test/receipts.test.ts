@@ -1,8 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  BadRequestError, SYSTEM_SENDER, buildReadEntry, buildReceiptEntry, mergeReaders, readTargets,
-  receiptAppinfo, targetsBySender,
+  BadRequestError,
+  SYSTEM_SENDER,
+  buildReadEntry,
+  buildReceiptEntry,
+  mergeReaders,
+  readTargets,
+  receiptAppinfo,
+  targetsBySender,
 } from '../src/index.ts';
 import type { Entry } from '../src/index.ts';
 
@@ -29,30 +35,36 @@ describe('mergeReaders', () => {
   });
 
   it('is commutative, idempotent and associative as a set', () => {
-    fc.assert(fc.property(readersArb, readersArb, readersArb, (x, y, z) => {
-      expect(mergeReaders(x, y).readers).toEqual(mergeReaders(y, x).readers);
-      const xy = mergeReaders(x, y).readers;
-      expect(mergeReaders(xy, y).readers).toEqual(xy);
-      expect(mergeReaders(xy, y).grew).toBe(false);
-      expect(mergeReaders(xy, z).readers).toEqual(mergeReaders(x, mergeReaders(y, z).readers).readers);
-      expect(xy).toEqual(asSet([...x, ...y]));
-    }));
+    fc.assert(
+      fc.property(readersArb, readersArb, readersArb, (x, y, z) => {
+        expect(mergeReaders(x, y).readers).toEqual(mergeReaders(y, x).readers);
+        const xy = mergeReaders(x, y).readers;
+        expect(mergeReaders(xy, y).readers).toEqual(xy);
+        expect(mergeReaders(xy, y).grew).toBe(false);
+        expect(mergeReaders(xy, z).readers).toEqual(mergeReaders(x, mergeReaders(y, z).readers).readers);
+        expect(xy).toEqual(asSet([...x, ...y]));
+      }),
+    );
   });
 
   it('grew is exactly "added holds someone new"', () => {
-    fc.assert(fc.property(readersArb, readersArb, (x, y) => {
-      const fresh = y.some((r) => !x.includes(r));
-      expect(mergeReaders(x, y).grew).toBe(fresh);
-    }));
+    fc.assert(
+      fc.property(readersArb, readersArb, (x, y) => {
+        const fresh = y.some((r) => !x.includes(r));
+        expect(mergeReaders(x, y).grew).toBe(fresh);
+      }),
+    );
   });
 
   it('concurrent readers merged in any order converge (no lost update)', () => {
-    fc.assert(fc.property(fc.array(readersArb, { maxLength: 6 }), (batches) => {
-      const forward = batches.reduce<string[]>((acc, b) => mergeReaders(acc, b).readers, []);
-      const backward = [...batches].reverse().reduce<string[]>((acc, b) => mergeReaders(acc, b).readers, []);
-      expect(forward).toEqual(backward);
-      expect(forward).toEqual(asSet(batches.flat()));
-    }));
+    fc.assert(
+      fc.property(fc.array(readersArb, { maxLength: 6 }), (batches) => {
+        const forward = batches.reduce<string[]>((acc, b) => mergeReaders(acc, b).readers, []);
+        const backward = [...batches].reverse().reduce<string[]>((acc, b) => mergeReaders(acc, b).readers, []);
+        expect(forward).toEqual(backward);
+        expect(forward).toEqual(asSet(batches.flat()));
+      }),
+    );
   });
 });
 
@@ -80,7 +92,7 @@ describe('readTargets', () => {
     msg(6, 'system', { type: 'group', id: 'g1' }, 'group'),
   ];
 
-  it('keeps other senders\' msg entries; 1:1 conv is seen from the sender (the reader)', () => {
+  it("keeps other senders' msg entries; 1:1 conv is seen from the sender (the reader)", () => {
     expect(readTargets(entries, bob)).toEqual([
       { senderUser: 'alice', appinfo: 'app-1', conv: { type: 'user', id: bob } },
       { senderUser: 'carol', appinfo: 'app-3', conv: { type: 'group', id: 'g1' } },
@@ -88,7 +100,12 @@ describe('readTargets', () => {
   });
 
   it('skips everything when the reader sent it all or nothing is a msg', () => {
-    expect(readTargets(entries.filter((e) => e.from === 'alice'), 'alice')).toEqual([]);
+    expect(
+      readTargets(
+        entries.filter((e) => e.from === 'alice'),
+        'alice',
+      ),
+    ).toEqual([]);
     expect(readTargets([], bob)).toEqual([]);
   });
 
@@ -106,10 +123,15 @@ describe('readTargets', () => {
 });
 
 describe('buildReadEntry', () => {
-  it('sorts and dedups seqs, referSeq is the highest, lives in the reader\'s own conv', () => {
+  it("sorts and dedups seqs, referSeq is the highest, lives in the reader's own conv", () => {
     expect(buildReadEntry('bob', [7, 3, 7, 5], 99, 'r-1')).toEqual({
-      kind: 'read', appinfo: 'r-1', conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 99,
-      referSeq: 7, seqs: [3, 5, 7],
+      kind: 'read',
+      appinfo: 'r-1',
+      conv: { type: 'user', id: 'bob' },
+      from: 'bob',
+      sendTime: 99,
+      referSeq: 7,
+      seqs: [3, 5, 7],
     });
   });
 
@@ -124,7 +146,7 @@ describe('buildReadEntry', () => {
     expect(() => buildReadEntry('bob', [Number.NaN], 1, 'r')).toThrow(BadRequestError);
   });
 
-  it('does not mutate the caller\'s array', () => {
+  it("does not mutate the caller's array", () => {
     const seqs = [3, 1, 2];
     buildReadEntry('bob', seqs, 1, 'r');
     expect(seqs).toEqual([3, 1, 2]);
@@ -135,8 +157,13 @@ describe('buildReceiptEntry', () => {
   it('carries all readers, a deterministic appinfo and the target conv', () => {
     const e = buildReceiptEntry(17, ['carol', 'bob'], { conv: { type: 'user', id: 'bob' } }, 500);
     expect(e).toEqual({
-      kind: 'receipt', appinfo: 'receipt:17:2', conv: { type: 'user', id: 'bob' }, from: SYSTEM_SENDER,
-      sendTime: 500, referSeq: 17, readBy: ['bob', 'carol'],
+      kind: 'receipt',
+      appinfo: 'receipt:17:2',
+      conv: { type: 'user', id: 'bob' },
+      from: SYSTEM_SENDER,
+      sendTime: 500,
+      referSeq: 17,
+      readBy: ['bob', 'carol'],
     });
   });
 

@@ -4,9 +4,25 @@
  * embedded engine and on the distributed stores. Callers are already authorized as admins.
  */
 import {
-  BadRequestError, fanoutModeFor, groupKey, ID_PATTERN, inboxKey, NotFoundError, naturalTier,
-  type Entry, type FanoutMode, type GroupStore, type GroupStreamStore, type JobStore, type Limits,
-  type Logger, type StoredJob, type Tier, type TierThresholds, type TimelineStore, type WorkQueue,
+  BadRequestError,
+  fanoutModeFor,
+  groupKey,
+  ID_PATTERN,
+  inboxKey,
+  NotFoundError,
+  naturalTier,
+  type Entry,
+  type FanoutMode,
+  type GroupStore,
+  type GroupStreamStore,
+  type JobStore,
+  type Limits,
+  type Logger,
+  type StoredJob,
+  type Tier,
+  type TierThresholds,
+  type TimelineStore,
+  type WorkQueue,
 } from '@seqline/core';
 import type { MessagingDeps, MessagingEnv, MessagingPolicy } from './deps.ts';
 import type { LiveSettings } from './live-settings.ts';
@@ -59,8 +75,14 @@ export function adminDepsOf(
   return { settings, timeline, groups, groupStreams, queue: d.queue, readFanout: d.policy.readFanout, logger: d.env.logger, ...local };
 }
 
-export interface TiersView { tiers: TierThresholds; version: number }
-export interface LimitsView { limits: Limits; version: number }
+export interface TiersView {
+  tiers: TierThresholds;
+  version: number;
+}
+export interface LimitsView {
+  limits: Limits;
+  version: number;
+}
 
 export interface GroupShowOptions {
   /** Members listed (default 100, at most 10 000); memberCount is always the full count. */
@@ -163,7 +185,11 @@ export class AdminService {
     const after = options.membersAfter;
     const from = after === undefined ? all : all.filter((user) => user > after);
     return {
-      tenant, id, name: group.name, admin: group.admin, tier: group.tier,
+      tenant,
+      id,
+      name: group.name,
+      admin: group.admin,
+      tier: group.tier,
       naturalTier: naturalTier(group.memberCount, this.d.settings.current().tiers),
       fanout: fanoutModeFor(group.tier, this.d.readFanout),
       memberCount: group.memberCount,
@@ -189,7 +215,10 @@ export class AdminService {
   async deadLetters(): Promise<DeadLetter[]> {
     const dead = await this.d.queue.deadLetters();
     return dead.map((job) => ({
-      id: job.id, queue: job.queue, attempts: job.attempts, createdAt: job.createdAt,
+      id: job.id,
+      queue: job.queue,
+      attempts: job.attempts,
+      createdAt: job.createdAt,
       ...(job.lastError === undefined ? {} : { lastError: job.lastError }),
       payload: job.payload,
     }));

@@ -145,19 +145,28 @@ export class BatchScheduler<T> {
     const key = slot === UNKEYED ? undefined : slot;
     let work: Promise<void>;
     try {
-      work = this.run(key, batch.map((w) => w.item));
+      work = this.run(
+        key,
+        batch.map((w) => w.item),
+      );
     } catch (err) {
       work = Promise.reject(err);
     }
-    work.then(
-      () => { for (const w of batch) w.resolve(); },
-      (err: unknown) => { for (const w of batch) w.reject(err); },
-    ).finally(() => {
-      this.running--;
-      const left = (this.runningByKey.get(slot) ?? 1) - 1;
-      if (left > 0) this.runningByKey.set(slot, left);
-      else this.runningByKey.delete(slot);
-      this.pump();
-    });
+    work
+      .then(
+        () => {
+          for (const w of batch) w.resolve();
+        },
+        (err: unknown) => {
+          for (const w of batch) w.reject(err);
+        },
+      )
+      .finally(() => {
+        this.running--;
+        const left = (this.runningByKey.get(slot) ?? 1) - 1;
+        if (left > 0) this.runningByKey.set(slot, left);
+        else this.runningByKey.delete(slot);
+        this.pump();
+      });
   }
 }

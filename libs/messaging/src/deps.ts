@@ -1,6 +1,15 @@
 import type {
-  Clock, GroupStore, GroupStreamStore, InboxWriter, Limits, Logger, PushBus, SheddingPolicy, TierThresholds,
-  TimelineStore, WorkQueue,
+  Clock,
+  GroupStore,
+  GroupStreamStore,
+  InboxWriter,
+  Limits,
+  Logger,
+  PushBus,
+  SheddingPolicy,
+  TierThresholds,
+  TimelineStore,
+  WorkQueue,
 } from '@seqline/core';
 
 // The write side of read-fanout group streams is core's port (ports.ts); messaging's callers

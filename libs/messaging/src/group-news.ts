@@ -1,4 +1,4 @@
-import { inboxKey, splitKey, visibleRange, type GroupKey, type Membership } from '@seqline/core';
+import { inboxKey, splitKey, visibleRange, type Membership } from '@seqline/core';
 import type { Caller, GroupNews } from './api.ts';
 import type { MessagingStores } from './deps.ts';
 
@@ -17,14 +17,16 @@ export async function listGroupNews(d: { stores: Pick<MessagingStores, 'groups' 
   if (keys.length === 0) return [];
   const heads = await Promise.all(keys.map((k) => d.stores.groupStreams.headSeq(k)));
   const withStream = keys.flatMap((key, i) => ((heads[i] ?? 0) > 0 ? [{ key, head: heads[i] as number }] : []));
-  const states = await Promise.all(withStream.map(({ key }) => Promise.all([
-    d.stores.groupStreams.getCursor(key, inbox), d.stores.groups.getMembership(key, caller.user),
-  ])));
+  const states = await Promise.all(
+    withStream.map(({ key }) =>
+      Promise.all([d.stores.groupStreams.getCursor(key, inbox), d.stores.groups.getMembership(key, caller.user)]),
+    ),
+  );
   const news: GroupNews[] = [];
   withStream.forEach(({ key, head }, i) => {
     const [cursor, membership] = states[i] as [number, Membership | null];
     const from = firstUnread(membership, cursor, head);
-    if (from !== undefined) news.push({ id: splitKey(key as GroupKey).id, headGseq: head, cursor: from });
+    if (from !== undefined) news.push({ id: splitKey(key).id, headGseq: head, cursor: from });
   });
   return news;
 }

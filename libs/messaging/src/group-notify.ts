@@ -4,7 +4,17 @@
  * a huge-group message, and it writes nothing: it publishes on the push bus (local in
  * embedded mode, NATS subjects per user in distributed mode), one chunk of members at a time.
  */
-import { canReadGseq, inboxKey, readsWholeGseqRange, type Entry, type GroupKey, type InboxKey, type Membership, type PushBus, type PushMessage } from '@seqline/core';
+import {
+  canReadGseq,
+  inboxKey,
+  readsWholeGseqRange,
+  type Entry,
+  type GroupKey,
+  type InboxKey,
+  type Membership,
+  type PushBus,
+  type PushMessage,
+} from '@seqline/core';
 import type { MessagingEnv, MessagingStores } from './deps.ts';
 import type { NotifyJob } from './queues.ts';
 

@@ -1,6 +1,16 @@
 import {
-  BadRequestError, canReadGseq, clampLimit, ForbiddenError, groupKey, inboxKey, NotFoundError, visibleRange,
-  type Entry, type GroupKey, type GseqRange, type Membership,
+  BadRequestError,
+  canReadGseq,
+  clampLimit,
+  ForbiddenError,
+  groupKey,
+  inboxKey,
+  NotFoundError,
+  visibleRange,
+  type Entry,
+  type GroupKey,
+  type GseqRange,
+  type Membership,
 } from '@seqline/core';
 import type { Caller, GroupHistoryInput, GroupHistoryResult, GroupReadersInput, GroupReadersResult } from './api.ts';
 import type { MessagingStores } from './deps.ts';
@@ -24,9 +34,10 @@ export async function groupHistory(d: GroupStreamDeps, caller: Caller, input: Gr
   const key = groupKey(caller.tenant, input.id);
   const ranges = visibleRange(await requireMembership(d, key, caller, input.id));
   const n = clampLimit(input.limit);
-  const rows = input.afterGseq !== undefined
-    ? await pageForward(d, key, ranges, input.afterGseq, n + 1)
-    : await pageBackward(d, key, ranges, input.beforeGseq ?? Number.MAX_SAFE_INTEGER, n + 1);
+  const rows =
+    input.afterGseq !== undefined
+      ? await pageForward(d, key, ranges, input.afterGseq, n + 1)
+      : await pageBackward(d, key, ranges, input.beforeGseq ?? Number.MAX_SAFE_INTEGER, n + 1);
   return { messages: rows.slice(0, n).map((e) => ({ ...e, gseq: e.seq })), hasMore: rows.length > n };
 }
 
@@ -100,7 +111,10 @@ export async function groupReaders(d: GroupStreamDeps, caller: Caller, input: Gr
   const limit = clampLimit(input.limit);
   const page = readers.filter((u) => input.after === undefined || u > input.after);
   return {
-    gseq: input.gseq, readCount: readers.length, unreadCount: unread,
-    readers: page.slice(0, limit), hasMore: page.length > limit,
+    gseq: input.gseq,
+    readCount: readers.length,
+    unreadCount: unread,
+    readers: page.slice(0, limit),
+    hasMore: page.length > limit,
   };
 }

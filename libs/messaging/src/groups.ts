@@ -1,7 +1,23 @@
 import {
-  actsAsGroupAdmin, assertGroupSize, BadRequestError, buildGroupEventEntry, fanoutModeFor, ForbiddenError, groupKey,
-  isCurrentMember, isServerMadeId, NotFoundError, tierFor, type FanoutMode, type GroupEventInput, type GroupKey, type GroupRecord,
-  type Json, type NewEntry, type Tier, type WorkQueue,
+  actsAsGroupAdmin,
+  assertGroupSize,
+  BadRequestError,
+  buildGroupEventEntry,
+  fanoutModeFor,
+  ForbiddenError,
+  groupKey,
+  isCurrentMember,
+  isServerMadeId,
+  NotFoundError,
+  tierFor,
+  type FanoutMode,
+  type GroupEventInput,
+  type GroupKey,
+  type GroupRecord,
+  type Json,
+  type NewEntry,
+  type Tier,
+  type WorkQueue,
 } from '@seqline/core';
 import type { Caller, GroupInfo } from './api.ts';
 import type { MessagingContext } from './context.ts';
@@ -16,15 +32,18 @@ type GroupReadDeps = { stores: Pick<MessagingStores, 'groups'> };
 
 /** Creating a group: its record and members, the creation event through the tier's queue. */
 export type CreateGroupDeps = GroupReadDeps & {
-  queue: WorkQueue; policy: Pick<MessagingPolicy, 'tiers'>; env: Pick<MessagingEnv, 'clock' | 'newId'>;
+  queue: WorkQueue;
+  policy: Pick<MessagingPolicy, 'tiers'>;
+  env: Pick<MessagingEnv, 'clock' | 'newId'>;
 };
 
 /** A membership change also bounds windows by the stream head and may switch fanout mode. */
-export type ChangeMembersDeps = Pick<MessagingContext, 'membershipLocks' | 'queue'> & GroupReadDeps & {
-  writers: Pick<MessagingWriters, 'groupStream'>;
-  policy: Pick<MessagingPolicy, 'tiers' | 'readFanout'>;
-  env: MessagingEnv;
-};
+export type ChangeMembersDeps = Pick<MessagingContext, 'membershipLocks' | 'queue'> &
+  GroupReadDeps & {
+    writers: Pick<MessagingWriters, 'groupStream'>;
+    policy: Pick<MessagingPolicy, 'tiers' | 'readFanout'>;
+    env: MessagingEnv;
+  };
 
 export type GroupInfoDeps = { stores: Pick<MessagingStores, 'groups' | 'groupStreams'>; policy: Pick<MessagingPolicy, 'readFanout'> };
 
@@ -41,7 +60,14 @@ async function requireMember(d: GroupReadDeps, key: GroupKey, caller: Caller, id
 }
 
 /** Writes a `group` control entry into the given members' inboxes, through the group's tier queue. */
-async function announce(d: { queue: WorkQueue }, tenant: string, key: GroupKey, tier: Tier, recipients: string[], entry: NewEntry): Promise<void> {
+async function announce(
+  d: { queue: WorkQueue },
+  tenant: string,
+  key: GroupKey,
+  tier: Tier,
+  recipients: string[],
+  entry: NewEntry,
+): Promise<void> {
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant, groupKey: key, entry, recipients };
   await d.queue.enqueue(fanoutQueueFor(tier), `group:${tenant}:${entry.appinfo}`, toJson(job));
@@ -68,17 +94,30 @@ function withBody(entry: NewEntry, extra: { [key: string]: Json }): NewEntry {
  * (page it up to there; later messages arrive in the inbox). See docs/large-groups.md.
  */
 export function buildTierEntry(input: {
-  group: string; actor: string; tier: Tier; fanout: FanoutMode; gseq: number; time: number; appinfo: string;
+  group: string;
+  actor: string;
+  tier: Tier;
+  fanout: FanoutMode;
+  gseq: number;
+  time: number;
+  appinfo: string;
 }): NewEntry {
   const base = buildGroupEventEntry({
-    group: input.group, actor: input.actor, event: 'tier', tier: input.tier, time: input.time, appinfo: input.appinfo,
+    group: input.group,
+    actor: input.actor,
+    event: 'tier',
+    tier: input.tier,
+    time: input.time,
+    appinfo: input.appinfo,
   });
   const bound: { [key: string]: Json } = input.fanout === 'read' ? { fromGseq: input.gseq } : { upToGseq: input.gseq };
   return withBody(base, { fanout: input.fanout, ...bound });
 }
 
 export async function createGroup(
-  d: CreateGroupDeps, caller: Caller, input: { name: string; members: string[]; id?: string },
+  d: CreateGroupDeps,
+  caller: Caller,
+  input: { name: string; members: string[]; id?: string },
 ): Promise<{ id: string; tier: Tier }> {
   if (input.id !== undefined && isServerMadeId(input.id)) {
     throw new BadRequestError('a chosen group id may not have the form of a server-made id (UUIDv7)');
@@ -91,8 +130,14 @@ export async function createGroup(
   const tier = tierFor(members.length, undefined, t);
   const now = d.env.clock.now();
   const record: GroupRecord = {
-    key, tenant: caller.tenant, id, name: input.name, admin: caller.user, tier,
-    memberCount: members.length, createdAt: now,
+    key,
+    tenant: caller.tenant,
+    id,
+    name: input.name,
+    admin: caller.user,
+    tier,
+    memberCount: members.length,
+    createdAt: now,
   };
   if (!(await d.stores.groups.createGroup(record, members, { time: now, gseq: 0 }))) {
     throw new BadRequestError(`group ${id} already exists`);
@@ -100,7 +145,13 @@ export async function createGroup(
   // Every member must learn it is in a group once, so creation is announced even to a huge one
   // (without its member list: 10 000 ids in each of 10 000 inboxes is what degradation avoids).
   const entry = groupEvent(tier, {
-    group: id, actor: caller.user, event: 'create', members, name: input.name, tier, time: now,
+    group: id,
+    actor: caller.user,
+    event: 'create',
+    members,
+    name: input.name,
+    tier,
+    time: now,
     appinfo: `group:${id}:create`,
   });
   await announce(d, caller.tenant, key, tier, members, entry);
@@ -108,7 +159,11 @@ export async function createGroup(
 }
 
 export async function changeMembers(
-  d: ChangeMembersDeps, caller: Caller, id: string, members: string[], op: 'add' | 'remove',
+  d: ChangeMembersDeps,
+  caller: Caller,
+  id: string,
+  members: string[],
+  op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const key = groupKey(caller.tenant, id);
   const unique = [...new Set(members)];
@@ -120,7 +175,12 @@ export async function changeMembers(
  * lock, so a concurrent leave or removal of the caller is seen before the change applies.
  */
 async function applyChange(
-  d: Omit<ChangeMembersDeps, 'membershipLocks'>, caller: Caller, key: GroupKey, id: string, unique: string[], op: 'add' | 'remove',
+  d: Omit<ChangeMembersDeps, 'membershipLocks'>,
+  caller: Caller,
+  key: GroupKey,
+  id: string,
+  unique: string[],
+  op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const group = await requireGroup(d, key, id);
   const membership = await d.stores.groups.getMembership(key, caller.user);
@@ -135,16 +195,18 @@ async function applyChange(
   }
   // The head after every append already queued: window bounds are ordered with the stream.
   const at = { time: d.env.clock.now(), gseq: await d.writers.groupStream.headSeq(key) };
-  const changed = op === 'add'
-    ? await d.stores.groups.addMembers(key, unique, at)
-    : await d.stores.groups.removeMembers(key, unique, at);
+  const changed = op === 'add' ? await d.stores.groups.addMembers(key, unique, at) : await d.stores.groups.removeMembers(key, unique, at);
   const after = await d.stores.groups.listMembers(key);
   const tier = tierFor(after.length, group.tier, t);
   await d.stores.groups.updateGroup(key, { memberCount: after.length, tier });
 
   if (changed.length > 0) {
     const entry = groupEvent(tier, {
-      group: id, actor: caller.user, event: op, members: changed, time: at.time,
+      group: id,
+      actor: caller.user,
+      event: op,
+      members: changed,
+      time: at.time,
       appinfo: `group:${id}:${op}:${d.env.newId()}`,
     });
     // Degradation: a huge group's membership news is not fanned out to every member (they read
@@ -157,7 +219,12 @@ async function applyChange(
   const modeAfter = fanoutModeFor(tier, d.policy.readFanout);
   if (modeBefore !== modeAfter) {
     const entry = buildTierEntry({
-      group: id, actor: caller.user, tier, fanout: modeAfter, gseq: at.gseq, time: at.time,
+      group: id,
+      actor: caller.user,
+      tier,
+      fanout: modeAfter,
+      gseq: at.gseq,
+      time: at.time,
       appinfo: `group:${id}:tier:${d.env.newId()}`,
     });
     await announce(d, caller.tenant, key, tier, after, entry);
@@ -171,7 +238,11 @@ export async function groupInfo(d: GroupInfoDeps, caller: Caller, id: string): P
   const g = await requireGroup(d, key, id);
   await requireMember(d, key, caller, id);
   return {
-    id, name: g.name, tier: g.tier, memberCount: g.memberCount,
-    fanout: fanoutModeFor(g.tier, d.policy.readFanout), headGseq: await d.stores.groupStreams.headSeq(key),
+    id,
+    name: g.name,
+    tier: g.tier,
+    memberCount: g.memberCount,
+    fanout: fanoutModeFor(g.tier, d.policy.readFanout),
+    headGseq: await d.stores.groupStreams.headSeq(key),
   };
 }

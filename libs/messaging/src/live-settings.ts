@@ -5,8 +5,18 @@
  * stores (one LMDB read; one CQL partition read) and needs no change feed.
  */
 import {
-  applyLimitsPatch, DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, InternalError, OverloadedError, validateLimits,
-  validateThresholds, type Limits, type Logger, type Settings, type SettingsStore, type TierThresholds,
+  applyLimitsPatch,
+  DEFAULT_LIMITS,
+  DEFAULT_TIER_THRESHOLDS,
+  InternalError,
+  OverloadedError,
+  validateLimits,
+  validateThresholds,
+  type Limits,
+  type Logger,
+  type Settings,
+  type SettingsStore,
+  type TierThresholds,
 } from '@seqline/core';
 
 export interface LiveSettingsOptions {
@@ -35,7 +45,11 @@ export class LiveSettings {
   private rejectedVersion = -1;
   private closed = false;
 
-  private constructor(private readonly options: LiveSettingsOptions, initial: Settings, pollMs: number) {
+  private constructor(
+    private readonly options: LiveSettingsOptions,
+    initial: Settings,
+    pollMs: number,
+  ) {
     this.settings = frozen(initial);
     this.timer = setInterval(() => void this.refresh(), pollMs);
     this.timer.unref(); // never keeps a process alive on its own
@@ -60,14 +74,22 @@ export class LiveSettings {
     return new LiveSettings({ ...options, logger }, initial, pollMs);
   }
 
-  tiers(): TierThresholds { return this.settings.tiers; }
-  limits(): Limits { return this.settings.limits; }
-  current(): Settings { return this.settings; }
+  tiers(): TierThresholds {
+    return this.settings.tiers;
+  }
+  limits(): Limits {
+    return this.settings.limits;
+  }
+  current(): Settings {
+    return this.settings;
+  }
 
   /** Called with the new and previous settings after every change this process notices. */
   onChange(listener: SettingsListener): () => void {
     this.listeners.add(listener);
-    return () => { this.listeners.delete(listener); };
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   /**
@@ -107,7 +129,9 @@ export class LiveSettings {
   /** Reads the store now (the poll does this every pollMs); resolves when done. */
   refresh(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.polling ??= this.poll().finally(() => { this.polling = undefined; });
+    this.polling ??= this.poll().finally(() => {
+      this.polling = undefined;
+    });
     return this.polling;
   }
 

@@ -22,9 +22,13 @@ export function createMessaging(deps: MessagingDeps): Messaging {
   const guarded = <T>(c: Caller, work: () => Promise<T>): Promise<T> => {
     const slot = quota.tryAcquire(c.tenant, c.user, d.policy.limits());
     if (!slot.ok) {
-      return Promise.reject(new RateLimitedError(slot.refused === 'user'
-        ? 'too many of your requests in flight; retry shortly'
-        : 'too many requests of your tenant in flight; retry shortly'));
+      return Promise.reject(
+        new RateLimitedError(
+          slot.refused === 'user'
+            ? 'too many of your requests in flight; retry shortly'
+            : 'too many requests of your tenant in flight; retry shortly',
+        ),
+      );
     }
     return work().finally(slot.release);
   };

@@ -54,25 +54,35 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** Payloads come back from a queue as JSON; check the shape once before use. */
 export function parseFanoutJob(payload: Json): FanoutJob {
-  if (!isObject(payload) || typeof payload.tenant !== 'string' || !Array.isArray(payload.recipients)
-    || !isObject(payload.entry)) {
+  if (!isObject(payload) || typeof payload.tenant !== 'string' || !Array.isArray(payload.recipients) || !isObject(payload.entry)) {
     throw new Error('malformed fanout job');
   }
   return payload as unknown as FanoutJob;
 }
 
 export function parseNotifyJob(payload: Json): NotifyJob {
-  if (!isObject(payload) || typeof payload.tenant !== 'string' || typeof payload.groupKey !== 'string'
-    || typeof payload.group !== 'string' || !isObject(payload.entry) || typeof payload.entry.seq !== 'number'
-    || typeof payload.prevGseq !== 'number') {
+  if (
+    !isObject(payload) ||
+    typeof payload.tenant !== 'string' ||
+    typeof payload.groupKey !== 'string' ||
+    typeof payload.group !== 'string' ||
+    !isObject(payload.entry) ||
+    typeof payload.entry.seq !== 'number' ||
+    typeof payload.prevGseq !== 'number'
+  ) {
     throw new Error('malformed notify job');
   }
   return payload as unknown as NotifyJob;
 }
 
 export function parseReceiptJob(payload: Json): ReceiptJob {
-  if (!isObject(payload) || typeof payload.tenant !== 'string' || typeof payload.sender !== 'string'
-    || typeof payload.appinfo !== 'string' || !Array.isArray(payload.readers)) {
+  if (
+    !isObject(payload) ||
+    typeof payload.tenant !== 'string' ||
+    typeof payload.sender !== 'string' ||
+    typeof payload.appinfo !== 'string' ||
+    !Array.isArray(payload.readers)
+  ) {
     throw new Error('malformed receipt job');
   }
   return payload as unknown as ReceiptJob;

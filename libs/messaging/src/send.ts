@@ -1,7 +1,25 @@
 import {
-  appendWithin, type AppendOutcome, buildMessageCopy, checkResend, convForRecipient, OverloadedError, fanoutModeFor, ForbiddenError, groupKey, inboxKey, isCurrentMember, NotFoundError,
-  wasMemberAt, workClassOf, type Entry, type FanoutMode, type GroupKey, type GroupRecord, type InboxKey,
-  type NewEntry, type WorkQueue,
+  appendWithin,
+  type AppendOutcome,
+  buildMessageCopy,
+  checkResend,
+  convForRecipient,
+  OverloadedError,
+  fanoutModeFor,
+  ForbiddenError,
+  groupKey,
+  inboxKey,
+  isCurrentMember,
+  NotFoundError,
+  wasMemberAt,
+  workClassOf,
+  type Entry,
+  type FanoutMode,
+  type GroupKey,
+  type GroupRecord,
+  type InboxKey,
+  type NewEntry,
+  type WorkQueue,
 } from '@seqline/core';
 import type { Caller, SendInput, SendResult } from './api.ts';
 import type { MessagingContext } from './context.ts';
@@ -42,7 +60,9 @@ type OwnCopyDeps = { writers: Pick<MessagingWriters, 'inbox'>; stores: Pick<Mess
 
 /** Read-fanout: the group stream's writer, its store (for prevGseq), the notify queue. */
 export type StreamAppendDeps = {
-  writers: Pick<MessagingWriters, 'groupStream'>; stores: Pick<MessagingStores, 'groupStreams'>; queue: WorkQueue;
+  writers: Pick<MessagingWriters, 'groupStream'>;
+  stores: Pick<MessagingStores, 'groupStreams'>;
+  queue: WorkQueue;
 };
 
 /**
@@ -53,16 +73,20 @@ export type StreamAppendDeps = {
  * is idempotent; this closes the crash window between the two.
  */
 export async function send(d: SendDeps, caller: Caller, input: SendInput): Promise<SendResult> {
-  return d.inFlight.track(() => 'user' in input.to
-    ? sendDirect(d, caller, input, input.to.user)
-    : sendToGroup(d, caller, input, input.to.group));
+  return d.inFlight.track(() =>
+    'user' in input.to ? sendDirect(d, caller, input, input.to.user) : sendToGroup(d, caller, input, input.to.group),
+  );
 }
 
 async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: string): Promise<SendResult> {
   d.shedder.admit(workClassOf('user'));
   const { tenant, user } = caller;
   const copy = buildMessageCopy({
-    appinfo: input.appinfo, from: user, sendTime: d.env.clock.now(), type: input.type, body: input.body,
+    appinfo: input.appinfo,
+    from: user,
+    sendTime: d.env.clock.now(),
+    type: input.type,
+    body: input.body,
     conv: { type: 'user', id: to },
   });
   const inbox = inboxKey(tenant, user);
@@ -98,10 +122,14 @@ function recipientCopyOf(entry: NewEntry): NewEntry {
  * durable fanout queue instead, so the send is still acknowledged. Both paths are idempotent
  * by appinfo, so a late inline append and the job never make two copies.
  */
-async function deliverDirect(
-  d: Pick<SendDeps, 'writers' | 'env'>, tenant: string, to: string, entry: NewEntry,
-): Promise<boolean> {
-  const delivered = await appendWithin((i, e) => d.writers.inbox.append(i, e), inboxKey(tenant, to), [recipientCopyOf(entry)], DIRECT_DELIVERY_MS, d.env.logger);
+async function deliverDirect(d: Pick<SendDeps, 'writers' | 'env'>, tenant: string, to: string, entry: NewEntry): Promise<boolean> {
+  const delivered = await appendWithin(
+    (i, e) => d.writers.inbox.append(i, e),
+    inboxKey(tenant, to),
+    [recipientCopyOf(entry)],
+    DIRECT_DELIVERY_MS,
+    d.env.logger,
+  );
   return delivered === 'appended';
 }
 
@@ -116,7 +144,11 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   d.shedder.admit(workClassOf('group', group.tier));
   const inbox = inboxKey(tenant, user);
   const copy = buildMessageCopy({
-    appinfo: input.appinfo, from: user, sendTime: d.env.clock.now(), type: input.type, body: input.body,
+    appinfo: input.appinfo,
+    from: user,
+    sendTime: d.env.clock.now(),
+    type: input.type,
+    body: input.body,
     conv: { type: 'group', id },
   });
   const modeNow = fanoutModeFor(group.tier, d.policy.readFanout);
@@ -137,14 +169,19 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
 
 /** Appends the sender's copy (first entry); on a duplicate, returns the original as stored. */
 async function appendOwnCopy(
-  d: OwnCopyDeps, inbox: InboxKey, entries: NewEntry[],
+  d: OwnCopyDeps,
+  inbox: InboxKey,
+  entries: NewEntry[],
 ): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
   return ownCopyOf(d, inbox, await d.writers.inbox.append(inbox, entries), entries[0] as NewEntry);
 }
 
 /** The sender's copy after its append: as sent, or on a duplicate the original as stored. */
 async function ownCopyOf(
-  d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, outcomes: readonly AppendOutcome[], sent: NewEntry,
+  d: Pick<OwnCopyDeps, 'stores'>,
+  inbox: InboxKey,
+  outcomes: readonly AppendOutcome[],
+  sent: NewEntry,
 ): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
   const [outcome] = outcomes;
   if (!outcome) throw new Error('append returned no outcome');
@@ -165,11 +202,17 @@ async function originalMode(d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, app
 }
 
 async function enqueueWriteFanout(
-  d: { stores: Pick<MessagingStores, 'groups'>; queue: WorkQueue }, group: GroupRecord, sender: string, entry: NewEntry, resend: boolean,
+  d: { stores: Pick<MessagingStores, 'groups'>; queue: WorkQueue },
+  group: GroupRecord,
+  sender: string,
+  entry: NewEntry,
+  resend: boolean,
 ): Promise<void> {
   // On a resend, only those who were members when the message was first sent get it.
   const recipients = resend
-    ? (await d.stores.groups.listMemberships(group.key)).filter((m) => m.user !== sender && wasMemberAt(m, entry.sendTime)).map((m) => m.user)
+    ? (await d.stores.groups.listMemberships(group.key))
+        .filter((m) => m.user !== sender && wasMemberAt(m, entry.sendTime))
+        .map((m) => m.user)
     : (await d.stores.groups.listMembers(group.key)).filter((m) => m !== sender);
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant: group.tenant, entry, recipients, groupKey: group.key };

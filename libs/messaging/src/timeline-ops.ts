@@ -1,6 +1,17 @@
 import {
-  actsAsGroupAdmin, buildReadEntry, buildRecallEntry, checkRecall, clampLimit, groupKey, inboxKey, NotFoundError,
-  pageOf, readTargets, type Entry, type GroupRecord, type WorkQueue,
+  actsAsGroupAdmin,
+  buildReadEntry,
+  buildRecallEntry,
+  checkRecall,
+  clampLimit,
+  groupKey,
+  inboxKey,
+  NotFoundError,
+  pageOf,
+  readTargets,
+  type Entry,
+  type GroupRecord,
+  type WorkQueue,
 } from '@seqline/core';
 import type { Caller, HistoryResult, SyncResult } from './api.ts';
 import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
@@ -10,13 +21,17 @@ import { appendToStream, type StreamAppendDeps } from './send.ts';
 
 /** A read: the reader's inbox, its `read` entry, one receipt job per sender. */
 export type ReadDeps = {
-  stores: Pick<MessagingStores, 'timeline'>; writers: Pick<MessagingWriters, 'inbox'>; queue: WorkQueue;
+  stores: Pick<MessagingStores, 'timeline'>;
+  writers: Pick<MessagingWriters, 'inbox'>;
+  queue: WorkQueue;
   env: Pick<MessagingEnv, 'clock' | 'newId'>;
 };
 
 /** A recall follows the message: into inboxes (fanout job) or into the group stream. */
 export type RecallDeps = StreamAppendDeps & {
-  stores: MessagingStores; writers: Pick<MessagingWriters, 'inbox'>; env: Pick<MessagingEnv, 'clock'>;
+  stores: MessagingStores;
+  writers: Pick<MessagingWriters, 'inbox'>;
+  env: Pick<MessagingEnv, 'clock'>;
 };
 
 export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
@@ -25,7 +40,9 @@ export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSe
   // Independent reads, in parallel (a cache miss would otherwise chain them). A head read
   // before an append the rows include is raised to the last returned seq.
   const [rows, head, groups] = await Promise.all([
-    d.stores.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1), d.stores.timeline.headSeq(inbox), listGroupNews(d, caller),
+    d.stores.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1),
+    d.stores.timeline.headSeq(inbox),
+    listGroupNews(d, caller),
   ]);
   const { items, hasMore } = pageOf(rows, n);
   const headSeq = Math.max(head, items.at(-1)?.seq ?? 0);
@@ -33,7 +50,12 @@ export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSe
 }
 
 /** Backward paging; beforeSeq <= 0 means "from the newest". */
-export async function history(d: { stores: Pick<MessagingStores, 'timeline'> }, caller: Caller, beforeSeq: number, limit?: number): Promise<HistoryResult> {
+export async function history(
+  d: { stores: Pick<MessagingStores, 'timeline'> },
+  caller: Caller,
+  beforeSeq: number,
+  limit?: number,
+): Promise<HistoryResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
   const before = beforeSeq > 0 ? beforeSeq : Number.MAX_SAFE_INTEGER;
@@ -54,7 +76,12 @@ export async function read(d: ReadDeps, caller: Caller, seqs: number[]): Promise
     if (e) found.push(e);
   }
   if (found.length === 0) throw new NotFoundError('none of these seqs is in your inbox');
-  const entry = buildReadEntry(caller.user, found.map((e) => e.seq), d.env.clock.now(), `read:${d.env.newId()}`);
+  const entry = buildReadEntry(
+    caller.user,
+    found.map((e) => e.seq),
+    d.env.clock.now(),
+    `read:${d.env.newId()}`,
+  );
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new Error('append returned no outcome');
   for (const t of readTargets(found, caller.user)) {
@@ -79,8 +106,8 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Pr
   let group: GroupRecord | null = null;
   if (message?.conv.type === 'group') group = await d.stores.groups.getGroup(groupKey(caller.tenant, message.conv.id));
   // Admin rights as they are now: an admin who left the group recalls nothing but their own.
-  const isGroupAdmin = group !== null
-    && actsAsGroupAdmin(group.admin, caller.user, await d.stores.groups.getMembership(group.key, caller.user));
+  const isGroupAdmin =
+    group !== null && actsAsGroupAdmin(group.admin, caller.user, await d.stores.groups.getMembership(group.key, caller.user));
   checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.env.clock.now() });
   if (!message) throw new NotFoundError('message not found');
   const entry = buildRecallEntry(message, caller.user, d.env.clock.now());
@@ -98,22 +125,31 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Pr
     // The recall entry's conv is the caller's view; runMergedFanout re-derives each recipient's
     // view for 1:1 from `from`, which must then be the other party of the original conversation.
     const fan: FanoutJob = {
-      tenant: caller.tenant, entry, recipients: others, ...(group ? { groupKey: group.key } : {}),
+      tenant: caller.tenant,
+      entry,
+      recipients: others,
+      ...(group ? { groupKey: group.key } : {}),
     };
     await d.queue.enqueue(fanoutQueueFor(group?.tier), `recall:${caller.tenant}:${appinfo}`, toJson(fan));
   }
   return { seq: outcome.seq };
 }
 
-async function findInAdministeredStreams(d: { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> }, caller: Caller, appinfo: string): Promise<Entry | null> {
+async function findInAdministeredStreams(
+  d: { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> },
+  caller: Caller,
+  appinfo: string,
+): Promise<Entry | null> {
   const keys = await d.stores.groups.groupsOf(inboxKey(caller.tenant, caller.user));
-  const found = await Promise.all(keys.map(async (key) => {
-    const gseq = (await d.stores.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
-    if (gseq === undefined) return null;
-    const admin = (await d.stores.groups.getGroup(key))?.admin;
-    if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership(key, caller.user))) return null;
-    const [row] = await d.stores.groupStreams.readAfter(key, gseq - 1, 1);
-    return row?.seq === gseq ? row : null;
-  }));
+  const found = await Promise.all(
+    keys.map(async (key) => {
+      const gseq = (await d.stores.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
+      if (gseq === undefined) return null;
+      const admin = (await d.stores.groups.getGroup(key))?.admin;
+      if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership(key, caller.user))) return null;
+      const [row] = await d.stores.groupStreams.readAfter(key, gseq - 1, 1);
+      return row?.seq === gseq ? row : null;
+    }),
+  );
   return found.find((e) => e !== null) ?? null;
 }

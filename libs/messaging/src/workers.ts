@@ -15,8 +15,17 @@ import { BatchScheduler, type BatchStats } from './batch-scheduler.ts';
 import type { MessagingEnv, MessagingPolicy, MessagingWriters } from './deps.ts';
 import { runGroupNotify, type NotifyDeps } from './group-notify.ts';
 import {
-  FANOUT_QUEUES, groupKeyOfPayload, NOTIFY_QUEUE, parseFanoutJob, parseNotifyJob,
-  parseReceiptJob, RECEIPT_QUEUE, senderKeyOfPayload, type FanoutJob, type NotifyJob, type ReceiptJob,
+  FANOUT_QUEUES,
+  groupKeyOfPayload,
+  NOTIFY_QUEUE,
+  parseFanoutJob,
+  parseNotifyJob,
+  parseReceiptJob,
+  RECEIPT_QUEUE,
+  senderKeyOfPayload,
+  type FanoutJob,
+  type NotifyJob,
+  type ReceiptJob,
 } from './queues.ts';
 import { runMergedFanout, type FanoutCounters } from './write-fanout.ts';
 
@@ -57,7 +66,10 @@ export interface Workers {
 
 /** The workers write inboxes (fanout, receipts) and push huge-group messages; no store writes of their own. */
 export type WorkerDeps = NotifyDeps & {
-  writers: Pick<MessagingWriters, 'inbox'>; queue: WorkQueue; policy: Pick<MessagingPolicy, 'limits'>; env: Pick<MessagingEnv, 'logger'>;
+  writers: Pick<MessagingWriters, 'inbox'>;
+  queue: WorkQueue;
+  policy: Pick<MessagingPolicy, 'limits'>;
+  env: Pick<MessagingEnv, 'logger'>;
 };
 
 export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Promise<Workers> {
@@ -68,10 +80,10 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
   const counters: FanoutCounters = { appends: 0, entries: 0 };
   let groupPushes = 0;
 
-  const fanoutPool = (pool: () => number) => new BatchScheduler<FanoutJob>(
-    { pool, perGroup, maxBatch },
-    (_key, jobs) => runMergedFanout(d.writers.inbox, jobs, appendConcurrency, counters),
-  );
+  const fanoutPool = (pool: () => number) =>
+    new BatchScheduler<FanoutJob>({ pool, perGroup, maxBatch }, (_key, jobs) =>
+      runMergedFanout(d.writers.inbox, jobs, appendConcurrency, counters),
+    );
   const pools = {
     small: fanoutPool(() => d.policy.limits().smallPool),
     large: fanoutPool(() => d.policy.limits().largePool),
@@ -81,20 +93,30 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
     notify: new BatchScheduler<NotifyJob>({ pool: () => d.policy.limits().hugePool, perGroup: () => 1, maxBatch }, async (_key, jobs) => {
       groupPushes += await runGroupNotify(d, jobs, { chunkSize: tuning.notifyChunk ?? 1000 });
     }),
-    receipts: new BatchScheduler<ReceiptJob>({ pool: () => d.policy.limits().smallPool, perGroup: () => 2, maxBatch: 64 }, async (_key, jobs) => {
-      // Same sender: the inbox owner merges these into one receipt run.
-      await Promise.all(jobs.map((j) => d.writers.inbox.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
-    }),
+    receipts: new BatchScheduler<ReceiptJob>(
+      { pool: () => d.policy.limits().smallPool, perGroup: () => 2, maxBatch: 64 },
+      async (_key, jobs) => {
+        // Same sender: the inbox owner merges these into one receipt run.
+        await Promise.all(jobs.map((j) => d.writers.inbox.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
+      },
+    ),
   };
 
   const consume = async <T>(
-    queue: string, pool: BatchScheduler<T>, parse: (p: Json) => T, keyOf: (p: Json) => string | undefined,
+    queue: string,
+    pool: BatchScheduler<T>,
+    parse: (p: Json) => T,
+    keyOf: (p: Json) => string | undefined,
   ): Promise<void> => {
-    await d.queue.consume(queue, async (payload: Json, ctx: JobContext) => {
-      const job = parse(payload);
-      if (ctx.attempt > 1) d.env.logger.info({ queue, job: ctx.id, attempt: ctx.attempt }, 'job retry');
-      await pool.submit(keyOf(payload), job);
-    }, { ...hold, keyOf });
+    await d.queue.consume(
+      queue,
+      async (payload: Json, ctx: JobContext) => {
+        const job = parse(payload);
+        if (ctx.attempt > 1) d.env.logger.info({ queue, job: ctx.id, attempt: ctx.attempt }, 'job retry');
+        await pool.submit(keyOf(payload), job);
+      },
+      { ...hold, keyOf },
+    );
   };
   await consume(FANOUT_QUEUES.small, pools.small, parseFanoutJob, groupKeyOfPayload);
   await consume(FANOUT_QUEUES.large, pools.large, parseFanoutJob, groupKeyOfPayload);
@@ -103,19 +125,26 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
   await consume(RECEIPT_QUEUE, pools.receipts, parseReceiptJob, senderKeyOfPayload);
 
   const all = Object.values(pools) as Array<{ poke(): void; resetHighWater(): void; waitingFor(k: string): number }>;
-  const timer = setInterval(() => { for (const p of all) p.poke(); }, tuning.pokeMs ?? 250);
+  const timer = setInterval(() => {
+    for (const p of all) p.poke();
+  }, tuning.pokeMs ?? 250);
   timer.unref();
 
   return {
     stats: () => ({
       pools: {
-        small: pools.small.stats(), large: pools.large.stats(), huge: pools.huge.stats(),
-        notify: pools.notify.stats(), receipts: pools.receipts.stats(),
+        small: pools.small.stats(),
+        large: pools.large.stats(),
+        huge: pools.huge.stats(),
+        notify: pools.notify.stats(),
+        receipts: pools.receipts.stats(),
       },
       fanout: { ...counters },
       groupPushes,
     }),
-    resetHighWater: () => { for (const p of all) p.resetHighWater(); },
+    resetHighWater: () => {
+      for (const p of all) p.resetHighWater();
+    },
     waitingFor: (groupKey) => all.reduce((n, p) => n + p.waitingFor(groupKey), 0),
     stop: () => clearInterval(timer),
   };

@@ -17,14 +17,16 @@ export interface FanoutCounters {
  * the jobs that name it.
  */
 export async function runMergedFanout(
-  writer: InboxWriter, jobs: readonly FanoutJob[], appendConcurrency: number, counters?: FanoutCounters,
+  writer: InboxWriter,
+  jobs: readonly FanoutJob[],
+  appendConcurrency: number,
+  counters?: FanoutCounters,
 ): Promise<void> {
   const perInbox = new Map<InboxKey, NewEntry[]>();
   for (const job of jobs) {
     // 1:1: each recipient's copy names the sender as the other party (the sender's copy names the recipient).
-    const entry: NewEntry = job.entry.conv.type === 'user'
-      ? { ...job.entry, conv: convForRecipient(job.entry.conv, job.entry.from) }
-      : job.entry;
+    const entry: NewEntry =
+      job.entry.conv.type === 'user' ? { ...job.entry, conv: convForRecipient(job.entry.conv, job.entry.from) } : job.entry;
     for (const user of job.recipients) {
       const inbox = inboxKey(job.tenant, user);
       const list = perInbox.get(inbox);
@@ -33,11 +35,15 @@ export async function runMergedFanout(
     }
   }
   const limit = pLimit(appendConcurrency);
-  await Promise.all([...perInbox].map(([inbox, entries]) => limit(async () => {
-    await writer.append(inbox, entries);
-    if (counters) {
-      counters.appends++;
-      counters.entries += entries.length;
-    }
-  })));
+  await Promise.all(
+    [...perInbox].map(([inbox, entries]) =>
+      limit(async () => {
+        await writer.append(inbox, entries);
+        if (counters) {
+          counters.appends++;
+          counters.entries += entries.length;
+        }
+      }),
+    ),
+  );
 }

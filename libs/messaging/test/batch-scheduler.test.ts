@@ -8,17 +8,20 @@ function rig(limits: { pool: number; perGroup: number; maxBatch: number }, ms = 
   const live = { ...limits };
   const running = new Map<string, number>();
   const seen = { maxPerGroup: 0, maxPool: 0, pool: 0, batches: [] as Array<{ key: string | undefined; items: number[] }> };
-  const s = new BatchScheduler<number>({ pool: () => live.pool, perGroup: () => live.perGroup, maxBatch: limits.maxBatch }, async (key, items) => {
-    const k = key ?? '-';
-    running.set(k, (running.get(k) ?? 0) + 1);
-    seen.pool++;
-    if (key !== undefined) seen.maxPerGroup = Math.max(seen.maxPerGroup, running.get(k) ?? 0);
-    seen.maxPool = Math.max(seen.maxPool, seen.pool);
-    seen.batches.push({ key, items });
-    await sleep(ms);
-    running.set(k, (running.get(k) ?? 1) - 1);
-    seen.pool--;
-  });
+  const s = new BatchScheduler<number>(
+    { pool: () => live.pool, perGroup: () => live.perGroup, maxBatch: limits.maxBatch },
+    async (key, items) => {
+      const k = key ?? '-';
+      running.set(k, (running.get(k) ?? 0) + 1);
+      seen.pool++;
+      if (key !== undefined) seen.maxPerGroup = Math.max(seen.maxPerGroup, running.get(k) ?? 0);
+      seen.maxPool = Math.max(seen.maxPool, seen.pool);
+      seen.batches.push({ key, items });
+      await sleep(ms);
+      running.set(k, (running.get(k) ?? 1) - 1);
+      seen.pool--;
+    },
+  );
   return { s, live, seen };
 }
 
@@ -77,7 +80,9 @@ describe('BatchScheduler (tier pool, per-group bound, merged batches)', () => {
   });
 
   it('a broken live limit falls back to 1 instead of stopping the pool', async () => {
-    const s = new BatchScheduler<number>({ pool: () => Number.NaN, perGroup: () => 0, maxBatch: 5 }, async () => { await sleep(1); });
+    const s = new BatchScheduler<number>({ pool: () => Number.NaN, perGroup: () => 0, maxBatch: 5 }, async () => {
+      await sleep(1);
+    });
     await Promise.all([s.submit('g', 1), s.submit('g', 2)]);
     expect(s.stats().poolLimit).toBe(1);
   });

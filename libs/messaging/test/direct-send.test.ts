@@ -15,7 +15,9 @@ class FlakyFollowUps implements InboxWriter {
   dropFollowUps = false;
   readonly chained: Array<{ next: FollowUpResult }> = [];
   constructor(private readonly owner: InboxOwner) {}
-  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> { return this.owner.append(inbox, entries); }
+  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+    return this.owner.append(inbox, entries);
+  }
   async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
     const result = this.dropFollowUps
       ? { outcomes: await this.owner.append(inbox, entries), next: 'failed' as const }
@@ -23,9 +25,15 @@ class FlakyFollowUps implements InboxWriter {
     this.chained.push({ next: result.next });
     return result;
   }
-  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> { return this.owner.addReceipt(inbox, appinfo, readers); }
-  headSeq(inbox: InboxKey): Promise<number> { return this.owner.headSeq(inbox); }
-  close(): Promise<void> { return this.owner.close(); }
+  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
+    return this.owner.addReceipt(inbox, appinfo, readers);
+  }
+  headSeq(inbox: InboxKey): Promise<number> {
+    return this.owner.headSeq(inbox);
+  }
+  close(): Promise<void> {
+    return this.owner.close();
+  }
 }
 
 let rig: EmbeddedRig;
@@ -82,9 +90,17 @@ describe('1:1 send with the recipient copy chained to the sender copy', () => {
   it('a resend skips the follow-up and re-delivers the original as stored, never a second copy', async () => {
     // The first attempt stored the sender's copy but no recipient copy (it stopped in between).
     writer.dropFollowUps = true;
-    const first = await owner.append(inboxKey('t', 'alice'), [{
-      kind: 'msg', appinfo: 'direct-3', from: 'alice', sendTime: 1_000, type: 'text', body: { t: 'original' }, conv: { type: 'user', id: 'bob' },
-    }]);
+    const first = await owner.append(inboxKey('t', 'alice'), [
+      {
+        kind: 'msg',
+        appinfo: 'direct-3',
+        from: 'alice',
+        sendTime: 1_000,
+        type: 'text',
+        body: { t: 'original' },
+        conv: { type: 'user', id: 'bob' },
+      },
+    ]);
     writer.dropFollowUps = false;
     const resent = await messaging.send(alice, { appinfo: 'direct-3', to: { user: 'bob' }, type: 'text', body: { t: 'resend' } });
     expect(resent).toMatchObject({ seq: first[0]!.seq, duplicate: true, sendTime: 1_000 });

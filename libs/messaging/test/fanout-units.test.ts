@@ -17,12 +17,21 @@ class RecordingWriter implements InboxWriter {
     return { outcomes, next: 'appended' };
   }
   async addReceipt(): Promise<void> {}
-  async headSeq(): Promise<number> { return 0; }
+  async headSeq(): Promise<number> {
+    return 0;
+  }
   async close(): Promise<void> {}
 }
 
-const msg = (appinfo: string, conv: NewEntry['conv'] = { type: 'group', id: 'g' }, from = 'alice'): NewEntry =>
-  ({ kind: 'msg', appinfo, conv, from, sendTime: 1, type: 'text', body: {} });
+const msg = (appinfo: string, conv: NewEntry['conv'] = { type: 'group', id: 'g' }, from = 'alice'): NewEntry => ({
+  kind: 'msg',
+  appinfo,
+  conv,
+  from,
+  sendTime: 1,
+  type: 'text',
+  body: {},
+});
 
 describe('merged write-fanout', () => {
   it('gives each recipient one append with exactly the jobs naming it, in job order', async () => {

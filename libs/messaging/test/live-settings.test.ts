@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  BadRequestError, DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, silentLogger, type Settings, type SettingsStore,
-} from '@seqline/core';
+import { BadRequestError, DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, silentLogger, type Settings, type SettingsStore } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import { LiveSettings } from '../src/index.ts';
 
@@ -60,10 +58,14 @@ describe('LiveSettings', () => {
 
   it('the settings handed out are frozen: a reader cannot change them for everyone', async () => {
     const l = await live((await engine()).settings);
-    expect(() => { (l.limits() as { smallPool: number }).smallPool = 1; }).toThrow(TypeError);
+    expect(() => {
+      (l.limits() as { smallPool: number }).smallPool = 1;
+    }).toThrow(TypeError);
     await l.update({ limits: { smallPool: 3 } });
     expect(Object.isFrozen(l.tiers())).toBe(true);
-    expect(() => { (l.limits() as { smallPool: number }).smallPool = 1; }).toThrow(TypeError);
+    expect(() => {
+      (l.limits() as { smallPool: number }).smallPool = 1;
+    }).toThrow(TypeError);
     expect(l.limits().smallPool).toBe(3);
   });
 
@@ -115,7 +117,9 @@ describe('LiveSettings', () => {
       await live.close();
       await engine.close();
     `;
-    await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() });
+    await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+    });
     const started = Date.now();
     await within(2000, () => (watcher.current().version === 1 ? true : undefined));
     expect(Date.now() - started).toBeLessThan(2000);
@@ -127,11 +131,13 @@ describe('LiveSettings', () => {
     const e = await engine();
     const a = await live(e.settings);
     const b = await live(e.settings);
-    await Promise.all(Array.from({ length: 10 }, (_, i) => [
-      a.update({ limits: { largeGroupConcurrency: i + 1 } }),
-      b.update({ limits: { hugePool: i + 1 } }),
-      b.update({ tiers: { smallBelow: 50 + i } }),
-    ]).flat());
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => [
+        a.update({ limits: { largeGroupConcurrency: i + 1 } }),
+        b.update({ limits: { hugePool: i + 1 } }),
+        b.update({ tiers: { smallBelow: 50 + i } }),
+      ]).flat(),
+    );
     const stored = await e.settings.load();
     expect(stored?.version).toBe(30);
     // The last write of each field wins; a stale read-modify-write would have reset one of them.
@@ -161,7 +167,13 @@ describe('LiveSettings', () => {
   it('gives up with OVERLOADED when every compare-and-set loses', async () => {
     const e = await engine();
     let saves = 0;
-    const alwaysStale: SettingsStore = { load: () => e.settings.load(), save: async () => { saves += 1; return false; } };
+    const alwaysStale: SettingsStore = {
+      load: () => e.settings.load(),
+      save: async () => {
+        saves += 1;
+        return false;
+      },
+    };
     const l = await LiveSettings.start({ store: alwaysStale, logger: silentLogger, maxUpdateAttempts: 3 });
     opened.push(l);
     await expect(l.update({ limits: { smallPool: 3 } })).rejects.toMatchObject({ code: 'OVERLOADED' });

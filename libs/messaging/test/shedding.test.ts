@@ -16,7 +16,9 @@ beforeAll(async () => {
   await messaging.createGroup(alice, { name: 'l', id: 'large', members: ['b', 'c'] });
   await messaging.createGroup(alice, { name: 'h', id: 'huge', members: ['b', 'c', 'd', 'e'] });
 });
-afterAll(async () => { await rig.close(); });
+afterAll(async () => {
+  await rig.close();
+});
 
 let k = 0;
 async function outcome(to: { user: string } | { group: string }): Promise<'ok' | 'OVERLOADED'> {

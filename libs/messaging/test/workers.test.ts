@@ -62,7 +62,9 @@ describe('workers on their narrow deps', () => {
     const members = ['h1', 'h2', 'h3', 'h4'];
     expect((await messaging.createGroup(alice, { name: 'town', id: 'town', members })).tier).toBe('huge');
     const pushed: PushMessage[] = [];
-    const unsubscribe = rig.deps.push.subscribe(inboxKey('t', 'h1'), (msg) => { if (msg.group === 'town') pushed.push(msg); });
+    const unsubscribe = rig.deps.push.subscribe(inboxKey('t', 'h1'), (msg) => {
+      if (msg.group === 'town') pushed.push(msg);
+    });
     try {
       await messaging.send(alice, { appinfo: 'h-1', to: { group: 'town' }, type: 'text', body: { t: 'all' } });
       await eventually('the group push to h1', () => pushed.some((p) => p.entries.some((e) => e.appinfo === 'h-1')));
@@ -73,10 +75,22 @@ describe('workers on their narrow deps', () => {
   });
 
   it('a job on the removed `fanout` queue is not run, and stays pending (nothing stored, nothing lost)', async () => {
-    const entry = { kind: 'msg' as const, appinfo: 'old-1', conv: { type: 'user' as const, id: 'alice' }, from: 'alice', sendTime: 1, type: 'text', body: {} };
+    const entry = {
+      kind: 'msg' as const,
+      appinfo: 'old-1',
+      conv: { type: 'user' as const, id: 'alice' },
+      from: 'alice',
+      sendTime: 1,
+      type: 'text',
+      body: {},
+    };
     await rig.deps.queue.enqueue('fanout', 'old-job-1', { tenant: 't', entry, recipients: ['zed'] });
     // A job of the tier queue enqueued after it runs: the workers are live, the old one is not theirs.
-    await rig.deps.queue.enqueue(FANOUT_QUEUES.small, 'new-job-1', { tenant: 't', entry: { ...entry, appinfo: 'new-1' }, recipients: ['zed'] });
+    await rig.deps.queue.enqueue(FANOUT_QUEUES.small, 'new-job-1', {
+      tenant: 't',
+      entry: { ...entry, appinfo: 'new-1' },
+      recipients: ['zed'],
+    });
     await eventually('the tier job ran', async () => (await inbox('zed')).some((e) => e.appinfo === 'new-1'));
     expect((await inbox('zed')).map((e) => e.appinfo)).toEqual(['new-1']);
     expect((await rig.engine.jobs.list('fanout')).map((j) => j.id)).toEqual(['old-job-1']);

@@ -61,4 +61,3 @@ export function createAdminTokenVerifier(secret: TokenSecret, options: AdminToke
     return { name, expiresAt: payload.exp * 1000 };
   };
 }
-

@@ -4,9 +4,7 @@ import { parseOpArgs } from './args.ts';
 import { MAX_FRAME_BYTES } from './limits.ts';
 import { isOp, type ClientRequest } from './schemas.ts';
 
-export type DecodedRequest =
-  | { ok: true; request: ClientRequest }
-  | { ok: false; id: number | null; error: SeqlineError };
+export type DecodedRequest = { ok: true; request: ClientRequest } | { ok: false; id: number | null; error: SeqlineError };
 
 export type RawFrame = string | ArrayBuffer | Buffer;
 

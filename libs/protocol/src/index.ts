@@ -7,9 +7,19 @@ export * from './http.ts';
 export * from './tokens.ts';
 // Error classes live in core; re-exported so wire users need one import.
 export {
-  SeqlineError, BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, TooLargeError,
-  RateLimitedError, OverloadedError, RecallExpiredError, InternalError, toSeqlineError,
-  ERROR_CODES, type ErrorCode,
+  SeqlineError,
+  BadRequestError,
+  UnauthorizedError,
+  ForbiddenError,
+  NotFoundError,
+  TooLargeError,
+  RateLimitedError,
+  OverloadedError,
+  RecallExpiredError,
+  InternalError,
+  toSeqlineError,
+  ERROR_CODES,
+  type ErrorCode,
 } from '@seqline/core';
 export * from './secret-file.ts';
 export * from './admin-tokens.ts';

@@ -8,22 +8,34 @@
 import { z } from 'zod';
 import { CLIENT_APPINFO_PATTERN, ID_PATTERN, type Json } from '@seqline/core';
 import {
-  DEFAULT_PAGE_LIMIT, MAX_APPINFO_LENGTH, MAX_GROUP_NAME_LENGTH, MAX_MEMBERS_PER_FRAME,
-  MAX_PAGE_LIMIT, MAX_READ_SEQS, MAX_TYPE_LENGTH,
+  DEFAULT_PAGE_LIMIT,
+  MAX_APPINFO_LENGTH,
+  MAX_GROUP_NAME_LENGTH,
+  MAX_MEMBERS_PER_FRAME,
+  MAX_PAGE_LIMIT,
+  MAX_READ_SEQS,
+  MAX_TYPE_LENGTH,
 } from './limits.ts';
 
 /** A tenant-local user or group id: never contains ':' (the tenant separator). */
 export const idSchema = z.string().regex(ID_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 _ . @ -');
 
 /** A client appinfo: never contains ':', which every server-made entry id has (see core's appinfo.ts). */
-export const appinfoSchema = z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`)
+export const appinfoSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`)
   .regex(CLIENT_APPINFO_PATTERN, "must not contain ':', control characters or unpaired surrogates");
 
 /** A seq / gseq position: a non-negative safe integer (0 = before the first entry). */
 export const seqSchema = z.int().min(0);
 
 /** Page size: default 200; values above 1000 are clamped (hasMore tells the client to page on). */
-export const limitSchema = z.int().min(1).transform((n) => Math.min(n, MAX_PAGE_LIMIT)).default(DEFAULT_PAGE_LIMIT);
+export const limitSchema = z
+  .int()
+  .min(1)
+  .transform((n) => Math.min(n, MAX_PAGE_LIMIT))
+  .default(DEFAULT_PAGE_LIMIT);
 
 export type Recipient = { user: string } | { group: string };
 
@@ -97,7 +109,11 @@ export const groupReadersArgsSchema = z.object({
   group: idSchema,
   gseq: z.int().min(1),
   after: idSchema.optional(),
-  limit: z.int().min(1).transform((n) => Math.min(n, MAX_PAGE_LIMIT)).default(MAX_PAGE_LIMIT),
+  limit: z
+    .int()
+    .min(1)
+    .transform((n) => Math.min(n, MAX_PAGE_LIMIT))
+    .default(MAX_PAGE_LIMIT),
 });
 
 /**

@@ -53,7 +53,11 @@ export function signHs256(claims: Record<string, string>, subject: string, ttlSe
 }
 
 /** The claims of a verified token. */
-export interface VerifiedPayload { sub: string; exp: number; [claim: string]: unknown }
+export interface VerifiedPayload {
+  sub: string;
+  exp: number;
+  [claim: string]: unknown;
+}
 
 /**
  * The one place a JWT is checked (user and admin tokens alike): HS256 only, `sub` and `exp`
@@ -64,7 +68,8 @@ export function verifyHs256(token: string, key: Buffer, clockTolerance: number, 
   let payload: string | jwt.JwtPayload;
   try {
     payload = jwt.verify(token, keyObjectOf(key), {
-      algorithms: ['HS256'], clockTolerance,
+      algorithms: ['HS256'],
+      clockTolerance,
       ...(clock ? { clockTimestamp: Math.floor(clock.now() / 1000) } : {}),
     });
   } catch (err) {

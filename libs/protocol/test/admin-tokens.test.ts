@@ -6,7 +6,10 @@ const secret = 'test-secret-of-sufficient-length';
 const verifyAdmin = createAdminTokenVerifier(secret);
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  const err = await promise.then(() => null, (e: unknown) => e);
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   return (err as { code?: string } | null)?.code;
 }
 
@@ -22,8 +25,11 @@ describe('admin tokens', () => {
     const token = await issueToken({ secret, user: 'admin', ttlSeconds: 60 });
     expect(await codeOf(verifyAdmin(token))).toBe('FORBIDDEN');
     // A hand-made token claiming the role with a user-looking subject is not an admin either.
-    const forged = await new SignJWT({ role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('alice')
-      .setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+    const forged = await new SignJWT({ role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(secret));
     expect(await codeOf(verifyAdmin(forged))).toBe('FORBIDDEN');
   });
 

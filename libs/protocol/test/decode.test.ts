@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  decodeRequest, MAX_BODY_BYTES, MAX_FRAME_BYTES, MAX_PAGE_LIMIT, OPS, type DecodedRequest,
-} from '@seqline/protocol';
+import { decodeRequest, MAX_BODY_BYTES, MAX_FRAME_BYTES, MAX_PAGE_LIMIT, OPS, type DecodedRequest } from '@seqline/protocol';
 
 const frame = (fields: Record<string, unknown>): string => JSON.stringify(fields);
 
@@ -189,23 +187,52 @@ describe('decodeRequest: never throws (property)', () => {
   };
 
   it('on arbitrary strings', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (raw) => check(decodeRequest(raw))), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (raw) => check(decodeRequest(raw))),
+      { numRuns: 2000 },
+    );
   });
 
   it('on arbitrary bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => check(decodeRequest(Buffer.from(bytes)))), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => check(decodeRequest(Buffer.from(bytes)))),
+      { numRuns: 1000 },
+    );
   });
 
   it('on arbitrary JSON and on frames with a real op and random fields', () => {
-    fc.assert(fc.property(fc.json(), (raw) => check(decodeRequest(raw))), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.json(), (raw) => check(decodeRequest(raw))),
+      { numRuns: 1000 },
+    );
     const fields = fc.dictionary(
-      fc.constantFrom('appinfo', 'to', 'type', 'body', 'maxSeq', 'limit', 'beforeSeq', 'seqs', 'name', 'members', 'group', 'groupId', 'afterGseq', 'beforeGseq', 'gseq', 'id'),
+      fc.constantFrom(
+        'appinfo',
+        'to',
+        'type',
+        'body',
+        'maxSeq',
+        'limit',
+        'beforeSeq',
+        'seqs',
+        'name',
+        'members',
+        'group',
+        'groupId',
+        'afterGseq',
+        'beforeGseq',
+        'gseq',
+        'id',
+      ),
       fc.jsonValue(),
     );
-    fc.assert(fc.property(fc.constantFrom(...OPS), fields, fc.integer(), (op, extra, id) => {
-      const result = decodeRequest(JSON.stringify({ id, op, ...extra }));
-      check(result);
-      if (result.ok) expect(result.request.op).toBe(op);
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(fc.constantFrom(...OPS), fields, fc.integer(), (op, extra, id) => {
+        const result = decodeRequest(JSON.stringify({ id, op, ...extra }));
+        check(result);
+        if (result.ok) expect(result.request.op).toBe(op);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

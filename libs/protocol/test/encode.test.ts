@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '@seqline/core';
 import {
-  BadRequestError, encodeError, encodeGroupPush, encodePush, encodeReply, RecallExpiredError, toWireEntry, toWireGroupMessage,
+  BadRequestError,
+  encodeError,
+  encodeGroupPush,
+  encodePush,
+  encodeReply,
+  RecallExpiredError,
+  toWireEntry,
+  toWireGroupMessage,
 } from '@seqline/protocol';
 
 const msg: Entry = {
-  seq: 42, kind: 'msg', appinfo: '0192', conv: { type: 'user', id: 'bob' }, from: 'alice',
-  sendTime: 1_763_700_000_000, type: 'text', body: { text: 'hi' },
+  seq: 42,
+  kind: 'msg',
+  appinfo: '0192',
+  conv: { type: 'user', id: 'bob' },
+  from: 'alice',
+  sendTime: 1_763_700_000_000,
+  type: 'text',
+  body: { text: 'hi' },
 };
 
 describe('toWireEntry', () => {
@@ -47,7 +60,9 @@ describe('frame encoders', () => {
 
   it('encodeError carries code and message, id may be null', () => {
     expect(JSON.parse(encodeError(null, new BadRequestError('frame is not valid JSON')))).toEqual({
-      id: null, ok: false, error: { code: 'BAD_REQUEST', message: 'frame is not valid JSON' },
+      id: null,
+      ok: false,
+      error: { code: 'BAD_REQUEST', message: 'frame is not valid JSON' },
     });
     expect(JSON.parse(encodeError(3, new RecallExpiredError())).error.code).toBe('RECALL_EXPIRED');
   });
@@ -60,7 +75,10 @@ describe('frame encoders', () => {
   it('encodeGroupPush: the extension frame names the group and prevGseq; messages carry gseq', () => {
     const leaky = { ...msg, conv: { type: 'group', id: 'town' }, internal: 1 } as unknown as Entry;
     expect(JSON.parse(encodeGroupPush('town', 41, [leaky]))).toEqual({
-      op: 'group.push', group: 'town', prevGseq: 41, messages: [{ ...msg, conv: { type: 'group', id: 'town' }, gseq: 42 }],
+      op: 'group.push',
+      group: 'town',
+      prevGseq: 41,
+      messages: [{ ...msg, conv: { type: 'group', id: 'town' }, gseq: 42 }],
     });
   });
 });

@@ -1,15 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, ForbiddenError } from '@seqline/core';
-import {
-  encodeHttpError, encodeHttpResult, httpStatusOf, MAX_BODY_BYTES, parseHttpSendBody, parseHttpSyncQuery,
-} from '@seqline/protocol';
+import { encodeHttpError, encodeHttpResult, httpStatusOf, MAX_BODY_BYTES, parseHttpSendBody, parseHttpSyncQuery } from '@seqline/protocol';
 
 describe('HTTP status mapping', () => {
   it('maps every error code', () => {
     const statuses = Object.fromEntries(ERROR_CODES.map((code) => [code, httpStatusOf(code)]));
     expect(statuses).toEqual({
-      BAD_REQUEST: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, TOO_LARGE: 413,
-      RATE_LIMITED: 429, OVERLOADED: 503, RECALL_EXPIRED: 409, INTERNAL: 500,
+      BAD_REQUEST: 400,
+      UNAUTHORIZED: 401,
+      FORBIDDEN: 403,
+      NOT_FOUND: 404,
+      TOO_LARGE: 413,
+      RATE_LIMITED: 429,
+      OVERLOADED: 503,
+      RECALL_EXPIRED: 409,
+      INTERNAL: 500,
     });
   });
 
@@ -26,7 +31,7 @@ describe('parseHttpSendBody', () => {
     expect(parseHttpSendBody(JSON.stringify(args))).toEqual({ ok: true, args });
     expect(parseHttpSendBody(Buffer.from(JSON.stringify(args)))).toEqual({ ok: true, args });
     const bytes = new TextEncoder().encode(JSON.stringify(args));
-    expect(parseHttpSendBody(bytes.buffer as ArrayBuffer)).toEqual({ ok: true, args });
+    expect(parseHttpSendBody(bytes.buffer)).toEqual({ ok: true, args });
   });
 
   it.each([

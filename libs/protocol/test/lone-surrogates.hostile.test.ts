@@ -25,7 +25,8 @@ function refusedHttp(parsed: ParsedArgs<'send'>): string {
 /** JSON text with the surrogate escaped, as JSON.stringify (and an attacker) writes it. */
 const wire = (fields: Record<string, unknown>): string => JSON.stringify(fields);
 
-const lone = fc.tuple(fc.string({ maxLength: 3 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 3 }))
+const lone = fc
+  .tuple(fc.string({ maxLength: 3 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 3 }))
   .map(([a, unit, b]) => `${a}${String.fromCharCode(unit)}${b}`);
 
 describe('unpaired surrogates are refused at decode time', () => {
@@ -41,23 +42,38 @@ describe('unpaired surrogates are refused at decode time', () => {
   ];
 
   it.each(places)('in the %s of a send, over WebSocket and HTTP', (_where, build) => {
-    fc.assert(fc.property(lone, (bad) => {
-      const fields = build(bad);
-      refusedFrame(decodeRequest(wire({ id: 1, op: 'send', ...fields })));
-      refusedFrame(decodeRequest(Buffer.from(wire({ id: 1, op: 'send', ...fields }))));
-      refusedFrame(decodeRequest(JSON.stringify({ id: 1, op: 'send', ...fields }).replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))));
-      refusedHttp(parseHttpSendBody(wire(fields)));
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(lone, (bad) => {
+        const fields = build(bad);
+        refusedFrame(decodeRequest(wire({ id: 1, op: 'send', ...fields })));
+        refusedFrame(decodeRequest(Buffer.from(wire({ id: 1, op: 'send', ...fields }))));
+        refusedFrame(
+          decodeRequest(
+            JSON.stringify({ id: 1, op: 'send', ...fields }).replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_m, hex: string) =>
+              String.fromCharCode(parseInt(hex, 16)),
+            ),
+          ),
+        );
+        refusedHttp(parseHttpSendBody(wire(fields)));
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it('names the field, never echoes the surrogate', () => {
-    expect(refusedFrame(decodeRequest(wire({ id: 1, op: 'send', ...send, body: { k: '\uD800' } })))).toBe('send: body: contains an unpaired UTF-16 surrogate (not valid Unicode)');
-    expect(refusedFrame(decodeRequest(wire({ id: 1, op: 'send', ...send, '\uDC00': 1 })))).toBe('send: a field name: contains an unpaired UTF-16 surrogate (not valid Unicode)');
+    expect(refusedFrame(decodeRequest(wire({ id: 1, op: 'send', ...send, body: { k: '\uD800' } })))).toBe(
+      'send: body: contains an unpaired UTF-16 surrogate (not valid Unicode)',
+    );
+    expect(refusedFrame(decodeRequest(wire({ id: 1, op: 'send', ...send, '\uDC00': 1 })))).toBe(
+      'send: a field name: contains an unpaired UTF-16 surrogate (not valid Unicode)',
+    );
   });
 
   it('in any string argument of every op', () => {
     for (const op of OPS) {
-      const decoded = decodeRequest(wire({ id: 3, op, group: 'g1', name: 'n\uDBFF', members: ['a'], appinfo: 'x', maxSeq: 0, seqs: [1], gseq: 1, extra: '\uDFFF' }));
+      const decoded = decodeRequest(
+        wire({ id: 3, op, group: 'g1', name: 'n\uDBFF', members: ['a'], appinfo: 'x', maxSeq: 0, seqs: [1], gseq: 1, extra: '\uDFFF' }),
+      );
       expect(decoded).toMatchObject({ ok: false, id: 3, error: { code: 'BAD_REQUEST' } });
     }
   });

@@ -6,8 +6,12 @@ import { createTokenVerifier, issueToken, loadOrCreateSecret } from '@seqline/pr
 
 describe('loadOrCreateSecret', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'seqline-secret-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'seqline-secret-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('creates a private secret once and returns the same one afterwards', async () => {
     const first = await loadOrCreateSecret(join(dir, 'data'));
@@ -16,7 +20,7 @@ describe('loadOrCreateSecret', () => {
     expect(await loadOrCreateSecret(join(dir, 'data'))).toBe(first);
     // Usable as a token secret.
     const token = await issueToken({ secret: first, user: 'alice', ttlSeconds: 60 });
-    expect(await createTokenVerifier(first)(token)).toMatchObject({ user: 'alice' });
+    expect(createTokenVerifier(first)(token)).toMatchObject({ user: 'alice' });
   });
 
   it('processes starting at once agree on one secret', async () => {

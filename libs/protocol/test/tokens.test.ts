@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import {
-  createTokenVerifier, DEFAULT_TENANT, issueToken, parseTtl, readRequestToken, type TokenClaims,
-} from '@seqline/protocol';
+import { createTokenVerifier, DEFAULT_TENANT, issueToken, parseTtl, readRequestToken, type TokenClaims } from '@seqline/protocol';
 
 const secret = 'test-secret-of-sufficient-length';
 const verify = createTokenVerifier(secret);
 
 /** The verifier is synchronous (see TokenVerifier): it throws. */
 async function rejection(verifying: () => TokenClaims) {
-  const err = await Promise.resolve().then(verifying).then(() => null, (e: unknown) => e);
+  const err = await Promise.resolve()
+    .then(verifying)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   expect(err).toMatchObject({ code: 'UNAUTHORIZED' });
   return err as Error;
 }
@@ -17,17 +20,20 @@ async function rejection(verifying: () => TokenClaims) {
 describe('tokens', () => {
   it('round-trips user and tenant', async () => {
     const token = await issueToken({ secret, user: 'alice', tenant: 'acme', ttlSeconds: 60 });
-    const claims = await verify(token);
+    const claims = verify(token);
     expect(claims).toMatchObject({ user: 'alice', tenant: 'acme' });
     expect(claims.expiresAt).toBeGreaterThan(Date.now());
   });
 
   it('a token without tid belongs to the default tenant', async () => {
     const token = await issueToken({ secret, user: 'alice', ttlSeconds: 60 });
-    expect((await verify(token)).tenant).toBe(DEFAULT_TENANT);
-    const raw = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setExpirationTime('1h')
+    expect(verify(token).tenant).toBe(DEFAULT_TENANT);
+    const raw = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('bob')
+      .setExpirationTime('1h')
       .sign(new TextEncoder().encode(secret));
-    expect(await verify(raw)).toMatchObject({ user: 'bob', tenant: 'default' });
+    expect(verify(raw)).toMatchObject({ user: 'bob', tenant: 'default' });
   });
 
   it('rejects expired tokens (beyond the clock tolerance)', async () => {
@@ -87,7 +93,13 @@ describe('readRequestToken', () => {
 });
 
 describe('parseTtl', () => {
-  it.each([['3600', 3600], ['90s', 90], ['15m', 900], ['24h', 86_400], ['7d', 604_800]])('%s → %i', (text, seconds) => {
+  it.each([
+    ['3600', 3600],
+    ['90s', 90],
+    ['15m', 900],
+    ['24h', 86_400],
+    ['7d', 604_800],
+  ])('%s → %i', (text, seconds) => {
     expect(parseTtl(text)).toBe(seconds);
   });
   it.each(['', '0', '-5', '1w', 'h', '1.5h'])('rejects %j', (text) => {

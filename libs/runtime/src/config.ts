@@ -4,18 +4,29 @@ import { z } from 'zod';
 
 /** Settings of a distributed process (gateway or worker), validated once at the edge. */
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
-const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 export const distributedEnvSchema = z.object({
   SCYLLA_CONTACT_POINTS: list.default(['127.0.0.1:9042']),
   SCYLLA_LOCAL_DC: z.string().default('datacenter1'),
-  SCYLLA_KEYSPACE: z.string().regex(/^[a-z][a-z0-9_]{0,47}$/).default('seqline'),
+  SCYLLA_KEYSPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,47}$/)
+    .default('seqline'),
   SCYLLA_MIGRATE: bool.default(true),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   NATS_URL: list.default(['nats://127.0.0.1:4222']),
   SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET (≥ 16 chars) is required in distributed mode'),
   SEQLINE_SHARDS: z.coerce.number().int().min(1).max(4096).default(DEFAULT_SHARD_COUNT),
-  SEQLINE_OWNER_ID: z.string().regex(/^[^|\s]+$/).default(`${hostname()}-${process.pid}`),
+  SEQLINE_OWNER_ID: z
+    .string()
+    .regex(/^[^|\s]+$/)
+    .default(`${hostname()}-${process.pid}`),
   SEQLINE_LEASE_TTL_MS: z.coerce.number().int().min(1000).default(10_000),
   /** A worker's bound on the inboxes and groups whose current seq it keeps in memory (all shards). */
   SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
@@ -24,7 +35,10 @@ export const distributedEnvSchema = z.object({
   /** A worker's bound on the inboxes whose head and queue it keeps in memory (all shards; idle ones go after 5 min anyway). */
   SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
   /** Namespaces Redis keys, NATS subjects and streams, so deployments (or test runs) share servers safely. */
-  SEQLINE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_]{1,32}$/).default('seqline'),
+  SEQLINE_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{1,32}$/)
+    .default('seqline'),
   SEQLINE_READ_FANOUT: bool.default(true),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** A worker's /healthz and /metrics port; unset = none (several workers may share a host). */
@@ -40,7 +54,6 @@ export const distributedEnvSchema = z.object({
 });
 
 export type DistributedConfig = z.infer<typeof distributedEnvSchema>;
-
 
 export function loadDistributedConfig(env: NodeJS.ProcessEnv): DistributedConfig {
   const parsed = distributedEnvSchema.safeParse(env);

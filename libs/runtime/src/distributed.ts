@@ -3,12 +3,8 @@
  * NATS (routing, work queues, push). Gateways and workers compose their roles on top.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import {
-  createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue,
-} from '@seqline/bus';
-import {
-  CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher,
-} from '@seqline/cache';
+import { createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue } from '@seqline/bus';
+import { CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher } from '@seqline/cache';
 import { RemoteInboxWriter } from '@seqline/cluster';
 import type { GroupStore, Logger } from '@seqline/core';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
@@ -48,14 +44,22 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
   const keyPrefix = `${ns}:`;
   const subjectPrefix = `${ns}.inbox.append`;
   const stores = await openScyllaStores({
-    contactPoints: config.SCYLLA_CONTACT_POINTS, localDataCenter: config.SCYLLA_LOCAL_DC,
-    keyspace: config.SCYLLA_KEYSPACE, logger, migrate: config.SCYLLA_MIGRATE,
+    contactPoints: config.SCYLLA_CONTACT_POINTS,
+    localDataCenter: config.SCYLLA_LOCAL_DC,
+    keyspace: config.SCYLLA_KEYSPACE,
+    logger,
+    migrate: config.SCYLLA_MIGRATE,
   });
   const redis = createCacheRedisClient({ url: config.REDIS_URL, logger });
   await redisReady(redis, 10_000);
   // noAsyncTraces: otherwise every request builds an Error up front for its stack (5 % of a
   // gateway's CPU under load, measured); our errors carry their own context.
-  const nc = await connect({ servers: config.NATS_URL, name: `seqline-${config.SEQLINE_OWNER_ID}`, maxReconnectAttempts: -1, noAsyncTraces: true });
+  const nc = await connect({
+    servers: config.NATS_URL,
+    name: `seqline-${config.SEQLINE_OWNER_ID}`,
+    maxReconnectAttempts: -1,
+    noAsyncTraces: true,
+  });
   const epoch = new RedisEpochWatcher({ redis, logger });
   await epoch.start();
   const cacheOptions = { redis, keyPrefix, epoch, logger };
@@ -66,25 +70,41 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
   // A push to many inboxes (huge groups) goes once to each gateway holding some of them, as
   // the gateways' presence announcements tell (per inbox only while a worker cannot trust them).
   const push = createNatsPushBus(nc, {
-    logger, subjectRoot: `${ns}.push.u`, presenceRoot: `${ns}.push.p`, followPresence: role.followPresence,
+    logger,
+    subjectRoot: `${ns}.push.u`,
+    presenceRoot: `${ns}.push.p`,
+    followPresence: role.followPresence,
   });
   const writer = new RemoteInboxWriter({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix, logger });
 
   let closing: Promise<void> | undefined;
   return {
-    config, stores, redis, nc, epoch, readTimeline, writeTimeline, groups, queue, push, writer, keyPrefix, subjectPrefix,
-    close: () => (closing ??= (async () => {
-      await queue.close();
-      await writer.close();
-      await push.close();
-      readTimeline.close();
-      writeTimeline.close();
-      groups instanceof CachedGroupStore && groups.close();
-      epoch.stop();
-      await nc.drain().catch(() => undefined);
-      redis.disconnect();
-      await stores.close();
-    })()),
+    config,
+    stores,
+    redis,
+    nc,
+    epoch,
+    readTimeline,
+    writeTimeline,
+    groups,
+    queue,
+    push,
+    writer,
+    keyPrefix,
+    subjectPrefix,
+    close: () =>
+      (closing ??= (async () => {
+        await queue.close();
+        await writer.close();
+        await push.close();
+        readTimeline.close();
+        writeTimeline.close();
+        if (groups instanceof CachedGroupStore) groups.close();
+        epoch.stop();
+        await nc.drain().catch(() => undefined);
+        redis.disconnect();
+        await stores.close();
+      })()),
   };
 }
 
@@ -93,6 +113,9 @@ async function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis not ready after ${timeoutMs} ms`)), timeoutMs);
-    redis.once('ready', () => { clearTimeout(timer); resolve(); });
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }

@@ -15,10 +15,17 @@ export interface DistributedMessaging {
  * The messaging deps of a distributed process: appends (inbox and group stream) go to the
  * shard owners over NATS, reads to CQL through the Redis caches, settings are watched in CQL.
  */
-export async function distributedMessagingDeps(infra: DistributedInfra, logger: Logger, clock: Clock = systemClock): Promise<DistributedMessaging> {
+export async function distributedMessagingDeps(
+  infra: DistributedInfra,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<DistributedMessaging> {
   const settings = await LiveSettings.start({ store: infra.stores.settings, logger });
   const groupWriter = new RemoteGroupStreamWriter({
-    nc: infra.nc, shardCount: infra.config.SEQLINE_SHARDS, subjectPrefix: infra.subjectPrefix, logger,
+    nc: infra.nc,
+    shardCount: infra.config.SEQLINE_SHARDS,
+    subjectPrefix: infra.subjectPrefix,
+    logger,
   });
   const deps: MessagingDeps = {
     stores: { timeline: infra.readTimeline, groups: infra.groups, groupStreams: infra.stores.groupStreams },
@@ -29,7 +36,12 @@ export async function distributedMessagingDeps(infra: DistributedInfra, logger: 
     env: { logger, clock, newId: () => uuidv7() },
   };
   return {
-    deps, settings, groupWriter,
-    close: async () => { await groupWriter.close(); await settings.close(); },
+    deps,
+    settings,
+    groupWriter,
+    close: async () => {
+      await groupWriter.close();
+      await settings.close();
+    },
   };
 }

@@ -14,15 +14,18 @@ export function stopOnSignals(proc: Stoppable, logger: Logger & { flush?: () => 
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight work');
-    proc.close().then(() => {
-      logger.info({}, 'stopped');
-      logger.flush?.();
-      process.exit(0);
-    }, (err: unknown) => {
-      logger.error({ err }, 'shutdown failed');
-      logger.flush?.();
-      process.exit(1);
-    });
+    proc.close().then(
+      () => {
+        logger.info({}, 'stopped');
+        logger.flush?.();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        logger.flush?.();
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -30,7 +33,7 @@ export function stopOnSignals(proc: Stoppable, logger: Logger & { flush?: () => 
 
 /** Prints a start-up failure (config errors as plain text) and exits 1. */
 export function failStart(err: unknown): never {
-  const text = err instanceof ConfigError ? err.message : err instanceof Error ? err.stack ?? err.message : String(err);
+  const text = err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
   process.stderr.write(`seqline failed to start: ${text}\n`);
   process.exit(1);
 }

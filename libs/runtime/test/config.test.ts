@@ -19,20 +19,38 @@ describe('loadDistributedConfig', () => {
   });
 
   it('reads the memory bounds from the environment', () => {
-    const config = loadDistributedConfig({ ...SECRET, SEQLINE_MAX_SEQ_KEYS: '250000', SEQLINE_MAX_RECENT_APPINFOS: '0', SEQLINE_MAX_CACHED_INBOXES: '5000' });
+    const config = loadDistributedConfig({
+      ...SECRET,
+      SEQLINE_MAX_SEQ_KEYS: '250000',
+      SEQLINE_MAX_RECENT_APPINFOS: '0',
+      SEQLINE_MAX_CACHED_INBOXES: '5000',
+    });
     expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(250_000);
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(0);
     expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(5000);
   });
 
   it('refuses bad values with one ConfigError naming each of them', () => {
-    const load = () => loadDistributedConfig({ SEQLINE_MAX_SEQ_KEYS: '0', SEQLINE_MAX_RECENT_APPINFOS: 'many', SEQLINE_SHARDS: '1.5', SEQLINE_LEASE_TTL_MS: '10' });
+    const load = () =>
+      loadDistributedConfig({
+        SEQLINE_MAX_SEQ_KEYS: '0',
+        SEQLINE_MAX_RECENT_APPINFOS: 'many',
+        SEQLINE_SHARDS: '1.5',
+        SEQLINE_LEASE_TTL_MS: '10',
+      });
     expect(load).toThrow(ConfigError);
     try {
       load();
     } catch (err) {
       const message = (err as Error).message;
-      for (const name of ['SEQLINE_SECRET', 'SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_RECENT_APPINFOS', 'SEQLINE_SHARDS', 'SEQLINE_LEASE_TTL_MS']) expect(message).toContain(name);
+      for (const name of [
+        'SEQLINE_SECRET',
+        'SEQLINE_MAX_SEQ_KEYS',
+        'SEQLINE_MAX_RECENT_APPINFOS',
+        'SEQLINE_SHARDS',
+        'SEQLINE_LEASE_TTL_MS',
+      ])
+        expect(message).toContain(name);
     }
   });
 });

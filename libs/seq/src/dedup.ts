@@ -33,10 +33,7 @@ export function dedupAgainst(
 }
 
 /** Fills each in-batch repeat with its first occurrence's seq, marked duplicate. */
-export function resolveInBatchDuplicates(
-  outcomes: readonly (AppendOutcome | undefined)[],
-  entries: readonly NewEntry[],
-): AppendOutcome[] {
+export function resolveInBatchDuplicates(outcomes: readonly (AppendOutcome | undefined)[], entries: readonly NewEntry[]): AppendOutcome[] {
   if (!outcomes.includes(undefined)) return outcomes as AppendOutcome[];
   const first = new Map<string, AppendOutcome>();
   return outcomes.map((o, i) => {

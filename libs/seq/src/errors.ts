@@ -5,7 +5,10 @@ import { SeqlineError } from '@seqline/core';
  * wrong process, or the shard moved). The caller should re-resolve the owner and retry.
  */
 export class ShardNotOwnedError extends SeqlineError {
-  constructor(readonly shard: number, inbox: string) {
+  constructor(
+    readonly shard: number,
+    inbox: string,
+  ) {
     super('INTERNAL', `shard ${shard} (inbox ${inbox}) is not owned by this process`);
   }
 }

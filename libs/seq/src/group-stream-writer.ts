@@ -7,7 +7,14 @@
  */
 import { shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
-  Entry, GroupAppendOutcome, GroupKey, GroupStreamAppender, GroupStreamStore, Logger, NewEntry, SeqCeilingStore,
+  Entry,
+  GroupAppendOutcome,
+  GroupKey,
+  GroupStreamAppender,
+  GroupStreamStore,
+  Logger,
+  NewEntry,
+  SeqCeilingStore,
 } from '@seqline/core';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
@@ -119,7 +126,9 @@ export class GroupStreamWriter implements GroupStreamAppender {
   }
 
   /** Groups with appends queued or running (metrics). */
-  get activeGroups(): number { return this.states.size; }
+  get activeGroups(): number {
+    return this.states.size;
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -148,18 +157,25 @@ export class GroupStreamWriter implements GroupStreamAppender {
   }
 
   private async drain(group: GroupKey, state: GroupState): Promise<void> {
-    await null; // appends made in the same tick merge into the first run
+    await Promise.resolve(); // appends made in the same tick merge into the first run
     try {
       while (state.pending.length > 0) {
         const first = state.pending[0] as Op;
         if (first.kind === 'head') {
           state.pending.shift();
-          try { first.resolve(await this.streams.headSeq(group)); } catch (err) { first.reject(err); }
+          try {
+            first.resolve(await this.streams.headSeq(group));
+          } catch (err) {
+            first.reject(err);
+          }
           continue;
         }
         const run = this.takeAppends(state.pending);
         try {
-          const outcomes = await this.write(group, run.flatMap((op) => op.entries));
+          const outcomes = await this.write(
+            group,
+            run.flatMap((op) => op.entries),
+          );
           let at = 0;
           for (const op of run) op.resolve(outcomes.slice(at, (at += op.entries.length)));
         } catch (err) {
@@ -193,8 +209,12 @@ export class GroupStreamWriter implements GroupStreamAppender {
     let alloc = this.allocators.get(shard);
     if (!alloc) {
       alloc = new SectionAllocator({
-        section: sectionOfGroupShard(shard), ceilings: this.ceilings, epoch: this.epoch, step: this.step,
-        budget: this.seqKeyBudget, logger: this.logger,
+        section: sectionOfGroupShard(shard),
+        ceilings: this.ceilings,
+        epoch: this.epoch,
+        step: this.step,
+        budget: this.seqKeyBudget,
+        logger: this.logger,
       });
       this.allocators.set(shard, alloc);
     }

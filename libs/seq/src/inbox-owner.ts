@@ -8,7 +8,18 @@
  */
 import { FencedError, chainAppends, runFollowUp, shardOf, systemClock, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
-  AppendOutcome, ChainedAppend, Clock, DurableListener, Entry, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry, PushBus, TimelineStore,
+  AppendOutcome,
+  ChainedAppend,
+  Clock,
+  DurableListener,
+  Entry,
+  FollowUpAppend,
+  InboxKey,
+  InboxWriter,
+  Logger,
+  NewEntry,
+  PushBus,
+  TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
 import { readersByAppinfo, takeRun } from './inbox-queue.ts';
@@ -56,7 +67,11 @@ export class InboxOwner implements InboxWriter {
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs, options.inboxStateBudget);
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
     this.sectionOptions = {
-      ceilings: options.ceilings, epoch: this.epoch, step: options.step, maxKeys: options.maxKeysPerSection, logger: this.logger,
+      ceilings: options.ceilings,
+      epoch: this.epoch,
+      step: options.step,
+      maxKeys: options.maxKeysPerSection,
+      logger: this.logger,
       budget: options.seqKeyBudget ?? new KeyBudget(options.maxSeqKeys ?? DEFAULT_MAX_SEQ_KEYS),
     };
     this.sweepTimer = setInterval(() => this.sweepIdle(), Math.max(1000, idleInboxMs / 2));
@@ -72,7 +87,9 @@ export class InboxOwner implements InboxWriter {
     return this.owned.has(shardOf(inbox, this.shardCount));
   }
 
-  get cachedInboxes(): number { return this.states.size; }
+  get cachedInboxes(): number {
+    return this.states.size;
+  }
 
   /** `durable` (see TimelineStore.append) is told only for an append that runs alone. */
   append(inbox: InboxKey, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]> {
@@ -85,7 +102,10 @@ export class InboxOwner implements InboxWriter {
 
   /** Both inboxes must be owned here (embedded mode owns all); a follow-up that is not fails. */
   appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
-    return chainAppends((durable) => this.append(inbox, entries, durable), (outcomes) => runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger));
+    return chainAppends(
+      (durable) => this.append(inbox, entries, durable),
+      (outcomes) => runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger),
+    );
   }
 
   addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
@@ -123,9 +143,9 @@ export class InboxOwner implements InboxWriter {
   // ------------------------------------------------------------------ queue
 
   private checkAccepting(inbox: InboxKey, reject: (err: unknown) => void): boolean {
-    if (this.closed) return reject(new InboxOwnerClosedError()), false;
+    if (this.closed) return (reject(new InboxOwnerClosedError()), false);
     const shard = shardOf(inbox, this.shardCount);
-    if (!this.owned.has(shard)) return reject(new ShardNotOwnedError(shard, inbox)), false;
+    if (!this.owned.has(shard)) return (reject(new ShardNotOwnedError(shard, inbox)), false);
     return true;
   }
 
@@ -137,13 +157,14 @@ export class InboxOwner implements InboxWriter {
 
   private async drain(state: InboxState): Promise<void> {
     // Yield once so calls made in the same tick are merged into the first run.
-    await null;
+    await Promise.resolve();
     try {
       while (state.pending.length > 0) {
         const run = takeRun(state.pending, this.limits);
         const [only] = run;
         // The usual run, one append alone: nothing to merge or to retry apart.
-        if (run.length === 1 && only?.kind === 'append') await this.write(state, only.entries, only.durable).then(only.resolve, only.reject);
+        if (run.length === 1 && only?.kind === 'append')
+          await this.write(state, only.entries, only.durable).then(only.resolve, only.reject);
         else await this.execute(state, run);
       }
     } finally {
@@ -175,7 +196,10 @@ export class InboxOwner implements InboxWriter {
   private async executeRun(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
     if (run[0]?.kind === 'append') {
       const ops = run as AppendOp[];
-      const outcomes = await this.write(state, ops.flatMap((op) => op.entries));
+      const outcomes = await this.write(
+        state,
+        ops.flatMap((op) => op.entries),
+      );
       let at = 0;
       for (const op of ops) op.resolve(outcomes.slice(at, (at += op.entries.length)));
     } else {
@@ -225,7 +249,7 @@ export class InboxOwner implements InboxWriter {
     const headBefore = state.head as number;
     const known = this.recent.lookupOne(state.inbox, entry.appinfo);
     if (known !== undefined) return [{ seq: known, duplicate: true }];
-    const seq = alloc.tryTakeSync(state.inbox, 1) ?? (await alloc.next(state.inbox, 1))[0] as number;
+    const seq = alloc.tryTakeSync(state.inbox, 1) ?? (await alloc.next(state.inbox, 1))[0]!;
     const toStore: Entry = { ...entry, seq };
     let result: AppendOutcome | undefined;
     try {
@@ -247,11 +271,17 @@ export class InboxOwner implements InboxWriter {
     const headBefore = state.head as number;
     // A recent resend is answered from memory; any other is deduped inside the store's append
     // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
-    const { outcomes, fresh } = dedupAgainst(entries, this.recent.lookup(state.inbox, entries.map((e) => e.appinfo)));
+    const { outcomes, fresh } = dedupAgainst(
+      entries,
+      this.recent.lookup(
+        state.inbox,
+        entries.map((e) => e.appinfo),
+      ),
+    );
     if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
 
     // Seqs under the durable ceiling are taken without a hop; a raise is awaited only when due.
-    const first = alloc.tryTakeSync(state.inbox, fresh.length) ?? (await alloc.next(state.inbox, fresh.length))[0] as number;
+    const first = alloc.tryTakeSync(state.inbox, fresh.length) ?? (await alloc.next(state.inbox, fresh.length))[0]!;
     const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: first + k }));
     let results: AppendOutcome[];
     try {
@@ -292,7 +322,10 @@ export class InboxOwner implements InboxWriter {
   private async applyReceipts(state: InboxState, byAppinfo: Map<string, string[]>): Promise<void> {
     const todo = await planReceipts(this.timeline, state.inbox, byAppinfo, this.clock.now(), this.logger);
     if (todo.length === 0) return;
-    await this.write(state, todo.map((p) => p.entry));
+    await this.write(
+      state,
+      todo.map((p) => p.entry),
+    );
     await Promise.all(todo.map((p) => this.timeline.addReaders(state.inbox, p.seq, p.readers)));
   }
 }

@@ -10,8 +10,8 @@ export interface AppendOp {
   entries: NewEntry[];
   /** Told when the entries are durable, if the store says so before the append resolves. */
   durable?: DurableListener;
-  resolve(outcomes: AppendOutcome[]): void;
-  reject(err: unknown): void;
+  resolve: (outcomes: AppendOutcome[]) => void;
+  reject: (err: unknown) => void;
 }
 
 export interface ReceiptOp {

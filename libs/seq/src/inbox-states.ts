@@ -28,8 +28,12 @@ export class InboxStates implements KeyHolder {
     budget?.join(this);
   }
 
-  get size(): number { return this.states.size; }
-  get trackedKeys(): number { return this.states.size; }
+  get size(): number {
+    return this.states.size;
+  }
+  get trackedKeys(): number {
+    return this.states.size;
+  }
 
   get(inbox: InboxKey): InboxState | undefined {
     return this.states.get(inbox);

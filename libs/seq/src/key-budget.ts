@@ -31,10 +31,14 @@ export class KeyBudget {
   }
 
   /** Keys remembered by the holders that joined (at most `maxKeys`, unless all the rest are in use). */
-  get size(): number { return this.total; }
+  get size(): number {
+    return this.total;
+  }
 
   /** Number of holders that joined and have not left. */
-  get holderCount(): number { return this.holders.size; }
+  get holderCount(): number {
+    return this.holders.size;
+  }
 
   join(holder: KeyHolder): void {
     if (this.holders.has(holder)) return;

@@ -23,17 +23,19 @@ export async function planReceipts(
   logger: Logger,
 ): Promise<ReceiptPlan[]> {
   const found = await timeline.findSeqs(inbox, [...byAppinfo.keys()]);
-  const plans = await Promise.all([...byAppinfo].map(async ([appinfo, readers]) => {
-    const seq = found.get(appinfo);
-    if (seq === undefined) return undefined;
-    const [current, original] = await Promise.all([timeline.getReaders(inbox, seq), timeline.getEntry(inbox, seq)]);
-    const merged = mergeReaders(current, readers);
-    if (!merged.grew) return undefined;
-    if (!original) {
-      logger.warn({ inbox, appinfo, seq }, 'receipt target indexed but entry missing');
-      return undefined;
-    }
-    return { seq, readers: merged.readers, entry: buildReceiptEntry(seq, merged.readers, original, now) };
-  }));
+  const plans = await Promise.all(
+    [...byAppinfo].map(async ([appinfo, readers]) => {
+      const seq = found.get(appinfo);
+      if (seq === undefined) return undefined;
+      const [current, original] = await Promise.all([timeline.getReaders(inbox, seq), timeline.getEntry(inbox, seq)]);
+      const merged = mergeReaders(current, readers);
+      if (!merged.grew) return undefined;
+      if (!original) {
+        logger.warn({ inbox, appinfo, seq }, 'receipt target indexed but entry missing');
+        return undefined;
+      }
+      return { seq, readers: merged.readers, entry: buildReceiptEntry(seq, merged.readers, original, now) };
+    }),
+  );
   return plans.filter((p) => p !== undefined);
 }

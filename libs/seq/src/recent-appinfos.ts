@@ -28,7 +28,9 @@ export class RecentAppinfos {
   }
 
   /** appinfos held (at most maxKeys; one remembered again in a newer generation counts twice). */
-  get size(): number { return this.count + this.previousCount; }
+  get size(): number {
+    return this.count + this.previousCount;
+  }
 
   /** The known seqs of `appinfos` in `inbox` (usually none: no map is made then). */
   lookup(inbox: string, appinfos: Iterable<string>): ReadonlyMap<string, number> {
@@ -48,7 +50,7 @@ export class RecentAppinfos {
   remember(inbox: string, appinfo: string, seq: number): void {
     if (this.generationSize === 0) return;
     let seqs = this.current.get(inbox);
-    if (seqs === undefined) this.current.set(inbox, (seqs = new Map()));
+    if (seqs === undefined) this.current.set(inbox, (seqs = new Map<string, number>()));
     seqs.set(appinfo, seq);
     if (++this.count >= this.generationSize) {
       this.previous = this.current;

@@ -82,12 +82,20 @@ export class SectionAllocator implements KeyHolder {
     return this.starting;
   }
 
-  get isStarted(): boolean { return this.started; }
-  get isDeposed(): boolean { return this.deposed !== undefined; }
+  get isStarted(): boolean {
+    return this.started;
+  }
+  get isDeposed(): boolean {
+    return this.deposed !== undefined;
+  }
   /** The durable ceiling as this allocator knows it. */
-  get ceiling(): number { return this.persisted; }
+  get ceiling(): number {
+    return this.persisted;
+  }
   /** Number of keys whose current seq is remembered. */
-  get trackedKeys(): number { return this.current.size; }
+  get trackedKeys(): number {
+    return this.current.size;
+  }
 
   /** Last seq handed out (or observed) for `key`; the floor for a key not seen yet. */
   currentOf(key: string): number {
@@ -128,7 +136,9 @@ export class SectionAllocator implements KeyHolder {
     const last = (cur ?? this.floor) + count;
     if (last > this.persisted) {
       // Start the raise now so a caller that comes back finds it in flight (or done).
-      this.ensureCeiling(last).catch(() => { /* surfaced to whoever awaits; logged in noteFailure */ });
+      this.ensureCeiling(last).catch(() => {
+        /* surfaced to whoever awaits; logged in noteFailure */
+      });
       return undefined;
     }
     if (cur === undefined) {

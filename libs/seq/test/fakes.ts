@@ -4,12 +4,20 @@
  */
 import { FencedError } from '@seqline/core';
 import type {
-  AppendOutcome, DurableListener, Entry, InboxKey, Logger, PushBus, PushMessage, SeqCeilingStore, TimelineStore, WriteGuard,
+  AppendOutcome,
+  DurableListener,
+  Entry,
+  InboxKey,
+  Logger,
+  PushBus,
+  PushMessage,
+  SeqCeilingStore,
+  TimelineStore,
+  WriteGuard,
 } from '@seqline/core';
 
 export type CeilingEvent =
-  | { op: 'claim'; section: string; epoch: number; ceiling: number }
-  | { op: 'raise'; section: string; epoch: number; ceiling: number };
+  { op: 'claim'; section: string; epoch: number; ceiling: number } | { op: 'raise'; section: string; epoch: number; ceiling: number };
 
 /** Ceiling store double: state changes when a call resolves (= durable); optional gates. */
 export class FakeCeilingStore implements SeqCeilingStore {
@@ -34,7 +42,7 @@ export class FakeCeilingStore implements SeqCeilingStore {
   }
 
   async claim(section: string, epoch: number): Promise<number> {
-    await null;
+    await Promise.resolve();
     const s = this.sections.get(section) ?? { ceiling: 0, epoch: 0 };
     if (epoch < s.epoch) throw new FencedError(`claim ${section}: epoch ${epoch} < ${s.epoch}`);
     this.sections.set(section, { ceiling: s.ceiling, epoch });
@@ -45,7 +53,7 @@ export class FakeCeilingStore implements SeqCeilingStore {
   async raise(section: string, ceiling: number, epoch: number): Promise<void> {
     this.raiseCalls++;
     if (this.beforeRaise) await this.beforeRaise(section, ceiling);
-    await null;
+    await Promise.resolve();
     if (this.failNextRaise) {
       const err = this.failNextRaise;
       this.failNextRaise = undefined;
@@ -93,7 +101,7 @@ export class FakeTimelineStore implements TimelineStore {
   async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
     this.appendCalls++;
     if (this.beforeAppend) await this.beforeAppend(inbox, entries);
-    await null;
+    await Promise.resolve();
     const b = this.box(inbox);
     let head = b.entries.at(-1)?.seq ?? 0;
     const seen = new Map<string, number>();
@@ -124,7 +132,7 @@ export class FakeTimelineStore implements TimelineStore {
   }
 
   async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
-    await null;
+    await Promise.resolve();
     const b = this.box(inbox);
     const out = new Map<string, number>();
     for (const a of appinfos) {
@@ -139,20 +147,25 @@ export class FakeTimelineStore implements TimelineStore {
   }
 
   async readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
-    return this.box(inbox).entries.filter((e) => e.seq > afterSeq).slice(0, limit);
+    return this.box(inbox)
+      .entries.filter((e) => e.seq > afterSeq)
+      .slice(0, limit);
   }
 
   async readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
-    return this.box(inbox).entries.filter((e) => e.seq < beforeSeq).reverse().slice(0, limit);
+    return this.box(inbox)
+      .entries.filter((e) => e.seq < beforeSeq)
+      .reverse()
+      .slice(0, limit);
   }
 
   async headSeq(inbox: InboxKey): Promise<number> {
-    await null;
+    await Promise.resolve();
     return this.box(inbox).entries.at(-1)?.seq ?? 0;
   }
 
   async addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
-    await null;
+    await Promise.resolve();
     if (this.failNextAddReaders) {
       const err = this.failNextAddReaders;
       this.failNextAddReaders = undefined;
@@ -166,7 +179,7 @@ export class FakeTimelineStore implements TimelineStore {
   }
 
   async getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
-    await null;
+    await Promise.resolve();
     return [...(this.box(inbox).readers.get(seq) ?? [])].sort();
   }
 }
@@ -174,27 +187,47 @@ export class FakeTimelineStore implements TimelineStore {
 /** Push bus double: records every publish. */
 export class RecordingPushBus implements PushBus {
   readonly published: PushMessage[] = [];
-  publish(msg: PushMessage): void { this.published.push(structuredClone(msg)); }
-  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void { for (const inbox of inboxes) this.publish({ ...msg, inbox }); }
-  subscribe(): () => void { return () => {}; }
+  publish(msg: PushMessage): void {
+    this.published.push(structuredClone(msg));
+  }
+  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+    for (const inbox of inboxes) this.publish({ ...msg, inbox });
+  }
+  subscribe(): () => void {
+    return () => {};
+  }
   async close(): Promise<void> {}
-  forInbox(inbox: string): PushMessage[] { return this.published.filter((m) => m.inbox === inbox); }
+  forInbox(inbox: string): PushMessage[] {
+    return this.published.filter((m) => m.inbox === inbox);
+  }
 }
 
 /** Logger double that keeps warn/error records (tests assert nothing is silently swallowed). */
 export class MemoryLogger implements Logger {
   readonly records: Array<{ level: string; obj: object; msg?: string }> = [];
-  debug(obj: object, msg?: string): void { this.records.push({ level: 'debug', obj, msg }); }
-  info(obj: object, msg?: string): void { this.records.push({ level: 'info', obj, msg }); }
-  warn(obj: object, msg?: string): void { this.records.push({ level: 'warn', obj, msg }); }
-  error(obj: object, msg?: string): void { this.records.push({ level: 'error', obj, msg }); }
-  child(): Logger { return this; }
+  debug(obj: object, msg?: string): void {
+    this.records.push({ level: 'debug', obj, msg });
+  }
+  info(obj: object, msg?: string): void {
+    this.records.push({ level: 'info', obj, msg });
+  }
+  warn(obj: object, msg?: string): void {
+    this.records.push({ level: 'warn', obj, msg });
+  }
+  error(obj: object, msg?: string): void {
+    this.records.push({ level: 'error', obj, msg });
+  }
+  child(): Logger {
+    return this;
+  }
 }
 
 /** A promise plus its resolver, for gating fakes. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve(v: T): void } {
   let resolve!: (v: T) => void;
-  const promise = new Promise<T>((r) => { resolve = r; });
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 

@@ -17,7 +17,14 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function writerOn(engine: EmbeddedEngine): Promise<GroupStreamWriter> {
   const epoch = await engine.ceilings.nextEpoch('group-writer');
-  const writer = new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: silentLogger, epoch, step: 16, shardCount: 4 });
+  const writer = new GroupStreamWriter({
+    streams: engine.groupStreams,
+    ceilings: engine.ceilings,
+    logger: silentLogger,
+    epoch,
+    step: 16,
+    shardCount: 4,
+  });
   await writer.start();
   return writer;
 }
@@ -32,8 +39,12 @@ groupStreamAppenderContract('GroupStreamWriter (embedded LMDB)', async (dataKey)
   };
   return {
     store: {
-      get appender() { return writer; },
-      get streams() { return engine.groupStreams; },
+      get appender() {
+        return writer;
+      },
+      get streams() {
+        return engine.groupStreams;
+      },
       async restart() {
         await close();
         engine = await openEmbeddedEngine({ dir });

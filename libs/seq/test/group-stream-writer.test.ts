@@ -18,12 +18,25 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let n = 0;
 const msg = (text: string, appinfo = `g-${++n}-${text}`): NewEntry => ({
-  kind: 'msg', appinfo, conv: { type: 'group', id: 'g' }, from: 'alice', sendTime: 1_700_000_000_000, type: 'text', body: { text },
+  kind: 'msg',
+  appinfo,
+  conv: { type: 'group', id: 'g' },
+  from: 'alice',
+  sendTime: 1_700_000_000_000,
+  type: 'text',
+  body: { text },
 });
 
 async function writerOn(engine: EmbeddedEngine, step = 50): Promise<GroupStreamWriter> {
   const epoch = await engine.ceilings.nextEpoch('group-writer');
-  return new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: new MemoryLogger(), epoch, step, shardCount: 4 });
+  return new GroupStreamWriter({
+    streams: engine.groupStreams,
+    ceilings: engine.ceilings,
+    logger: new MemoryLogger(),
+    epoch,
+    step,
+    shardCount: 4,
+  });
 }
 
 describe('GroupStreamWriter', () => {
@@ -33,7 +46,10 @@ describe('GroupStreamWriter', () => {
     const g = groupKey('t', 'burst');
     let appendCalls = 0;
     const real = engine.groupStreams.append.bind(engine.groupStreams);
-    engine.groupStreams.append = async (key, entries) => { appendCalls++; return real(key, entries); };
+    engine.groupStreams.append = async (key, entries) => {
+      appendCalls++;
+      return real(key, entries);
+    };
     const burst = Array.from({ length: 50 }, (_, i) => msg(`b${i}`));
     const out = await Promise.all(burst.map((e) => w.append(g, [e])));
     expect(appendCalls).toBeLessThanOrEqual(2);

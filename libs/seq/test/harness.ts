@@ -19,16 +19,26 @@ export function rig(): Rig {
   const push = new RecordingPushBus();
   const logger = new MemoryLogger();
   return {
-    timeline, ceilings, push, logger,
+    timeline,
+    ceilings,
+    push,
+    logger,
     owner: (epoch, extra = {}) => ownerOn({ timeline, ceilings, push, logger, epoch, ...extra }),
   };
 }
 
-export function ownerOn(options: Partial<InboxOwnerOptions> & {
-  timeline: TimelineStore; ceilings: SeqCeilingStore; epoch: number;
-}): InboxOwner {
+export function ownerOn(
+  options: Partial<InboxOwnerOptions> & {
+    timeline: TimelineStore;
+    ceilings: SeqCeilingStore;
+    epoch: number;
+  },
+): InboxOwner {
   return new InboxOwner({
-    push: new RecordingPushBus(), logger: new MemoryLogger(), shardCount: 4, ...options,
+    push: new RecordingPushBus(),
+    logger: new MemoryLogger(),
+    shardCount: 4,
+    ...options,
   });
 }
 
@@ -42,5 +52,7 @@ export const inbox = (user: string): InboxKey => inboxKey('t1', user);
 
 export class ManualClock implements Clock {
   constructor(public t = 1_700_000_000_000) {}
-  now(): number { return this.t; }
+  now(): number {
+    return this.t;
+  }
 }

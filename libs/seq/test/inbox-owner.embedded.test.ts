@@ -25,8 +25,9 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     const o = await ownerOn(engine, push);
     const users = ['a', 'b', 'c', 'd'].map(inbox);
     const resend = msg('x', 'resend');
-    const results = await Promise.all(Array.from({ length: 400 }, (_, i) =>
-      o.append(users[i % 4]!, [i === 5 || i === 9 ? resend : msg('x', `m${i}`)])));
+    const results = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => o.append(users[i % 4]!, [i === 5 || i === 9 ? resend : msg('x', `m${i}`)])),
+    );
     for (const u of users) {
       const stored = await engine.timeline.readAfter(u, 0, 1000);
       const seqs = stored.map((e) => e.seq);
@@ -58,7 +59,8 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     let engine = await openEmbeddedEngine({ dir });
     const first = await ownerOn(engine);
     const handed = (await Promise.all(Array.from({ length: 120 }, (_, i) => first.append(users[i % 3]!, [msg('x', `m${i}`)]))))
-      .flat().map((o) => o.seq);
+      .flat()
+      .map((o) => o.seq);
     await first.close();
     await engine.close();
 
@@ -83,7 +85,7 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     for (let i = 0; i < 10; i++) await old.append(a, [msg('x', `late${i}`)]).catch((e: unknown) => errors.push(e));
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.every((e) => e instanceof FencedError)).toBe(true);
-    const oldMax = (await engine.timeline.headSeq(a));
+    const oldMax = await engine.timeline.headSeq(a);
     const [out] = await fresh.append(a, [msg('x', 'new owner')]);
     expect(out!.seq).toBeGreaterThan(oldMax);
     await old.close();

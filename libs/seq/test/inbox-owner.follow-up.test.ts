@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { inbox, msg, rig } from './harness.ts';
 import { deferred, tick } from './fakes.ts';
 
-const settle = async () => { for (let i = 0; i < 10; i++) await tick(); };
+const settle = async () => {
+  for (let i = 0; i < 10; i++) await tick();
+};
 
 describe('InboxOwner.appendThen', () => {
   it('starts the follow-up once the first append is durable, while that append still has a cache write to go', async () => {
@@ -14,7 +16,9 @@ describe('InboxOwner.appendThen', () => {
     r.timeline.laterWork = cacheWrite.promise;
     let resolved = false;
     const chained = o.appendThen(a, [msg('alice', 'hi', 'hi-1')], { inbox: b, entries: [msg('alice', 'hi', 'hi-1')], timeoutMs: 5000 });
-    void chained.then(() => { resolved = true; });
+    void chained.then(() => {
+      resolved = true;
+    });
     await settle();
     // The follow-up reached the store although the first append has not resolved.
     expect(r.timeline.all(b).map((e) => e.appinfo)).toEqual(['hi-1']);
@@ -47,7 +51,11 @@ describe('InboxOwner.appendThen', () => {
     r.timeline.laterWork = Promise.resolve();
     // A fresh owner knows no recent appinfos: the store finds the duplicate and says so when durable.
     const fresh = r.owner(2);
-    const chained = await fresh.appendThen(a, [msg('alice', 'y', 'y-1')], { inbox: b, entries: [msg('alice', 'y', 'y-1')], timeoutMs: 5000 });
+    const chained = await fresh.appendThen(a, [msg('alice', 'y', 'y-1')], {
+      inbox: b,
+      entries: [msg('alice', 'y', 'y-1')],
+      timeoutMs: 5000,
+    });
     expect(chained).toEqual({ outcomes: [{ seq: 1, duplicate: true }], next: 'skipped' });
     expect(r.timeline.all(b)).toEqual([]);
     await Promise.all([o.close(), fresh.close()]);
@@ -58,7 +66,9 @@ describe('InboxOwner.appendThen', () => {
     const o = r.owner(1);
     const [a, b] = [inbox('alice'), inbox('bob')];
     const cacheWrite = deferred();
-    r.timeline.laterWork = cacheWrite.promise.then(() => { throw new Error('late failure'); });
+    r.timeline.laterWork = cacheWrite.promise.then(() => {
+      throw new Error('late failure');
+    });
     r.timeline.laterWork.catch(() => undefined);
     const chained = o.appendThen(a, [msg('alice', 'z', 'z-1')], { inbox: b, entries: [msg('alice', 'z', 'z-1')], timeoutMs: 5000 });
     chained.catch(() => undefined);

@@ -23,14 +23,23 @@ describe('InboxOwner receipts', () => {
     expect(rs.length).toBeLessThan(20); // merged
     const last = rs.at(-1)!;
     expect(last).toMatchObject({
-      kind: 'receipt', appinfo: `receipt:${stored!.seq}:20`, referSeq: stored!.seq, readBy: readers,
-      conv: { type: 'group', id: 'g1' }, from: 'system',
+      kind: 'receipt',
+      appinfo: `receipt:${stored!.seq}:20`,
+      referSeq: stored!.seq,
+      readBy: readers,
+      conv: { type: 'group', id: 'g1' },
+      from: 'system',
     });
     // Every receipt entry only grows.
     const sizes = rs.map((e) => e.readBy?.length ?? 0);
     expect(sizes).toEqual([...sizes].sort((x, y) => x - y));
     // Each receipt write was pushed like any other entry.
-    expect(r.push.forInbox(alice).flatMap((p) => p.entries).filter((e) => e.kind === 'receipt')).toHaveLength(rs.length);
+    expect(
+      r.push
+        .forInbox(alice)
+        .flatMap((p) => p.entries)
+        .filter((e) => e.kind === 'receipt'),
+    ).toHaveLength(rs.length);
   });
 
   it('no-ops: unknown message, empty readers, readers already known', async () => {
@@ -64,7 +73,8 @@ describe('InboxOwner receipts', () => {
     const ms = [msg('bob', 'a'), msg('bob', 'b')];
     const out = await o.append(alice, ms);
     await Promise.all([
-      o.addReceipt(alice, ms[0]!.appinfo, ['x']), o.addReceipt(alice, ms[1]!.appinfo, ['y']),
+      o.addReceipt(alice, ms[0]!.appinfo, ['x']),
+      o.addReceipt(alice, ms[1]!.appinfo, ['y']),
       o.addReceipt(alice, ms[0]!.appinfo, ['z']),
     ]);
     const rs = receipts(r.timeline.all(alice));

@@ -11,11 +11,15 @@ describe('InboxOwner append', () => {
     const o = r.owner(1);
     const a = inbox('alice');
     expect(await o.append(a, [msg('bob', 'hi'), msg('bob', 'there')])).toEqual([
-      { seq: 1, duplicate: false }, { seq: 2, duplicate: false },
+      { seq: 1, duplicate: false },
+      { seq: 2, duplicate: false },
     ]);
     expect(await o.append(a, [msg('carol', 'yo')])).toEqual([{ seq: 3, duplicate: false }]);
     expect(r.timeline.all(a).map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(r.push.forInbox(a).map((p) => [p.prevSeq, p.entries.map((e) => e.seq)])).toEqual([[0, [1, 2]], [2, [3]]]);
+    expect(r.push.forInbox(a).map((p) => [p.prevSeq, p.entries.map((e) => e.seq)])).toEqual([
+      [0, [1, 2]],
+      [2, [3]],
+    ]);
     expect(await o.headSeq(a)).toBe(3);
     await o.close();
   });
@@ -50,11 +54,13 @@ describe('InboxOwner append', () => {
       for (const e of entries) expect(e.seq).toBeLessThanOrEqual(r.ceilings.durableCeiling(section(key.slice(3))));
     };
     const o = r.owner(1, { step: 5 });
-    await Promise.all(Array.from({ length: 300 }, async (_, i) => {
-      const user = `u${i % 6}`;
-      const out = await o.append(inbox(user), [msg('b', `m${i}`), msg('b', `n${i}`)]);
-      for (const x of out) expect(x.seq).toBeLessThanOrEqual(r.ceilings.durableCeiling(section(user)));
-    }));
+    await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        const user = `u${i % 6}`;
+        const out = await o.append(inbox(user), [msg('b', `m${i}`), msg('b', `n${i}`)]);
+        for (const x of out) expect(x.seq).toBeLessThanOrEqual(r.ceilings.durableCeiling(section(user)));
+      }),
+    );
     // Events: every section claimed first, then raised monotonically.
     const bySection = new Map<string, number[]>();
     for (const e of r.ceilings.events) bySection.set(e.section, [...(bySection.get(e.section) ?? []), e.ceiling]);
@@ -71,7 +77,10 @@ describe('InboxOwner append', () => {
     expect(second).toEqual([{ seq: 1, duplicate: true }]);
     // A later resend is answered from the index without allocating or writing.
     const calls = r.timeline.appendCalls;
-    expect(await o.append(a, [e, e])).toEqual([{ seq: 1, duplicate: true }, { seq: 1, duplicate: true }]);
+    expect(await o.append(a, [e, e])).toEqual([
+      { seq: 1, duplicate: true },
+      { seq: 1, duplicate: true },
+    ]);
     expect(r.timeline.appendCalls).toBe(calls);
     expect(await o.append(a, [msg('bob', 'next')])).toEqual([{ seq: 2, duplicate: false }]);
     expect(r.timeline.all(a)).toHaveLength(2);
@@ -84,9 +93,15 @@ describe('InboxOwner append', () => {
     const a = inbox('alice');
     const e = msg('bob', 'once');
     expect(await o.append(a, [e])).toEqual([{ seq: 1, duplicate: false }]);
-    expect(await o.append(a, [e, msg('bob', 'next')])).toEqual([{ seq: 1, duplicate: true }, { seq: 3, duplicate: false }]);
+    expect(await o.append(a, [e, msg('bob', 'next')])).toEqual([
+      { seq: 1, duplicate: true },
+      { seq: 3, duplicate: false },
+    ]);
     expect(r.timeline.all(a).map((x) => x.seq)).toEqual([1, 3]); // seq 2 was burnt on the resend
-    expect(r.push.forInbox(a).map((p) => [p.prevSeq, p.entries.map((x) => x.seq)])).toEqual([[0, [1]], [1, [3]]]);
+    expect(r.push.forInbox(a).map((p) => [p.prevSeq, p.entries.map((x) => x.seq)])).toEqual([
+      [0, [1]],
+      [1, [3]],
+    ]);
   });
 
   it('push carries the right prevSeq across merged batches and across a failed append', async () => {
@@ -94,7 +109,10 @@ describe('InboxOwner append', () => {
     const o = r.owner(1);
     const a = inbox('alice');
     await Promise.all(Array.from({ length: 30 }, (_, i) => o.append(a, [msg('b', `m${i}`)])));
-    r.timeline.beforeAppend = () => { r.timeline.beforeAppend = undefined; throw new Error('disk full'); };
+    r.timeline.beforeAppend = () => {
+      r.timeline.beforeAppend = undefined;
+      throw new Error('disk full');
+    };
     await expect(o.append(a, [msg('b', 'lost')])).rejects.toThrow('disk full');
     expect(await o.headSeq(a)).toBe(30);
     await Promise.all(Array.from({ length: 10 }, (_, i) => o.append(a, [msg('b', `after${i}`)])));
@@ -114,7 +132,10 @@ describe('InboxOwner append', () => {
     const o = r.owner(1);
     const a = inbox('alice');
     await o.append(a, [msg('b', 'one')]);
-    r.timeline.afterAppend = () => { r.timeline.afterAppend = undefined; throw new Error('timeout'); };
+    r.timeline.afterAppend = () => {
+      r.timeline.afterAppend = undefined;
+      throw new Error('timeout');
+    };
     const landed = msg('b', 'landed');
     await expect(o.append(a, [landed])).rejects.toThrow('timeout');
     const [resent] = await o.append(a, [landed]); // the client resends: the original seq comes back
@@ -131,11 +152,15 @@ describe('InboxOwner append', () => {
       if (entries.some((e) => (e.body as { text?: string }).text === 'poison')) throw new Error('cannot encode');
     };
     const settled = await Promise.allSettled([
-      o.append(a, [msg('b', 'ok1')]), o.append(a, [msg('b', 'poison')]), o.append(a, [msg('b', 'ok2')]),
+      o.append(a, [msg('b', 'ok1')]),
+      o.append(a, [msg('b', 'poison')]),
+      o.append(a, [msg('b', 'ok2')]),
     ]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(r.timeline.all(a).map((e) => (e.body as { text: string }).text)).toEqual(['ok1', 'ok2']);
-    r.timeline.beforeAppend = () => { throw new Error('store down'); };
+    r.timeline.beforeAppend = () => {
+      throw new Error('store down');
+    };
     for (let i = 0; i < 3; i++) await expect(o.append(a, [msg('b', `x${i}`)])).rejects.toThrow('store down');
     r.timeline.beforeAppend = undefined;
     const [out] = await o.append(a, [msg('b', 'back')]);
@@ -225,7 +250,7 @@ describe('InboxOwner lifecycle', () => {
     let settled = 0;
     for (const p of pending) void p.then(() => settled++);
     await o.close();
-    await null;
+    await Promise.resolve();
     expect(settled).toBe(50);
     await expect(o.append(inbox('u1'), [msg('b', 'late')])).rejects.toBeInstanceOf(InboxOwnerClosedError);
   });

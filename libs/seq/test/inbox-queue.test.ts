@@ -6,7 +6,12 @@ import { dedupAgainst, resolveInBatchDuplicates } from '../src/dedup.ts';
 import { msg } from './harness.ts';
 
 const noop = (): void => {};
-const append = (n: number): InboxOp => ({ kind: 'append', entries: Array.from({ length: n }, (_, i) => msg('x', `e${i}`)), resolve: noop, reject: noop });
+const append = (n: number): InboxOp => ({
+  kind: 'append',
+  entries: Array.from({ length: n }, (_, i) => msg('x', `e${i}`)),
+  resolve: noop,
+  reject: noop,
+});
 const receipt = (appinfo: string): InboxOp => ({ kind: 'receipt', appinfo, readers: ['r'], resolve: noop, reject: noop });
 
 describe('takeRun', () => {
@@ -36,8 +41,11 @@ describe('dedup', () => {
     outcomes[0] = { seq: 10, duplicate: false };
     outcomes[4] = { seq: 11, duplicate: false };
     expect(resolveInBatchDuplicates(outcomes, entries)).toEqual([
-      { seq: 10, duplicate: false }, { seq: 7, duplicate: true }, { seq: 10, duplicate: true },
-      { seq: 7, duplicate: true }, { seq: 11, duplicate: false },
+      { seq: 10, duplicate: false },
+      { seq: 7, duplicate: true },
+      { seq: 10, duplicate: true },
+      { seq: 7, duplicate: true },
+      { seq: 11, duplicate: false },
     ]);
   });
 });

@@ -3,7 +3,9 @@ import { InboxStates } from '../src/inbox-states.ts';
 import { KeyBudget } from '../src/index.ts';
 import { inbox as key } from './harness.ts';
 
-const busy = (t: InboxStates, user: string): void => { t.use(key(user)).pending.push({ kind: 'receipt', appinfo: 'a', readers: [], resolve: () => {}, reject: () => {} }); };
+const busy = (t: InboxStates, user: string): void => {
+  t.use(key(user)).pending.push({ kind: 'receipt', appinfo: 'a', readers: [], resolve: () => {}, reject: () => {} });
+};
 
 describe('InboxStates', () => {
   it('keeps one state per inbox, with its shard and no head yet', () => {

@@ -15,7 +15,13 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 inboxWriterContract('InboxOwner (embedded LMDB)', async (dataKey) => {
   const engine = await openEmbeddedEngine({ dir: join(root, dataKey) });
   const epoch = await engine.ceilings.nextEpoch('inbox-owner');
-  const writer = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push: new RecordingPushBus(), logger: silentLogger, epoch });
+  const writer = new InboxOwner({
+    timeline: engine.timeline,
+    ceilings: engine.ceilings,
+    push: new RecordingPushBus(),
+    logger: silentLogger,
+    epoch,
+  });
   return {
     store: { writer, timeline: engine.timeline },
     close: async () => {

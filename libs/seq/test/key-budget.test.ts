@@ -17,7 +17,10 @@ const root = mkdtempSync(join(tmpdir(), 'seqline-budget-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function sections(budget: KeyBudget, n: number, ceilings = new FakeCeilingStore(), step = 50): SectionAllocator[] {
-  return Array.from({ length: n }, (_, i) => new SectionAllocator({ section: `s${i}`, ceilings, epoch: 1, step, budget, logger: new MemoryLogger() }));
+  return Array.from(
+    { length: n },
+    (_, i) => new SectionAllocator({ section: `s${i}`, ceilings, epoch: 1, step, budget, logger: new MemoryLogger() }),
+  );
 }
 
 const tracked = (allocs: SectionAllocator[]): number => allocs.reduce((sum, a) => sum + a.trackedKeys, 0);
@@ -38,22 +41,25 @@ describe('KeyBudget', () => {
 
   it('never hands a key a seq at or below one it was given, whichever section forgets (property)', async () => {
     const op = fc.record({ section: fc.nat(3), key: fc.nat(30), count: fc.integer({ min: 1, max: 3 }) });
-    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 20 }), fc.array(op, { maxLength: 300 }), async (max, ops) => {
-      const budget = new KeyBudget(max);
-      const ceilings = new FakeCeilingStore();
-      const allocs = sections(budget, 4, ceilings, 7);
-      await Promise.all(allocs.map((a) => a.start()));
-      const last = new Map<string, number>();
-      for (const { section, key, count } of ops) {
-        const id = `${section}/k${key}`;
-        const seqs = await allocs[section]!.next(`k${key}`, count);
-        expect(seqs[0]).toBeGreaterThan(last.get(id) ?? 0);
-        expect(seqs.at(-1)).toBeLessThanOrEqual(ceilings.durableCeiling(`s${section}`));
-        last.set(id, seqs.at(-1)!);
-        expect(budget.size).toBe(tracked(allocs));
-        expect(budget.size).toBeLessThanOrEqual(max);
-      }
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 20 }), fc.array(op, { maxLength: 300 }), async (max, ops) => {
+        const budget = new KeyBudget(max);
+        const ceilings = new FakeCeilingStore();
+        const allocs = sections(budget, 4, ceilings, 7);
+        await Promise.all(allocs.map((a) => a.start()));
+        const last = new Map<string, number>();
+        for (const { section, key, count } of ops) {
+          const id = `${section}/k${key}`;
+          const seqs = await allocs[section]!.next(`k${key}`, count);
+          expect(seqs[0]).toBeGreaterThan(last.get(id) ?? 0);
+          expect(seqs.at(-1)).toBeLessThanOrEqual(ceilings.durableCeiling(`s${section}`));
+          last.set(id, seqs.at(-1)!);
+          expect(budget.size).toBe(tracked(allocs));
+          expect(budget.size).toBeLessThanOrEqual(max);
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('stops counting a released section, which can no longer hand out seqs', async () => {
@@ -82,7 +88,11 @@ describe('InboxOwner and GroupStreamWriter on one KeyBudget', () => {
     const owner = r.owner(1, { shardCount: 4, seqKeyBudget: budget, maxKeysPerSection: 1000 });
     const engine = await openEmbeddedEngine({ dir: join(root, 'groups') });
     const groups = new GroupStreamWriter({
-      streams: engine.groupStreams, ceilings: engine.ceilings, logger: new MemoryLogger(), epoch: await engine.ceilings.nextEpoch('g'), shardCount: 4,
+      streams: engine.groupStreams,
+      ceilings: engine.ceilings,
+      logger: new MemoryLogger(),
+      epoch: await engine.ceilings.nextEpoch('g'),
+      shardCount: 4,
       seqKeyBudget: budget,
     });
     const heads = new Map<string, number>();

@@ -57,13 +57,15 @@ describe('SectionAllocator ceiling', () => {
       expect(set.has(seq)).toBe(false);
       seen.set(key, set.add(seq));
     };
-    await Promise.all(Array.from({ length: 400 }, async (_, i) => {
-      const key = `k${i % 5}`;
-      const seqs = await a.next(key, 1 + (i % 3));
-      for (const s of seqs) check(key, s);
-      const sync = a.tryNextSync(key);
-      if (sync !== undefined) check(key, sync);
-    }));
+    await Promise.all(
+      Array.from({ length: 400 }, async (_, i) => {
+        const key = `k${i % 5}`;
+        const seqs = await a.next(key, 1 + (i % 3));
+        for (const s of seqs) check(key, s);
+        const sync = a.tryNextSync(key);
+        if (sync !== undefined) check(key, sync);
+      }),
+    );
     for (const set of seen.values()) expect(set.size).toBeGreaterThan(0);
     // Raise events are durable in increasing order.
     const raises = ceilings.events.filter((e) => e.op === 'raise').map((e) => e.ceiling);
@@ -98,7 +100,7 @@ describe('SectionAllocator ceiling', () => {
       let s = a.tryNextSync('k');
       if (s === undefined) {
         misses++;
-        s = (await a.next('k'))[0] as number;
+        s = (await a.next('k'))[0]!;
       }
       expect(s).toBe(last + 1);
       last = s;
@@ -146,11 +148,13 @@ describe('SectionAllocator fencing and restart', () => {
     const first = alloc(ceilings, 1, 50);
     await first.start();
     const old = new Map<string, number>();
-    await Promise.all(Array.from({ length: 300 }, async (_, i) => {
-      const key = `k${i % 7}`;
-      const [s] = await first.next(key);
-      old.set(key, Math.max(old.get(key) ?? 0, s as number));
-    }));
+    await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        const key = `k${i % 7}`;
+        const [s] = await first.next(key);
+        old.set(key, Math.max(old.get(key) ?? 0, s as number));
+      }),
+    );
     // Crash: `first` is abandoned with seqs handed out but maybe not stored anywhere.
     const second = alloc(ceilings, 2, 50);
     await second.start();

@@ -2,13 +2,25 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { msgEntry } from '@seqline/testing';
 import { bigintValue, textValue } from '../src/scylla/cql-values.ts';
-import { MAX_SHARED_BATCH_BYTES, MAX_SHARED_BATCH_ROWS, entryGroups, packBatches, planAppend, statementBytes } from '../src/scylla/append-plan.ts';
+import {
+  MAX_SHARED_BATCH_BYTES,
+  MAX_SHARED_BATCH_ROWS,
+  entryGroups,
+  packBatches,
+  planAppend,
+  statementBytes,
+} from '../src/scylla/append-plan.ts';
 
 describe('planAppend', () => {
   it('dedups against the stored and within the call, and checks seqs above the head', () => {
     const known = new Map([['old', 3]]);
     const plan = planAppend('s', [msgEntry(11, 'a'), msgEntry(12, 'old'), msgEntry(13, 'a'), msgEntry(14, 'b')], 10, known);
-    expect(plan.outcomes).toEqual([{ seq: 11, duplicate: false }, { seq: 3, duplicate: true }, { seq: 11, duplicate: true }, { seq: 14, duplicate: false }]);
+    expect(plan.outcomes).toEqual([
+      { seq: 11, duplicate: false },
+      { seq: 3, duplicate: true },
+      { seq: 11, duplicate: true },
+      { seq: 14, duplicate: false },
+    ]);
     expect(plan.toWrite.map((e) => e.seq)).toEqual([11, 14]);
     expect(plan.head).toBe(14);
     expect(plan.contiguous).toBe(false); // 12 and 13 were burnt
@@ -16,7 +28,11 @@ describe('planAppend', () => {
   });
 
   it('contiguous appends need no leftover clearing; far buckets are named', () => {
-    expect(planAppend('s', [msgEntry(1, 'a'), msgEntry(2, 'b')], 0, new Map())).toMatchObject({ contiguous: true, farBuckets: [], buckets: [0] });
+    expect(planAppend('s', [msgEntry(1, 'a'), msgEntry(2, 'b')], 0, new Map())).toMatchObject({
+      contiguous: true,
+      farBuckets: [],
+      buckets: [0],
+    });
     const far = planAppend('s', [msgEntry(70_000, 'a'), msgEntry(140_000, 'b')], 5, new Map());
     expect(far).toMatchObject({ contiguous: false, buckets: [1, 2], farBuckets: [1, 2] });
   });
@@ -24,28 +40,32 @@ describe('planAppend', () => {
 
 describe('packBatches', () => {
   it('never splits a group, keeps shared batches within the limits, and sends big groups alone', () => {
-    const groupArb = fc.array(fc.record({ rows: fc.integer({ min: 1, max: 130 }), text: fc.integer({ min: 1, max: 900 }) }), { maxLength: 40 });
-    fc.assert(fc.property(groupArb, (shapes) => {
-      const groups = shapes.map((shape, owner) => ({
-        owner,
-        statements: Array.from({ length: shape.rows }, () => ({ query: 'q', params: [`${owner}`, 'x'.repeat(shape.text)] })),
-      }));
-      const batches = packBatches(groups);
-      const seen = new Map<number, number>();
-      for (const batch of batches) {
-        for (const owner of batch.owners) seen.set(owner, (seen.get(owner) ?? 0) + 1);
-        const bytes = batch.statements.reduce((sum, s) => sum + statementBytes(s), 0);
-        if (batch.owners.length > 1) {
-          expect(batch.statements.length).toBeLessThanOrEqual(MAX_SHARED_BATCH_ROWS);
-          expect(bytes).toBeLessThanOrEqual(MAX_SHARED_BATCH_BYTES);
+    const groupArb = fc.array(fc.record({ rows: fc.integer({ min: 1, max: 130 }), text: fc.integer({ min: 1, max: 900 }) }), {
+      maxLength: 40,
+    });
+    fc.assert(
+      fc.property(groupArb, (shapes) => {
+        const groups = shapes.map((shape, owner) => ({
+          owner,
+          statements: Array.from({ length: shape.rows }, () => ({ query: 'q', params: [`${owner}`, 'x'.repeat(shape.text)] })),
+        }));
+        const batches = packBatches(groups);
+        const seen = new Map<number, number>();
+        for (const batch of batches) {
+          for (const owner of batch.owners) seen.set(owner, (seen.get(owner) ?? 0) + 1);
+          const bytes = batch.statements.reduce((sum, s) => sum + statementBytes(s), 0);
+          if (batch.owners.length > 1) {
+            expect(batch.statements.length).toBeLessThanOrEqual(MAX_SHARED_BATCH_ROWS);
+            expect(bytes).toBeLessThanOrEqual(MAX_SHARED_BATCH_BYTES);
+          }
+          // Every statement of an owner in this batch: the whole group is here.
+          for (const owner of batch.owners) {
+            expect(batch.statements.filter((s) => s.params[0] === `${owner}`)).toHaveLength(groups[owner]?.statements.length ?? -1);
+          }
         }
-        // Every statement of an owner in this batch: the whole group is here.
-        for (const owner of batch.owners) {
-          expect(batch.statements.filter((s) => s.params[0] === `${owner}`)).toHaveLength(groups[owner]?.statements.length ?? -1);
-        }
-      }
-      for (const group of groups) expect(seen.get(group.owner)).toBe(1);
-    }));
+        for (const group of groups) expect(seen.get(group.owner)).toBe(1);
+      }),
+    );
   });
 
   it('entry groups pair each entry with its dedup row, per bucket and bounded, in seq order', () => {

@@ -2,11 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { BucketMarkerMemo } from '../src/scylla/bucket-marker-memo.ts';
 
 describe('BucketMarkerMemo', () => {
-  it('vouches for a stream\'s newest marked bucket written since the given time, and for nothing else', () => {
+  it("vouches for a stream's newest marked bucket written since the given time, and for nothing else", () => {
     const memo = new BucketMarkerMemo();
     expect(memo.fresh('s', 0, 0)).toBe(false);
     memo.wrote('s', 0, 100);
-    expect([memo.fresh('s', 0, 100), memo.fresh('s', 0, 101), memo.fresh('s', 1, 0), memo.fresh('t', 0, 0)]).toEqual([true, false, false, false]);
+    expect([memo.fresh('s', 0, 100), memo.fresh('s', 0, 101), memo.fresh('s', 1, 0), memo.fresh('t', 0, 0)]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
     memo.wrote('s', 2, 200); // a far bucket, then the one below it in the same append
     memo.wrote('s', 1, 200);
     expect([memo.fresh('s', 2, 200), memo.fresh('s', 1, 0), memo.fresh('s', 0, 0)]).toEqual([true, false, false]);

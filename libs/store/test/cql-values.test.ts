@@ -6,24 +6,30 @@ import { bigintValue, textValue } from '../src/scylla/cql-values.ts';
 // The append binds these Buffers where the driver would encode numbers and strings: they must
 // be the very bytes the driver writes, and the driver must pass a Buffer through unchanged.
 // `Encoder` is exported (lib/encoder.js, "experimental API") but not in the typings.
-interface DriverEncoder { encode(value: unknown, type: number): unknown }
+interface DriverEncoder {
+  encode(value: unknown, type: number): unknown;
+}
 const { Encoder } = cassandra as unknown as { Encoder: new (protocolVersion: number, options: object) => DriverEncoder };
 const driver = new Encoder(4, {});
 
 describe('CQL values encoded by us', () => {
   it('a bigint is the bytes the driver encodes for the same number', () => {
-    fc.assert(fc.property(fc.maxSafeInteger(), fc.constantFrom(0, 1, -1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), 2 ** 53 - 1), (n, edge) => {
-      for (const value of [n, edge]) {
-        expect(bigintValue(value)).toEqual(driver.encode(value, cassandra.types.dataTypes.bigint));
-        expect(bigintValue(value).readBigInt64BE()).toBe(BigInt(value));
-      }
-    }));
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), fc.constantFrom(0, 1, -1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), 2 ** 53 - 1), (n, edge) => {
+        for (const value of [n, edge]) {
+          expect(bigintValue(value)).toEqual(driver.encode(value, cassandra.types.dataTypes.bigint));
+          expect(bigintValue(value).readBigInt64BE()).toBe(BigInt(value));
+        }
+      }),
+    );
   });
 
   it('a text is the bytes the driver encodes for the same string', () => {
-    fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (s) => {
-      expect(textValue(s)).toEqual(driver.encode(s, cassandra.types.dataTypes.text));
-    }));
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (s) => {
+        expect(textValue(s)).toEqual(driver.encode(s, cassandra.types.dataTypes.text));
+      }),
+    );
   });
 
   it('the driver sends a Buffer as the value, whatever the column type', () => {

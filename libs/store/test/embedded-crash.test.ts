@@ -28,7 +28,9 @@ async function runAndKill(dir: string, acksWanted: number): Promise<Map<string, 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   const acked = new Map<string, number[]>();
   let count = 0;
@@ -75,7 +77,10 @@ describe('embedded engine crash durability', () => {
           for (const seq of acked.get(inbox) ?? []) {
             expect((await engine.timeline.getEntry(inbox, seq))?.appinfo).toBe(`${inbox}-${seq}`);
           }
-          const index = await engine.timeline.findSeqs(inbox, entries.map((e) => e.appinfo));
+          const index = await engine.timeline.findSeqs(
+            inbox,
+            entries.map((e) => e.appinfo),
+          );
           expect(index.size).toBe(entries.length);
           for (const entry of entries) expect(index.get(entry.appinfo)).toBe(entry.seq);
         }

@@ -33,7 +33,11 @@ describe('embedded settings across processes', () => {
         await engine.close();
         process.stdout.write(JSON.stringify(saved));
       `;
-      const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: process.cwd() },
+      );
       expect(JSON.parse(stdout)).toMatchObject({ version: 2, limits: { largeGroupConcurrency: 2 } });
       expect(await engine.settings.load()).toMatchObject({ version: 2, limits: { largeGroupConcurrency: 2 } });
       // Our view was version 1: a save from it must lose.

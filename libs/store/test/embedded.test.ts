@@ -5,8 +5,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inboxKey } from '@seqline/core';
 import {
-  groupStoreContract, groupStreamStoreContract, jobStoreContract, msgEntry, seqCeilingStoreContract,
-  timelineStoreContract, type StoreOpener,
+  groupStoreContract,
+  groupStreamStoreContract,
+  jobStoreContract,
+  msgEntry,
+  seqCeilingStoreContract,
+  timelineStoreContract,
+  type StoreOpener,
 } from '@seqline/testing';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 
@@ -21,11 +26,26 @@ function opener<T>(pick: (engine: EmbeddedEngine) => T): StoreOpener<T> {
   };
 }
 
-timelineStoreContract('embedded LMDB', opener((engine) => engine.timeline));
-groupStoreContract('embedded LMDB', opener((engine) => engine.groups));
-groupStreamStoreContract('embedded LMDB', opener((engine) => engine.groupStreams));
-seqCeilingStoreContract('embedded LMDB', opener((engine) => engine.ceilings));
-jobStoreContract('embedded LMDB', opener((engine) => engine.jobs));
+timelineStoreContract(
+  'embedded LMDB',
+  opener((engine) => engine.timeline),
+);
+groupStoreContract(
+  'embedded LMDB',
+  opener((engine) => engine.groups),
+);
+groupStreamStoreContract(
+  'embedded LMDB',
+  opener((engine) => engine.groupStreams),
+);
+seqCeilingStoreContract(
+  'embedded LMDB',
+  opener((engine) => engine.ceilings),
+);
+jobStoreContract(
+  'embedded LMDB',
+  opener((engine) => engine.jobs),
+);
 
 describe('embedded engine', () => {
   it('opens a directory whose name has a dot, and close is idempotent', async () => {

@@ -4,12 +4,21 @@ import { FingerprintSet } from '../src/scylla/fingerprint-set.ts';
 
 describe('FingerprintSet', () => {
   it('answers like a Set for any sequence of adds (property)', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 2 ** 30 - 1 }), { maxLength: 3000 }), fc.array(fc.integer({ min: 0, max: 2 ** 30 - 1 }), { maxLength: 200 }), (added, probes) => {
-      const set = new FingerprintSet();
-      const model = new Set<number>();
-      for (const print of added) { set.add(print); model.add(print); }
-      return set.size === model.size && [...added, ...probes].every((print) => set.has(print) === model.has(print));
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 2 ** 30 - 1 }), { maxLength: 3000 }),
+        fc.array(fc.integer({ min: 0, max: 2 ** 30 - 1 }), { maxLength: 200 }),
+        (added, probes) => {
+          const set = new FingerprintSet();
+          const model = new Set<number>();
+          for (const print of added) {
+            set.add(print);
+            model.add(print);
+          }
+          return set.size === model.size && [...added, ...probes].every((print) => set.has(print) === model.has(print));
+        },
+      ),
+    );
   });
 
   it('holds the edge values, 0 included, and counts a repeated add once', () => {

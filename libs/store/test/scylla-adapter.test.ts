@@ -20,7 +20,10 @@ if (requireOrSkip(probe, 'CQL adapter')) {
     const { raw, ...sets } = useTwoStoreSets();
     let a: ScyllaStores;
     let b: ScyllaStores;
-    beforeAll(() => { a = sets.a(); b = sets.b(); });
+    beforeAll(() => {
+      a = sets.a();
+      b = sets.b();
+    });
 
     /**
      * A write of an append that failed (its writer saw an error) and lands anyway — late, with
@@ -30,14 +33,21 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const using = options.timestampUs === undefined ? '' : ` USING TIMESTAMP ${options.timestampUs}`;
       for (const entry of entries) {
         const bucket = Math.floor(entry.seq / 65_536);
-        if (options.marker) await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, ?)`, [inbox, bucket], { prepare: true });
-        await raw.batch([
-          {
-            query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, doc) VALUES (?, ?, ?, ?)${using}`,
-            params: [inbox, bucket, ...entryParams(entry)],
-          },
-          { query: `INSERT INTO ${ks}.timeline_appinfos (inbox, bucket, appinfo, seq) VALUES (?, ?, ?, ?)${using}`, params: [inbox, bucket, entry.appinfo, entry.seq] },
-        ], { prepare: true });
+        if (options.marker)
+          await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, ?)`, [inbox, bucket], { prepare: true });
+        await raw.batch(
+          [
+            {
+              query: `INSERT INTO ${ks}.timeline (inbox, bucket, seq, doc) VALUES (?, ?, ?, ?)${using}`,
+              params: [inbox, bucket, ...entryParams(entry)],
+            },
+            {
+              query: `INSERT INTO ${ks}.timeline_appinfos (inbox, bucket, appinfo, seq) VALUES (?, ?, ?, ?)${using}`,
+              params: [inbox, bucket, entry.appinfo, entry.seq],
+            },
+          ],
+          { prepare: true },
+        );
       }
     }
 
@@ -52,15 +62,22 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(1, 'g1')]);
       let calls = 0;
-      const countingGuard = () => { calls += 1; };
+      const countingGuard = () => {
+        calls += 1;
+      };
       await a.timeline.append(inbox, [msgEntry(2, 'g2')], countingGuard);
       expect(calls).toBe(1); // one write: the entry with its dedup row
       // A writer deposed before its first write writes nothing.
-      const deposed = () => { throw new Error('lease lost'); };
+      const deposed = () => {
+        throw new Error('lease lost');
+      };
       await expect(a.timeline.append(inbox, [msgEntry(3, 'g3')], deposed)).rejects.toThrow('lease lost');
       // Deposed between preparing a far bucket and writing the entries: nothing shows.
       let n = 0;
-      const lateLoss = () => { n += 1; if (n === 2) throw new Error('lease lost'); };
+      const lateLoss = () => {
+        n += 1;
+        if (n === 2) throw new Error('lease lost');
+      };
       await expect(a.timeline.append(inbox, [msgEntry(70_000, 'g10')], lateLoss)).rejects.toThrow('lease lost');
       expect(n).toBe(2);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
@@ -108,19 +125,22 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       await a.timeline.append(inbox, [msgEntry(1, 'm1')]);
       await landFailedWrite(inbox, [msgEntry(2, 'r2'), msgEntry(3, 'r3')], { marker: true });
       expect(await b.timeline.append(inbox, [msgEntry(4, 'r2'), msgEntry(5, 'r3'), msgEntry(6, 'r4')], termed('t2'))).toEqual([
-        { seq: 2, duplicate: true }, { seq: 3, duplicate: true }, { seq: 6, duplicate: false },
+        { seq: 2, duplicate: true },
+        { seq: 3, duplicate: true },
+        { seq: 6, duplicate: false },
       ]);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 3, 6]);
     });
 
-    it('the head is the last non-empty bucket\'s highest entry (an empty marked bucket is skipped)', async () => {
+    it("the head is the last non-empty bucket's highest entry (an empty marked bucket is skipped)", async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append(inbox, [msgEntry(5, 'x5'), msgEntry(10, 'x10')]);
       // A far append's marker went first, then the append failed.
       await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 3)`, [inbox], { prepare: true });
       expect(await b.timeline.headSeq(inbox)).toBe(10);
       expect(await b.timeline.append(inbox, [msgEntry(11, 'x11'), msgEntry(12, 'x5')], termed('t2'))).toEqual([
-        { seq: 11, duplicate: false }, { seq: 5, duplicate: true },
+        { seq: 11, duplicate: false },
+        { seq: 5, duplicate: true },
       ]);
       expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([5, 10, 11]);
     });
@@ -132,7 +152,8 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       await b.timeline.append(inbox, [msgEntry(100, 'm100')], termed('shard-1@2'));
       // The first process gets the shard back under a new epoch: it reloads, so it sees 'm100'.
       expect(await a.timeline.append(inbox, [msgEntry(200, 'm100'), msgEntry(201, 'm201')], termed('shard-1@3'))).toEqual([
-        { seq: 100, duplicate: true }, { seq: 201, duplicate: false },
+        { seq: 100, duplicate: true },
+        { seq: 201, duplicate: false },
       ]);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 100, 201]);
     });
@@ -143,7 +164,8 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       await a.timeline.append(inbox, [msgEntry(500_000, 'b7')]); // a jump: bucket 7 follows bucket 0
       expect(await a.timeline.append(inbox, [msgEntry(500_001, 'b0')])).toEqual([{ seq: 1, duplicate: true }]);
       expect(await b.timeline.append(inbox, [msgEntry(500_002, 'b0'), msgEntry(500_003, 'b7')], termed('t2'))).toEqual([
-        { seq: 1, duplicate: true }, { seq: 500_000, duplicate: true },
+        { seq: 1, duplicate: true },
+        { seq: 500_000, duplicate: true },
       ]);
     });
 
@@ -156,29 +178,42 @@ if (requireOrSkip(probe, 'CQL adapter')) {
         if (/^\s*SELECT/i.test(query)) reads++;
         return (execute as (...args: unknown[]) => unknown)(query, ...rest);
       }) as typeof client.execute;
-      return { count: () => reads, stop: () => { client.execute = execute; } };
+      return {
+        count: () => reads,
+        stop: () => {
+          client.execute = execute;
+        },
+      };
     }
 
     it('a stream with a long history dedups from memory: a new appinfo costs no read, an old resend is found', async () => {
       const inbox = inboxKey(uniqueTenant(), 'busy');
       // More dedup rows than one page of the cold writer's window load (5 000).
       for (let from = 1; from <= 5_500; from += 500) {
-        await a.timeline.append(inbox, Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `w${from + i}`)));
+        await a.timeline.append(
+          inbox,
+          Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `w${from + i}`)),
+        );
       }
       const reads = countReads(a);
       try {
         expect(await a.timeline.append(inbox, [msgEntry(5_501, 'w5501')])).toEqual([{ seq: 5_501, duplicate: false }]);
         expect(reads.count()).toBe(0);
         expect(await a.timeline.append(inbox, [msgEntry(5_502, 'w7'), msgEntry(5_503, 'w5503')])).toEqual([
-          { seq: 7, duplicate: true }, { seq: 5_503, duplicate: false },
+          { seq: 7, duplicate: true },
+          { seq: 5_503, duplicate: false },
         ]);
         expect(reads.count()).toBeGreaterThan(0); // the resend's candidate was confirmed by the store
       } finally {
         reads.stop();
       }
       // A cold writer loads every page of the window.
-      expect(await b.timeline.append(inbox, [msgEntry(5_504, 'w5499'), msgEntry(5_505, 'w2'), msgEntry(5_506, 'w5506')], termed('t2'))).toEqual([
-        { seq: 5_499, duplicate: true }, { seq: 2, duplicate: true }, { seq: 5_506, duplicate: false },
+      expect(
+        await b.timeline.append(inbox, [msgEntry(5_504, 'w5499'), msgEntry(5_505, 'w2'), msgEntry(5_506, 'w5506')], termed('t2')),
+      ).toEqual([
+        { seq: 5_499, duplicate: true },
+        { seq: 2, duplicate: true },
+        { seq: 5_506, duplicate: false },
       ]);
     }, 60_000);
 
@@ -189,9 +224,15 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const markers = await raw.execute(`SELECT bucket FROM ${ks}.inbox_buckets WHERE inbox = ?`, [inbox], { prepare: true });
       expect(markers.rows.map((row) => Number(row.get('bucket')))).toEqual([0, 1, 762]);
       expect(seqs(await a.timeline.readBefore(inbox, 50_000_000, 2))).toEqual([65_536, 65_535]);
-      const ttl = await raw.execute(`SELECT TTL(doc) AS t FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 1`, [inbox], { prepare: true });
+      const ttl = await raw.execute(`SELECT TTL(doc) AS t FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 1`, [inbox], {
+        prepare: true,
+      });
       expect(Number(ttl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
-      const dedupTtl = await raw.execute(`SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = 'b762'`, [inbox], { prepare: true });
+      const dedupTtl = await raw.execute(
+        `SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = 'b762'`,
+        [inbox],
+        { prepare: true },
+      );
       expect(Number(dedupTtl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
     });
 
@@ -219,7 +260,10 @@ if (requireOrSkip(probe, 'CQL adapter')) {
     it('reads longer than one driver page come back whole', async () => {
       const inbox = inboxKey(uniqueTenant(), 'big');
       for (let from = 1; from <= 6_000; from += 500) {
-        await a.timeline.append(inbox, Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `p${from + i}`)));
+        await a.timeline.append(
+          inbox,
+          Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `p${from + i}`)),
+        );
       }
       const forward = await b.timeline.readAfter(inbox, 0, 10_000);
       expect(seqs(forward)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
@@ -240,7 +284,9 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 1, createdAt: 1 };
       const creates = await Promise.all([a, b, a, b].map((stores) => stores.groups.createGroup(record, ['alice'], { time: 1, gseq: 0 })));
       expect(creates.filter(Boolean)).toHaveLength(1);
-      const adds = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).groups.addMembers(key, ['bob', 'carol'], { time: 2 + i, gseq: i })));
+      const adds = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).groups.addMembers(key, ['bob', 'carol'], { time: 2 + i, gseq: i })),
+      );
       expect(adds.flat().sort()).toEqual(['bob', 'carol']);
       expect((await a.groups.getMembership(key, 'bob'))?.windows).toHaveLength(1);
       expect(await b.groups.listMembers(key)).toEqual(['alice', 'bob', 'carol']);
@@ -261,7 +307,9 @@ if (requireOrSkip(probe, 'CQL adapter')) {
     it('job listings skip index rows whose job is gone or changed', async () => {
       const queue = uniqueName('queue');
       const id = uniqueName('job');
-      await raw.execute(`INSERT INTO ${ks}.job_order (scope, created_at, id) VALUES (?, 5, ?)`, [`queue:${queue}`, `${id}-ghost`], { prepare: true });
+      await raw.execute(`INSERT INTO ${ks}.job_order (scope, created_at, id) VALUES (?, 5, ?)`, [`queue:${queue}`, `${id}-ghost`], {
+        prepare: true,
+      });
       const job = { id, queue, payload: { n: 1 }, attempts: 0, notBefore: 0, createdAt: 10 };
       expect(await a.jobs.put(job)).toBe(true);
       await raw.execute(`INSERT INTO ${ks}.job_order (scope, created_at, id) VALUES (?, 3, ?)`, [`queue:${queue}`, id], { prepare: true });

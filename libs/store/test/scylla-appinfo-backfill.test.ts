@@ -33,13 +33,19 @@ if (requireOrSkip(probe, 'CQL appinfo backfill')) {
         { query: `INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 1)`, params: [inbox] },
         { query: `INSERT INTO ${ks}.group_buckets (grp, bucket) VALUES (?, 0)`, params: [group] },
       ];
-      for (const [seq, appinfo] of [[7, 'v1-a'], [70_000, 'v1-b']] as const) {
+      for (const [seq, appinfo] of [
+        [7, 'v1-a'],
+        [70_000, 'v1-b'],
+      ] as const) {
         statements.push(
           {
             query: `INSERT INTO ${ks}.timeline (inbox, ${ENTRY_COLUMNS}) VALUES (?, ?, ?, ?)`,
             params: [inbox, Math.floor(seq / 65_536), ...v1Entry(seq, appinfo, { type: 'user', id: 'bob' })],
           },
-          { query: `INSERT INTO ${ks}.appinfo_index (inbox, appinfo, seq) VALUES (?, ?, ?) USING TIMESTAMP 1700000000000000`, params: [inbox, appinfo, seq] },
+          {
+            query: `INSERT INTO ${ks}.appinfo_index (inbox, appinfo, seq) VALUES (?, ?, ?) USING TIMESTAMP 1700000000000000`,
+            params: [inbox, appinfo, seq],
+          },
         );
       }
       statements.push(
@@ -84,12 +90,16 @@ if (requireOrSkip(probe, 'CQL appinfo backfill')) {
 
       const copies = await raw.execute(
         `SELECT bucket, appinfo, seq, TTL(seq) AS ttl, WRITETIME(seq) AS written FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket IN (0, 1)`,
-        [inbox], { prepare: true },
+        [inbox],
+        { prepare: true },
       );
-      const originals = await raw.execute(`SELECT appinfo, TTL(seq) AS ttl FROM ${ks}.appinfo_index WHERE inbox = ?`, [inbox], { prepare: true });
+      const originals = await raw.execute(`SELECT appinfo, TTL(seq) AS ttl FROM ${ks}.appinfo_index WHERE inbox = ?`, [inbox], {
+        prepare: true,
+      });
       const originalTtl = new Map(originals.rows.map((row) => [String(row.get('appinfo')), Number(row.get('ttl'))]));
       expect(copies.rows.map((row) => [Number(row.get('bucket')), row.get('appinfo'), Number(row.get('seq'))])).toEqual([
-        [0, 'v1-a', 7], [1, 'v1-b', 70_000],
+        [0, 'v1-a', 7],
+        [1, 'v1-b', 70_000],
       ]);
       for (const row of copies.rows) {
         expect(String(row.get('written'))).toBe('1700000000000000');
@@ -101,19 +111,28 @@ if (requireOrSkip(probe, 'CQL appinfo backfill')) {
 
       const again = await backfillAppinfoIndex(raw, { keyspace: ks });
       expect(again.tables.map((t) => t.copied)).toEqual([2, 1]);
-      const after = await raw.execute(`SELECT appinfo FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket IN (0, 1)`, [inbox], { prepare: true });
+      const after = await raw.execute(`SELECT appinfo FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket IN (0, 1)`, [inbox], {
+        prepare: true,
+      });
       expect(after.rows.length).toBe(2);
     }, 60_000);
 
     it('after the copy, a resend of a version-1 entry is a duplicate and recall finds it', async () => {
-      expect(await stores.timeline.findSeqs(inbox, ['v1-a', 'v1-b'])).toEqual(new Map([['v1-a', 7], ['v1-b', 70_000]]));
+      expect(await stores.timeline.findSeqs(inbox, ['v1-a', 'v1-b'])).toEqual(
+        new Map([
+          ['v1-a', 7],
+          ['v1-b', 70_000],
+        ]),
+      );
       expect(await stores.groupStreams.findSeqs(group, ['g1-a'])).toEqual(new Map([['g1-a', 3]]));
       // A writer term that starts now loads the window (buckets 0 and 1) with the copied rows.
       const fresh = await openTestStores({ keyspace: ks });
       try {
         const resend: Entry[] = [msgEntry(70_001, 'v1-b'), msgEntry(70_002, 'v1-a'), msgEntry(70_003, 'new-c')];
         expect(await fresh.timeline.append(inbox, resend)).toEqual([
-          { seq: 70_000, duplicate: true }, { seq: 7, duplicate: true }, { seq: 70_003, duplicate: false },
+          { seq: 70_000, duplicate: true },
+          { seq: 7, duplicate: true },
+          { seq: 70_003, duplicate: false },
         ]);
         expect(await fresh.groupStreams.append(group, [msgEntry(4, 'g1-a')])).toEqual([{ seq: 3, duplicate: true }]);
       } finally {

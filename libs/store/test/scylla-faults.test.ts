@@ -44,7 +44,12 @@ function injectFaults(client: Client, fault: Fault): { restore(): void; readonly
       return result;
     },
   });
-  return { restore: () => Object.assign(client, { execute, batch }), get hits() { return hits; } };
+  return {
+    restore: () => Object.assign(client, { execute, batch }),
+    get hits() {
+      return hits;
+    },
+  };
 }
 
 if (requireOrSkip(probe, 'CQL adapter faults')) {
@@ -72,7 +77,10 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       expect(await stores.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map());
       // The writer burnt seqs 2..3; the client resends 'lost' and it gets 4.
       expect(await stores.timeline.append(inbox, [msgEntry(4, 'lost')])).toEqual([{ seq: 4, duplicate: false }]);
-      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([[1, 'm1'], [4, 'lost']]);
+      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([
+        [1, 'm1'],
+        [4, 'lost'],
+      ]);
       await stores.timeline.append(inbox, [msgEntry(5, 'm5')]);
       expect((await stores.timeline.readBefore(inbox, 100, 10)).map((e) => e.seq)).toEqual([5, 4, 1]);
     });
@@ -88,9 +96,14 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       }
       // The writer forgot what it knew of the inbox, so it reloads and finds the landed copy.
       expect(await stores.timeline.append(inbox, [msgEntry(3, 'landed'), msgEntry(4, 'm4')])).toEqual([
-        { seq: 2, duplicate: true }, { seq: 4, duplicate: false },
+        { seq: 2, duplicate: true },
+        { seq: 4, duplicate: false },
       ]);
-      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([[1, 'm1'], [2, 'landed'], [4, 'm4']]);
+      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([
+        [1, 'm1'],
+        [2, 'landed'],
+        [4, 'm4'],
+      ]);
     });
 
     it('a group create whose answer was lost still reports success, once', async () => {
@@ -111,8 +124,15 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
     it('a membership change whose answer was lost is reported as made', async () => {
       const tenant = uniqueTenant();
       const key = groupKey(tenant, 'g');
-      await stores.groups.createGroup({ key, tenant, id: 'g', name: 'g', admin: 'a', tier: 'small', memberCount: 1, createdAt: 1 }, ['a'], { time: 1, gseq: 0 });
-      const faults = injectFaults(stores.client, (q) => (q.includes('IF op = ?') || q.includes('member, windows, is_member, op) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS') ? 'lose-answer' : undefined));
+      await stores.groups.createGroup({ key, tenant, id: 'g', name: 'g', admin: 'a', tier: 'small', memberCount: 1, createdAt: 1 }, ['a'], {
+        time: 1,
+        gseq: 0,
+      });
+      const faults = injectFaults(stores.client, (q) =>
+        q.includes('IF op = ?') || q.includes('member, windows, is_member, op) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS')
+          ? 'lose-answer'
+          : undefined,
+      );
       try {
         expect(await stores.groups.addMembers(key, ['b', 'c'], { time: 2, gseq: 1 })).toEqual(['b', 'c']);
         expect(await stores.groups.removeMembers(key, ['a'], { time: 3, gseq: 2 })).toEqual(['a']);

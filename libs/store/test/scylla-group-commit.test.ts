@@ -29,16 +29,21 @@ if (requireOrSkip(probe, 'CQL group commit')) {
       const tenant = uniqueTenant();
       const inboxes = Array.from({ length: 120 }, (_, i) => inboxKey(tenant, `u${i}`));
       // The same message fanned out: one appinfo in every inbox, written in shared batches.
-      const first = await Promise.all(inboxes.map((inbox) => s.timeline.append(inbox, [msgEntry(1, 'fan-1'), msgEntry(2, `own-${inbox}`)])));
+      const first = await Promise.all(
+        inboxes.map((inbox) => s.timeline.append(inbox, [msgEntry(1, 'fan-1'), msgEntry(2, `own-${inbox}`)])),
+      );
       expect(first.every((out) => out.every((o) => !o.duplicate))).toBe(true);
       // Again in one tick: half resend (duplicates), half send something new.
-      const second = await Promise.all(inboxes.map((inbox, i) =>
-        s.timeline.append(inbox, i % 2 === 0 ? [msgEntry(3, 'fan-1')] : [msgEntry(3, 'fan-2')])));
+      const second = await Promise.all(
+        inboxes.map((inbox, i) => s.timeline.append(inbox, i % 2 === 0 ? [msgEntry(3, 'fan-1')] : [msgEntry(3, 'fan-2')])),
+      );
       second.forEach((out, i) => expect(out).toEqual([i % 2 === 0 ? { seq: 1, duplicate: true } : { seq: 3, duplicate: false }]));
       const heads = await Promise.all(inboxes.map((inbox) => s.timeline.headSeq(inbox)));
       heads.forEach((head, i) => expect(head).toBe(i % 2 === 0 ? 2 : 3));
       const all = await Promise.all(inboxes.map((inbox) => s.timeline.readAfter(inbox, 0, 10)));
-      all.forEach((entries, i) => expect(entries.map((e) => e.appinfo)).toEqual(['fan-1', `own-${inboxes[i]}`, ...(i % 2 === 0 ? [] : ['fan-2'])]));
+      all.forEach((entries, i) =>
+        expect(entries.map((e) => e.appinfo)).toEqual(['fan-1', `own-${inboxes[i]}`, ...(i % 2 === 0 ? [] : ['fan-2'])]),
+      );
     });
 
     it('a refusing guard or a bad seq fails only its own append in a shared group', async () => {
@@ -46,12 +51,20 @@ if (requireOrSkip(probe, 'CQL group commit')) {
       const inboxes = Array.from({ length: 40 }, (_, i) => inboxKey(tenant, `u${i}`));
       await Promise.all(inboxes.map((inbox) => s.timeline.append(inbox, [msgEntry(5, 'base')])));
       let late = 0;
-      const outcomes = await Promise.allSettled(inboxes.map((inbox, i) => {
-        if (i % 4 === 1) return s.timeline.append(inbox, [msgEntry(6, 'x')], () => { throw new Error('deposed'); });
-        if (i % 4 === 2) return s.timeline.append(inbox, [msgEntry(6, 'x')], () => { if (++late > 5) throw new Error('deposed late'); });
-        if (i % 4 === 3) return s.timeline.append(inbox, [msgEntry(4, 'x')]); // below the head
-        return s.timeline.append(inbox, [msgEntry(6, 'x'), msgEntry(7, 'y')]);
-      }));
+      const outcomes = await Promise.allSettled(
+        inboxes.map((inbox, i) => {
+          if (i % 4 === 1)
+            return s.timeline.append(inbox, [msgEntry(6, 'x')], () => {
+              throw new Error('deposed');
+            });
+          if (i % 4 === 2)
+            return s.timeline.append(inbox, [msgEntry(6, 'x')], () => {
+              if (++late > 5) throw new Error('deposed late');
+            });
+          if (i % 4 === 3) return s.timeline.append(inbox, [msgEntry(4, 'x')]); // below the head
+          return s.timeline.append(inbox, [msgEntry(6, 'x'), msgEntry(7, 'y')]);
+        }),
+      );
       for (const [i, outcome] of outcomes.entries()) {
         const inbox = inboxes[i] as InboxKey;
         const entries = seqs(await s.timeline.readAfter(inbox, 0, 10));

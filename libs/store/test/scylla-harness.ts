@@ -8,7 +8,9 @@ import { requireServices } from '@seqline/testing';
 import { migrateSchema, openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 
 export const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
-  .split(',').map((point) => point.trim()).filter((point) => point.length > 0);
+  .split(',')
+  .map((point) => point.trim())
+  .filter((point) => point.length > 0);
 export const LOCAL_DC = process.env.SCYLLA_LOCAL_DC ?? 'datacenter1';
 /** The keyspace the contract suites share (every test uses its own random tenant). */
 export const TEST_KEYSPACE = process.env.SCYLLA_TEST_KEYSPACE ?? 'seqline_test';
@@ -23,7 +25,10 @@ export async function servicesAvailable(): Promise<Probe> {
     await client.execute('SELECT release_version FROM system.local');
     return { ok: true };
   } catch (err) {
-    return { ok: false, reason: `no CQL cluster at ${CONTACT_POINTS.join(',')} (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
+    return {
+      ok: false,
+      reason: `no CQL cluster at ${CONTACT_POINTS.join(',')} (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`,
+    };
   } finally {
     await client.shutdown().catch(() => undefined);
   }
@@ -37,14 +42,18 @@ export function requireOrSkip(probe: Probe, what: string): boolean {
 /** A bare driver client, for raw CQL in tests (schema checks, simulating a crashed writer). */
 export function newClient(): Client {
   return new Client({
-    contactPoints: CONTACT_POINTS, localDataCenter: LOCAL_DC,
-    socketOptions: { connectTimeout: 2_000 }, queryOptions: { prepare: true },
+    contactPoints: CONTACT_POINTS,
+    localDataCenter: LOCAL_DC,
+    socketOptions: { connectTimeout: 2_000 },
+    queryOptions: { prepare: true },
   });
 }
 
 export function openTestStores(options: { keyspace?: string; settingsName?: string } = {}): Promise<ScyllaStores> {
   return openScyllaStores({
-    contactPoints: CONTACT_POINTS, localDataCenter: LOCAL_DC, keyspace: options.keyspace ?? TEST_KEYSPACE,
+    contactPoints: CONTACT_POINTS,
+    localDataCenter: LOCAL_DC,
+    keyspace: options.keyspace ?? TEST_KEYSPACE,
     ...(options.settingsName === undefined ? {} : { settingsName: options.settingsName }),
   });
 }

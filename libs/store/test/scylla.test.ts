@@ -8,11 +8,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  groupStoreContract, groupStreamStoreContract, jobStoreContract, seqCeilingStoreContract, settingsStoreContract, timelineStoreContract,
+  groupStoreContract,
+  groupStreamStoreContract,
+  jobStoreContract,
+  seqCeilingStoreContract,
+  settingsStoreContract,
+  timelineStoreContract,
   type StoreOpener,
 } from '@seqline/testing';
 import { DEFAULT_SCHEMA_DIR, loadMigrations, migrateSchema, schemaStatus, type ScyllaStores } from '@seqline/store/scylla';
-import { CONTACT_POINTS, TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
+import {
+  CONTACT_POINTS,
+  TEST_KEYSPACE,
+  newClient,
+  openTestStores,
+  requireOrSkip,
+  scratchKeyspace,
+  servicesAvailable,
+} from './scylla-harness.ts';
 
 /** The migrations shipped in schema/, in order. */
 const SHIPPED = ['001_init', '002_bucketed_appinfos', '003_entry_doc'];
@@ -30,17 +43,34 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
   }
 
   /** Every open is a new driver client on the shared keyspace: a reopen is a restarted process. */
-  const opener = <T>(pick: (stores: ScyllaStores) => T): StoreOpener<T> => async () => {
-    const stores = await openTestStores();
-    return { store: pick(stores), close: () => stores.close() };
-  };
+  const opener =
+    <T>(pick: (stores: ScyllaStores) => T): StoreOpener<T> =>
+    async () => {
+      const stores = await openTestStores();
+      return { store: pick(stores), close: () => stores.close() };
+    };
   const name = `cql at ${CONTACT_POINTS.join(',')}`;
 
-  timelineStoreContract(name, opener((stores) => stores.timeline));
-  groupStoreContract(name, opener((stores) => stores.groups));
-  groupStreamStoreContract(name, opener((stores) => stores.groupStreams));
-  seqCeilingStoreContract(name, opener((stores) => stores.ceilings));
-  jobStoreContract(name, opener((stores) => stores.jobs));
+  timelineStoreContract(
+    name,
+    opener((stores) => stores.timeline),
+  );
+  groupStoreContract(
+    name,
+    opener((stores) => stores.groups),
+  );
+  groupStreamStoreContract(
+    name,
+    opener((stores) => stores.groupStreams),
+  );
+  seqCeilingStoreContract(
+    name,
+    opener((stores) => stores.ceilings),
+  );
+  jobStoreContract(
+    name,
+    opener((stores) => stores.jobs),
+  );
   // The settings record is a singleton per name: each dataKey gets its own row (a fresh store).
   settingsStoreContract(name, async (dataKey) => {
     const stores = await openTestStores({ settingsName: `test-${dataKey}` });
@@ -56,7 +86,9 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
     });
 
     async function tables(keyspace: string): Promise<string[]> {
-      const result = await client.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [keyspace], { prepare: true });
+      const result = await client.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [keyspace], {
+        prepare: true,
+      });
       return result.rows.map((row) => String(row.get('table_name'))).sort();
     }
 
@@ -68,19 +100,42 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       expect(first).toEqual({ keyspace, applied: SHIPPED, skipped: [] });
       expect(progress).toEqual(SHIPPED.flatMap((name) => [`${name}:applying`, `${name}:applied`]));
       expect(await tables(keyspace)).toEqual([
-        'appinfo_index', 'dead_jobs', 'group_appinfo_index', 'group_buckets', 'group_cursor', 'group_stream', 'group_stream_appinfos',
-        'groups', 'inbox_buckets', 'job_order', 'jobs', 'schema_lock', 'schema_migrations', 'seq_ceiling', 'seq_epoch', 'settings',
-        'timeline', 'timeline_appinfos', 'timeline_readers', 'user_groups',
+        'appinfo_index',
+        'dead_jobs',
+        'group_appinfo_index',
+        'group_buckets',
+        'group_cursor',
+        'group_stream',
+        'group_stream_appinfos',
+        'groups',
+        'inbox_buckets',
+        'job_order',
+        'jobs',
+        'schema_lock',
+        'schema_migrations',
+        'seq_ceiling',
+        'seq_epoch',
+        'settings',
+        'timeline',
+        'timeline_appinfos',
+        'timeline_readers',
+        'user_groups',
       ]);
       const second = await migrateSchema(client, { keyspace });
       expect(second).toEqual({ keyspace, applied: [], skipped: SHIPPED });
       expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1, 2, 3], pending: [] });
 
-      const replication = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], { prepare: true });
-      expect(replication.first()?.get('replication')).toMatchObject({ class: 'org.apache.cassandra.locator.SimpleStrategy', replication_factor: '1' });
+      const replication = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], {
+        prepare: true,
+      });
+      expect(replication.first()?.get('replication')).toMatchObject({
+        class: 'org.apache.cassandra.locator.SimpleStrategy',
+        replication_factor: '1',
+      });
       const ttl = await client.execute(
         'SELECT table_name, default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name IN ?',
-        [keyspace, ['timeline', 'group_stream', 'timeline_appinfos', 'group_stream_appinfos', 'inbox_buckets']], { prepare: true },
+        [keyspace, ['timeline', 'group_stream', 'timeline_appinfos', 'group_stream_appinfos', 'inbox_buckets']],
+        { prepare: true },
       );
       for (const row of ttl.rows) expect(row.get('default_time_to_live'), String(row.get('table_name'))).toBe(15_552_000);
     }, 180_000);
@@ -124,7 +179,10 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       const dir = await mkdtemp(join(tmpdir(), 'seqline-schema-'));
       try {
         await cp(DEFAULT_SCHEMA_DIR, dir, { recursive: true });
-        await writeFile(join(dir, '999_extra.cql'), '-- test only\nCREATE TABLE IF NOT EXISTS {{keyspace}}.extra_test (k text PRIMARY KEY, v text);\n');
+        await writeFile(
+          join(dir, '999_extra.cql'),
+          '-- test only\nCREATE TABLE IF NOT EXISTS {{keyspace}}.extra_test (k text PRIMARY KEY, v text);\n',
+        );
         expect((await schemaStatus(client, TEST_KEYSPACE, dir)).pending).toEqual(['999_extra']);
         const result = await migrateSchema(client, { keyspace: TEST_KEYSPACE, schemaDir: dir });
         expect(result.applied).toEqual(['999_extra']);

@@ -40,10 +40,15 @@ describe('writer state', () => {
   });
 
   it('never misses an appinfo written in the window (property)', () => {
-    fc.assert(fc.property(fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 200 }), (appinfos) => {
-      const s = advance(state(), appinfos.map((a, i) => msgEntry(i + 1, a)));
-      return appinfos.every((a) => mayHold(s, a));
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 200 }), (appinfos) => {
+        const s = advance(
+          state(),
+          appinfos.map((a, i) => msgEntry(i + 1, a)),
+        );
+        return appinfos.every((a) => mayHold(s, a));
+      }),
+    );
   });
 
   it('fingerprints are small integers (kept unboxed by V8)', () => {

@@ -21,7 +21,9 @@ export async function buildWorkspace(timeoutMs = 180_000): Promise<void> {
   try {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     await promisify(execFile)(process.execPath, [tsc, '-b', 'tsconfig.build.json'], {
-      cwd: REPO_ROOT, timeout: Math.max(1, deadline - Date.now()), maxBuffer: 16 * 1024 * 1024,
+      cwd: REPO_ROOT,
+      timeout: Math.max(1, deadline - Date.now()),
+      maxBuffer: 16 * 1024 * 1024,
     }).catch((err: unknown) => {
       const out = err && typeof err === 'object' && 'stdout' in err ? String(err.stdout) : '';
       throw new Error(`tsc -b tsconfig.build.json failed:\n${out}`, { cause: err });
@@ -41,7 +43,10 @@ async function acquireLock(deadline: number): Promise<void> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    if (await holderIsGone()) { await rm(LOCK, { recursive: true, force: true }); continue; }
+    if (await holderIsGone()) {
+      await rm(LOCK, { recursive: true, force: true });
+      continue;
+    }
     if (Date.now() > deadline) throw new Error(`build lock ${LOCK} still held after the timeout`);
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
@@ -51,5 +56,10 @@ async function acquireLock(deadline: number): Promise<void> {
 async function holderIsGone(): Promise<boolean> {
   const pid = Number(await readFile(join(LOCK, 'pid'), 'utf8').catch(() => ''));
   if (!Number.isInteger(pid) || pid <= 0) return false; // being created right now: wait
-  try { process.kill(pid, 0); return false; } catch (err) { return (err as NodeJS.ErrnoException).code === 'ESRCH'; }
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }

@@ -15,7 +15,8 @@ class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-const USAGE = 'usage: k6-lite run [--vus N] [--duration D] [--iterations N] [-e KEY=VALUE]... [--out json=FILE] [--no-thresholds] [--quiet] script.js';
+const USAGE =
+  'usage: k6-lite run [--vus N] [--duration D] [--iterations N] [-e KEY=VALUE]... [--out json=FILE] [--no-thresholds] [--quiet] script.js';
 /** k6 flags that change nothing here (no progress bar, no usage report to send). */
 const ACCEPTED_NOOPS = new Set(['--quiet', '-q', '--no-usage-report', '--no-color']);
 
@@ -28,11 +29,19 @@ function positiveInt(flag: string, v: string): number {
 export function parseArgs(argv: string[]): RunArgs {
   if (argv[0] !== 'run') throw new UsageError(USAGE);
   const vars: Record<string, string> = {};
-  const parsed: RunArgs = { script: '', env: {}, overrides: {}, jsonOut: null, thresholds: true, log: (line) => process.stdout.write(`${line}\n`) };
+  const parsed: RunArgs = {
+    script: '',
+    env: {},
+    overrides: {},
+    jsonOut: null,
+    thresholds: true,
+    log: (line) => process.stdout.write(`${line}\n`),
+  };
   const rest = argv.slice(1);
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const value = () => {
       const v = inline ?? rest[++i];
       if (v === undefined) throw new UsageError(`${flag} needs a value`);
@@ -40,18 +49,31 @@ export function parseArgs(argv: string[]): RunArgs {
     };
     if (ACCEPTED_NOOPS.has(flag)) continue;
     switch (flag) {
-      case '-e': case '--env': {
+      case '-e':
+      case '--env': {
         const kv = value();
         const eq = kv.indexOf('=');
         if (eq <= 0) throw new UsageError(`${flag} ${kv}: KEY=VALUE`);
         vars[kv.slice(0, eq)] = kv.slice(eq + 1);
         break;
       }
-      case '-u': case '--vus': parsed.overrides.vus = positiveInt(flag, value()); break;
-      case '-i': case '--iterations': parsed.overrides.iterations = positiveInt(flag, value()); break;
-      case '-d': case '--duration': parsed.overrides.duration = value(); break;
-      case '--no-thresholds': parsed.thresholds = false; break;
-      case '-o': case '--out': {
+      case '-u':
+      case '--vus':
+        parsed.overrides.vus = positiveInt(flag, value());
+        break;
+      case '-i':
+      case '--iterations':
+        parsed.overrides.iterations = positiveInt(flag, value());
+        break;
+      case '-d':
+      case '--duration':
+        parsed.overrides.duration = value();
+        break;
+      case '--no-thresholds':
+        parsed.thresholds = false;
+        break;
+      case '-o':
+      case '--out': {
         const v = value();
         if (!v.startsWith('json=')) throw new UsageError(`--out ${v}: only json=FILE is implemented`);
         parsed.jsonOut = resolve(v.slice('json='.length));

@@ -29,14 +29,16 @@ const thresholdSpec = z.union([z.string(), z.object({ threshold: z.string(), abo
 const duration = z.union([z.string(), z.number()]);
 
 /** Script `options` as far as k6-lite reads them; unknown keys pass (k6 has many that do not change what runs). */
-const scriptOptions = z.object({
-  vus: z.number().int().min(1).optional(),
-  duration: duration.optional(),
-  iterations: z.number().int().min(1).optional(),
-  thresholds: z.record(z.string(), z.array(thresholdSpec)).optional(),
-  setupTimeout: duration.optional(),
-  teardownTimeout: duration.optional(),
-}).passthrough();
+const scriptOptions = z
+  .object({
+    vus: z.number().int().min(1).optional(),
+    duration: duration.optional(),
+    iterations: z.number().int().min(1).optional(),
+    thresholds: z.record(z.string(), z.array(thresholdSpec)).optional(),
+    setupTimeout: duration.optional(),
+    teardownTimeout: duration.optional(),
+  })
+  .passthrough();
 
 /** Keys whose meaning k6-lite does not implement; running without them would be a different test. */
 const REFUSED = ['scenarios', 'stages', 'rps', 'executionSegment', 'paused', 'hosts', 'insecureSkipTLSVerify', 'tlsAuth'];
@@ -53,18 +55,26 @@ export interface RunPlan {
   thresholds: Record<string, string[]>;
 }
 
-export interface CliOverrides { vus?: number; duration?: string; iterations?: number }
+export interface CliOverrides {
+  vus?: number;
+  duration?: string;
+  iterations?: number;
+}
 
 export function planRun(raw: unknown, cli: CliOverrides): RunPlan {
   const parsed = scriptOptions.safeParse(raw ?? {});
   if (!parsed.success) throw new OptionsError(`options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const o = parsed.data;
   const refused = REFUSED.filter((k) => k in o);
-  if (refused.length > 0) throw new OptionsError(`options.${refused.join(', options.')}: not implemented by k6-lite (use vus, duration, iterations), run the script with k6`);
+  if (refused.length > 0)
+    throw new OptionsError(
+      `options.${refused.join(', options.')}: not implemented by k6-lite (use vus, duration, iterations), run the script with k6`,
+    );
   const durationSpec = cli.duration ?? o.duration;
   const iterations = cli.iterations ?? o.iterations ?? (durationSpec === undefined ? 1 : null);
   const thresholds: Record<string, string[]> = {};
-  for (const [metric, specs] of Object.entries(o.thresholds ?? {})) thresholds[metric] = specs.map((s) => (typeof s === 'string' ? s : s.threshold));
+  for (const [metric, specs] of Object.entries(o.thresholds ?? {}))
+    thresholds[metric] = specs.map((s) => (typeof s === 'string' ? s : s.threshold));
   return {
     vus: cli.vus ?? o.vus ?? 1,
     durationMs: durationSpec === undefined ? 600_000 : parseDuration(durationSpec, 'duration'),

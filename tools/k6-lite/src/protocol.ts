@@ -10,9 +10,20 @@ export type MetricType = 'counter' | 'gauge' | 'rate' | 'trend';
 export type Contains = 'time' | 'default';
 
 /** One data point, as k6's `--out json` writes it (time in epoch ms here). */
-export interface Point { metric: string; type: MetricType; contains: Contains; time: number; value: number; tags: Tags }
+export interface Point {
+  metric: string;
+  type: MetricType;
+  contains: Contains;
+  time: number;
+  value: number;
+  tags: Tags;
+}
 
-export interface ScriptExports { setup: boolean; teardown: boolean; default: boolean }
+export interface ScriptExports {
+  setup: boolean;
+  teardown: boolean;
+  default: boolean;
+}
 
 /** VU → host. */
 export type VuRequest =

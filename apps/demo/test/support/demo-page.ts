@@ -63,7 +63,11 @@ export class DemoPage {
   readonly tap = new SocketTap();
   readonly errors: string[] = [];
 
-  private constructor(readonly label: string, readonly context: BrowserContext, readonly page: Page) {}
+  private constructor(
+    readonly label: string,
+    readonly context: BrowserContext,
+    readonly page: Page,
+  ) {}
 
   static async open(browser: Browser, baseUrl: string, label: string): Promise<DemoPage> {
     const context = await browser.newContext();
@@ -105,7 +109,10 @@ export class DemoPage {
 
   /** Sends through the form and waits for the acknowledgement line; returns it. */
   async send(text: string): Promise<string> {
-    await this.page.evaluate(() => { const p = document.getElementById('last-send'); if (p) p.textContent = ''; });
+    await this.page.evaluate(() => {
+      const p = document.getElementById('last-send');
+      if (p) p.textContent = '';
+    });
     await this.page.fill('#text', text);
     await this.page.press('#text', 'Enter');
     const line = await this.page.waitForSelector('#last-send:has-text("seq")', { timeout: 20_000 });
@@ -121,8 +128,10 @@ export class DemoPage {
   async waitTexts(texts: string[], timeout = 15_000): Promise<void> {
     try {
       await this.page.waitForFunction(
-        (want) => JSON.stringify([...document.querySelectorAll('#messages .msg .text')].map((el) => el.textContent)) === JSON.stringify(want),
-        texts, { timeout },
+        (want) =>
+          JSON.stringify([...document.querySelectorAll('#messages .msg .text')].map((el) => el.textContent)) === JSON.stringify(want),
+        texts,
+        { timeout },
       );
     } catch {
       throw new Error(`${this.label}: expected messages ${JSON.stringify(texts)}, shown ${JSON.stringify(await this.texts())}`);

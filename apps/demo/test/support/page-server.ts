@@ -22,6 +22,10 @@ export async function startPageServer(port: number, pages: Record<string, { type
   });
   return {
     origin: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

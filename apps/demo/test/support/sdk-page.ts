@@ -68,7 +68,9 @@ export async function sdkPageChecks(browser: Browser, demo: DemoServer): Promise
     page.on('websocket', (ws) => socketUrls.push(ws.url()));
     await page.goto(`${site.origin}/`);
     const [tokenA, tokenB] = await Promise.all([demo.token('sdk-a'), demo.token('sdk-b')]);
-    const results = await page.evaluate(`${SCENARIO}(${JSON.stringify({ url: `ws://127.0.0.1:${demo.port}`, tokenA, tokenB })})`) as Omit<SdkPageResults, 'bundleHasNodeImports' | 'socketUrls'>;
+    const results = await page.evaluate<Omit<SdkPageResults, 'bundleHasNodeImports' | 'socketUrls'>>(
+      `${SCENARIO}(${JSON.stringify({ url: `ws://127.0.0.1:${demo.port}`, tokenA, tokenB })})`,
+    );
     return { ...results, socketUrls, bundleHasNodeImports: /(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']node:/.test(bundle) };
   } finally {
     await context.close();

@@ -32,19 +32,30 @@ export async function startDemoServer(): Promise<DemoServer> {
   const [port, sdkPagePort] = [await freePort(), await freePort()];
   const origin = `http://127.0.0.1:${port}`;
   const config = await loadServerConfig({
-    PORT: String(port), HOST: '127.0.0.1', SEQLINE_DATA_DIR: join(dir, 'data'), SEQLINE_SECRET: SECRET,
-    SEQLINE_DEMO_DIR: demoDir, SEQLINE_ALLOWED_ORIGINS: `${origin},http://127.0.0.1:${sdkPagePort}`, SEQLINE_RATE_PER_SEC: '10000', SEQLINE_RATE_BURST: '10000',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SEQLINE_DATA_DIR: join(dir, 'data'),
+    SEQLINE_SECRET: SECRET,
+    SEQLINE_DEMO_DIR: demoDir,
+    SEQLINE_ALLOWED_ORIGINS: `${origin},http://127.0.0.1:${sdkPagePort}`,
+    SEQLINE_RATE_PER_SEC: '10000',
+    SEQLINE_RATE_BURST: '10000',
   });
   const server = await startEmbeddedServer(config, silentLogger);
   const token = (user: string) => issueToken({ secret: SECRET, user, ttlSeconds: 600 });
   return {
-    server, port, origin, sdkPagePort, token,
+    server,
+    port,
+    origin,
+    sdkPagePort,
+    token,
     async inbox(user) {
       const auth = { authorization: `Bearer ${await token(user)}` };
       const out: Array<{ seq: number; kind: string; appinfo: string; from: string; body?: unknown }> = [];
       for (let maxSeq = 0; ;) {
-        const page = await (await fetch(`${origin}/v1/sync?maxSeq=${maxSeq}&limit=1000`, { headers: auth })).json() as {
-          entries: typeof out; hasMore: boolean;
+        const page = (await (await fetch(`${origin}/v1/sync?maxSeq=${maxSeq}&limit=1000`, { headers: auth })).json()) as {
+          entries: typeof out;
+          hasMore: boolean;
         };
         out.push(...page.entries);
         maxSeq = page.entries.at(-1)?.seq ?? maxSeq;

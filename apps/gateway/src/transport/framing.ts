@@ -74,7 +74,10 @@ export function declaredLength(headers: ReadonlyMap<string, string>): number {
  * as plain HTTP (the Upgrade ignored), so /v1/ws answers 426 on both transports.
  */
 export function isWebSocketHandshake(method: string, path: string, wsPath: string, headers: ReadonlyMap<string, string>): boolean {
-  const connection = (headers.get('connection') ?? '').toLowerCase().split(',').map((token) => token.trim());
+  const connection = (headers.get('connection') ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((token) => token.trim());
   return (
     method === 'GET' &&
     path === wsPath &&

@@ -7,12 +7,25 @@ import type { HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from 'uW
 import type { Logger } from '@seqline/core';
 import type { UwsModule } from './uws-loader.ts';
 import {
-  answerHasContent, answerHasLength, BODY_METHODS, declaredLength, framingFault, isWebSocketHandshake, joinHeaders,
-  type HeaderLines,
+  answerHasContent,
+  answerHasLength,
+  BODY_METHODS,
+  declaredLength,
+  framingFault,
+  isWebSocketHandshake,
+  joinHeaders,
 } from './framing.ts';
 import {
-  CLOSE_CODES, statusLine, type ConnectionListener, type HttpReply, type SocketConnection, type Transport,
-  type TransportHandlers, type TransportLimits, type TransportRequest, type UpgradeDecision,
+  CLOSE_CODES,
+  statusLine,
+  type ConnectionListener,
+  type HttpReply,
+  type SocketConnection,
+  type Transport,
+  type TransportHandlers,
+  type TransportLimits,
+  type TransportRequest,
+  type UpgradeDecision,
 } from './transport.ts';
 
 interface SocketData<S> {
@@ -94,16 +107,22 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
         );
       }
       const state = { aborted: false };
-      res.onAborted(() => { state.aborted = true; });
+      res.onAborted(() => {
+        state.aborted = true;
+      });
       decision.then(
-        (d) => { if (!state.aborted) res.cork(() => decide(d)); },
-        () => { if (!state.aborted) res.cork(() => writeReply(res, 'GET', { status: 500, body: '' }, true)); },
+        (d) => {
+          if (!state.aborted) res.cork(() => decide(d));
+        },
+        () => {
+          if (!state.aborted) res.cork(() => writeReply(res, 'GET', { status: 500, body: '' }, true));
+        },
       );
     },
     open(ws) {
       sockets.add(ws);
       const data = ws.getUserData();
-      data.conn = new UwsConnection(ws as WebSocket<unknown>);
+      data.conn = new UwsConnection(ws);
       const listener = handlers.open(data.conn, data.session);
       // end() runs the close handler synchronously: a socket closed during open is reported now.
       if (data.closedWith !== undefined) listener.closed(data.closedWith);
@@ -129,7 +148,9 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
 
   function serveHttp(res: HttpResponse, request: TransportRequest, headers: ReadonlyMap<string, string>): void {
     const state = { aborted: false };
-    res.onAborted(() => { state.aborted = true; });
+    res.onAborted(() => {
+      state.aborted = true;
+    });
     const dispatch = (body: Buffer, bodyTooLarge: boolean) => {
       const respond = (reply: HttpReply) => {
         // An unread body is not parsed as a request: the connection closes after the answer.
@@ -151,7 +172,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
         app.listen(host, port, (socket) => {
           if (!socket) return reject(new Error(`uWS could not listen on ${host}:${port}`));
           listenSocket = socket;
-          resolve(uws.us_socket_local_port(socket as unknown as Parameters<UwsModule['us_socket_local_port']>[0]));
+          resolve(uws.us_socket_local_port(socket));
         });
       });
     },
@@ -175,13 +196,24 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
   };
 }
 
-type UwsRequest = { getMethod(): string; getCaseSensitiveMethod?(): string; getUrl(): string; getQuery(): string | undefined; forEach(cb: (k: string, v: string) => void): void };
+type UwsRequest = {
+  getMethod(): string;
+  getCaseSensitiveMethod?(): string;
+  getUrl(): string;
+  getQuery(): string | undefined;
+  forEach(cb: (k: string, v: string) => void): void;
+};
 
 /** Reads everything synchronously (uWS invalidates `req` after the callback) and checks its framing. */
-function readRequest(req: UwsRequest, res: HttpResponse): { request: TransportRequest; headers: ReadonlyMap<string, string>; refused: boolean } {
+function readRequest(
+  req: UwsRequest,
+  res: HttpResponse,
+): { request: TransportRequest; headers: ReadonlyMap<string, string>; refused: boolean } {
   const lines: Array<[string, string]> = [];
-  req.forEach((key, value) => { lines.push([key, value]); });
-  const headers = joinHeaders(lines as HeaderLines);
+  req.forEach((key, value) => {
+    lines.push([key, value]);
+  });
+  const headers = joinHeaders(lines);
   // uWS lower-cases the method; only the upper-case spelling is a method (node refuses "get").
   const method = req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
   const path = req.getUrl();

@@ -6,11 +6,23 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import type { WsModule, WsSocket } from './ws-module.ts';
 import {
-  answerHasContent, answerHasLength, BODY_METHODS, declaredLength, framingFault, isWebSocketHandshake, joinHeaders,
+  answerHasContent,
+  answerHasLength,
+  BODY_METHODS,
+  declaredLength,
+  framingFault,
+  isWebSocketHandshake,
+  joinHeaders,
 } from './framing.ts';
 import {
-  CLOSE_CODES, STATUS_TEXT, type HttpReply, type SocketConnection, type Transport, type TransportHandlers,
-  type TransportLimits, type TransportRequest,
+  CLOSE_CODES,
+  STATUS_TEXT,
+  type HttpReply,
+  type SocketConnection,
+  type Transport,
+  type TransportHandlers,
+  type TransportLimits,
+  type TransportRequest,
 } from './transport.ts';
 
 const OPEN = 1;
@@ -42,7 +54,12 @@ class WsConnection implements SocketConnection {
 }
 
 export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S>, limits: TransportLimits): Transport {
-  const wss = new ws.WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+  const wss = new ws.WebSocketServer({
+    noServer: true,
+    maxPayload: limits.maxPayloadBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
   const sockets = new Set<WsSocket>();
   // Host, header size and parse errors are judged as uWS judges them (framing.ts): no answer.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
@@ -75,35 +92,42 @@ export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S
       );
       return;
     }
-    Promise.resolve().then(() => handlers.upgrade(request)).then(
-      (decision) => {
-        if (socket.destroyed) return;
-        if (!decision.accept) return writeRaw(socket, request.method, decision.reply);
-        wss.handleUpgrade(req, socket, head, (client) => accept(client, decision.session));
-      },
-      () => writeRaw(socket, request.method, { status: 500, body: '' }),
-    );
+    Promise.resolve()
+      .then(() => handlers.upgrade(request))
+      .then(
+        (decision) => {
+          if (socket.destroyed) return;
+          if (!decision.accept) return writeRaw(socket, request.method, decision.reply);
+          wss.handleUpgrade(req, socket, head, (client) => accept(client, decision.session));
+        },
+        () => writeRaw(socket, request.method, { status: 500, body: '' }),
+      );
   });
 
   // ws does not ping on its own. One timer for all sockets: a socket that has not answered
   // the previous ping (no pong) within an interval is dead.
   const unanswered = new WeakSet<WsSocket>();
-  const heartbeat = setInterval(() => {
-    for (const client of sockets) {
-      if (unanswered.has(client)) {
-        client.terminate();
-        continue;
+  const heartbeat = setInterval(
+    () => {
+      for (const client of sockets) {
+        if (unanswered.has(client)) {
+          client.terminate();
+          continue;
+        }
+        unanswered.add(client);
+        client.ping();
       }
-      unanswered.add(client);
-      client.ping();
-    }
-  }, (limits.idleTimeoutSeconds * 1000) / 2);
+    },
+    (limits.idleTimeoutSeconds * 1000) / 2,
+  );
   heartbeat.unref();
 
   function accept(client: WsSocket, session: S): void {
     sockets.add(client);
     client.on('pong', () => unanswered.delete(client));
-    client.on('error', () => { /* ws closes the socket itself; 'close' follows */ });
+    client.on('error', () => {
+      /* ws closes the socket itself; 'close' follows */
+    });
     const listener = handlers.open(new WsConnection(client), session);
     client.on('message', (data, isBinary) => {
       unanswered.delete(client); // any traffic proves the peer alive
@@ -156,7 +180,10 @@ function readRequest(req: IncomingMessage): { request: TransportRequest; headers
   const refused = req.httpVersion !== '1.1' || framingFault({ method, target: url, lines, headers }) !== null;
   return {
     request: {
-      method, path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), header: (name) => headers.get(name),
+      method,
+      path: q < 0 ? url : url.slice(0, q),
+      query: q < 0 ? '' : url.slice(q + 1),
+      header: (name) => headers.get(name),
       remoteAddress: req.socket.remoteAddress,
     },
     headers,
@@ -183,7 +210,9 @@ function readBody(req: IncomingMessage, maxBytes: number, done: (body: Buffer, t
     finished = true;
     done(Buffer.concat(chunks), false);
   });
-  req.on('error', () => { finished = true; });
+  req.on('error', () => {
+    finished = true;
+  });
 }
 
 function writeReply(res: ServerResponse, method: string, reply: HttpReply, close: boolean): void {
@@ -195,7 +224,9 @@ function writeReply(res: ServerResponse, method: string, reply: HttpReply, close
 /** An answer on a socket node:http has handed over (an Upgrade request); the connection closes. */
 function writeRaw(socket: Duplex, method: string, reply: HttpReply): void {
   if (socket.destroyed) return;
-  const head = Object.entries(replyHeaders(reply, true)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(replyHeaders(reply, true))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   const body = answerHasContent(method, reply.status) ? reply.body : '';
   socket.end(`HTTP/1.1 ${reply.status} ${STATUS_TEXT[reply.status] ?? 'Unknown'}\r\n${head}\r\n${body}`);
 }

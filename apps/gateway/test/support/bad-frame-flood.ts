@@ -38,10 +38,14 @@ export class FloodProcess {
 
   constructor(options: FloodOptions) {
     const script = fileURLToPath(import.meta.url);
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     this.child = child;
     let out = '';
-    child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     this.summary = new Promise((resolve, reject) => {
       const timer = setTimeout(() => child.kill('SIGKILL'), options.durationMs + 30_000);
       child.once('exit', (code) => {
@@ -57,8 +61,12 @@ export class FloodProcess {
     this.summary.catch(() => undefined);
   }
 
-  pause(): void { this.child.kill('SIGSTOP'); }
-  resume(): void { this.child.kill('SIGCONT'); }
+  pause(): void {
+    this.child.kill('SIGSTOP');
+  }
+  resume(): void {
+    this.child.kill('SIGCONT');
+  }
 
   /** Ends the flood (at once) and resolves with what it did. */
   stop(): Promise<FloodSummary> {
@@ -76,10 +84,14 @@ function badFrame(bytes: number): Buffer {
 async function flood(options: FloodOptions): Promise<FloodSummary> {
   const summary: FloodSummary = { framesSent: 0, bytesSent: 0, connects: 0, refusedUpgrades: 0, replies: {}, closes: {} };
   let deadline = Date.now() + options.durationMs;
-  process.once('SIGTERM', () => { deadline = 0; });
+  process.once('SIGTERM', () => {
+    deadline = 0;
+  });
   const bad = badFrame(options.frameBytes ?? 64 * 1024);
   const badPerValid = options.badPerValid ?? 19;
-  const count = (into: Record<string, number>, key: string) => { into[key] = (into[key] ?? 0) + 1; };
+  const count = (into: Record<string, number>, key: string) => {
+    into[key] = (into[key] ?? 0) + 1;
+  };
   let validId = 1;
 
   const socketLoop = async (token: string): Promise<void> => {
@@ -87,12 +99,15 @@ async function flood(options: FloodOptions): Promise<FloodSummary> {
       const ws = new WebSocket(options.url, { headers: { authorization: `Bearer ${token}` }, maxPayload: 1024 * 1024 });
       ws.on('message', (data: WebSocket.RawData) => {
         const reply = JSON.parse(String(data)) as { ok?: boolean; error?: { code: string } };
-        count(summary.replies, reply.ok === true ? 'ok' : reply.error?.code ?? 'other');
+        count(summary.replies, reply.ok === true ? 'ok' : (reply.error?.code ?? 'other'));
       });
       const opened = await new Promise<boolean>((resolve) => {
         ws.once('open', () => resolve(true));
         ws.once('error', () => resolve(false));
-        ws.once('unexpected-response', (_req, res) => { res.resume(); resolve(false); });
+        ws.once('unexpected-response', (_req, res) => {
+          res.resume();
+          resolve(false);
+        });
       });
       if (!opened) {
         summary.refusedUpgrades++;
@@ -104,13 +119,20 @@ async function flood(options: FloodOptions): Promise<FloodSummary> {
         continue;
       }
       summary.connects++;
-      const closed = new Promise<void>((resolve) => ws.once('close', (code) => { count(summary.closes, String(code)); resolve(); }));
+      const closed = new Promise<void>((resolve) =>
+        ws.once('close', (code) => {
+          count(summary.closes, String(code));
+          resolve();
+        }),
+      );
       let i = 0;
       while (ws.readyState === WebSocket.OPEN && Date.now() < deadline) {
-        if (ws.bufferedAmount > HIGH_WATER) { await sleep(1); continue; }
-        const frame = i++ % (badPerValid + 1) === badPerValid
-          ? Buffer.from(JSON.stringify({ id: validId++, op: 'sync', maxSeq: 0, limit: 1 }))
-          : bad;
+        if (ws.bufferedAmount > HIGH_WATER) {
+          await sleep(1);
+          continue;
+        }
+        const frame =
+          i++ % (badPerValid + 1) === badPerValid ? Buffer.from(JSON.stringify({ id: validId++, op: 'sync', maxSeq: 0, limit: 1 })) : bad;
         ws.send(frame);
         summary.framesSent++;
         summary.bytesSent += frame.byteLength;

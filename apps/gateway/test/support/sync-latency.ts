@@ -23,7 +23,10 @@ export interface FloodComparison {
   flood: FloodSummary;
 }
 
-interface Samples { ms: number[]; failures: number }
+interface Samples {
+  ms: number[];
+  failures: number;
+}
 
 /** Calls `sync` one at a time for `durationMs`, `pauseMs` apart (under the 200/s default rate). */
 async function sample(sync: () => Promise<boolean>, durationMs: number, into: Samples, pauseMs = 6): Promise<void> {
@@ -53,7 +56,11 @@ export interface CompareOptions {
 }
 
 /** Alternates unloaded and flooded windows of `sync` calls; about rounds × 2 × windowMs long. */
-export async function compareUnderFlood(sync: () => Promise<boolean>, flood: Omit<FloodOptions, 'durationMs'>, options: CompareOptions = {}): Promise<FloodComparison> {
+export async function compareUnderFlood(
+  sync: () => Promise<boolean>,
+  flood: Omit<FloodOptions, 'durationMs'>,
+  options: CompareOptions = {},
+): Promise<FloodComparison> {
   const rounds = options.rounds ?? 8;
   const windowMs = options.windowMs ?? 1100;
   const warmupMs = options.warmupMs ?? 1500;

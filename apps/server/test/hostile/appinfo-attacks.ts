@@ -17,10 +17,14 @@ const text = (body: string) => ({ type: 'text', body: { text: body } });
 
 /** Waits until the inbox holds `appinfo` (as kind `kind`), then returns the whole inbox. */
 async function inboxWith(c: TestClient, a: string, kind = 'msg'): Promise<WireEntry[]> {
-  return waitFor(async () => {
-    const all = await c.syncAll();
-    return all.some((e) => e.appinfo === a && e.kind === kind) ? all : undefined;
-  }, 15_000, `${c.user} to hold ${kind} ${a}`);
+  return waitFor(
+    async () => {
+      const all = await c.syncAll();
+      return all.some((e) => e.appinfo === a && e.kind === kind) ? all : undefined;
+    },
+    15_000,
+    `${c.user} to hold ${kind} ${a}`,
+  );
 }
 
 /** Lets asynchronous delivery settle, then syncs: what would have arrived has arrived. */
@@ -49,7 +53,11 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
       // Bob holds nothing of alice's; mallory's inbox holds alice's message once and nothing else of x.
       const bobs = await settledInbox(b, a, b.user);
       expect(bobs.filter((e) => e.appinfo === x)).toEqual([]);
-      expect(msgs(bobs).filter((e) => e.from === a.user).map((e) => e.body)).toEqual([{ text: 'marker' }]);
+      expect(
+        msgs(bobs)
+          .filter((e) => e.from === a.user)
+          .map((e) => e.body),
+      ).toEqual([{ text: 'marker' }]);
       expect((await m.syncAll()).filter((e) => e.appinfo === x).map((e) => e.from)).toEqual([a.user]);
     });
 
@@ -59,8 +67,10 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
       const x = appinfo();
       const first = await a.ok<{ seq: number; duplicate: boolean }>('send', { appinfo: x, to: { user: b.user }, ...text('to bob') });
       expect(first.duplicate).toBe(false);
-      expect(await a.call('send', { appinfo: x, to: { user: c.user }, ...text('to carol') }))
-        .toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+      expect(await a.call('send', { appinfo: x, to: { user: c.user }, ...text('to carol') })).toMatchObject({
+        ok: false,
+        error: { code: 'FORBIDDEN' },
+      });
       const again = await a.ok<{ seq: number; duplicate: boolean }>('send', { appinfo: x, to: { user: b.user }, ...text('to bob') });
       expect(again).toMatchObject({ seq: first.seq, duplicate: true });
       expect((await inboxWith(b, x)).filter((e) => e.appinfo === x)).toHaveLength(1);
@@ -73,18 +83,24 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
       const g = await m.ok<{ group: string }>('group.create', { name: 'g', members: [b.user] });
       const forged = [`group:${g.group}:create`, `recall:${appinfo()}`, 'receipt:1:1', `tick:${appinfo()}`, `read:${appinfo()}`, 'a:b'];
       for (const a of forged) {
-        expect(await m.call('send', { appinfo: a, to: { user: b.user }, ...text('forged') }), a)
-          .toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-        expect(await m.call('send', { appinfo: a, to: { group: g.group }, ...text('forged') }), a)
-          .toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+        expect(await m.call('send', { appinfo: a, to: { user: b.user }, ...text('forged') }), a).toMatchObject({
+          ok: false,
+          error: { code: 'BAD_REQUEST' },
+        });
+        expect(await m.call('send', { appinfo: a, to: { group: g.group }, ...text('forged') }), a).toMatchObject({
+          ok: false,
+          error: { code: 'BAD_REQUEST' },
+        });
       }
       const bobs = await settledInbox(b, m, b.user);
       // Bob holds the one real create entry and mallory's marker: nothing forged.
       expect(bobs.filter((e) => e.kind === 'group').map((e) => e.from)).toEqual([m.user]);
       expect(msgs(bobs).map((e) => e.body)).toEqual([{ text: 'marker' }]);
       // A chosen group id may not take the form of the ids the server makes.
-      expect(await m.call('group.create', { name: 'g', members: [], group: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d' }))
-        .toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+      expect(await m.call('group.create', { name: 'g', members: [], group: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d' })).toMatchObject({
+        ok: false,
+        error: { code: 'BAD_REQUEST' },
+      });
     });
 
     it('class 3: decoys cannot suppress a recall, a group announcement or a receipt', async () => {
@@ -95,13 +111,17 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
       // Bob plants decoys for the ids the server will make next: every one is refused.
       const sent = await a.ok<{ seq: number }>('send', { appinfo: x, to: { user: b.user }, ...text('hello') });
       for (const decoy of [`recall:${x}`, `group:${gid}:create`, `receipt:${sent.seq}:1`]) {
-        expect(await b.call('send', { appinfo: decoy, to: { user: a.user }, ...text('decoy') }))
-          .toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+        expect(await b.call('send', { appinfo: decoy, to: { user: a.user }, ...text('decoy') })).toMatchObject({
+          ok: false,
+          error: { code: 'BAD_REQUEST' },
+        });
       }
       // The real entries all arrive.
       const copy = (await inboxWith(b, x)).find((e) => e.appinfo === x);
       await b.ok('read', { seqs: [copy?.seq] });
-      expect((await inboxWith(a, `receipt:${sent.seq}:1`, 'receipt')).some((e) => e.kind === 'receipt' && e.referSeq === sent.seq)).toBe(true);
+      expect((await inboxWith(a, `receipt:${sent.seq}:1`, 'receipt')).some((e) => e.kind === 'receipt' && e.referSeq === sent.seq)).toBe(
+        true,
+      );
       await a.ok('recall', { appinfo: x });
       expect((await inboxWith(b, `recall:${x}`, 'recall')).some((e) => e.kind === 'recall' && e.recall?.appinfo === x)).toBe(true);
       await a.ok('group.create', { name: 'g', members: [b.user], group: gid });

@@ -13,8 +13,27 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', 'toJSON'];
 
 const EDGE_NUMBERS = [
-  -0, 0, 1, -1, 0.1, 1e21, 1e-7, -1e-7, 2 ** 53, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER,
-  Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 64, 1.5e-323,
+  -0,
+  0,
+  1,
+  -1,
+  0.1,
+  1e21,
+  1e-7,
+  -1e-7,
+  2 ** 53,
+  2 ** 53 + 2,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  -Number.MIN_VALUE,
+  2 ** 31,
+  -(2 ** 31),
+  2 ** 32,
+  2 ** 64,
+  1.5e-323,
 ];
 
 const AWKWARD_STRINGS = ['', '\u0000', '\uFEFF', '\u2028\u2029', '\uD83D\uDE00', '\uFFFD', '\uFFFF', '"\\/', '\u00e9\u0301', '\r\n\t'];
@@ -46,7 +65,12 @@ function objectOf(entries: [string, JsonValue][]): { [key: string]: JsonValue } 
 const { value: shallowJson } = fc.letrec<{ value: JsonValue; array: JsonValue[]; object: { [key: string]: JsonValue } }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.constant(null), fc.boolean(), edgeNumber, wellFormedString, tie('array'), tie('object'),
+    fc.constant(null),
+    fc.boolean(),
+    edgeNumber,
+    wellFormedString,
+    tie('array'),
+    tie('object'),
   ),
   array: fc.array(tie('value'), { maxLength: 4 }),
   object: fc.uniqueArray(fc.tuple(hostileKey, tie('value')), { maxLength: 4, selector: ([key]) => key }).map(objectOf),
@@ -57,7 +81,13 @@ export function nested(leaf: JsonValue, depth: number, keys: readonly string[] =
   let value = leaf;
   for (let level = depth; level > 0; level--) {
     const key = keys[level % keys.length] ?? 'k';
-    value = level % 2 === 0 ? [value] : objectOf([[key, value], ['at', level]]);
+    value =
+      level % 2 === 0
+        ? [value]
+        : objectOf([
+            [key, value],
+            ['at', level],
+          ]);
   }
   return value;
 }
@@ -67,7 +97,8 @@ export const hostileBody: fc.Arbitrary<JsonValue> = fc.oneof(
   { weight: 4, arbitrary: shallowJson },
   {
     weight: 1,
-    arbitrary: fc.tuple(fc.oneof(fc.constant(null), edgeNumber, wellFormedString), fc.integer({ min: MAX_BODY_DEPTH - 4, max: MAX_BODY_DEPTH }))
+    arbitrary: fc
+      .tuple(fc.oneof(fc.constant(null), edgeNumber, wellFormedString), fc.integer({ min: MAX_BODY_DEPTH - 4, max: MAX_BODY_DEPTH }))
       .map(([leaf, depth]) => nested(leaf, depth)),
   },
 );
@@ -79,17 +110,22 @@ export const hostileType: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** An unpaired surrogate, with ASCII around it (nothing can pair it up). */
-export const loneSurrogate: fc.Arbitrary<string> = fc.tuple(
-  fc.string({ maxLength: 3 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 3 }),
-).map(([before, unit, after]) => `${before}${String.fromCharCode(unit)}${after}`);
+export const loneSurrogate: fc.Arbitrary<string> = fc
+  .tuple(fc.string({ maxLength: 3 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 3 }))
+  .map(([before, unit, after]) => `${before}${String.fromCharCode(unit)}${after}`);
 
 /**
  * `body` with an unpaired surrogate planted at a chosen place: as a value or as a key, inside
  * the body or wrapped around it, anywhere in the tree.
  */
-export const withLoneSurrogate: fc.Arbitrary<JsonValue> = fc.tuple(shallowJson, loneSurrogate, fc.nat(), fc.constantFrom('value', 'key', 'wrap-key', 'wrap-value'))
+export const withLoneSurrogate: fc.Arbitrary<JsonValue> = fc
+  .tuple(shallowJson, loneSurrogate, fc.nat(), fc.constantFrom('value', 'key', 'wrap-key', 'wrap-value'))
   .map(([body, bad, pick, where]) => {
-    if (where === 'wrap-key') return objectOf([['ok', body], [bad, 1]]);
+    if (where === 'wrap-key')
+      return objectOf([
+        ['ok', body],
+        [bad, 1],
+      ]);
     if (where === 'wrap-value') return [body, nested(bad, pick % 8)];
     return plant(body, bad, pick, where);
   });
@@ -107,6 +143,12 @@ function plant(generated: JsonValue, bad: string, pick: number, where: 'value' |
   const target = containers[pick % Math.max(containers.length, 1)];
   if (target === undefined) return where === 'key' ? objectOf([[bad, body]]) : bad;
   if (Array.isArray(target)) target.push(bad);
-  else Object.defineProperty(target, where === 'key' ? bad : `k${pick}`, { value: where === 'key' ? pick : bad, enumerable: true, writable: true, configurable: true });
+  else
+    Object.defineProperty(target, where === 'key' ? bad : `k${pick}`, {
+      value: where === 'key' ? pick : bad,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return body;
 }

@@ -47,12 +47,19 @@ class PushWatch {
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no ${op} of ${a} within 15 s`)), 15_000);
-      this.waiting.set(key, (entry) => { clearTimeout(timer); this.waiting.delete(key); resolve(entry); });
+      this.waiting.set(key, (entry) => {
+        clearTimeout(timer);
+        this.waiting.delete(key);
+        resolve(entry);
+      });
     });
   }
 }
 
-interface Http { send(body: string | Uint8Array): Promise<{ status: number; json: Record<string, unknown> }>; sync(maxSeq: number, limit: number): Promise<WireEntry[]> }
+interface Http {
+  send(body: string | Uint8Array): Promise<{ status: number; json: Record<string, unknown> }>;
+  sync(maxSeq: number, limit: number): Promise<WireEntry[]>;
+}
 
 async function httpAs(stack: RoundTripStack, user: string): Promise<Http> {
   const token = await issueToken({ secret: SECRET, user, tenant: stack.tenant, ttlSeconds: 3600 });
@@ -60,7 +67,7 @@ async function httpAs(stack: RoundTripStack, user: string): Promise<Http> {
   return {
     async send(body) {
       const res = await fetch(`${stack.httpUrl}/v1/send`, { method: 'POST', headers, body });
-      return { status: res.status, json: await res.json() as Record<string, unknown> };
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
     },
     async sync(maxSeq, limit) {
       const res = await fetch(`${stack.httpUrl}/v1/sync?maxSeq=${maxSeq}&limit=${limit}`, { headers });
@@ -88,39 +95,57 @@ export function describeRoundTrip(mode: string, stack: () => RoundTripStack): vo
       const [aliceHttp, bobHttp] = await Promise.all([httpAs(s, aliceId), httpAs(s, bobId)]);
       const [bobPushes, alicePushes] = [new PushWatch(bob), new PushWatch(alice)];
       const writeGroup = (await alice.ok<{ group: string }>('group.create', { name: 'w', members: [bobId] })).group;
-      const readGroup = (await alice.ok<{ group: string }>('group.create', { name: 'r', members: [bobId, carolId, ...s.hugeFiller] })).group;
+      const readGroup = (await alice.ok<{ group: string }>('group.create', { name: 'r', members: [bobId, carolId, ...s.hugeFiller] }))
+        .group;
       expect(await alice.ok('group.info', { group: writeGroup })).toMatchObject({ fanout: 'write' });
       expect(await alice.ok('group.info', { group: readGroup })).toMatchObject({ fanout: 'read' });
-      const to = { 'user': { user: bobId }, 'write-group': { group: writeGroup }, 'read-group': { group: readGroup } };
+      const to = { user: { user: bobId }, 'write-group': { group: writeGroup }, 'read-group': { group: readGroup } };
       let runs = 0;
       const started = Date.now();
 
-      await fc.assert(fc.asyncProperty(hostileBody, hostileType, fc.constantFrom<Target>('user', 'write-group', 'read-group'), fc.boolean(),
-        async (body, type, target, viaHttp) => {
-          runs++;
-          const a = appinfo();
-          const sent = JSON.stringify(body);
-          const frame = { appinfo: a, to: to[target], type, body };
-          if (viaHttp) expect(await aliceHttp.send(JSON.stringify(frame))).toMatchObject({ status: 200, json: { ok: true } });
-          else await alice.ok('send', frame);
-          const back: Array<[string, Delivered]> = [];
-          if (target === 'read-group') {
-            const pushed = await bobPushes.next('group.push', a);
-            const page = await bob.ok<{ messages: Delivered[] }>('group.history', { group: readGroup, afterGseq: (pushed.gseq ?? 1) - 1, limit: 1 });
-            back.push(['group.push', pushed], ['group.history', page.messages[0] as Delivered]);
-            // The sender's own copy sits in its inbox.
-            const own = await alicePushes.next('push', a);
-            back.push(['sender push', own], ['sender sync', await synced(alice, own.seq - 1, a)]);
-          } else {
-            const pushed = await bobPushes.next('push', a);
-            const page = await bob.ok<{ entries: WireEntry[] }>('history', { beforeSeq: pushed.seq + 1, limit: 1 });
-            back.push(['push', pushed], ['sync', await synced(bob, pushed.seq - 1, a)], ['history', page.entries[0] as WireEntry]);
-            back.push(['http sync', (await bobHttp.sync(pushed.seq - 1, 1))[0] as WireEntry]);
-          }
-          for (const [path, entry] of back) {
-            expect({ path, appinfo: entry?.appinfo, type: entry?.type, body: JSON.stringify(entry?.body) }).toEqual({ path, appinfo: a, type, body: sent });
-          }
-        }), { numRuns: s.numRuns, endOnFailure: true });
+      await fc.assert(
+        fc.asyncProperty(
+          hostileBody,
+          hostileType,
+          fc.constantFrom<Target>('user', 'write-group', 'read-group'),
+          fc.boolean(),
+          async (body, type, target, viaHttp) => {
+            runs++;
+            const a = appinfo();
+            const sent = JSON.stringify(body);
+            const frame = { appinfo: a, to: to[target], type, body };
+            if (viaHttp) expect(await aliceHttp.send(JSON.stringify(frame))).toMatchObject({ status: 200, json: { ok: true } });
+            else await alice.ok('send', frame);
+            const back: Array<[string, Delivered]> = [];
+            if (target === 'read-group') {
+              const pushed = await bobPushes.next('group.push', a);
+              const page = await bob.ok<{ messages: Delivered[] }>('group.history', {
+                group: readGroup,
+                afterGseq: (pushed.gseq ?? 1) - 1,
+                limit: 1,
+              });
+              back.push(['group.push', pushed], ['group.history', page.messages[0] as Delivered]);
+              // The sender's own copy sits in its inbox.
+              const own = await alicePushes.next('push', a);
+              back.push(['sender push', own], ['sender sync', await synced(alice, own.seq - 1, a)]);
+            } else {
+              const pushed = await bobPushes.next('push', a);
+              const page = await bob.ok<{ entries: WireEntry[] }>('history', { beforeSeq: pushed.seq + 1, limit: 1 });
+              back.push(['push', pushed], ['sync', await synced(bob, pushed.seq - 1, a)], ['history', page.entries[0] as WireEntry]);
+              back.push(['http sync', (await bobHttp.sync(pushed.seq - 1, 1))[0] as WireEntry]);
+            }
+            for (const [path, entry] of back) {
+              expect({ path, appinfo: entry?.appinfo, type: entry?.type, body: JSON.stringify(entry?.body) }).toEqual({
+                path,
+                appinfo: a,
+                type,
+                body: sent,
+              });
+            }
+          },
+        ),
+        { numRuns: s.numRuns, endOnFailure: true },
+      );
       console.log(`[roundtrip ${mode}] ${runs} runs in ${Date.now() - started} ms`);
     }, 120_000);
 
@@ -142,27 +167,41 @@ export function describeRoundTrip(mode: string, stack: () => RoundTripStack): vo
       };
       const place = fc.constantFrom('body', 'type', 'appinfo', 'extra field', 'field name');
       let runs = 0;
-      await fc.assert(fc.asyncProperty(withLoneSurrogate, loneSurrogate, place, fc.boolean(), async (badBody, bad, where, viaHttp) => {
-        runs++;
-        const frame: Record<string, unknown> = { appinfo: appinfo(), to: { user: bobId }, type: 'text', body: { ok: 1 } };
-        if (where === 'body') frame['body'] = badBody;
-        if (where === 'type') frame['type'] = `t${bad}`;
-        if (where === 'appinfo') frame['appinfo'] = `${String(frame['appinfo'])}${bad}`;
-        if (where === 'extra field') frame['note'] = bad;
-        if (where === 'field name') frame[bad] = 1;
-        if (viaHttp) {
-          expect(await malloryHttp.send(JSON.stringify(frame))).toMatchObject({ status: 400, json: { ok: false, error: { code: 'BAD_REQUEST' } } });
-        } else {
-          expect(await (await mallory()).call('send', frame)).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-        }
-      }), { numRuns: s.numRuns });
+      await fc.assert(
+        fc.asyncProperty(withLoneSurrogate, loneSurrogate, place, fc.boolean(), async (badBody, bad, where, viaHttp) => {
+          runs++;
+          const frame: Record<string, unknown> = { appinfo: appinfo(), to: { user: bobId }, type: 'text', body: { ok: 1 } };
+          if (where === 'body') frame['body'] = badBody;
+          if (where === 'type') frame['type'] = `t${bad}`;
+          if (where === 'appinfo') frame['appinfo'] = `${String(frame['appinfo'])}${bad}`;
+          if (where === 'extra field') frame['note'] = bad;
+          if (where === 'field name') frame[bad] = 1;
+          if (viaHttp) {
+            expect(await malloryHttp.send(JSON.stringify(frame))).toMatchObject({
+              status: 400,
+              json: { ok: false, error: { code: 'BAD_REQUEST' } },
+            });
+          } else {
+            expect(await (await mallory()).call('send', frame)).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+          }
+        }),
+        { numRuns: s.numRuns },
+      );
       // Two appinfos that differ only in an unpaired surrogate: both refused, neither stored.
       for (const unit of ['\uD800', '\uDBFF', '\uDC00']) {
-        expect(await (await mallory()).call('send', { appinfo: `twin${unit}`, to: { user: bobId }, type: 'text', body: {} })).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+        expect(await (await mallory()).call('send', { appinfo: `twin${unit}`, to: { user: bobId }, type: 'text', body: {} })).toMatchObject(
+          { error: { code: 'BAD_REQUEST' } },
+        );
       }
-      expect(await (await mallory()).call('group.create', { name: 'g\uD800', members: [bobId] })).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+      expect(await (await mallory()).call('group.create', { name: 'g\uD800', members: [bobId] })).toMatchObject({
+        error: { code: 'BAD_REQUEST' },
+      });
       // Bytes that are not UTF-8 are refused too, not stored as U+FFFD.
-      const notUtf8 = Buffer.concat([Buffer.from(`{"appinfo":"${appinfo()}","to":{"user":"${bobId}"},"type":"text","body":"`), Buffer.from([0xed, 0xa0, 0x80, 0xff]), Buffer.from('"}')]);
+      const notUtf8 = Buffer.concat([
+        Buffer.from(`{"appinfo":"${appinfo()}","to":{"user":"${bobId}"},"type":"text","body":"`),
+        Buffer.from([0xed, 0xa0, 0x80, 0xff]),
+        Buffer.from('"}'),
+      ]);
       expect(await malloryHttp.send(notUtf8)).toMatchObject({ status: 400, json: { error: { code: 'BAD_REQUEST' } } });
       const last = await mallory();
       last.ws.send(notUtf8, { binary: true });
@@ -189,7 +228,9 @@ export function describeRoundTrip(mode: string, stack: () => RoundTripStack): vo
       const pushed = await bobPushes.next('push', a);
       for (const entry of [pushed, await synced(bob, 0, a)]) expect(JSON.stringify(entry.body)).toBe(JSON.stringify(deepest));
       const tooDeep: JsonValue = nested(1, MAX_BODY_DEPTH + 1);
-      expect(await alice.call('send', { appinfo: appinfo(), to: { user: bobId }, type: 'text', body: tooDeep })).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+      expect(await alice.call('send', { appinfo: appinfo(), to: { user: bobId }, type: 'text', body: tooDeep })).toMatchObject({
+        error: { code: 'BAD_REQUEST' },
+      });
       expect((await bob.syncAll()).map((e) => e.appinfo)).toEqual([a]);
     });
   });

@@ -2,7 +2,9 @@
 import { appendFileSync } from 'node:fs';
 
 let out = '';
-export function initialize(data) { out = data.out; }
+export function initialize(data) {
+  out = data.out;
+}
 
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);

@@ -11,4 +11,11 @@ const out = process.env.SEQLINE_LOADED_MODULES_OUT;
 if (out === undefined) throw new Error('loaded-modules-probe: set SEQLINE_LOADED_MODULES_OUT');
 register('./loaded-modules-hooks.mjs', import.meta.url, { data: { out } });
 const cache = createRequire(import.meta.url).cache;
-process.on('exit', () => appendFileSync(out, Object.keys(cache).map((p) => `${p}\n`).join('')));
+process.on('exit', () =>
+  appendFileSync(
+    out,
+    Object.keys(cache)
+      .map((p) => `${p}\n`)
+      .join(''),
+  ),
+);

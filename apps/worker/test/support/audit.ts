@@ -43,7 +43,7 @@ export class InboxAudit {
   /** Every message this user must hold is in the inbox. */
   isComplete(user: string, inbox: WireEntry[]): boolean {
     const have = new Set(inbox.map((e) => e.appinfo));
-    return [...this.expected.get(user) ?? []].every((a) => have.has(a));
+    return [...(this.expected.get(user) ?? [])].every((a) => have.has(a));
   }
 
   users(): string[] {
@@ -64,7 +64,12 @@ export class InboxAudit {
       for (const [appinfo, n] of copies) {
         if (n < 2) continue;
         counts.duplicated += n - 1;
-        this.details.push(`duplicate ${user} ${appinfo} at seqs ${inbox.filter((e) => e.appinfo === appinfo).map((e) => e.seq).join(',')}`);
+        this.details.push(
+          `duplicate ${user} ${appinfo} at seqs ${inbox
+            .filter((e) => e.appinfo === appinfo)
+            .map((e) => e.seq)
+            .join(',')}`,
+        );
       }
       for (const appinfo of this.expected.get(user) ?? []) {
         if (copies.has(appinfo)) continue;
@@ -91,7 +96,10 @@ export class InboxAudit {
       if (!isStrictlyIncreasing(seen)) counts.regressions++;
       const upTo = seen.at(-1) ?? 0;
       const caughtUp = [...seen, ...inbox.filter((e) => e.seq > upTo).map((e) => e.seq)];
-      const skipped = findSkips(caughtUp, inbox.map((e) => e.seq));
+      const skipped = findSkips(
+        caughtUp,
+        inbox.map((e) => e.seq),
+      );
       counts.skips += skipped.length;
       if (skipped.length > 0) this.details.push(`skips ${tail.user}: ${skipped.slice(0, 20).join(',')} (tail ended at ${upTo})`);
     }
@@ -110,7 +118,9 @@ export function formatCounts(c: Counts): string {
  * then returns the inboxes; returns what is there at the deadline so the counts show the loss.
  */
 export async function collectInboxes(
-  audit: InboxAudit, fetchInbox: (user: string) => Promise<WireEntry[]>, timeoutMs: number,
+  audit: InboxAudit,
+  fetchInbox: (user: string) => Promise<WireEntry[]>,
+  timeoutMs: number,
 ): Promise<Map<string, WireEntry[]>> {
   const deadline = Date.now() + timeoutMs;
   const inboxes = new Map<string, WireEntry[]>();

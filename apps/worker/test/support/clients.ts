@@ -29,7 +29,11 @@ export async function callOrFail(c: TestClient, op: string, args: Record<string,
 
 async function connectRetry(url: string, user: string, tenant: string, stop: () => boolean): Promise<TestClient | undefined> {
   while (!stop()) {
-    try { return await TestClient.connect(url, user, tenant); } catch { await sleep(100); }
+    try {
+      return await TestClient.connect(url, user, tenant);
+    } catch {
+      await sleep(100);
+    }
   }
   return undefined;
 }
@@ -84,11 +88,21 @@ export async function sendLoop(o: SendLoopOptions): Promise<SendStats> {
     pending ??= { appinfo: `${o.user}-m${k}`, to: o.target(k), k: k++, sentAt: Date.now(), attempts: 0 };
     pending.attempts++;
     try {
-      const r = await callOrFail(c, 'send', { appinfo: pending.appinfo, to: pending.to, type: 'text', body: { k: pending.k } }, o.timeoutMs ?? 8000);
+      const r = await callOrFail(
+        c,
+        'send',
+        { appinfo: pending.appinfo, to: pending.to, type: 'text', body: { k: pending.k } },
+        o.timeoutMs ?? 8000,
+      );
       if (r.ok) {
         stats.acks.push({
-          appinfo: pending.appinfo, to: pending.to, seq: r.seq as number, sentAt: pending.sentAt, at: Date.now(),
-          duplicate: r.duplicate === true, attempts: pending.attempts,
+          appinfo: pending.appinfo,
+          to: pending.to,
+          seq: r.seq as number,
+          sentAt: pending.sentAt,
+          at: Date.now(),
+          duplicate: r.duplicate === true,
+          attempts: pending.attempts,
         });
         pending = undefined;
         await sleep(o.pauseMs ?? 20);
@@ -98,7 +112,9 @@ export async function sendLoop(o: SendLoopOptions): Promise<SendStats> {
       }
     } catch (err) {
       if (err instanceof Error && err.message === 'timeout') stats.timeouts++;
-      c.close(); c = undefined; attempt++;
+      c.close();
+      c = undefined;
+      attempt++;
     }
   }
   c?.close();
@@ -107,7 +123,12 @@ export async function sendLoop(o: SendLoopOptions): Promise<SendStats> {
 }
 
 /** A client tailing its inbox: sync by max seq in a loop; records every seq it was given, in order. */
-export interface Tail { user: string; seen: WireEntry[]; errors: number; done: Promise<void> }
+export interface Tail {
+  user: string;
+  seen: WireEntry[];
+  errors: number;
+  done: Promise<void>;
+}
 
 export function tailInbox(urls: string[], tenant: string, user: string, stop: () => boolean): Tail {
   const tail: Tail = { user, seen: [], errors: 0, done: Promise.resolve() };
@@ -122,10 +143,15 @@ export function tailInbox(urls: string[], tenant: string, user: string, stop: ()
         if (r.ok) {
           tail.seen.push(...(r.entries as WireEntry[]));
           if (r.hasMore !== true) await sleep(10);
-        } else { tail.errors++; await sleep(100); }
+        } else {
+          tail.errors++;
+          await sleep(100);
+        }
       } catch {
         tail.errors++;
-        c.close(); c = undefined; attempt++;
+        c.close();
+        c = undefined;
+        attempt++;
       }
     }
     c?.close();
@@ -150,7 +176,7 @@ export async function httpSyncAll(httpUrl: string, tenant: string, user: string)
   const out: WireEntry[] = [];
   for (let maxSeq = 0; ;) {
     const res = await fetch(`${httpUrl}/v1/sync?maxSeq=${maxSeq}&limit=1000`, { headers: { authorization } });
-    const body = await res.json() as { ok: boolean; entries?: WireEntry[]; hasMore?: boolean; error?: unknown };
+    const body = (await res.json()) as { ok: boolean; entries?: WireEntry[]; hasMore?: boolean; error?: unknown };
     if (!body.ok || !body.entries) throw new Error(`sync of ${user} failed: ${res.status} ${JSON.stringify(body.error)}`);
     out.push(...body.entries);
     maxSeq = body.entries.at(-1)?.seq ?? maxSeq;
@@ -185,7 +211,9 @@ export function mergeStats(all: SendStats[]): SendStats {
   const errors = new Map<string, number>();
   for (const s of all) for (const [code, n] of s.errors) errors.set(code, (errors.get(code) ?? 0) + n);
   return {
-    acks: all.flatMap((s) => s.acks), errors, timeouts: all.reduce((n, s) => n + s.timeouts, 0),
+    acks: all.flatMap((s) => s.acks),
+    errors,
+    timeouts: all.reduce((n, s) => n + s.timeouts, 0),
     unacked: all.flatMap((s) => s.unacked),
   };
 }

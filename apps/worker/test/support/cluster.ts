@@ -16,7 +16,14 @@ const READY = { worker: 'seqline worker running', gateway: 'seqline gateway list
 const MAX_OUTPUT = 256 * 1024;
 
 export type Role = keyof typeof MAINS;
-export interface LogRecord { level: number; msg: string; time: number; shard?: number; epoch?: number; [k: string]: unknown }
+export interface LogRecord {
+  level: number;
+  msg: string;
+  time: number;
+  shard?: number;
+  epoch?: number;
+  [k: string]: unknown;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -25,7 +32,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * stray worker of an old namespace would keep claiming shard epochs in the shared keyspace.
  */
 const running = new Set<ChildProcess>();
-process.once('exit', () => { for (const proc of running) proc.kill('SIGKILL'); });
+process.once('exit', () => {
+  for (const proc of running) proc.kill('SIGKILL');
+});
 
 export const uniqueId = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}`;
 
@@ -40,17 +49,32 @@ export class NodeProcess {
   readonly serving = new Set<number>();
   private partial = '';
 
-  constructor(readonly role: Role, readonly name: string, readonly env: Record<string, string>, readonly port?: number) {}
+  constructor(
+    readonly role: Role,
+    readonly name: string,
+    readonly env: Record<string, string>,
+    readonly port?: number,
+  ) {}
 
-  get pid(): number | undefined { return this.proc?.pid; }
-  get alive(): boolean { return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null; }
-  get url(): string { return `ws://127.0.0.1:${this.port}/v1/ws`; }
-  get httpUrl(): string { return `http://127.0.0.1:${this.port}`; }
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+  get alive(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+  get url(): string {
+    return `ws://127.0.0.1:${this.port}/v1/ws`;
+  }
+  get httpUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   async start(timeoutMs = 60_000): Promise<void> {
     this.serving.clear();
     const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAINS[this.role]], {
-      cwd: REPO_ROOT, env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.proc = proc;
     running.add(proc);
@@ -60,10 +84,15 @@ export class NodeProcess {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${this.name} did not start in ${timeoutMs} ms:\n${this.tail()}`)), timeoutMs);
       const check = setInterval(() => {
-        if (this.records.some((r) => r.msg.startsWith(READY[this.role]))) { clearInterval(check); clearTimeout(timer); resolve(); }
+        if (this.records.some((r) => r.msg.startsWith(READY[this.role]))) {
+          clearInterval(check);
+          clearTimeout(timer);
+          resolve();
+        }
       }, 20);
       proc.once('exit', (code, signal) => {
-        clearInterval(check); clearTimeout(timer);
+        clearInterval(check);
+        clearTimeout(timer);
         reject(new Error(`${this.name} exited early (${code ?? signal}):\n${this.tail()}`));
       });
     });
@@ -76,7 +105,11 @@ export class NodeProcess {
     for (const line of lines) {
       if (!line.startsWith('{')) continue;
       let rec: LogRecord;
-      try { rec = JSON.parse(line) as LogRecord; } catch { continue; }
+      try {
+        rec = JSON.parse(line) as LogRecord;
+      } catch {
+        continue;
+      }
       if (rec.level < 30) continue;
       this.records.push(rec);
       if (typeof rec.shard !== 'number') continue;
@@ -90,7 +123,9 @@ export class NodeProcess {
     if (this.output.length > MAX_OUTPUT) this.output = this.output.slice(-MAX_OUTPUT / 2);
   }
 
-  tail(chars = 3000): string { return this.output.slice(-chars); }
+  tail(chars = 3000): string {
+    return this.output.slice(-chars);
+  }
 
   /** Records with this msg (optionally for one shard). */
   logged(msg: string, shard?: number): LogRecord[] {
@@ -108,8 +143,12 @@ export class NodeProcess {
     this.serving.clear();
   }
 
-  sigstop(): void { this.proc?.kill('SIGSTOP'); }
-  sigcont(): void { this.proc?.kill('SIGCONT'); }
+  sigstop(): void {
+    this.proc?.kill('SIGSTOP');
+  }
+  sigcont(): void {
+    this.proc?.kill('SIGCONT');
+  }
 
   /** SIGTERM and wait for the exit (SIGKILL after the grace); resolves to the exit code. */
   async terminate(graceMs = 15_000): Promise<number | null> {
@@ -119,7 +158,12 @@ export class NodeProcess {
     proc.kill('SIGCONT');
     proc.kill('SIGTERM');
     const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-    try { return await exited; } finally { clearTimeout(timer); this.serving.clear(); }
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+      this.serving.clear();
+    }
   }
 }
 
@@ -143,9 +187,16 @@ export class Cluster {
   private constructor(options: ClusterOptions) {
     this.leaseTtlMs = options.leaseTtlMs ?? 2000;
     this.baseEnv = {
-      SEQLINE_NAMESPACE: this.namespace, SCYLLA_KEYSPACE: E2E_KEYSPACE, SCYLLA_MIGRATE: '1',
-      SEQLINE_SECRET: SECRET, SEQLINE_LEASE_TTL_MS: String(this.leaseTtlMs), SEQLINE_SHARDS: String(SHARDS),
-      HOST: '127.0.0.1', SEQLINE_RATE_PER_SEC: '100000', SEQLINE_RATE_BURST: '100000', LOG_LEVEL: 'info',
+      SEQLINE_NAMESPACE: this.namespace,
+      SCYLLA_KEYSPACE: E2E_KEYSPACE,
+      SCYLLA_MIGRATE: '1',
+      SEQLINE_SECRET: SECRET,
+      SEQLINE_LEASE_TTL_MS: String(this.leaseTtlMs),
+      SEQLINE_SHARDS: String(SHARDS),
+      HOST: '127.0.0.1',
+      SEQLINE_RATE_PER_SEC: '100000',
+      SEQLINE_RATE_BURST: '100000',
+      LOG_LEVEL: 'info',
       ...options.env,
     };
   }
@@ -157,7 +208,9 @@ export class Cluster {
       for (let i = 0; i < options.workers; i++) {
         const name = `w${i + 1}-${cluster.namespace}`;
         const port = await freePort(); // its /healthz and /metrics
-        cluster.workers.push(new NodeProcess('worker', name, { ...cluster.baseEnv, SEQLINE_OWNER_ID: name, SEQLINE_WORKER_HTTP_PORT: String(port) }, port));
+        cluster.workers.push(
+          new NodeProcess('worker', name, { ...cluster.baseEnv, SEQLINE_OWNER_ID: name, SEQLINE_WORKER_HTTP_PORT: String(port) }, port),
+        );
       }
       for (let i = 0; i < options.gateways; i++) {
         const name = `g${i + 1}-${cluster.namespace}`;
@@ -184,7 +237,10 @@ export class Cluster {
     for (;;) {
       const live = this.workers.filter((w) => w.alive);
       const snapshot = live.map((w) => [...w.serving].sort((a, b) => a - b).join(',')).join('|');
-      if (snapshot !== lastSnapshot) { lastSnapshot = snapshot; quietSince = Date.now(); }
+      if (snapshot !== lastSnapshot) {
+        lastSnapshot = snapshot;
+        quietSince = Date.now();
+      }
       const total = live.reduce((n, w) => n + w.serving.size, 0);
       const union = new Set(live.flatMap((w) => [...w.serving]));
       const balanced = union.size === SHARDS && total === SHARDS && live.every((w) => w.serving.size > 0);
@@ -221,11 +277,20 @@ export class Cluster {
 
   /** Warnings and errors each process logged (the newest `perProcess`), for a failed test's report. */
   report(perProcess = 25): string {
-    return [...this.workers, ...this.gateways].map((p) => {
-      const lines = p.records.filter((r) => r.level >= 40).slice(-perProcess)
-        .map((r) => `  ${new Date(r.time).toISOString()} ${r.msg} ${JSON.stringify({ ...r, level: undefined, time: undefined, msg: undefined, pid: undefined, hostname: undefined })}`.slice(0, 400));
-      return `${p.name} (${p.alive ? 'alive' : 'gone'}), ${p.records.filter((r) => r.level >= 40).length} warnings/errors:\n${lines.join('\n')}`;
-    }).join('\n');
+    return [...this.workers, ...this.gateways]
+      .map((p) => {
+        const lines = p.records
+          .filter((r) => r.level >= 40)
+          .slice(-perProcess)
+          .map((r) =>
+            `  ${new Date(r.time).toISOString()} ${r.msg} ${JSON.stringify({ ...r, level: undefined, time: undefined, msg: undefined, pid: undefined, hostname: undefined })}`.slice(
+              0,
+              400,
+            ),
+          );
+        return `${p.name} (${p.alive ? 'alive' : 'gone'}), ${p.records.filter((r) => r.level >= 40).length} warnings/errors:\n${lines.join('\n')}`;
+      })
+      .join('\n');
   }
 
   /** The live worker serving `shard` now, if any. */

@@ -10,8 +10,11 @@ import { CQL_CONTACT } from './services.ts';
 export async function explainLost(tenant: string, lostPairs: string[], syncedHead: (user: string) => Promise<number>): Promise<string[]> {
   if (lostPairs.length === 0) return [];
   const stores = await openScyllaStores({
-    contactPoints: CQL_CONTACT.split(','), localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
-    keyspace: E2E_KEYSPACE, logger: silentLogger, migrate: false,
+    contactPoints: CQL_CONTACT.split(','),
+    localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
+    keyspace: E2E_KEYSPACE,
+    logger: silentLogger,
+    migrate: false,
   });
   try {
     const out: string[] = [];

@@ -29,7 +29,11 @@ export function useOneNodeCluster(): OneNodeCluster {
   beforeAll(async () => {
     cluster = await Cluster.start({ workers: 1, gateways: 1 });
     const probe = await handle.connect('warmup');
-    await waitFor(async () => (await probe.call('send', { appinfo: 'warmup', to: { user: 'warmup2' }, type: 'text', body: {} })).ok, 30_000, 'a first send');
+    await waitFor(
+      async () => (await probe.call('send', { appinfo: 'warmup', to: { user: 'warmup2' }, type: 'text', body: {} })).ok,
+      30_000,
+      'a first send',
+    );
   }, 240_000);
   afterAll(async () => {
     for (const c of open) c.close();

@@ -26,7 +26,8 @@ const firstLine = (err: unknown) => (err instanceof Error ? err.message : String
 
 export async function probeCassandra(timeoutMs = 5000): Promise<Probe> {
   const client = new Client({
-    contactPoints: CQL_CONTACT.split(','), localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
+    contactPoints: CQL_CONTACT.split(','),
+    localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
     socketOptions: { connectTimeout: timeoutMs, readTimeout: timeoutMs },
   });
   try {
@@ -42,7 +43,9 @@ export async function probeCassandra(timeoutMs = 5000): Promise<Probe> {
 
 export async function probeRedis(): Promise<Probe> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
-  redis.on('error', () => { /* reported below */ });
+  redis.on('error', () => {
+    /* reported below */
+  });
   try {
     await redis.connect();
     return (await redis.ping()) === 'PONG' ? { ok: true } : { ok: false, reason: `Redis at ${REDIS_URL}: no PONG` };
@@ -81,7 +84,9 @@ export function requireServices(probe: Probe, what: string): boolean {
 /** `bash scripts/services.sh <cmd> <svc>` — stop/start/kill a shared service (fault tests only). */
 export async function servicesSh(cmd: 'stop' | 'start' | 'kill' | 'status', svc: ServiceName): Promise<string> {
   const { stdout, stderr } = await run('bash', ['scripts/services.sh', cmd, svc], {
-    cwd: REPO_ROOT, timeout: 300_000, maxBuffer: 4 * 1024 * 1024,
+    cwd: REPO_ROOT,
+    timeout: 300_000,
+    maxBuffer: 4 * 1024 * 1024,
   });
   return `${stdout}${stderr}`;
 }
@@ -126,7 +131,9 @@ export async function cleanupNamespace(namespace: string): Promise<void> {
     process.stderr.write(`cleanup of NATS streams for ${namespace} failed: ${firstLine(err)}\n`);
   }
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
-  redis.on('error', () => { /* best effort */ });
+  redis.on('error', () => {
+    /* best effort */
+  });
   try {
     let cursor = '0';
     do {
@@ -156,11 +163,13 @@ export async function jobRedeliveries(namespace: string): Promise<Record<string,
 
 export const NATS_MONITOR = process.env.NATS_MONITOR_URL ?? `http://127.0.0.1:${process.env.NATS_HTTP_PORT ?? '8222'}`;
 
-interface Connz { connections: { name?: string; in_msgs: number; subscriptions_list?: string[] }[] }
+interface Connz {
+  connections: { name?: string; in_msgs: number; subscriptions_list?: string[] }[];
+}
 
 async function connz(subs: boolean): Promise<Connz> {
   const res = await fetch(`${NATS_MONITOR}/connz?limit=4096${subs ? '&subs=1' : ''}`);
-  return await res.json() as Connz;
+  return (await res.json()) as Connz;
 }
 
 /** NATS subjects a named client connection is subscribed to (monitoring endpoint /connz). */

@@ -39,10 +39,14 @@ export async function startTraffic(c: Cluster, o: TrafficOptions): Promise<Traff
     const members = Array.from({ length: o.groupMembers }, (_, i) => `gm${i}`);
     const admin = await TestClient.connect(urls[0]!, senders[0]!, c.tenant);
     try {
-      const g = await waitFor(async () => {
-        const r = await admin.call('group.create', { name: 'fault-group', members: [...senders.slice(1), ...members] });
-        return r.ok ? r : undefined;
-      }, 30_000, 'group.create');
+      const g = await waitFor(
+        async () => {
+          const r = await admin.call('group.create', { name: 'fault-group', members: [...senders.slice(1), ...members] });
+          return r.ok ? r : undefined;
+        },
+        30_000,
+        'group.create',
+      );
       group = { id: g.group as string, members: [...senders, ...members] };
     } finally {
       admin.close();
@@ -51,15 +55,25 @@ export async function startTraffic(c: Cluster, o: TrafficOptions): Promise<Traff
   let stop = false;
   const tailed = [...new Set([...recipients, ...senders, ...(group?.members ?? [])])];
   const tails = tailed.map((u, i) => tailInbox(i % 2 ? [...urls].reverse() : urls, c.tenant, u, () => stop));
-  const loops = senders.map((user, i) => sendLoop({
-    urls: i % 2 ? [...urls].reverse() : urls, tenant: c.tenant, user, stop: () => stop, timeoutMs: o.timeoutMs ?? 8000,
-    // Every 4th send of a sender goes to the group, when there is one.
-    target: (k) => (group && k % 4 === 3 ? { group: group.id } : { user: recipients[(k + i) % recipients.length]! }),
-  }));
+  const loops = senders.map((user, i) =>
+    sendLoop({
+      urls: i % 2 ? [...urls].reverse() : urls,
+      tenant: c.tenant,
+      user,
+      stop: () => stop,
+      timeoutMs: o.timeoutMs ?? 8000,
+      // Every 4th send of a sender goes to the group, when there is one.
+      target: (k) => (group && k % 4 === 3 ? { group: group.id } : { user: recipients[(k + i) % recipients.length]! }),
+    }),
+  );
   const progress = () => tails.reduce((n, t) => n + t.seen.length, 0);
 
   return {
-    senders, recipients, ...(group ? { group } : {}), tails, progress,
+    senders,
+    recipients,
+    ...(group ? { group } : {}),
+    tails,
+    progress,
     async advance(n, timeoutMs, what) {
       const from = progress();
       await waitFor(() => progress() >= from + n, timeoutMs, what);

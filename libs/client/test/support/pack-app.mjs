@@ -48,8 +48,12 @@ if (MODE === 'global') {
   globalThis.localStorage ??= { getItem: (k) => items.get(k) ?? null, setItem: (k, v) => void items.set(k, String(v)) };
   sdk = await import(process.env.SDK);
   bobStore = {
-    async load() { return Number(localStorage.getItem('seqline.maxSeq') ?? 0); },
-    async save(seq) { localStorage.setItem('seqline.maxSeq', String(seq)); },
+    async load() {
+      return Number(localStorage.getItem('seqline.maxSeq') ?? 0);
+    },
+    async save(seq) {
+      localStorage.setItem('seqline.maxSeq', String(seq));
+    },
   };
 } else {
   sdk = await import('@seqline/client');
@@ -63,7 +67,10 @@ const { SeqlineClient, SeqlineClientError } = sdk;
 
 function client(token, store) {
   return new SeqlineClient({
-    url: SERVER_URL, token, store, requestTimeoutMs: 3_000,
+    url: SERVER_URL,
+    token,
+    store,
+    requestTimeoutMs: 3_000,
     ...(WebSocketOption ? { WebSocket: WebSocketOption } : {}),
   });
 }
@@ -81,9 +88,13 @@ if (MODE === 'none') {
 
 const bobSeen = [];
 const bob = client(async () => TOKEN_BOB, bobStore);
-bob.on('entries', (entries) => { for (const e of entries) bobSeen.push(e); });
+bob.on('entries', (entries) => {
+  for (const e of entries) bobSeen.push(e);
+});
 let bobSyncs = 0;
-bob.on('synced', () => { bobSyncs += 1; });
+bob.on('synced', () => {
+  bobSyncs += 1;
+});
 const alice = client(TOKEN_ALICE);
 await Promise.all([alice.connect(), bob.connect()]);
 await until(() => bobSyncs === 1, 'bob synced');
@@ -99,9 +110,13 @@ bob.close();
 const missed = [await alice.send(text(2)), await alice.send(text(3))];
 const resumed = [];
 const bob2 = client(async () => TOKEN_BOB, bobStore);
-bob2.on('entries', (entries) => { for (const e of entries) resumed.push(e); });
+bob2.on('entries', (entries) => {
+  for (const e of entries) resumed.push(e);
+});
 let resumedSynced = false;
-bob2.on('synced', () => { resumedSynced = true; });
+bob2.on('synced', () => {
+  resumedSynced = true;
+});
 await bob2.connect();
 await until(() => resumedSynced, 'bob synced again');
 const storedMaxSeq = await bobStore.load();
@@ -109,15 +124,19 @@ const storedMaxSeq = await bobStore.load();
 alice.close();
 bob2.close();
 clearTimeout(watchdog);
-console.log(JSON.stringify({
-  ok: true,
-  first, again, bobSyncs,
-  pushedToBob: bobSeen.filter((e) => e.kind === 'msg').map((e) => ({ seq: e.seq, appinfo: e.appinfo, from: e.from, body: e.body })),
-  missed: missed.map((m) => ({ seq: m.seq, appinfo: m.appinfo })),
-  resumed: resumed.map((e) => ({ seq: e.seq, appinfo: e.appinfo })),
-  bobMaxSeq: bob2.maxSeq,
-  storedMaxSeq,
-  opened,
-  hadGlobalWebSocket,
-}));
+console.log(
+  JSON.stringify({
+    ok: true,
+    first,
+    again,
+    bobSyncs,
+    pushedToBob: bobSeen.filter((e) => e.kind === 'msg').map((e) => ({ seq: e.seq, appinfo: e.appinfo, from: e.from, body: e.body })),
+    missed: missed.map((m) => ({ seq: m.seq, appinfo: m.appinfo })),
+    resumed: resumed.map((e) => ({ seq: e.seq, appinfo: e.appinfo })),
+    bobMaxSeq: bob2.maxSeq,
+    storedMaxSeq,
+    opened,
+    hadGlobalWebSocket,
+  }),
+);
 process.exit(0);

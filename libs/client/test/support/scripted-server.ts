@@ -139,8 +139,14 @@ export class ScriptedServer {
   private store(from: string, appinfo: string, convType: 'user' | 'group', convId: string, body: object): Entry {
     this.nextSeq += Math.max(1, this.seqStep());
     const entry: Entry = {
-      seq: this.nextSeq, kind: 'msg', appinfo, conv: { type: convType, id: convId },
-      from, sendTime: 1_763_700_000_000 + this.nextSeq, type: 'text', body: body as Entry['body'],
+      seq: this.nextSeq,
+      kind: 'msg',
+      appinfo,
+      conv: { type: convType, id: convId },
+      from,
+      sendTime: 1_763_700_000_000 + this.nextSeq,
+      type: 'text',
+      body: body as Entry['body'],
     };
     this.inbox.push(entry);
     return entry;

@@ -32,16 +32,35 @@ export function clusterRig(deps: { nc: NatsConnection; redis: Redis; store: Temp
   const hosts: ShardOwnerHost[] = [];
   const writers: Array<{ close(): Promise<void> }> = [];
   const writerOptions = (extra: Partial<RemoteWriterOptions>): RemoteWriterOptions => ({
-    nc: deps.nc, shardCount: deps.shardCount, subjectPrefix, requestTimeoutMs: 1000, deadlineMs: 20_000, ...extra,
+    nc: deps.nc,
+    shardCount: deps.shardCount,
+    subjectPrefix,
+    requestTimeoutMs: 1000,
+    deadlineMs: 20_000,
+    ...extra,
   });
   return {
-    keyPrefix, subjectPrefix, shardCount: deps.shardCount, ttl: deps.ttl, logger,
+    keyPrefix,
+    subjectPrefix,
+    shardCount: deps.shardCount,
+    ttl: deps.ttl,
+    logger,
     host(ownerId, extra = {}) {
       const push = new RecordingPushBus();
       const host = new ShardOwnerHost({
-        nc: deps.nc, redis: deps.redis, ceilings: deps.store.engine.ceilings, timeline: deps.store.engine.timeline,
-        groupStreams: deps.store.engine.groupStreams, push, logger: logger.child({ host: ownerId }), ownerId, shardCount: deps.shardCount, leaseTtlMs: deps.ttl,
-        keyPrefix, subjectPrefix, ...extra,
+        nc: deps.nc,
+        redis: deps.redis,
+        ceilings: deps.store.engine.ceilings,
+        timeline: deps.store.engine.timeline,
+        groupStreams: deps.store.engine.groupStreams,
+        push,
+        logger: logger.child({ host: ownerId }),
+        ownerId,
+        shardCount: deps.shardCount,
+        leaseTtlMs: deps.ttl,
+        keyPrefix,
+        subjectPrefix,
+        ...extra,
       });
       hosts.push(host);
       return Object.assign(host, { push });
@@ -66,7 +85,8 @@ export function clusterRig(deps: { nc: NatsConnection; redis: Redis; store: Temp
 
 /** Every stored entry of an inbox (TimelineStore) or a group stream (GroupStreamStore), ascending. */
 export async function readAll<K extends string>(
-  log: { readAfter(key: K, after: number, limit: number): Promise<Entry[]> }, key: K,
+  log: { readAfter(key: K, after: number, limit: number): Promise<Entry[]> },
+  key: K,
 ): Promise<Entry[]> {
   const out: Entry[] = [];
   for (;;) {

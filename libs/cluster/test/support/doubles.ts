@@ -3,7 +3,12 @@ import { performance } from 'node:perf_hooks';
 import { groupKey, inboxKey, shardOf } from '@seqline/core';
 import type { GroupKey, InboxKey, Logger, NewEntry, PushBus, PushMessage } from '@seqline/core';
 
-export interface LogRecord { level: string; msg: string | undefined; obj: Record<string, unknown>; at: number }
+export interface LogRecord {
+  level: string;
+  msg: string | undefined;
+  obj: Record<string, unknown>;
+  at: number;
+}
 
 /** Keeps every record with its bindings, shared by all children; optionally mirrors lines out. */
 export class MemoryLogger implements Logger {
@@ -12,11 +17,21 @@ export class MemoryLogger implements Logger {
     private readonly bindings: Record<string, unknown> = {},
     private readonly sink?: (r: LogRecord) => void,
   ) {}
-  debug(obj: object, msg?: string): void { this.add('debug', obj, msg); }
-  info(obj: object, msg?: string): void { this.add('info', obj, msg); }
-  warn(obj: object, msg?: string): void { this.add('warn', obj, msg); }
-  error(obj: object, msg?: string): void { this.add('error', obj, msg); }
-  child(bindings: object): Logger { return new MemoryLogger(this.records, { ...this.bindings, ...bindings }, this.sink); }
+  debug(obj: object, msg?: string): void {
+    this.add('debug', obj, msg);
+  }
+  info(obj: object, msg?: string): void {
+    this.add('info', obj, msg);
+  }
+  warn(obj: object, msg?: string): void {
+    this.add('warn', obj, msg);
+  }
+  error(obj: object, msg?: string): void {
+    this.add('error', obj, msg);
+  }
+  child(bindings: object): Logger {
+    return new MemoryLogger(this.records, { ...this.bindings, ...bindings }, this.sink);
+  }
   find(msg: string, where: Record<string, unknown> = {}): LogRecord[] {
     return this.records.filter((r) => r.msg === msg && Object.entries(where).every(([k, v]) => r.obj[k] === v));
   }
@@ -29,15 +44,29 @@ export class MemoryLogger implements Logger {
 
 export class RecordingPushBus implements PushBus {
   readonly published: PushMessage[] = [];
-  publish(msg: PushMessage): void { this.published.push(msg); }
-  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void { for (const inbox of inboxes) this.publish({ ...msg, inbox }); }
-  subscribe(): () => void { return () => {}; }
+  publish(msg: PushMessage): void {
+    this.published.push(msg);
+  }
+  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+    for (const inbox of inboxes) this.publish({ ...msg, inbox });
+  }
+  subscribe(): () => void {
+    return () => {};
+  }
   async close(): Promise<void> {}
 }
 
 let counter = 0;
 export function msg(appinfo = `app-${process.pid}-${++counter}`, text = 'hi'): NewEntry {
-  return { kind: 'msg', appinfo, conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 1_700_000_000_000, type: 'text', body: { text } };
+  return {
+    kind: 'msg',
+    appinfo,
+    conv: { type: 'user', id: 'bob' },
+    from: 'bob',
+    sendTime: 1_700_000_000_000,
+    type: 'text',
+    body: { text },
+  };
 }
 
 /** A message as it goes into a read-fanout group stream. */
@@ -70,7 +99,7 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v) return v as NonNullable<T>;
+    if (v) return v;
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }

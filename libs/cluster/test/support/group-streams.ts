@@ -23,11 +23,25 @@ export class RecordingGroupStreams implements GroupStreamStore {
     return this.appended.some((a) => a.group === group);
   }
 
-  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> { return this.inner.findSeqs(group, appinfos); }
-  readAfter(group: GroupKey, after: number, limit: number): Promise<Entry[]> { return this.inner.readAfter(group, after, limit); }
-  readBefore(group: GroupKey, before: number, limit: number): Promise<Entry[]> { return this.inner.readBefore(group, before, limit); }
-  headSeq(group: GroupKey): Promise<number> { return this.inner.headSeq(group); }
-  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> { return this.inner.setCursor(group, inbox, gseq); }
-  getCursor(group: GroupKey, inbox: InboxKey): Promise<number> { return this.inner.getCursor(group, inbox); }
-  listCursors(group: GroupKey): Promise<Map<InboxKey, number>> { return this.inner.listCursors(group); }
+  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
+    return this.inner.findSeqs(group, appinfos);
+  }
+  readAfter(group: GroupKey, after: number, limit: number): Promise<Entry[]> {
+    return this.inner.readAfter(group, after, limit);
+  }
+  readBefore(group: GroupKey, before: number, limit: number): Promise<Entry[]> {
+    return this.inner.readBefore(group, before, limit);
+  }
+  headSeq(group: GroupKey): Promise<number> {
+    return this.inner.headSeq(group);
+  }
+  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
+    return this.inner.setCursor(group, inbox, gseq);
+  }
+  getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
+    return this.inner.getCursor(group, inbox);
+  }
+  listCursors(group: GroupKey): Promise<Map<InboxKey, number>> {
+    return this.inner.listCursors(group);
+  }
 }

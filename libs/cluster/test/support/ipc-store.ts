@@ -10,8 +10,20 @@ import type { SeqCeilingStore, TimelineStore } from '@seqline/core';
 import { fromWireError } from '../../src/index.ts';
 
 type Target = 'timeline' | 'ceilings';
-interface CallMsg { type: 'call'; id: number; target: Target; method: string; args: unknown[] }
-interface ReplyMsg { type: 'reply'; id: number; ok: boolean; value?: unknown; error?: { name: string; message: string; code?: string } }
+interface CallMsg {
+  type: 'call';
+  id: number;
+  target: Target;
+  method: string;
+  args: unknown[];
+}
+interface ReplyMsg {
+  type: 'reply';
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: { name: string; message: string; code?: string };
+}
 
 const TIMELINE_METHODS = ['append', 'findSeqs', 'getEntry', 'readAfter', 'readBefore', 'headSeq', 'addReaders', 'getReaders'] as const;
 const CEILING_METHODS = ['nextEpoch', 'claim', 'raise'] as const;
@@ -30,11 +42,12 @@ export function ipcStores(): { timeline: TimelineStore; ceilings: SeqCeilingStor
     if (m.ok) p.resolve(m.value);
     else p.reject(reviveError(m.error ?? { name: 'Error', message: 'unknown' }));
   });
-  const call = (target: Target, method: string, args: unknown[]): Promise<unknown> => new Promise((resolve, reject) => {
-    const id = ++next;
-    pending.set(id, { resolve, reject });
-    send({ type: 'call', id, target, method, args } satisfies CallMsg);
-  });
+  const call = (target: Target, method: string, args: unknown[]): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const id = ++next;
+      pending.set(id, { resolve, reject });
+      send({ type: 'call', id, target, method, args } satisfies CallMsg);
+    });
   const proxy = <T>(target: Target, methods: readonly string[]): T =>
     Object.fromEntries(methods.map((m) => [m, (...args: unknown[]) => call(target, m, args)])) as T;
   return { timeline: proxy<TimelineStore>('timeline', TIMELINE_METHODS), ceilings: proxy<SeqCeilingStore>('ceilings', CEILING_METHODS) };

@@ -20,7 +20,10 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.NATS_URL ?? '127.0.0.1:4222';
 const required = process.env.REQUIRE_SERVICES === '1';
 
-export interface Availability { ok: boolean; reason: string }
+export interface Availability {
+  ok: boolean;
+  reason: string;
+}
 
 /** Probes Redis and NATS once. Unreachable → skip (or fail with REQUIRE_SERVICES=1). */
 export async function probeServices(): Promise<Availability> {
@@ -51,7 +54,9 @@ export const uniqueId = (prefix: string): string => `${prefix}${randomBytes(5).t
 
 export function newRedis(url = REDIS_URL): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: 3, retryStrategy: (n) => Math.min(50 * n, 500) });
-  redis.on('error', () => { /* reconnects by itself; tests restart servers on purpose */ });
+  redis.on('error', () => {
+    /* reconnects by itself; tests restart servers on purpose */
+  });
   return redis;
 }
 
@@ -65,10 +70,18 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
   if (keys.length > 0) await redis.del(...keys);
 }
 
-export interface TempStore { engine: EmbeddedEngine; dir: string; close(): Promise<void> }
+export interface TempStore {
+  engine: EmbeddedEngine;
+  dir: string;
+  close(): Promise<void>;
+}
 
 /** The shared NATS and Redis and a temp store, as one suite uses them. */
-export interface SuiteServices { readonly nc: NatsConnection; readonly redis: Redis; readonly store: TempStore }
+export interface SuiteServices {
+  readonly nc: NatsConnection;
+  readonly redis: Redis;
+  readonly store: TempStore;
+}
 
 /**
  * Opens the suite's services in a `beforeAll` and closes them in an `afterAll`; call it at the
@@ -90,14 +103,25 @@ export function useSuiteServices(): SuiteServices {
     if (!opened) throw new Error('suite services are opened in beforeAll: use them inside hooks and tests');
     return opened;
   };
-  return { get nc() { return get().nc; }, get redis() { return get().redis; }, get store() { return get().store; } };
+  return {
+    get nc() {
+      return get().nc;
+    },
+    get redis() {
+      return get().redis;
+    },
+    get store() {
+      return get().store;
+    },
+  };
 }
 
 export async function openTempStore(dir?: string): Promise<TempStore> {
   const path = dir ?? (await mkdtemp(join(tmpdir(), 'seqline-cluster-')));
   const engine = await openEmbeddedEngine({ dir: path });
   return {
-    engine, dir: path,
+    engine,
+    dir: path,
     async close() {
       await engine.close();
       if (!dir) await rm(path, { recursive: true, force: true });
@@ -131,7 +155,11 @@ export function redisServerAvailable(): boolean {
  */
 export class PrivateRedis {
   private proc: ChildProcess | undefined;
-  private constructor(readonly port: number, readonly dir: string, private readonly aof: boolean) {}
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    private readonly aof: boolean,
+  ) {}
 
   static async start(options: { aof?: boolean } = {}): Promise<PrivateRedis> {
     const dir = await mkdtemp(join(tmpdir(), 'seqline-redis-'));
@@ -140,15 +168,21 @@ export class PrivateRedis {
     return server;
   }
 
-  get url(): string { return `redis://127.0.0.1:${this.port}`; }
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
 
   async up(): Promise<void> {
     const persistence = this.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-    this.proc = spawn('redis-server', [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...persistence,
-    ], { stdio: 'ignore' });
+    this.proc = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...persistence],
+      { stdio: 'ignore' },
+    );
     const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => { /* not up yet */ });
+    probe.on('error', () => {
+      /* not up yet */
+    });
     try {
       for (let i = 0; ; i++) {
         try {

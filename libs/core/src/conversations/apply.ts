@@ -15,8 +15,21 @@ import { InternalError } from '../errors.ts';
 import { ChangeBuilder, type ConversationChanges } from './changes.ts';
 import { emptyFacts, FactLookup, isEmptyRequest, type ConversationFacts, type FactsRequest } from './facts.ts';
 import {
-  conversationKey, deletedSeqsOf, editHits, editWins, emptyConvRecord, isActivity, isConversationRead,
-  mentionsUser, nextClearedSeq, nextReadSeq, readsOnSend, recallHits, v1ReadSeqs, type ConvRecord, type UnreadItem,
+  conversationKey,
+  deletedSeqsOf,
+  editHits,
+  editWins,
+  emptyConvRecord,
+  isActivity,
+  isConversationRead,
+  mentionsUser,
+  nextClearedSeq,
+  nextReadSeq,
+  readsOnSend,
+  recallHits,
+  v1ReadSeqs,
+  type ConvRecord,
+  type UnreadItem,
 } from './rules.ts';
 
 /** What the adapter must still look up before `entry` can be applied; null when nothing. */
@@ -80,12 +93,18 @@ export async function indexEntryAsync(entry: Entry, self: string, answer: FactsA
 function plan(entry: Entry, self: string, look: FactLookup, out: ChangeBuilder): void {
   if (isActivity(entry)) return planActivity(entry, self, look, out);
   switch (entry.kind) {
-    case 'read': return isConversationRead(entry) ? planConversationRead(entry, look, out) : planV1Read(entry, look, out);
-    case 'clear': return planClear(entry, look, out);
-    case 'recall': return planRecall(entry, look, out);
-    case 'edit': return planEdit(entry, look, out);
-    case 'delete': return planDelete(entry, look, out);
-    default: return; // receipt, tick, group.tier: no conversation changes
+    case 'read':
+      return isConversationRead(entry) ? planConversationRead(entry, look, out) : planV1Read(entry, look, out);
+    case 'clear':
+      return planClear(entry, look, out);
+    case 'recall':
+      return planRecall(entry, look, out);
+    case 'edit':
+      return planEdit(entry, look, out);
+    case 'delete':
+      return planDelete(entry, look, out);
+    default:
+      return; // receipt, tick, group.tier: no conversation changes
   }
 }
 
@@ -129,7 +148,10 @@ function planV1Read(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
   for (const seq of new Set(v1ReadSeqs(entry))) {
     if (seq >= entry.seq) continue;
     const target = look.entryBySeq(seq);
-    if (target === undefined) { known = false; continue; }
+    if (target === undefined) {
+      known = false;
+      continue;
+    }
     if (target === null || !isActivity(target)) continue;
     const key = conversationKey(target.conv);
     const h = highest.get(key);
@@ -184,7 +206,10 @@ function planDelete(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
   let known = true;
   for (const seq of deletedSeqsOf(entry)) {
     const target = look.entryBySeq(seq);
-    if (target === undefined) { known = false; continue; }
+    if (target === undefined) {
+      known = false;
+      continue;
+    }
     if (target === null) continue;
     found.push(seq);
     if (!isActivity(target)) continue;

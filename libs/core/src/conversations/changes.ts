@@ -85,10 +85,14 @@ export class ChangeBuilder {
       }
     }
     return {
-      seq: this.entry.seq, records,
-      unreadAdd: this.unreadAdd, unreadRemove: this.unreadRemove,
-      visibleAdd: this.visibleAdd, visibleRemove: this.visibleRemove,
-      deleted: this.deleted, edits: this.edits,
+      seq: this.entry.seq,
+      records,
+      unreadAdd: this.unreadAdd,
+      unreadRemove: this.unreadRemove,
+      visibleAdd: this.visibleAdd,
+      visibleRemove: this.visibleRemove,
+      deleted: this.deleted,
+      edits: this.edits,
     };
   }
 }

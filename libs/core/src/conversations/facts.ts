@@ -43,8 +43,13 @@ export interface ConversationFacts {
 
 export function emptyFacts(): ConversationFacts {
   return {
-    records: new Map(), byAppinfo: new Map(), bySeq: new Map(), edits: new Map(),
-    unreadUpTo: new Map(), unreadAt: new Map(), newestVisible: new Map(),
+    records: new Map(),
+    byAppinfo: new Map(),
+    bySeq: new Map(),
+    edits: new Map(),
+    unreadUpTo: new Map(),
+    unreadAt: new Map(),
+    newestVisible: new Map(),
   };
 }
 
@@ -53,8 +58,16 @@ export function emptyFactsRequest(): FactsRequest {
 }
 
 export function isEmptyRequest(r: FactsRequest): boolean {
-  return r.convKeys.length + r.appinfos.length + r.seqs.length + r.edits.length +
-    r.unreadUpTo.length + r.unreadAt.length + r.newestVisible.length === 0;
+  return (
+    r.convKeys.length +
+      r.appinfos.length +
+      r.seqs.length +
+      r.edits.length +
+      r.unreadUpTo.length +
+      r.unreadAt.length +
+      r.newestVisible.length ===
+    0
+  );
 }
 
 /**

@@ -26,7 +26,11 @@ export interface ConversationIndex {
    * seq < beforeSeq (absent: from the newest), newest first, at most `limit`, each with its
    * latest edit (withLatestEdit): `history {conv}` and `conversations {lastMessages}`.
    */
-  conversationEntries(inbox: InboxKey, conv: Conv, page: { beforeSeq?: number; limit: number }): Promise<{ entries: Entry[]; hasMore: boolean }>;
+  conversationEntries(
+    inbox: InboxKey,
+    conv: Conv,
+    page: { beforeSeq?: number; limit: number },
+  ): Promise<{ entries: Entry[]; hasMore: boolean }>;
   /** The inbox seq the index is exact at (its watermark); sync from here after a bootstrap. */
   headSeq(inbox: InboxKey): Promise<number>;
 }

@@ -7,9 +7,22 @@
  */
 import type { EditRef, Entry } from '../entry.ts';
 import {
-  conversationItemKey, conversationKey, countsAsUnread, deletedSeqsOf, editHits, editWins, isActivity,
-  isConversationRead, mentionsUser, nextClearedSeq, nextReadSeq, readsOnSend, recallHits, v1ReadSeqs,
-  type ConvRecord, type UnreadItem,
+  conversationItemKey,
+  conversationKey,
+  countsAsUnread,
+  deletedSeqsOf,
+  editHits,
+  editWins,
+  isActivity,
+  isConversationRead,
+  mentionsUser,
+  nextClearedSeq,
+  nextReadSeq,
+  readsOnSend,
+  recallHits,
+  v1ReadSeqs,
+  type ConvRecord,
+  type UnreadItem,
 } from './rules.ts';
 
 /** The whole derived index of one inbox: records and side tables. */
@@ -55,7 +68,7 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
       if (c !== undefined) c.asOfSeq = e.seq;
       return c;
     };
-    const earlier = (seq: number): Entry | null => (seq < e.seq ? bySeq.get(seq) ?? null : null);
+    const earlier = (seq: number): Entry | null => (seq < e.seq ? (bySeq.get(seq) ?? null) : null);
     const earlierByAppinfo = (appinfo: string): Entry | null => {
       const t = byAppinfo.get(appinfo);
       return t !== undefined && t.seq < e.seq ? t : null;
@@ -91,7 +104,10 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
       }
       case 'recall': {
         const t = e.recall === undefined ? null : earlierByAppinfo(e.recall.appinfo);
-        if (recallHits(e, t)) { recalled.add(t.seq); touch(t.conv); }
+        if (recallHits(e, t)) {
+          recalled.add(t.seq);
+          touch(t.conv);
+        }
         break;
       }
       case 'edit': {
@@ -118,8 +134,14 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
   const records = new Map<string, ConvRecord>();
   for (const [key, c] of cursors) {
     records.set(key, {
-      conv: { type: c.conv.type, id: c.conv.id }, lastSeq: c.lastSeq, lastMsgSeq: 0, readSeq: c.readSeq,
-      clearedSeq: c.clearedSeq, unread: 0, mentions: 0, asOfSeq: c.asOfSeq,
+      conv: { type: c.conv.type, id: c.conv.id },
+      lastSeq: c.lastSeq,
+      lastMsgSeq: 0,
+      readSeq: c.readSeq,
+      clearedSeq: c.clearedSeq,
+      unread: 0,
+      mentions: 0,
+      asOfSeq: c.asOfSeq,
     });
   }
   const unread = new Map<string, UnreadItem>();

@@ -56,7 +56,13 @@ export interface ConvItem {
 export function emptyConvRecord(conv: Conv): ConvRecord {
   return {
     conv: { type: conv.type, id: conv.id },
-    lastSeq: 0, lastMsgSeq: 0, readSeq: 0, clearedSeq: 0, unread: 0, mentions: 0, asOfSeq: 0,
+    lastSeq: 0,
+    lastMsgSeq: 0,
+    readSeq: 0,
+    clearedSeq: 0,
+    unread: 0,
+    mentions: 0,
+    asOfSeq: 0,
   };
 }
 
@@ -126,8 +132,7 @@ export function recallHits(recall: Entry, target: Entry | null): target is Entry
 
 /** An edit applies only to an earlier message of the edit's own author (sender only). */
 export function editHits(edit: Entry, target: Entry | null): target is Entry {
-  return target !== null && edit.edit !== undefined && target.kind === 'msg' &&
-    target.seq < edit.seq && target.from === edit.from;
+  return target !== null && edit.edit !== undefined && target.kind === 'msg' && target.seq < edit.seq && target.from === edit.from;
 }
 
 /**

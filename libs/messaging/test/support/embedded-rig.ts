@@ -32,19 +32,38 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
   const root = mkdtempSync(join(tmpdir(), `seqline-${name}-`));
   const engine = await openEmbeddedEngine({ dir: root });
   const push = createLocalPushBus();
-  const owner = new InboxOwner({ timeline: engine.timeline, ceilings: engine.ceilings, push, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('inbox-owner') });
-  const groupStream = new GroupStreamWriter({ streams: engine.groupStreams, ceilings: engine.ceilings, logger: silentLogger, epoch: await engine.ceilings.nextEpoch('group-writer') });
+  const owner = new InboxOwner({
+    timeline: engine.timeline,
+    ceilings: engine.ceilings,
+    push,
+    logger: silentLogger,
+    epoch: await engine.ceilings.nextEpoch('inbox-owner'),
+  });
+  const groupStream = new GroupStreamWriter({
+    streams: engine.groupStreams,
+    ceilings: engine.ceilings,
+    logger: silentLogger,
+    epoch: await engine.ceilings.nextEpoch('group-writer'),
+  });
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger });
   const deps: MessagingDeps = {
     stores: { timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams },
     writers: { inbox: options.wrapInbox?.(owner) ?? owner, groupStream },
     queue,
     push,
-    policy: { tiers: () => TIERS, limits: () => DEFAULT_LIMITS, readFanout: true, ...(options.loopLagMs && { loopLagMs: options.loopLagMs }) },
+    policy: {
+      tiers: () => TIERS,
+      limits: () => DEFAULT_LIMITS,
+      readFanout: true,
+      ...(options.loopLagMs && { loopLagMs: options.loopLagMs }),
+    },
     env: { logger: silentLogger, clock: systemClock, newId: () => `id-${Math.random().toString(36).slice(2)}` },
   };
   return {
-    engine, owner, queue, deps,
+    engine,
+    owner,
+    queue,
+    deps,
     close: async () => {
       await queue.close();
       await owner.close();

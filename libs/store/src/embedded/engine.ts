@@ -8,8 +8,18 @@ import { mkdir } from 'node:fs/promises';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import {
   silentLogger,
-  type Entry, type GroupRecord, type GroupStore, type GroupStreamStore, type JobStore, type Logger,
-  type MemberWindow, type SeqCeilingStore, type Settings, type SettingsStore, type StoredJob, type TimelineStore,
+  type Entry,
+  type GroupRecord,
+  type GroupStore,
+  type GroupStreamStore,
+  type JobStore,
+  type Logger,
+  type MemberWindow,
+  type SeqCeilingStore,
+  type Settings,
+  type SettingsStore,
+  type StoredJob,
+  type TimelineStore,
 } from '@seqline/core';
 import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
@@ -56,39 +66,47 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   const writes = new WriteBatcher(env);
 
   const timeline = new LmdbTimelineStore(
-    new SeqLog({
-      entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
-      appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
-    }, writes),
+    new SeqLog(
+      {
+        entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
+        appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
+      },
+      writes,
+    ),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
     writes,
   );
   const groupStreams = new LmdbGroupStreamStore(
-    new SeqLog({
-      entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.groupStream),
-      appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
-    }, writes),
+    new SeqLog(
+      {
+        entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.groupStream),
+        appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
+      },
+      writes,
+    ),
     db<number, [string, string]>(DB_NAMES.groupCursors),
     writes,
   );
-  const groups = new LmdbGroupStore({
-    groups: db<GroupRecord, string>(DB_NAMES.groups),
-    members: db<MemberWindow[], [string, string]>(DB_NAMES.members),
-    currentMembers: db<true, [string, string]>(DB_NAMES.currentMembers),
-    userGroups: db<true, [string, string]>(DB_NAMES.userGroups),
-  }, writes);
-  const ceilings = new LmdbSeqCeilingStore(
-    db<number, string>(DB_NAMES.epochs),
-    db<StoredCeiling, string>(DB_NAMES.ceilings),
+  const groups = new LmdbGroupStore(
+    {
+      groups: db<GroupRecord, string>(DB_NAMES.groups),
+      members: db<MemberWindow[], [string, string]>(DB_NAMES.members),
+      currentMembers: db<true, [string, string]>(DB_NAMES.currentMembers),
+      userGroups: db<true, [string, string]>(DB_NAMES.userGroups),
+    },
     writes,
   );
-  const jobs = new LmdbJobStore({
-    pending: db<JsonRow<StoredJob>, string>(DB_NAMES.jobs),
-    order: db<true, [number, string]>(DB_NAMES.jobOrder),
-    queueOrder: db<true, [string, number, string]>(DB_NAMES.jobQueueOrder),
-    dead: db<JsonRow<StoredJob>, string>(DB_NAMES.deadJobs),
-    deadOrder: db<true, [number, string]>(DB_NAMES.deadOrder),
-  }, writes);
+  const ceilings = new LmdbSeqCeilingStore(db<number, string>(DB_NAMES.epochs), db<StoredCeiling, string>(DB_NAMES.ceilings), writes);
+  const jobs = new LmdbJobStore(
+    {
+      pending: db<JsonRow<StoredJob>, string>(DB_NAMES.jobs),
+      order: db<true, [number, string]>(DB_NAMES.jobOrder),
+      queueOrder: db<true, [string, number, string]>(DB_NAMES.jobQueueOrder),
+      dead: db<JsonRow<StoredJob>, string>(DB_NAMES.deadJobs),
+      deadOrder: db<true, [number, string]>(DB_NAMES.deadOrder),
+    },
+    writes,
+  );
   const settings = new LmdbSettingsStore(db<Settings, string>(SETTINGS_DB_NAME), writes);
   logger.info({ dir: options.dir }, 'embedded store opened');
 

@@ -6,9 +6,18 @@
  */
 import type { Database } from 'lmdb';
 import {
-  NotFoundError, closeWindow, inboxKey, openWindow, splitKey,
-  type GroupKey, type GroupRecord, type GroupStore, type InboxKey, type MemberWindow,
-  type Membership, type MembershipChangeAt,
+  NotFoundError,
+  closeWindow,
+  inboxKey,
+  openWindow,
+  splitKey,
+  type GroupKey,
+  type GroupRecord,
+  type GroupStore,
+  type InboxKey,
+  type MemberWindow,
+  type Membership,
+  type MembershipChangeAt,
 } from '@seqline/core';
 import { MAX_KEY_STRING } from './keys.ts';
 import type { WriteBatcher } from './write-batcher.ts';

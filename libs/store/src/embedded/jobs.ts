@@ -52,12 +52,10 @@ export class LmdbJobStore implements JobStore {
   }
 
   async list(queue?: string): Promise<StoredJob[]> {
-    const ids = queue === undefined
-      ? Array.from(this.dbs.order.getKeys({ start: [-MAX_KEY_NUMBER], end: [MAX_KEY_NUMBER, MAX_KEY_STRING] }), ([, id]) => id)
-      : Array.from(
-        this.dbs.queueOrder.getKeys({ start: [queue], end: [queue, MAX_KEY_NUMBER, MAX_KEY_STRING] }),
-        ([, , id]) => id,
-      );
+    const ids =
+      queue === undefined
+        ? Array.from(this.dbs.order.getKeys({ start: [-MAX_KEY_NUMBER], end: [MAX_KEY_NUMBER, MAX_KEY_STRING] }), ([, id]) => id)
+        : Array.from(this.dbs.queueOrder.getKeys({ start: [queue], end: [queue, MAX_KEY_NUMBER, MAX_KEY_STRING] }), ([, , id]) => id);
     return present(ids.map((id) => fromJsonRow(this.dbs.pending.get(id))));
   }
 

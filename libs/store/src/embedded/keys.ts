@@ -7,23 +7,23 @@ export const MAX_KEY_NUMBER = Number.MAX_SAFE_INTEGER;
 
 /** Named sub-databases of the one LMDB environment. */
 export const DB_NAMES = {
-  timeline: 'timeline',           // [inbox, seq] → Entry
+  timeline: 'timeline', // [inbox, seq] → Entry
   timelineAppinfo: 'timeline_appinfo', // [inbox, appinfo] → seq
   timelineReaders: 'timeline_readers', // [inbox, seq] → sorted reader ids
-  groupStream: 'group_stream',    // [group, gseq] → Entry
-  groupAppinfo: 'group_appinfo',  // [group, appinfo] → gseq
-  groupCursors: 'group_cursors',  // [group, inbox] → gseq
-  groups: 'groups',               // group key → GroupRecord
-  members: 'group_members',       // [group, user] → MemberWindow[]
+  groupStream: 'group_stream', // [group, gseq] → Entry
+  groupAppinfo: 'group_appinfo', // [group, appinfo] → gseq
+  groupCursors: 'group_cursors', // [group, inbox] → gseq
+  groups: 'groups', // group key → GroupRecord
+  members: 'group_members', // [group, user] → MemberWindow[]
   currentMembers: 'group_current', // [group, user] → true while a window is open
-  userGroups: 'user_groups',      // [inbox, group] → true once ever a member
-  epochs: 'seq_epochs',           // scope → last epoch handed out
-  ceilings: 'seq_ceilings',       // section → { ceiling, epoch }
-  jobs: 'jobs',                   // id → StoredJob (pending)
-  jobOrder: 'job_order',          // [createdAt, id] → true (pending, oldest first)
+  userGroups: 'user_groups', // [inbox, group] → true once ever a member
+  epochs: 'seq_epochs', // scope → last epoch handed out
+  ceilings: 'seq_ceilings', // section → { ceiling, epoch }
+  jobs: 'jobs', // id → StoredJob (pending)
+  jobOrder: 'job_order', // [createdAt, id] → true (pending, oldest first)
   jobQueueOrder: 'job_queue_order', // [queue, createdAt, id] → true
-  deadJobs: 'jobs_dead',          // id → StoredJob
-  deadOrder: 'jobs_dead_order',   // [createdAt, id] → true
+  deadJobs: 'jobs_dead', // id → StoredJob
+  deadOrder: 'jobs_dead_order', // [createdAt, id] → true
 } as const;
 
 export const DB_COUNT = Object.keys(DB_NAMES).length;

@@ -104,7 +104,7 @@ export class SeqLog {
 
   private lastSeq(stream: string): number {
     for (const key of this.dbs.entries.getKeys({ start: [stream, MAX_KEY_NUMBER], end: [stream], reverse: true, limit: 1 })) {
-      return (key as SeqKey)[1];
+      return key[1];
     }
     return 0;
   }

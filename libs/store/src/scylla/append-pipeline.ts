@@ -35,7 +35,11 @@ export interface AppendPipelineOptions {
  * Marker inserts due (their own partition) and the buckets they mark, then the entry groups
  * (one mutation each, in seq order).
  */
-interface JobWrites { markers: Statement[]; marked: number[]; entries: StatementGroup[] }
+interface JobWrites {
+  markers: Statement[];
+  marked: number[];
+  entries: StatementGroup[];
+}
 
 class Job {
   state?: StreamState;
@@ -86,7 +90,10 @@ export class SeqLogAppendPipeline {
       if (this.scheduled) return;
       this.scheduled = true;
       // Appends made in the same tick start as one group.
-      queueMicrotask(() => { this.scheduled = false; this.pump(); });
+      queueMicrotask(() => {
+        this.scheduled = false;
+        this.pump();
+      });
     });
   }
 
@@ -94,10 +101,15 @@ export class SeqLogAppendPipeline {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const group = this.queue.splice(0, this.maxGroup);
       this.inFlight++;
-      void this.run(group).catch((err: unknown) => {
-        this.logger.error({ err }, 'append group failed unexpectedly');
-        for (const job of group) job.reject(err);
-      }).finally(() => { this.inFlight--; this.pump(); });
+      void this.run(group)
+        .catch((err: unknown) => {
+          this.logger.error({ err }, 'append group failed unexpectedly');
+          for (const job of group) job.reject(err);
+        })
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
     }
   }
 
@@ -116,14 +128,14 @@ export class SeqLogAppendPipeline {
     const shared = prepared.filter((job) => (job.writes?.entries.length ?? 0) <= 1);
     const alone = prepared.filter((job) => (job.writes?.entries.length ?? 0) > 1);
     const written = [
-      ...await this.writeShared(shared),
-      ...await this.each(alone, async (job) => {
+      ...(await this.writeShared(shared)),
+      ...(await this.each(alone, async (job) => {
         const { markers, entries } = job.writes as JobWrites;
         for (const statements of [markers, ...entries.map((group) => group.statements)]) {
           job.guard();
           await this.log.cql.batch(statements, true, writeTimestamp());
         }
-      }),
+      })),
     ];
     for (const job of written) {
       const plan = job.plan as AppendPlan;
@@ -150,18 +162,23 @@ export class SeqLogAppendPipeline {
     // checks each index row against its entry (a row can outlive its entry).
     let asked: string[] | undefined;
     for (const { appinfo } of job.batch) if (asked?.includes(appinfo) !== true && mayHold(state, appinfo)) (asked ??= []).push(appinfo);
-    if (asked !== undefined) return this.log.findInBuckets(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
+    if (asked !== undefined)
+      return this.log.findInBuckets(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
     settlePlan(job, state, NOTHING_FOUND);
     return undefined;
   }
 
   private async load(stream: string, term: string | undefined): Promise<StreamState> {
     const filled = await this.log.lastFilled(stream, 2);
-    const window = await Promise.all(filled.map(async ({ bucket }) => {
-      const fingerprints = new FingerprintSet();
-      await this.log.eachIndexedAppinfo(stream, bucket, (appinfos) => { for (const a of appinfos) fingerprints.add(fingerprint(a)); });
-      return { bucket, fingerprints };
-    }));
+    const window = await Promise.all(
+      filled.map(async ({ bucket }) => {
+        const fingerprints = new FingerprintSet();
+        await this.log.eachIndexedAppinfo(stream, bucket, (appinfos) => {
+          for (const a of appinfos) fingerprints.add(fingerprint(a));
+        });
+        return { bucket, fingerprints };
+      }),
+    );
     return { term, head: filled[0]?.top ?? 0, window };
   }
 
@@ -174,7 +191,11 @@ export class SeqLogAppendPipeline {
     const timestamp = writeTimestamp();
     return Promise.all([
       gap === undefined || gap.inline ? undefined : this.clearGap(job.stream, plan.stored, gap.below, job.guard),
-      this.log.cql.batch(plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] })), true, timestamp),
+      this.log.cql.batch(
+        plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] })),
+        true,
+        timestamp,
+      ),
     ]).then(() => undefined);
   }
 
@@ -217,10 +238,12 @@ export class SeqLogAppendPipeline {
       try {
         const pending = step(job);
         if (pending !== undefined) {
-          waits.push(pending.catch((err: unknown) => {
-            ok[i] = false;
-            job.reject(err);
-          }));
+          waits.push(
+            pending.catch((err: unknown) => {
+              ok[i] = false;
+              job.reject(err);
+            }),
+          );
         }
       } catch (err) {
         ok[i] = false;
@@ -252,13 +275,15 @@ export class SeqLogAppendPipeline {
     // Taken right after the guards: see writeTimestamp.
     const timestamp = writeTimestamp();
     const failed = new Map<Job, unknown>();
-    await Promise.all(packBatches(groups).map(async (batch) => {
-      try {
-        await this.log.cql.batch(batch.statements, true, timestamp);
-      } catch (err) {
-        for (const owner of batch.owners) if (!failed.has(owner)) failed.set(owner, err);
-      }
-    }));
+    await Promise.all(
+      packBatches(groups).map(async (batch) => {
+        try {
+          await this.log.cql.batch(batch.statements, true, timestamp);
+        } catch (err) {
+          for (const owner of batch.owners) if (!failed.has(owner)) failed.set(owner, err);
+        }
+      }),
+    );
     for (const [job, err] of failed) job.reject(err);
     return guarded.filter((job) => !failed.has(job));
   }

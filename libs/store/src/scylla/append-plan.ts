@@ -64,14 +64,21 @@ export function planAppend(stream: string, batch: readonly Entry[], stored: numb
   for (const entry of toWrite) if (buckets.at(-1) !== bucketOf(entry.seq)) buckets.push(bucketOf(entry.seq));
   const probed = bucketOf(stored + 1);
   return {
-    outcomes, toWrite, stored, head, buckets,
+    outcomes,
+    toWrite,
+    stored,
+    head,
+    buckets,
     contiguous: first === undefined || (first === stored + 1 && head - first + 1 === toWrite.length),
     farBuckets: buckets.filter((bucket) => bucket > probed),
   };
 }
 
 /** One partition's statements (applied as one mutation) and their statementBytes. */
-export interface StatementGroup { statements: Statement[]; bytes: number }
+export interface StatementGroup {
+  statements: Statement[];
+  bytes: number;
+}
 
 /** Rough serialized size of a statement's values (strings as UTF-8 upper bound). */
 export function statementBytes(statement: Statement): number {
@@ -90,7 +97,11 @@ function valueBytes(p: unknown): number {
  * with more than fits one batch gets several groups, in seq order. The values the two rows
  * share are encoded once (cql-values.ts).
  */
-export function entryGroups(stream: string, entries: readonly Entry[], q: { insertEntry: string; insertAppinfo: string }): StatementGroup[] {
+export function entryGroups(
+  stream: string,
+  entries: readonly Entry[],
+  q: { insertEntry: string; insertAppinfo: string },
+): StatementGroup[] {
   const streamValue = textValue(stream);
   const out: StatementGroup[] = [];
   let current: StatementGroup | undefined;
@@ -109,7 +120,11 @@ export function entryGroups(stream: string, entries: readonly Entry[], q: { inse
     const docValue = textValue(entryDoc(entry));
     // As statementBytes counts them: the stream, bucket and seq twice, the appinfo and doc once.
     const bytes = 2 * (streamValue.length + 4) + 48 + appinfoValue.length + 4 + docValue.length + 4;
-    if (current === undefined || current.statements.length + 2 > MAX_PARTITION_BATCH_ROWS || current.bytes + bytes > MAX_PARTITION_BATCH_BYTES) {
+    if (
+      current === undefined ||
+      current.statements.length + 2 > MAX_PARTITION_BATCH_ROWS ||
+      current.bytes + bytes > MAX_PARTITION_BATCH_BYTES
+    ) {
       current = { statements: [], bytes: 0 };
       out.push(current);
     }
@@ -129,7 +144,9 @@ export function entryGroups(stream: string, entries: readonly Entry[], q: { inse
  * statements stay in one batch and are applied as one mutation. Returns, per batch, the
  * owners (caller's tags) of the groups in it.
  */
-export function packBatches<T>(groups: readonly { owner: T; statements: Statement[]; bytes?: number }[]): { statements: Statement[]; owners: T[] }[] {
+export function packBatches<T>(
+  groups: readonly { owner: T; statements: Statement[]; bytes?: number }[],
+): { statements: Statement[]; owners: T[] }[] {
   const out: { statements: Statement[]; owners: T[] }[] = [];
   let shared: { statements: Statement[]; owners: T[]; bytes: number } | undefined;
   for (const group of groups) {
@@ -139,7 +156,11 @@ export function packBatches<T>(groups: readonly { owner: T; statements: Statemen
       out.push({ statements: group.statements, owners: [group.owner] });
       continue;
     }
-    if (shared === undefined || shared.statements.length + group.statements.length > MAX_SHARED_BATCH_ROWS || shared.bytes + bytes > MAX_SHARED_BATCH_BYTES) {
+    if (
+      shared === undefined ||
+      shared.statements.length + group.statements.length > MAX_SHARED_BATCH_ROWS ||
+      shared.bytes + bytes > MAX_SHARED_BATCH_BYTES
+    ) {
       shared = { statements: [], owners: [], bytes: 0 };
       out.push(shared);
     }

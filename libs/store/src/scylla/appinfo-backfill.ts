@@ -56,7 +56,11 @@ export async function backfillAppinfoIndex(client: Client, options: AppinfoBackf
     const table = { from: pair.from, to: pair.to, copied: 0, heads: 0 };
     let pageState: string | undefined;
     do {
-      const page = await client.execute(select, [], { prepare: true, fetchSize: pageSize, ...(pageState === undefined ? {} : { pageState }) });
+      const page = await client.execute(select, [], {
+        prepare: true,
+        fetchSize: pageSize,
+        ...(pageState === undefined ? {} : { pageState }),
+      });
       const writes: Promise<unknown>[] = [];
       for (const row of page.rows) {
         const appinfo = row.get('appinfo') as string | null;
@@ -68,7 +72,12 @@ export async function backfillAppinfoIndex(client: Client, options: AppinfoBackf
         const n = seq.toNumber();
         // A TTL of 0 would mean "never expires": a row without one gets the table's default.
         const ttl = (row.get('ttl') as number | null) ?? DEFAULT_TTL_SECONDS;
-        writes.push(client.execute(insert, [row.get(pair.key), bucketOf(n), appinfo, n, Math.max(1, ttl), row.get('written')], { prepare: true, isIdempotent: true }));
+        writes.push(
+          client.execute(insert, [row.get(pair.key), bucketOf(n), appinfo, n, Math.max(1, ttl), row.get('written')], {
+            prepare: true,
+            isIdempotent: true,
+          }),
+        );
       }
       await Promise.all(writes);
       table.copied += writes.length;

@@ -15,7 +15,10 @@ export const BUCKET_MARKER_REFRESH_MS = 12 * 3600_000;
 export const MARKER_TTL_SECONDS = 181 * 86_400;
 const DEFAULT_MAX_KEYS = 200_000;
 
-interface MarkedBucket { bucket: number; at: number }
+interface MarkedBucket {
+  bucket: number;
+  at: number;
+}
 
 export class BucketMarkerMemo {
   private readonly newest: TwoGenerationMap<string, MarkedBucket>;
@@ -32,6 +35,7 @@ export class BucketMarkerMemo {
 
   wrote(stream: string, bucket: number, at: number): void {
     const marked = this.newest.get(stream);
-    if (marked === undefined || bucket > marked.bucket || (bucket === marked.bucket && at > marked.at)) this.newest.set(stream, { bucket, at });
+    if (marked === undefined || bucket > marked.bucket || (bucket === marked.bucket && at > marked.at))
+      this.newest.set(stream, { bucket, at });
   }
 }

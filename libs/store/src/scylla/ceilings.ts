@@ -8,7 +8,10 @@ import { FencedError, InternalError, type SeqCeilingStore } from '@seqline/core'
 import { isUnknownOutcome, newOp, optNum, sameOp, type Cql, type Row } from './cql.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
 
-interface CeilingState { ceiling: number; epoch: number }
+interface CeilingState {
+  ceiling: number;
+  epoch: number;
+}
 
 const MAX_ATTEMPTS = 50;
 
@@ -37,9 +40,10 @@ export class CqlSeqCeilingStore implements SeqCeilingStore {
         const next = (current ?? 0) + 1;
         const op = newOp();
         try {
-          const result = current === undefined
-            ? await this.cql.lwt(this.q.insertEpoch, [scope, next, op])
-            : await this.cql.lwt(this.q.bumpEpoch, [next, op, scope, current]);
+          const result =
+            current === undefined
+              ? await this.cql.lwt(this.q.insertEpoch, [scope, next, op])
+              : await this.cql.lwt(this.q.bumpEpoch, [next, op, scope, current]);
           if (result.wasApplied()) return next;
           current = optNum(result.first()?.get('epoch'));
         } catch (err) {
@@ -87,9 +91,10 @@ export class CqlSeqCeilingStore implements SeqCeilingStore {
         const next = change(current);
         if (next === null) return current;
         try {
-          const result = stored === undefined
-            ? await this.cql.lwt(this.q.insertCeiling, [section, next.ceiling, next.epoch])
-            : await this.cql.lwt(this.q.casCeiling, [next.ceiling, next.epoch, section, stored.ceiling, stored.epoch]);
+          const result =
+            stored === undefined
+              ? await this.cql.lwt(this.q.insertCeiling, [section, next.ceiling, next.epoch])
+              : await this.cql.lwt(this.q.casCeiling, [next.ceiling, next.epoch, section, stored.ceiling, stored.epoch]);
           if (result.wasApplied()) return current;
           stored = ceilingOf(result.first());
         } catch (err) {

@@ -11,7 +11,10 @@ import { OverloadedError } from '@seqline/core';
 
 export type Row = types.Row;
 export type Params = unknown[];
-export interface Statement { query: string; params: Params }
+export interface Statement {
+  query: string;
+  params: Params;
+}
 
 export interface CqlConsistency {
   /** Plain reads and writes, and the commit phase of LWTs. Default LOCAL_QUORUM. */
@@ -50,7 +53,10 @@ export class Cql {
   async read(query: string, params: Params, options: { fetchSize?: number; pageState?: string } = {}): Promise<types.ResultSet> {
     try {
       return await this.client.execute(query, params, {
-        prepare: true, isIdempotent: true, consistency: this.levels.consistency, ...options,
+        prepare: true,
+        isIdempotent: true,
+        consistency: this.levels.consistency,
+        ...options,
       });
     } catch (err) {
       throw storeError(err);
@@ -69,7 +75,11 @@ export class Cql {
     try {
       do {
         const result = await this.client.execute(query, params, {
-          prepare: true, isIdempotent: true, consistency, fetchSize, ...(pageState === undefined ? {} : { pageState }),
+          prepare: true,
+          isIdempotent: true,
+          consistency,
+          fetchSize,
+          ...(pageState === undefined ? {} : { pageState }),
         });
         rows.push(...result.rows);
         pageState = result.pageState ?? undefined;
@@ -83,7 +93,9 @@ export class Cql {
   /** A linearizable read (Paxos): sees every committed and in-progress LWT of the partition. */
   async serialRead(query: string, params: Params): Promise<types.ResultSet> {
     return this.client.execute(query, params, {
-      prepare: true, isIdempotent: true, consistency: this.levels.serialConsistency,
+      prepare: true,
+      isIdempotent: true,
+      consistency: this.levels.serialConsistency,
     });
   }
 
@@ -95,7 +107,10 @@ export class Cql {
   async write(query: string, params: Params, idempotent = true, timestamp?: number): Promise<void> {
     try {
       await this.client.execute(query, params, {
-        prepare: true, isIdempotent: idempotent, consistency: this.levels.consistency, ...(timestamp === undefined ? {} : { timestamp }),
+        prepare: true,
+        isIdempotent: idempotent,
+        consistency: this.levels.consistency,
+        ...(timestamp === undefined ? {} : { timestamp }),
       });
     } catch (err) {
       throw storeError(err);
@@ -112,7 +127,10 @@ export class Cql {
     }
     try {
       await this.client.batch(statements, {
-        prepare: true, logged: false, isIdempotent: idempotent, consistency: this.levels.consistency,
+        prepare: true,
+        logged: false,
+        isIdempotent: idempotent,
+        consistency: this.levels.consistency,
         ...(timestamp === undefined ? {} : { timestamp }),
       });
     } catch (err) {
@@ -123,23 +141,32 @@ export class Cql {
   /** One lightweight transaction. Never retried by the driver: the outcome of a timeout is unknown. */
   async lwt(query: string, params: Params): Promise<types.ResultSet> {
     return this.client.execute(query, params, {
-      prepare: true, isIdempotent: false, consistency: this.levels.consistency, serialConsistency: this.levels.serialConsistency,
+      prepare: true,
+      isIdempotent: false,
+      consistency: this.levels.consistency,
+      serialConsistency: this.levels.serialConsistency,
     });
   }
 
   /** A conditional batch (one table, one partition): all statements apply iff all conditions hold. */
   async lwtBatch(statements: Statement[]): Promise<types.ResultSet> {
     return this.client.batch(statements, {
-      prepare: true, logged: true, isIdempotent: false,
-      consistency: this.levels.consistency, serialConsistency: this.levels.serialConsistency,
+      prepare: true,
+      logged: true,
+      isIdempotent: false,
+      consistency: this.levels.consistency,
+      serialConsistency: this.levels.serialConsistency,
     });
   }
 }
 
 /** Response codes of a node that is there but cannot serve now (unavailable, overloaded, bootstrapping, timed out). */
 const TRANSIENT_RESPONSE_CODES: ReadonlySet<number> = new Set([
-  types.responseErrorCodes.unavailableException, types.responseErrorCodes.overloaded, types.responseErrorCodes.isBootstrapping,
-  types.responseErrorCodes.writeTimeout, types.responseErrorCodes.readTimeout,
+  types.responseErrorCodes.unavailableException,
+  types.responseErrorCodes.overloaded,
+  types.responseErrorCodes.isBootstrapping,
+  types.responseErrorCodes.writeTimeout,
+  types.responseErrorCodes.readTimeout,
 ]);
 
 /**
@@ -149,9 +176,11 @@ const TRANSIENT_RESPONSE_CODES: ReadonlySet<number> = new Set([
  * their callers tell an unknown outcome apart (isUnknownOutcome).
  */
 export function storeError(err: unknown): unknown {
-  const transient = err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError
-    || err instanceof errors.BusyConnectionError
-    || (err instanceof errors.ResponseError && TRANSIENT_RESPONSE_CODES.has(err.code));
+  const transient =
+    err instanceof errors.NoHostAvailableError ||
+    err instanceof errors.OperationTimedOutError ||
+    err instanceof errors.BusyConnectionError ||
+    (err instanceof errors.ResponseError && TRANSIENT_RESPONSE_CODES.has(err.code));
   return transient ? new OverloadedError(`storage unavailable, retry later (${(err as Error).name})`, { cause: err }) : err;
 }
 
@@ -162,7 +191,8 @@ export function storeError(err: unknown): unknown {
 export function isUnknownOutcome(err: unknown): boolean {
   if (err instanceof errors.OperationTimedOutError) return true;
   if (err instanceof errors.ResponseError) {
-    return err.code === types.responseErrorCodes.writeTimeout || err.code === types.responseErrorCodes.readTimeout;
+    const timeouts: number[] = [types.responseErrorCodes.writeTimeout, types.responseErrorCodes.readTimeout];
+    return timeouts.includes(err.code);
   }
   return false;
 }

@@ -39,7 +39,8 @@ export function entryDoc(entry: Entry): string {
 export function rowToEntry(row: Row): Entry {
   const { appinfo, ...rest } = parseDoc(row);
   if (typeof appinfo !== 'string') throw new InternalError('stored entry has no appinfo');
-  if (!(ENTRY_KINDS as readonly unknown[]).includes(rest.kind)) throw new InternalError(`stored entry has unknown kind ${String(rest.kind)}`);
+  if (!(ENTRY_KINDS as readonly unknown[]).includes(rest.kind))
+    throw new InternalError(`stored entry has unknown kind ${String(rest.kind)}`);
   return { seq: num(row.get('seq')), appinfo, ...rest };
 }
 

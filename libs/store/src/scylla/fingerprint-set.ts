@@ -16,10 +16,14 @@ export class FingerprintSet {
   private shift = 32 - INITIAL_BITS;
   private count = 0;
 
-  get size(): number { return this.count; }
+  get size(): number {
+    return this.count;
+  }
 
   /** Slots allocated (4 bytes each): what the writer's memory bound counts. */
-  get capacity(): number { return this.slots.length; }
+  get capacity(): number {
+    return this.slots.length;
+  }
 
   has(print: number): boolean {
     const { slots } = this;

@@ -4,7 +4,12 @@
  */
 import {
   BadRequestError,
-  type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey, type Logger,
+  type AppendOutcome,
+  type Entry,
+  type GroupKey,
+  type GroupStreamStore,
+  type InboxKey,
+  type Logger,
   type WriteGuard,
 } from '@seqline/core';
 import { optNum, str, type Cql } from './cql.ts';
@@ -18,7 +23,10 @@ export class CqlGroupStreamStore implements GroupStreamStore {
   private readonly getCursorQuery: string;
   private readonly listCursorsQuery: string;
 
-  constructor(private readonly cql: Cql, logger: Logger) {
+  constructor(
+    private readonly cql: Cql,
+    logger: Logger,
+  ) {
     this.log = new CqlSeqLog(cql, GROUP_STREAM_TABLES, logger);
     const cursors = cql.table('group_cursor');
     // Write timestamp = the cursor: last-write-wins becomes highest-cursor-wins, so racing

@@ -12,9 +12,20 @@
  * user never joined (getMembership is then null), never miss one they did.
  */
 import {
-  InternalError, NotFoundError, closeWindow, inboxKey, openWindow, splitKey,
-  type GroupKey, type GroupRecord, type GroupStore, type InboxKey, type MemberWindow,
-  type Membership, type MembershipChangeAt, type Tier,
+  InternalError,
+  NotFoundError,
+  closeWindow,
+  inboxKey,
+  openWindow,
+  splitKey,
+  type GroupKey,
+  type GroupRecord,
+  type GroupStore,
+  type InboxKey,
+  type MemberWindow,
+  type Membership,
+  type MembershipChangeAt,
+  type Tier,
 } from '@seqline/core';
 import type { types } from 'cassandra-driver';
 import { chunks, isUnknownOutcome, mapLimit, newOp, num, optNum, sameOp, str, type Cql, type Row, type Statement } from './cql.ts';
@@ -22,7 +33,11 @@ import { contentionPause } from './ceilings.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
 import { groupStatements, type GroupStatements } from './group-statements.ts';
 
-interface MemberRow { windows: MemberWindow[]; isMember: boolean; op: types.Uuid }
+interface MemberRow {
+  windows: MemberWindow[];
+  isMember: boolean;
+  op: types.Uuid;
+}
 type Patch = Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>;
 
 const MAX_ATTEMPTS = 30;
@@ -69,9 +84,14 @@ export class CqlGroupStore implements GroupStore {
     const row = (await this.cql.read(this.q.readGroup, [key])).first();
     if (row === null || row.get('created_op') === null) return null;
     return {
-      key, tenant: str(row.get('tenant'), 'tenant'), id: str(row.get('id'), 'id'), name: str(row.get('name'), 'name'),
-      admin: str(row.get('admin'), 'admin'), tier: str(row.get('tier'), 'tier') as Tier,
-      memberCount: num(row.get('member_count')), createdAt: num(row.get('created_at')),
+      key,
+      tenant: str(row.get('tenant'), 'tenant'),
+      id: str(row.get('id'), 'id'),
+      name: str(row.get('name'), 'name'),
+      admin: str(row.get('admin'), 'admin'),
+      tier: str(row.get('tier'), 'tier') as Tier,
+      memberCount: num(row.get('member_count')),
+      createdAt: num(row.get('created_at')),
     };
   }
 
@@ -119,7 +139,10 @@ export class CqlGroupStore implements GroupStore {
 
   async listMembers(key: GroupKey): Promise<string[]> {
     const rows = await this.cql.readAll(this.q.listMembers, [key]);
-    return rows.filter((row) => row.get('is_member') === true).map((row) => str(row.get('member'), 'member')).sort();
+    return rows
+      .filter((row) => row.get('is_member') === true)
+      .map((row) => str(row.get('member'), 'member'))
+      .sort();
   }
 
   async listMemberships(key: GroupKey): Promise<Membership[]> {
@@ -145,7 +168,8 @@ export class CqlGroupStore implements GroupStore {
    * retries read serially. Returns the users whose row this call changed.
    */
   private change(
-    key: GroupKey, users: string[],
+    key: GroupKey,
+    users: string[],
     decide: (user: string, row: MemberRow | undefined) => Omit<MemberRow, 'op'> | null,
   ): Promise<string[]> {
     return this.serial.run(key, async () => {
@@ -161,14 +185,20 @@ export class CqlGroupStore implements GroupStore {
         const joining = changes.filter(({ next }) => next.isMember).map(({ user }) => user);
         await this.indexUserGroups(key, joining);
         const op = newOp();
-        const statements = changes.map(({ user, next, before }) => before === undefined
-          ? { query: this.q.insertMemberIfNew, params: [key, user, next.windows.map(toUdt), next.isMember, op] }
-          : { query: this.q.casMember, params: [next.windows.map(toUdt), next.isMember, op, key, user, before.op] });
+        const statements = changes.map(({ user, next, before }) =>
+          before === undefined
+            ? { query: this.q.insertMemberIfNew, params: [key, user, next.windows.map(toUdt), next.isMember, op] }
+            : { query: this.q.casMember, params: [next.windows.map(toUdt), next.isMember, op, key, user, before.op] },
+        );
         try {
           if ((await this.cql.lwtBatch(statements)).wasApplied()) return changes.map(({ user }) => user);
         } catch (err) {
           if (!isUnknownOutcome(err)) throw err;
-          const after = await this.readMembers(key, changes.map(({ user }) => user), true);
+          const after = await this.readMembers(
+            key,
+            changes.map(({ user }) => user),
+            true,
+          );
           if (changes.every(({ user }) => sameOp(after.get(user)?.op, op))) return changes.map(({ user }) => user);
         }
         await contentionPause(attempt);
@@ -191,18 +221,22 @@ export class CqlGroupStore implements GroupStore {
 
   /** The users' member rows; `serial` makes it a Paxos read, which also settles in-flight LWTs. */
   private async readMembers(key: GroupKey, users: string[], serial: boolean): Promise<Map<string, MemberRow>> {
-    const readChunk = (chunk: string[]) => serial
-      ? this.cql.serialRead(this.q.readMembers, [key, chunk])
-      : this.cql.read(this.q.readMembers, [key, chunk]);
-    const rows: Row[] = users.length > WHOLE_PARTITION_ABOVE
-      ? await this.cql.readAll(this.q.readAllMembers, [key], { serial })
-      : (await Promise.all(chunks(users, 100).map(readChunk))).flatMap((r) => r.rows);
+    const readChunk = (chunk: string[]) =>
+      serial ? this.cql.serialRead(this.q.readMembers, [key, chunk]) : this.cql.read(this.q.readMembers, [key, chunk]);
+    const rows: Row[] =
+      users.length > WHOLE_PARTITION_ABOVE
+        ? await this.cql.readAll(this.q.readAllMembers, [key], { serial })
+        : (await Promise.all(chunks(users, 100).map(readChunk))).flatMap((r) => r.rows);
     const out = new Map<string, MemberRow>();
     for (const row of rows) {
       const windows: unknown = row.get('windows');
       const op: unknown = row.get('op');
       if (!Array.isArray(windows) || op === null) continue;
-      out.set(str(row.get('member'), 'member'), { windows: windows.map(fromUdt), isMember: row.get('is_member') === true, op: op as types.Uuid });
+      out.set(str(row.get('member'), 'member'), {
+        windows: windows.map(fromUdt),
+        isMember: row.get('is_member') === true,
+        op: op as types.Uuid,
+      });
     }
     return out;
   }
@@ -213,7 +247,12 @@ export class CqlGroupStore implements GroupStore {
   }
 }
 
-interface WindowUdt { joined_at: unknown; from_gseq: unknown; removed_at?: unknown; to_gseq?: unknown }
+interface WindowUdt {
+  joined_at: unknown;
+  from_gseq: unknown;
+  removed_at?: unknown;
+  to_gseq?: unknown;
+}
 
 function toUdt(window: MemberWindow): WindowUdt {
   return { joined_at: window.joinedAt, from_gseq: window.fromGseq, removed_at: window.removedAt ?? null, to_gseq: window.toGseq ?? null };

@@ -8,7 +8,10 @@ import type { Json, StoredJob } from '@seqline/core';
 import type { types } from 'cassandra-driver';
 import { isUnknownOutcome, mapLimit, newOp, num, optStr, sameOp, str, type Cql, type Row } from './cql.ts';
 
-export interface StoredRow { job: StoredJob; op: types.Uuid }
+export interface StoredRow {
+  job: StoredJob;
+  op: types.Uuid;
+}
 
 /** Outcome of one compare-and-set (a timeout is resolved by a serial re-read, never returned). */
 export type CasOutcome = 'applied' | 'refused';
@@ -18,7 +21,10 @@ const COLUMNS = 'id, queue, payload, attempts, not_before, created_at, last_erro
 export class JobTable {
   private readonly q: Record<'read' | 'insert' | 'update' | 'delete' | 'indexAdd' | 'indexDelete' | 'indexList', string>;
 
-  constructor(private readonly cql: Cql, table: string) {
+  constructor(
+    private readonly cql: Cql,
+    table: string,
+  ) {
     const jobs = cql.table(table);
     const order = cql.table('job_order');
     this.q = {
@@ -110,7 +116,11 @@ export class JobTable {
 /** queue, payload, attempts, not_before, created_at, last_error. */
 function jobColumns(job: StoredJob, clearMissing: boolean): unknown[] {
   return [
-    job.queue, JSON.stringify(job.payload), job.attempts, job.notBefore, job.createdAt,
+    job.queue,
+    JSON.stringify(job.payload),
+    job.attempts,
+    job.notBefore,
+    job.createdAt,
     job.lastError ?? (clearMissing ? null : undefined),
   ];
 }

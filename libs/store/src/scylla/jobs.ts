@@ -50,7 +50,7 @@ export class CqlJobStore implements JobStore {
         const current = await this.pending.read(job.id);
         if (current === undefined) return; // never resurrects a job
         await this.pending.index(scopesOnlyIn(job, current.job), job);
-        if (await this.pending.replace(job, current.op) === 'applied') {
+        if ((await this.pending.replace(job, current.op)) === 'applied') {
           await this.pending.unindex(scopesOnlyIn(current.job, job), current.job);
           return;
         }
@@ -77,7 +77,7 @@ export class CqlJobStore implements JobStore {
         const current = await this.dead.read(job.id);
         if (current === undefined) {
           if ((await this.dead.insert(job)).outcome === 'applied') break;
-        } else if (await this.dead.replace(job, current.op) === 'applied') {
+        } else if ((await this.dead.replace(job, current.op)) === 'applied') {
           if (current.job.createdAt !== job.createdAt) await this.dead.unindex([DEAD], current.job);
           break;
         }
@@ -97,7 +97,7 @@ export class CqlJobStore implements JobStore {
       const dead = await this.dead.read(id);
       if (dead === undefined) return false;
       await this.putPending({ ...dead.job, attempts: 0, notBefore: now });
-      if (await this.dead.delete(id, dead.op) === 'refused') return false; // revived or re-buried concurrently
+      if ((await this.dead.delete(id, dead.op)) === 'refused') return false; // revived or re-buried concurrently
       await this.dead.unindex([DEAD], dead.job);
       return true;
     });
@@ -118,7 +118,7 @@ export class CqlJobStore implements JobStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.pending.read(id);
       if (current === undefined) return;
-      if (await this.pending.delete(id, current.op) === 'applied') {
+      if ((await this.pending.delete(id, current.op)) === 'applied') {
         await this.pending.unindex(pendingScopes(current.job), current.job);
         return;
       }

@@ -7,7 +7,10 @@
  * Every append passes through one, so the usual case — nothing queued for the key — starts the
  * work at once and allocates one promise, not a chain of four.
  */
-interface Tail { done: Promise<unknown>; queued: number }
+interface Tail {
+  done: Promise<unknown>;
+  queued: number;
+}
 
 export class KeyedSerializer {
   private readonly tails = new Map<string, Tail>();
@@ -21,7 +24,10 @@ export class KeyedSerializer {
     tail.queued++;
     // Unnamed handlers: tsx (esbuild keepNames) wraps every named function made at run time in
     // a defineProperty call.
-    result.then(() => this.release(key, tail), () => this.release(key, tail));
+    result.then(
+      () => this.release(key, tail),
+      () => this.release(key, tail),
+    );
     return result;
   }
 

@@ -61,8 +61,10 @@ export async function loadMigrations(dir = DEFAULT_SCHEMA_DIR): Promise<Migratio
   for (const file of (await readdir(dir)).filter((name) => FILE_NAME.test(name))) {
     const text = await readFile(join(dir, file), 'utf8');
     migrations.push({
-      version: Number(FILE_NAME.exec(file)?.[1]), name: file.replace(/\.cql$/, ''),
-      checksum: createHash('sha256').update(text).digest('hex'), statements: splitStatements(text),
+      version: Number(FILE_NAME.exec(file)?.[1]),
+      name: file.replace(/\.cql$/, ''),
+      checksum: createHash('sha256').update(text).digest('hex'),
+      statements: splitStatements(text),
     });
   }
   migrations.sort((a, b) => a.version - b.version);
@@ -75,8 +77,12 @@ export async function migrateSchema(client: Client, options: MigrateOptions): Pr
   const keyspace = checkKeyspaceName(options.keyspace);
   const logger = (options.logger ?? silentLogger).child({ component: 'schema-migrate', keyspace });
   const migrations = await loadMigrations(options.schemaDir);
-  await client.execute(`CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = ${replicationCql(options.replication ?? DEFAULT_REPLICATION)}`);
-  await client.execute(`CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (version int PRIMARY KEY, name text, checksum text, applied_at timestamp)`);
+  await client.execute(
+    `CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = ${replicationCql(options.replication ?? DEFAULT_REPLICATION)}`,
+  );
+  await client.execute(
+    `CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (version int PRIMARY KEY, name text, checksum text, applied_at timestamp)`,
+  );
   await client.execute(`CREATE TABLE IF NOT EXISTS ${keyspace}.schema_lock (name text PRIMARY KEY, owner uuid, acquired_at timestamp)`);
 
   const owner = types.Uuid.fromString(randomUUID());
@@ -90,7 +96,9 @@ export async function migrateSchema(client: Client, options: MigrateOptions): Pr
       const done = recorded.get(migration.version);
       if (done !== undefined) {
         if (done !== migration.checksum) {
-          throw new Error(`migration ${migration.name} was changed after it was applied to ${keyspace} (checksum differs); add a new migration instead`);
+          throw new Error(
+            `migration ${migration.name} was changed after it was applied to ${keyspace} (checksum differs); add a new migration instead`,
+          );
         }
         result.skipped.push(migration.name);
         progress('skipped');
@@ -100,7 +108,8 @@ export async function migrateSchema(client: Client, options: MigrateOptions): Pr
       for (const statement of migration.statements) await applyStatement(client, statement.replaceAll('{{keyspace}}', keyspace));
       await client.execute(
         `INSERT INTO ${keyspace}.schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?) IF NOT EXISTS`,
-        [migration.version, migration.name, migration.checksum, new Date()], { prepare: true, ...SERIAL },
+        [migration.version, migration.name, migration.checksum, new Date()],
+        { prepare: true, ...SERIAL },
       );
       await renewLock(client, keyspace, owner);
       result.applied.push(migration.name);
@@ -108,10 +117,12 @@ export async function migrateSchema(client: Client, options: MigrateOptions): Pr
       progress('applied');
     }
     for (const version of recorded.keys()) {
-      if (!migrations.some((m) => m.version === version)) logger.warn({ version }, 'keyspace has a migration this code does not know (newer code ran?)');
+      if (!migrations.some((m) => m.version === version))
+        logger.warn({ version }, 'keyspace has a migration this code does not know (newer code ran?)');
     }
   } finally {
-    await client.execute(`DELETE FROM ${keyspace}.schema_lock WHERE name = 'migrate' IF owner = ?`, [owner], { prepare: true, ...SERIAL })
+    await client
+      .execute(`DELETE FROM ${keyspace}.schema_lock WHERE name = 'migrate' IF owner = ?`, [owner], { prepare: true, ...SERIAL })
       .catch((err: unknown) => logger.warn({ err }, 'could not release the migration lock (it expires by itself)'));
   }
   return result;
@@ -122,7 +133,8 @@ async function acquireLock(client: Client, keyspace: string, owner: types.Uuid, 
   for (let logged = false; ; logged = true) {
     const result = await client.execute(
       `INSERT INTO ${keyspace}.schema_lock (name, owner, acquired_at) VALUES ('migrate', ?, ?) IF NOT EXISTS USING TTL ${LOCK_TTL_SECONDS}`,
-      [owner, new Date()], { prepare: true, ...SERIAL },
+      [owner, new Date()],
+      { prepare: true, ...SERIAL },
     );
     if (result.wasApplied()) return;
     if (Date.now() > deadline) throw new Error(`another schema migration of ${keyspace} holds the lock; waited ${timeoutMs} ms`);
@@ -134,7 +146,8 @@ async function acquireLock(client: Client, keyspace: string, owner: types.Uuid, 
 async function renewLock(client: Client, keyspace: string, owner: types.Uuid): Promise<void> {
   await client.execute(
     `UPDATE ${keyspace}.schema_lock USING TTL ${LOCK_TTL_SECONDS} SET acquired_at = ? WHERE name = 'migrate' IF owner = ?`,
-    [new Date(), owner], { prepare: true, ...SERIAL },
+    [new Date(), owner],
+    { prepare: true, ...SERIAL },
   );
 }
 
@@ -151,7 +164,8 @@ export async function schemaStatus(client: Client, keyspace: string, schemaDir?:
   checkKeyspaceName(keyspace);
   const exists = await client.execute(
     'SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?',
-    [keyspace, 'schema_migrations'], { prepare: true },
+    [keyspace, 'schema_migrations'],
+    { prepare: true },
   );
   const recorded = exists.rows.length === 0 ? new Map<number, string>() : await appliedVersions(client, keyspace);
   const pending = (await loadMigrations(schemaDir)).filter((m) => !recorded.has(m.version)).map((m) => m.name);
@@ -160,7 +174,8 @@ export async function schemaStatus(client: Client, keyspace: string, schemaDir?:
 
 async function appliedVersions(client: Client, keyspace: string): Promise<Map<number, string>> {
   const result = await client.execute(`SELECT version, checksum FROM ${keyspace}.schema_migrations`, [], {
-    prepare: true, consistency: types.consistencies.localQuorum,
+    prepare: true,
+    consistency: types.consistencies.localQuorum,
   });
   return new Map(result.rows.map((row) => [Number(row.get('version')), String(row.get('checksum'))]));
 }

@@ -27,7 +27,10 @@ export interface SeqLogTables {
 }
 
 /** A non-empty bucket and its highest seq. */
-export interface FilledBucket { bucket: number; top: number }
+export interface FilledBucket {
+  bucket: number;
+  top: number;
+}
 
 /** Markers fetched per page while walking buckets. */
 const BUCKET_PAGE = 64;
@@ -41,7 +44,10 @@ export class SeqLogReader {
   /** Last non-empty bucket seen per stream: buckets only ever get added, so a stale guess is caught. */
   private readonly lastBuckets = new LruMap<string, number>(100_000);
 
-  constructor(readonly cql: Cql, tables: SeqLogTables) {
+  constructor(
+    readonly cql: Cql,
+    tables: SeqLogTables,
+  ) {
     this.q = statements(cql, tables);
   }
 
@@ -70,13 +76,18 @@ export class SeqLogReader {
    */
   async lastFilled(stream: string, n: number): Promise<FilledBucket[]> {
     const out: FilledBucket[] = [];
-    for (let page = await this.markers(stream, Number.MAX_SAFE_INTEGER, 'desc'); page.length > 0;
-      page = await this.markers(stream, (page.at(-1) ?? 0) - 1, 'desc')) {
+    for (
+      let page = await this.markers(stream, Number.MAX_SAFE_INTEGER, 'desc');
+      page.length > 0;
+      page = await this.markers(stream, (page.at(-1) ?? 0) - 1, 'desc')
+    ) {
       for (let i = 0; i < page.length; i += n) {
-        const tops = await Promise.all(page.slice(i, i + n).map(async (bucket) => {
-          const row = (await this.cql.read(this.q.topSeq, [stream, bucket])).first();
-          return row === null ? undefined : { bucket, top: num(row.get('seq')) };
-        }));
+        const tops = await Promise.all(
+          page.slice(i, i + n).map(async (bucket) => {
+            const row = (await this.cql.read(this.q.topSeq, [stream, bucket])).first();
+            return row === null ? undefined : { bucket, top: num(row.get('seq')) };
+          }),
+        );
         for (const top of tops) {
           if (top !== undefined) out.push(top);
           if (out.length === n) return out;
@@ -99,11 +110,15 @@ export class SeqLogReader {
     const wanted = [...new Set(appinfos)].filter(isStorableAppinfo);
     if (wanted.length === 0 || buckets.length === 0) return new Map();
     const reads = chunks(buckets, BUCKET_CHUNK).flatMap((inBuckets) =>
-      chunks(wanted, IN_CHUNK).map((names) => this.cql.readAll(this.q.lookup, [stream, inBuckets, names])));
+      chunks(wanted, IN_CHUNK).map((names) => this.cql.readAll(this.q.lookup, [stream, inBuckets, names])),
+    );
     const rows = (await Promise.all(reads)).flat();
     // An appinfo indexed in two buckets (a dedup-window miss, or a late write's row that
     // outlived its entry) is confirmed row by row; the lowest live seq is the original.
-    const live = await this.confirmedPairs(stream, rows.map((row): [string, number] => [String(row.get('appinfo')), num(row.get('seq'))]));
+    const live = await this.confirmedPairs(
+      stream,
+      rows.map((row): [string, number] => [String(row.get('appinfo')), num(row.get('seq'))]),
+    );
     const out = new Map<string, number>();
     for (const [appinfo, seq] of live) {
       const known = out.get(appinfo);
@@ -119,7 +134,10 @@ export class SeqLogReader {
   async eachIndexedAppinfo(stream: string, bucket: number, onPage: (appinfos: string[]) => void): Promise<void> {
     let pageState: string | undefined;
     do {
-      const page = await this.cql.read(this.q.indexOf, [stream, bucket], { fetchSize: 5000, ...(pageState === undefined ? {} : { pageState }) });
+      const page = await this.cql.read(this.q.indexOf, [stream, bucket], {
+        fetchSize: 5000,
+        ...(pageState === undefined ? {} : { pageState }),
+      });
       onPage(page.rows.map((row) => String(row.get('appinfo'))));
       pageState = page.pageState ?? undefined;
     } while (pageState !== undefined);
@@ -134,11 +152,15 @@ export class SeqLogReader {
       byBucket.set(bucketOf(seq), seqs);
     }
     const stored = new Map<number, string>();
-    await Promise.all([...byBucket].flatMap(([bucket, seqs]) => chunks([...new Set(seqs)], IN_CHUNK).map(async (list) => {
-      for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, list])) {
-        stored.set(num(row.get('seq')), rowAppinfo(row));
-      }
-    })));
+    await Promise.all(
+      [...byBucket].flatMap(([bucket, seqs]) =>
+        chunks([...new Set(seqs)], IN_CHUNK).map(async (list) => {
+          for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, list])) {
+            stored.set(num(row.get('seq')), rowAppinfo(row));
+          }
+        }),
+      ),
+    );
     return pairs.filter(([appinfo, seq]) => stored.get(seq) === appinfo);
   }
 
@@ -168,9 +190,10 @@ export class SeqLogReader {
     for (let page = firstPage; ; page = await this.markers(stream, (page.at(-1) ?? 0) + 1, 'asc')) {
       for (const bucket of page) {
         if (out.length >= limit) return out;
-        const rows = bucket === start
-          ? early.slice(0, limit - out.length)
-          : await this.cql.readAll(this.q.entriesAfter, [stream, bucket, after, limit - out.length]);
+        const rows =
+          bucket === start
+            ? early.slice(0, limit - out.length)
+            : await this.cql.readAll(this.q.entriesAfter, [stream, bucket, after, limit - out.length]);
         out.push(...rows.map(rowToEntry));
       }
       if (page.length < BUCKET_PAGE) return out;
@@ -183,7 +206,11 @@ export class SeqLogReader {
     if (before <= 1) return [];
     const upper = before - 1;
     const out: Entry[] = [];
-    for (let page = await this.markers(stream, bucketOf(upper), 'desc'); ; page = await this.markers(stream, (page.at(-1) ?? 0) - 1, 'desc')) {
+    for (
+      let page = await this.markers(stream, bucketOf(upper), 'desc');
+      ;
+      page = await this.markers(stream, (page.at(-1) ?? 0) - 1, 'desc')
+    ) {
       for (const bucket of page) {
         if (out.length >= limit) return out;
         const rows = await this.cql.readAll(this.q.entriesBefore, [stream, bucket, upper, limit - out.length]);

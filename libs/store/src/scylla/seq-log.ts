@@ -19,9 +19,19 @@ export class CqlSeqLog extends SeqLogReader {
   private readonly writers = new KeyedSerializer();
   private readonly pipeline: SeqLogAppendPipeline;
 
-  constructor(cql: Cql, tables: SeqLogTables, private readonly logger: Logger = silentLogger, pipeline: AppendPipelineOptions = {}) {
+  constructor(
+    cql: Cql,
+    tables: SeqLogTables,
+    private readonly logger: Logger = silentLogger,
+    pipeline: AppendPipelineOptions = {},
+  ) {
     super(cql, tables);
-    this.pipeline = new SeqLogAppendPipeline(this, logger, (stream, head, below, guard) => this.clearGap(stream, head, below, guard), pipeline);
+    this.pipeline = new SeqLogAppendPipeline(
+      this,
+      logger,
+      (stream, head, below, guard) => this.clearGap(stream, head, below, guard),
+      pipeline,
+    );
   }
 
   /**
@@ -55,6 +65,10 @@ export class CqlSeqLog extends SeqLogReader {
     const buckets = [next, ...(await this.markersBetween(stream, next, bucketOf(below - 1)))];
     this.logger.debug({ stream, above: head, below, buckets }, 'clearing the gap below an append');
     guard();
-    await this.cql.batch(buckets.map((bucket) => ({ query: this.q.deleteRange, params: [stream, bucket, head, below] })), true, writeTimestamp());
+    await this.cql.batch(
+      buckets.map((bucket) => ({ query: this.q.deleteRange, params: [stream, bucket, head, below] })),
+      true,
+      writeTimestamp(),
+    );
   }
 }

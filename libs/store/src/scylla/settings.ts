@@ -15,7 +15,10 @@ export class CqlSettingsStore implements SettingsStore {
   private readonly serial = new KeyedSerializer();
   private readonly q: Record<'read' | 'insert' | 'update', string>;
 
-  constructor(private readonly cql: Cql, private readonly name = DEFAULT_SETTINGS_NAME) {
+  constructor(
+    private readonly cql: Cql,
+    private readonly name = DEFAULT_SETTINGS_NAME,
+  ) {
     const settings = cql.table('settings');
     this.q = {
       read: `SELECT version, value, op FROM ${settings} WHERE name = ?`,
@@ -43,9 +46,10 @@ export class CqlSettingsStore implements SettingsStore {
     return this.serial.run(this.name, async () => {
       const op = newOp();
       try {
-        const result = expectedVersion === 0
-          ? await this.cql.lwt(this.q.insert, [this.name, version, value, op])
-          : await this.cql.lwt(this.q.update, [version, value, op, this.name, expectedVersion]);
+        const result =
+          expectedVersion === 0
+            ? await this.cql.lwt(this.q.insert, [this.name, version, value, op])
+            : await this.cql.lwt(this.q.update, [version, value, op, this.name, expectedVersion]);
         return result.wasApplied() ? saved() : false;
       } catch (err) {
         if (!isUnknownOutcome(err)) throw err;

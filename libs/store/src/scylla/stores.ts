@@ -7,7 +7,13 @@
 import { Client } from 'cassandra-driver';
 import {
   silentLogger,
-  type GroupStore, type GroupStreamStore, type JobStore, type Logger, type SeqCeilingStore, type SettingsStore, type TimelineStore,
+  type GroupStore,
+  type GroupStreamStore,
+  type JobStore,
+  type Logger,
+  type SeqCeilingStore,
+  type SettingsStore,
+  type TimelineStore,
 } from '@seqline/core';
 import { CqlSeqCeilingStore } from './ceilings.ts';
 import { Cql, DEFAULT_CONSISTENCY, checkKeyspaceName, type CqlConsistency } from './cql.ts';
@@ -69,7 +75,8 @@ export async function openScyllaStores(options: ScyllaStoresOptions): Promise<Sc
   });
   try {
     await client.connect();
-    if (options.migrate === true) await migrateSchema(client, { keyspace, logger, ...(options.replication ? { replication: options.replication } : {}) });
+    if (options.migrate === true)
+      await migrateSchema(client, { keyspace, logger, ...(options.replication ? { replication: options.replication } : {}) });
     else await requireSchema(client, keyspace);
   } catch (err) {
     await client.shutdown().catch(() => undefined);
@@ -98,6 +105,8 @@ export async function openScyllaStores(options: ScyllaStoresOptions): Promise<Sc
 async function requireSchema(client: Client, keyspace: string): Promise<void> {
   const status = await schemaStatus(client, keyspace);
   if (status.pending.length > 0) {
-    throw new Error(`keyspace ${keyspace} lacks schema migrations ${status.pending.join(', ')}; run \`seqline-admin schema migrate\` or open with migrate: true`);
+    throw new Error(
+      `keyspace ${keyspace} lacks schema migrations ${status.pending.join(', ')}; run \`seqline-admin schema migrate\` or open with migrate: true`,
+    );
   }
 }

@@ -3,7 +3,15 @@
  * the receipt state of entries in `timeline_readers` (a set per entry, kept apart from the
  * entry so getEntry returns it exactly as appended).
  */
-import { NotFoundError, type AppendOutcome, type Entry, type InboxKey, type Logger, type TimelineStore, type WriteGuard } from '@seqline/core';
+import {
+  NotFoundError,
+  type AppendOutcome,
+  type Entry,
+  type InboxKey,
+  type Logger,
+  type TimelineStore,
+  type WriteGuard,
+} from '@seqline/core';
 import type { Cql } from './cql.ts';
 import { bucketOf } from './entry-codec.ts';
 import { CqlSeqLog } from './seq-log.ts';
@@ -15,7 +23,10 @@ export class CqlTimelineStore implements TimelineStore {
   private readonly addReadersQuery: string;
   private readonly getReadersQuery: string;
 
-  constructor(private readonly cql: Cql, logger: Logger) {
+  constructor(
+    private readonly cql: Cql,
+    logger: Logger,
+  ) {
     this.log = new CqlSeqLog(cql, TIMELINE_TABLES, logger);
     const readers = cql.table('timeline_readers');
     this.addReadersQuery = `UPDATE ${readers} SET readers = readers + ? WHERE inbox = ? AND bucket = ? AND seq = ?`;

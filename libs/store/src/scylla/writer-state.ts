@@ -15,7 +15,10 @@ import { bucketOf } from './entry-codec.ts';
 import { FingerprintSet } from './fingerprint-set.ts';
 
 /** A window bucket and the fingerprints of the appinfos indexed in it. */
-export interface WindowBucket { bucket: number; fingerprints: FingerprintSet }
+export interface WindowBucket {
+  bucket: number;
+  fingerprints: FingerprintSet;
+}
 
 export interface StreamState {
   term: string | undefined;

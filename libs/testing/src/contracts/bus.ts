@@ -16,13 +16,15 @@ export type OpenWorkQueue = () => WorkQueue | Promise<WorkQueue>;
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` stops throwing (or returns true), failing after `timeoutMs`. */
-export async function eventually(check: () => unknown | Promise<unknown>, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
+export async function eventually(check: () => unknown, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
       if ((await check()) !== false) return;
       if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    } catch (err) { if (Date.now() > deadline) throw err; }
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
     await sleep(intervalMs);
   }
 }
@@ -44,7 +46,9 @@ class ConcurrencyProbe {
     this.perKey.set(key, n);
     this.maxPerKey.set(key, Math.max(this.maxPerKey.get(key) ?? 0, n));
     this.maxRunning = Math.max(this.maxRunning, ++this.running);
-    try { await body(); } finally {
+    try {
+      await body();
+    } finally {
       this.running--;
       this.perKey.set(key, (this.perKey.get(key) ?? 1) - 1);
     }
@@ -52,37 +56,73 @@ class ConcurrencyProbe {
 }
 
 const keyOfGroup = (payload: Json): string | undefined =>
-  payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof payload.group === 'string' ? payload.group : undefined;
+  payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof payload.group === 'string'
+    ? payload.group
+    : undefined;
 
 export function workQueueContract(name: string, open: OpenWorkQueue): void {
   describe(`WorkQueue contract: ${name}`, () => {
     const opened: WorkQueue[] = [];
-    const openQueue = async () => { const wq = await open(); opened.push(wq); return wq; };
-    afterEach(async () => { await Promise.all(opened.splice(0).map((wq) => wq.close())); });
+    const openQueue = async () => {
+      const wq = await open();
+      opened.push(wq);
+      return wq;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((wq) => wq.close()));
+    });
 
     it('runs a job enqueued after consume, once, with its payload, id and attempt 1', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const calls: [Json, JobContext][] = [];
-      await wq.consume(q, async (payload, ctx) => { calls.push([payload, ctx]); }, { concurrency: 2 });
+      await wq.consume(
+        q,
+        async (payload, ctx) => {
+          calls.push([payload, ctx]);
+        },
+        { concurrency: 2 },
+      );
       await wq.enqueue(q, `${q}-1`, { hello: 'world', n: [1, 2] });
       await eventually(() => expect(calls).toHaveLength(1));
       await sleep(300);
-      expect(calls).toEqual([[{ hello: 'world', n: [1, 2] }, { id: `${q}-1`, attempt: 1 }]]);
+      expect(calls).toEqual([
+        [
+          { hello: 'world', n: [1, 2] },
+          { id: `${q}-1`, attempt: 1 },
+        ],
+      ]);
     });
 
     it('runs jobs enqueued before consume started', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       for (let i = 0; i < 5; i++) await wq.enqueue(q, `${q}-${i}`, i);
       const seen: Json[] = [];
-      await wq.consume(q, async (payload) => { seen.push(payload); }, { concurrency: 3 });
+      await wq.consume(
+        q,
+        async (payload) => {
+          seen.push(payload);
+        },
+        { concurrency: 3 },
+      );
       await eventually(() => expect([...seen].sort()).toEqual([0, 1, 2, 3, 4]));
     });
 
     it('runs a job id enqueued twice while pending only once', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
-      for (const [id, payload] of [['dup', 'first'], ['dup', 'second'], ['other', 'other']]) await wq.enqueue(q, `${q}-${id}`, payload!);
+      for (const [id, payload] of [
+        ['dup', 'first'],
+        ['dup', 'second'],
+        ['other', 'other'],
+      ])
+        await wq.enqueue(q, `${q}-${id}`, payload!);
       const seen: Json[] = [];
-      await wq.consume(q, async (payload) => { seen.push(payload); }, { concurrency: 4 });
+      await wq.consume(
+        q,
+        async (payload) => {
+          seen.push(payload);
+        },
+        { concurrency: 4 },
+      );
       await eventually(() => expect(seen).toHaveLength(2));
       await sleep(300);
       expect([...seen].sort()).toEqual(['first', 'other']);
@@ -91,7 +131,15 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('never runs more than `concurrency` handlers at once, and does run them in parallel', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const [probe, done] = [new ConcurrencyProbe(), { n: 0 }];
-      await wq.consume(q, (_p) => probe.around('-', async () => { await sleep(30); done.n++; }), { concurrency: 4 });
+      await wq.consume(
+        q,
+        (_p) =>
+          probe.around('-', async () => {
+            await sleep(30);
+            done.n++;
+          }),
+        { concurrency: 4 },
+      );
       await Promise.all(Array.from({ length: 24 }, (_, i) => wq.enqueue(q, `${q}-${i}`, i)));
       await eventually(() => expect(done.n).toBe(24));
       expect(probe.maxRunning).toSatisfy((max: number) => max >= 2 && max <= 4);
@@ -101,10 +149,18 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const [probe, done] = [new ConcurrencyProbe(), { n: 0 }];
       const finishedAt = new Map<string, number>(); // group → when its last job finished
-      await wq.consume(q, (payload) => {
-        const group = keyOfGroup(payload) ?? '-';
-        return probe.around(group, async () => { await sleep(25); finishedAt.set(group, Date.now()); done.n++; });
-      }, { concurrency: 8, keyOf: keyOfGroup, perKeyConcurrency: 3 });
+      await wq.consume(
+        q,
+        (payload) => {
+          const group = keyOfGroup(payload) ?? '-';
+          return probe.around(group, async () => {
+            await sleep(25);
+            finishedAt.set(group, Date.now());
+            done.n++;
+          });
+        },
+        { concurrency: 8, keyOf: keyOfGroup, perKeyConcurrency: 3 },
+      );
       const groups = [...Array<string>(40).fill('hot'), ...Array<string>(6).fill('cold')];
       // Concurrent enqueues: the hot backlog is all there before the cold jobs arrive.
       await Promise.all(groups.map((group, i) => wq.enqueue(q, `${q}-${i}`, { group })));
@@ -118,12 +174,17 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('reads a function perKeyConcurrency live', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       let [limit, overLimit, running, maxAfterRaise, done] = [1, 0, 0, 0, 0];
-      await wq.consume(q, async () => {
-        if (++running > limit) overLimit++;
-        if (limit === 4) maxAfterRaise = Math.max(maxAfterRaise, running);
-        await sleep(20);
-        running--; done++;
-      }, { concurrency: 10, keyOf: keyOfGroup, perKeyConcurrency: () => limit });
+      await wq.consume(
+        q,
+        async () => {
+          if (++running > limit) overLimit++;
+          if (limit === 4) maxAfterRaise = Math.max(maxAfterRaise, running);
+          await sleep(20);
+          running--;
+          done++;
+        },
+        { concurrency: 10, keyOf: keyOfGroup, perKeyConcurrency: () => limit },
+      );
       for (let i = 0; i < 40; i++) await wq.enqueue(q, `${q}-${i}`, { group: 'g' });
       await eventually(() => expect(done).toBeGreaterThanOrEqual(8));
       limit = 4;
@@ -135,11 +196,15 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('retries a failing job with growing attempt numbers until it succeeds', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const [attempts, succeeded]: [number[], { now?: true }] = [[], {}];
-      await wq.consume(q, async (_p, ctx) => {
-        attempts.push(ctx.attempt);
-        if (ctx.attempt < 3) throw new Error(`transient ${ctx.attempt}`);
-        succeeded.now = true;
-      }, { concurrency: 1 });
+      await wq.consume(
+        q,
+        async (_p, ctx) => {
+          attempts.push(ctx.attempt);
+          if (ctx.attempt < 3) throw new Error(`transient ${ctx.attempt}`);
+          succeeded.now = true;
+        },
+        { concurrency: 1 },
+      );
       await wq.enqueue(q, `${q}-flaky`, 'x');
       await eventually(() => expect(succeeded.now).toBe(true));
       await sleep(300);
@@ -150,7 +215,14 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('does not hold other jobs behind a failing one', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const ok: Json[] = [];
-      await wq.consume(q, async (payload) => { if (payload === 'bad') throw new Error('always fails'); ok.push(payload); }, { concurrency: 1 });
+      await wq.consume(
+        q,
+        async (payload) => {
+          if (payload === 'bad') throw new Error('always fails');
+          ok.push(payload);
+        },
+        { concurrency: 1 },
+      );
       await wq.enqueue(q, `${q}-bad`, 'bad');
       for (let i = 0; i < 5; i++) await wq.enqueue(q, `${q}-${i}`, i);
       await eventually(() => expect(ok).toHaveLength(5));
@@ -160,12 +232,24 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const id = `${q}-poison`;
       let [failing, calls, succeeded] = [true, 0, false];
-      await wq.consume(q, async () => { calls++; if (failing) throw new Error('poison'); succeeded = true; }, { concurrency: 2 });
+      await wq.consume(
+        q,
+        async () => {
+          calls++;
+          if (failing) throw new Error('poison');
+          succeeded = true;
+        },
+        { concurrency: 2 },
+      );
       await wq.enqueue(q, id, { body: 'p' });
       const deadOfQueue = async () => (await wq.deadLetters()).filter((job) => job.queue === q);
       await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 15_000, 100);
       expect((await deadOfQueue())[0]).toMatchObject({
-        id, queue: q, payload: { body: 'p' }, attempts: expect.toSatisfy((n: number) => n >= 2), lastError: expect.stringContaining('poison'),
+        id,
+        queue: q,
+        payload: { body: 'p' },
+        attempts: expect.toSatisfy((n: number) => n >= 2),
+        lastError: expect.stringContaining('poison'),
       });
       const callsWhenDead = calls;
       await sleep(500);
@@ -183,7 +267,13 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       await first.close();
       const second = await openQueue();
       const seen: Json[] = [];
-      await second.consume(q, async (payload) => { seen.push(payload); }, { concurrency: 2 });
+      await second.consume(
+        q,
+        async (payload) => {
+          seen.push(payload);
+        },
+        { concurrency: 2 },
+      );
       await eventually(() => expect([...seen].sort()).toEqual([0, 1, 2]));
     });
 
@@ -192,7 +282,15 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       const started: Json[] = [];
       let finished = 0;
       for (let i = 0; i < 3; i++) await first.enqueue(q, `${q}-${i}`, i);
-      await first.consume(q, async (payload) => { started.push(payload); await sleep(200); finished++; }, { concurrency: 1 });
+      await first.consume(
+        q,
+        async (payload) => {
+          started.push(payload);
+          await sleep(200);
+          finished++;
+        },
+        { concurrency: 1 },
+      );
       await eventually(() => expect(started).toHaveLength(1));
       await first.close();
       expect(finished).toBe(1);
@@ -200,7 +298,13 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       expect(started).toHaveLength(1);
       const second = await openQueue();
       const rest: Json[] = [];
-      await second.consume(q, async (payload) => { rest.push(payload); }, { concurrency: 2 });
+      await second.consume(
+        q,
+        async (payload) => {
+          rest.push(payload);
+        },
+        { concurrency: 2 },
+      );
       await eventually(() => expect([...started, ...rest].sort()).toEqual([0, 1, 2]));
       await sleep(300);
       expect(rest).toHaveLength(2);

@@ -28,12 +28,16 @@ export function seqCeilingStoreContract(name: string, open: StoreOpener<SeqCeili
 
     it('nextEpoch keeps increasing across a reopen', async () => {
       const scope = uniqueName('scope');
-      await acrossReopen(open, async (store) => {
-        await store.nextEpoch(scope);
-        return store.nextEpoch(scope);
-      }, async (store, last) => {
-        expect(await store.nextEpoch(scope)).toBeGreaterThan(last);
-      });
+      await acrossReopen(
+        open,
+        async (store) => {
+          await store.nextEpoch(scope);
+          return store.nextEpoch(scope);
+        },
+        async (store, last) => {
+          expect(await store.nextEpoch(scope)).toBeGreaterThan(last);
+        },
+      );
     });
 
     it('claim of a new section returns 0; a raise is seen by the next claim', async () => {
@@ -97,14 +101,18 @@ export function seqCeilingStoreContract(name: string, open: StoreOpener<SeqCeili
 
     it('ceilings and fencing survive a reopen', async () => {
       const section = uniqueName('section');
-      await acrossReopen(open, async (store) => {
-        await store.claim(section, 4);
-        await store.raise(section, 40_000, 4);
-        await store.claim(section, 6);
-      }, async (store) => {
-        await expect(store.raise(section, 90_000, 4)).rejects.toBeInstanceOf(FencedError);
-        expect(await store.claim(section, 6)).toBe(40_000);
-      });
+      await acrossReopen(
+        open,
+        async (store) => {
+          await store.claim(section, 4);
+          await store.raise(section, 40_000, 4);
+          await store.claim(section, 6);
+        },
+        async (store) => {
+          await expect(store.raise(section, 90_000, 4)).rejects.toBeInstanceOf(FencedError);
+          expect(await store.claim(section, 6)).toBe(40_000);
+        },
+      );
     });
   });
 }

@@ -26,7 +26,15 @@ export interface GroupStreamAppenderRig {
 
 function groupEntry(group: GroupKey, appinfo: string): NewEntry {
   const id = group.slice(group.indexOf(':') + 1);
-  return { kind: 'msg', appinfo, from: 'alice', sendTime: 1_700_000_000_000, type: 'text', body: { text: appinfo }, conv: { type: 'group', id } };
+  return {
+    kind: 'msg',
+    appinfo,
+    from: 'alice',
+    sendTime: 1_700_000_000_000,
+    type: 'text',
+    body: { text: appinfo },
+    conv: { type: 'group', id },
+  };
 }
 
 async function readAll(streams: GroupStreamStore, group: GroupKey): Promise<Entry[]> {
@@ -68,7 +76,11 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
       expect(c).toEqual({ seq: expect.any(Number) as number, duplicate: false, prevSeq: b!.seq });
       expect(c!.seq).toBeGreaterThan(b!.seq);
       const stored = await readAll(ctx.store.streams, g);
-      expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([['m1', a!.seq], ['m2', b!.seq], ['m3', c!.seq]]);
+      expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([
+        ['m1', a!.seq],
+        ['m2', b!.seq],
+        ['m3', c!.seq],
+      ]);
       expect(await ctx.store.appender.headSeq(g)).toBe(c!.seq);
     });
 
@@ -86,7 +98,8 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
         { seq: x!.seq, duplicate: true },
       ]);
       expect(await ctx.store.appender.append(g, [groupEntry(g, 'x'), groupEntry(g, 'y')])).toEqual([
-        { seq: x!.seq, duplicate: true }, { seq: y!.seq, duplicate: true },
+        { seq: x!.seq, duplicate: true },
+        { seq: y!.seq, duplicate: true },
       ]);
       expect(await appinfos(g)).toEqual(['x', 'y', 'z']);
       expect(await ctx.store.appender.headSeq(g)).toBe(mixed[1]!.seq);
@@ -95,8 +108,11 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
     it('concurrent calls carrying one appinfo store it once: one caller gets it new, every other its gseq as a duplicate', async () => {
       const g = newGroup();
       const calls = 24;
-      const results = await Promise.all(Array.from({ length: calls }, (_, i) =>
-        ctx.store.appender.append(g, i % 2 === 0 ? [groupEntry(g, 'shared')] : [groupEntry(g, `own${i}`), groupEntry(g, 'shared')])));
+      const results = await Promise.all(
+        Array.from({ length: calls }, (_, i) =>
+          ctx.store.appender.append(g, i % 2 === 0 ? [groupEntry(g, 'shared')] : [groupEntry(g, `own${i}`), groupEntry(g, 'shared')]),
+        ),
+      );
       const shared = results.map((r) => r.at(-1)!);
       expect(shared.filter((o) => !o.duplicate)).toHaveLength(1);
       expect(new Set(shared.map((o) => o.seq)).size).toBe(1);
@@ -105,7 +121,9 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
       expect(stored).toHaveLength(1 + calls / 2);
       expectChained(stored, results.flat());
       // Once stored, concurrent resends (each repeating it within the call) are all duplicates.
-      const resent = await Promise.all(Array.from({ length: 6 }, () => ctx.store.appender.append(g, [groupEntry(g, 'shared'), groupEntry(g, 'shared')])));
+      const resent = await Promise.all(
+        Array.from({ length: 6 }, () => ctx.store.appender.append(g, [groupEntry(g, 'shared'), groupEntry(g, 'shared')])),
+      );
       expect(resent.flat()).toEqual(Array.from({ length: 12 }, () => ({ seq: shared[0]!.seq, duplicate: true })));
       expect(await readAll(ctx.store.streams, g)).toEqual(stored);
     });
@@ -114,15 +132,17 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
       const g = newGroup();
       const callers = 8;
       const perCaller = 20;
-      const byCaller = await Promise.all(Array.from({ length: callers }, async (_, c) => {
-        const mine: GroupAppendOutcome[] = [];
-        for (let i = 0; i < perCaller; i++) {
-          // Every third call carries two entries: merged batches and single appends interleave.
-          const entries = i % 3 === 0 ? [groupEntry(g, `c${c}-${i}a`), groupEntry(g, `c${c}-${i}b`)] : [groupEntry(g, `c${c}-${i}`)];
-          mine.push(...(await ctx.store.appender.append(g, entries)));
-        }
-        return mine;
-      }));
+      const byCaller = await Promise.all(
+        Array.from({ length: callers }, async (_, c) => {
+          const mine: GroupAppendOutcome[] = [];
+          for (let i = 0; i < perCaller; i++) {
+            // Every third call carries two entries: merged batches and single appends interleave.
+            const entries = i % 3 === 0 ? [groupEntry(g, `c${c}-${i}a`), groupEntry(g, `c${c}-${i}b`)] : [groupEntry(g, `c${c}-${i}`)];
+            mine.push(...(await ctx.store.appender.append(g, entries)));
+          }
+          return mine;
+        }),
+      );
       for (const mine of byCaller) {
         expect(mine.every((o) => !o.duplicate)).toBe(true);
         // One caller's calls, one after another, are stored in its order.
@@ -150,10 +170,12 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
     it('groups are independent: own gseq chains, and one appinfo is new in each group', async () => {
       const tenant = uniqueTenant();
       const groups = [groupKey(tenant, 'one'), groupKey(tenant, 'two'), groupKey(tenant, 'three')];
-      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => {
-        const g = groups[i % groups.length]!;
-        return ctx.store.appender.append(g, [groupEntry(g, i < groups.length ? 'same-appinfo' : `m${i}`)]);
-      }));
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => {
+          const g = groups[i % groups.length]!;
+          return ctx.store.appender.append(g, [groupEntry(g, i < groups.length ? 'same-appinfo' : `m${i}`)]);
+        }),
+      );
       for (const [k, g] of groups.entries()) {
         const mine = results.filter((_, i) => i % groups.length === k).flat();
         expect(mine.every((o) => !o.duplicate)).toBe(true);

@@ -56,15 +56,21 @@ export function groupStreamStoreContract(name: string, open: StoreOpener<GroupSt
         await ctx.store.setCursor(group, inboxKey(tenant, 'bob'), 3);
         await ctx.store.setCursor(group, inboxKey(tenant, 'bob'), 9);
         await ctx.store.setCursor(groupKey(tenant, 'other'), inboxKey(tenant, 'carol'), 4);
-        expect(await ctx.store.listCursors(group)).toEqual(new Map([[inboxKey(tenant, 'alice'), 7], [inboxKey(tenant, 'bob'), 9]]));
+        expect(await ctx.store.listCursors(group)).toEqual(
+          new Map([
+            [inboxKey(tenant, 'alice'), 7],
+            [inboxKey(tenant, 'bob'), 9],
+          ]),
+        );
       });
 
       it('racing acks keep the highest cursor', async () => {
         const { group, tenant } = fresh();
         const alice = inboxKey(tenant, 'alice');
         const values = Array.from({ length: 50 }, (_, i) => i + 1);
-        const returned = await Promise.all(shuffled(values).map((gseq) =>
-          ctx.store.setCursor(group, alice, gseq).then((stored) => ({ gseq, stored }))));
+        const returned = await Promise.all(
+          shuffled(values).map((gseq) => ctx.store.setCursor(group, alice, gseq).then((stored) => ({ gseq, stored }))),
+        );
         for (const { gseq, stored } of returned) expect(stored).toBeGreaterThanOrEqual(gseq);
         expect(await ctx.store.getCursor(group, alice)).toBe(50);
       });
@@ -72,12 +78,16 @@ export function groupStreamStoreContract(name: string, open: StoreOpener<GroupSt
       it('cursors survive a reopen', async () => {
         const { group, tenant } = fresh();
         const alice = inboxKey(tenant, 'alice');
-        await acrossReopen(open, async (store) => {
-          await store.setCursor(group, alice, 42);
-        }, async (store) => {
-          expect(await store.getCursor(group, alice)).toBe(42);
-          expect(await store.setCursor(group, alice, 41)).toBe(42);
-        });
+        await acrossReopen(
+          open,
+          async (store) => {
+            await store.setCursor(group, alice, 42);
+          },
+          async (store) => {
+            expect(await store.getCursor(group, alice)).toBe(42);
+            expect(await store.setCursor(group, alice, 41)).toBe(42);
+          },
+        );
       });
     });
   });

@@ -5,8 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  BadRequestError, NotFoundError, canReadGseq, groupKey, inboxKey, visibleRange,
-  type GroupKey, type GroupRecord, type GroupStore,
+  BadRequestError,
+  NotFoundError,
+  canReadGseq,
+  groupKey,
+  inboxKey,
+  visibleRange,
+  type GroupKey,
+  type GroupRecord,
+  type GroupStore,
 } from '@seqline/core';
 import { acrossReopen, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
 
@@ -75,7 +82,8 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       expect(await ctx.store.removeMembers(group.key, ['bob'], at(6000, 41))).toEqual([]);
       expect(await ctx.store.listMembers(group.key)).toEqual(['alice']);
       expect(await ctx.store.getMembership(group.key, 'bob')).toEqual({
-        user: 'bob', windows: [{ joinedAt: 1000, fromGseq: 0, removedAt: 5000, toGseq: 40 }],
+        user: 'bob',
+        windows: [{ joinedAt: 1000, fromGseq: 0, removedAt: 5000, toGseq: 40 }],
       });
     });
 
@@ -160,7 +168,9 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       expect(await ctx.store.getMembership(group.key, 'alice')).toBeNull();
       const ok = await created(['alice']);
       await expect(ctx.store.addMembers(ok.key, ['bob'], { time: 1, gseq: 1.5 })).rejects.toBeInstanceOf(BadRequestError);
-      await expect(ctx.store.removeMembers(ok.key, ['alice'], { time: Number.POSITIVE_INFINITY, gseq: 1 })).rejects.toBeInstanceOf(BadRequestError);
+      await expect(ctx.store.removeMembers(ok.key, ['alice'], { time: Number.POSITIVE_INFINITY, gseq: 1 })).rejects.toBeInstanceOf(
+        BadRequestError,
+      );
       expect(await ctx.store.getMembership(ok.key, 'bob')).toBeNull();
       expect(await ctx.store.listMembers(ok.key)).toEqual(['alice']);
     });
@@ -205,26 +215,34 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       const initial = Array.from({ length: 30 }, (_, i) => `old${String(i).padStart(2, '0')}`);
       const joining = Array.from({ length: 30 }, (_, i) => `new${String(i).padStart(2, '0')}`);
       const group = await created(initial);
-      await Promise.all(shuffled([
-        ...joining.map((user) => () => ctx.store.addMembers(group.key, [user], at(2000))),
-        ...initial.map((user) => () => ctx.store.removeMembers(group.key, [user], at(2000))),
-      ]).map((op) => op()));
+      await Promise.all(
+        shuffled([
+          ...joining.map((user) => () => ctx.store.addMembers(group.key, [user], at(2000))),
+          ...initial.map((user) => () => ctx.store.removeMembers(group.key, [user], at(2000))),
+        ]).map((op) => op()),
+      );
       expect(await ctx.store.listMembers(group.key)).toEqual(joining);
     });
 
     it('groups and windows survive a reopen', async () => {
       const tenant = uniqueTenant();
       const group = record(tenant, 'g');
-      await acrossReopen(open, async (store) => {
-        await store.createGroup(group, ['alice', 'bob'], at(1000, 0));
-        await store.removeMembers(group.key, ['bob'], at(2000, 3));
-      }, async (store) => {
-        expect(await store.getGroup(group.key)).toEqual(group);
-        expect(await store.listMembers(group.key)).toEqual(['alice']);
-        expect((await store.getMembership(group.key, 'bob'))?.windows).toEqual([{ joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 3 }]);
-        expect(await store.groupsOf(inboxKey(tenant, 'bob'))).toEqual([group.key]);
-        expect(await store.createGroup(group, [], at(3000))).toBe(false);
-      });
+      await acrossReopen(
+        open,
+        async (store) => {
+          await store.createGroup(group, ['alice', 'bob'], at(1000, 0));
+          await store.removeMembers(group.key, ['bob'], at(2000, 3));
+        },
+        async (store) => {
+          expect(await store.getGroup(group.key)).toEqual(group);
+          expect(await store.listMembers(group.key)).toEqual(['alice']);
+          expect((await store.getMembership(group.key, 'bob'))?.windows).toEqual([
+            { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 3 },
+          ]);
+          expect(await store.groupsOf(inboxKey(tenant, 'bob'))).toEqual([group.key]);
+          expect(await store.createGroup(group, [], at(3000))).toBe(false);
+        },
+      );
     });
   });
 }

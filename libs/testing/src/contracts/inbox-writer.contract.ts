@@ -28,7 +28,11 @@ export function inboxWriterContract(name: string, open: StoreOpener<InboxWriterR
       const tenant = uniqueTenant();
       return { a: inboxKey(tenant, 'alice'), b: inboxKey(tenant, 'bob') };
     };
-    const followUp = (inbox: InboxKey, appinfo: string): FollowUpAppend => ({ inbox, entries: [entry(appinfo, 'alice', 'alice')], timeoutMs: 5000 });
+    const followUp = (inbox: InboxKey, appinfo: string): FollowUpAppend => ({
+      inbox,
+      entries: [entry(appinfo, 'alice', 'alice')],
+      timeoutMs: 5000,
+    });
 
     it('allocates rising seqs and answers a resend with the original seq, storing nothing', async () => {
       const { a } = pair();
@@ -69,9 +73,13 @@ export function inboxWriterContract(name: string, open: StoreOpener<InboxWriterR
     it('concurrent chained appends between two inboxes: one copy each, seqs rising in both', async () => {
       const { a, b } = pair();
       const n = 40;
-      await Promise.all(Array.from({ length: n }, (_, i) => i % 2 === 0
-        ? ctx.store.writer.appendThen(a, [entry(`ab${i}`, 'bob')], followUp(b, `ab${i}`))
-        : ctx.store.writer.appendThen(b, [entry(`ba${i}`, 'alice', 'bob')], followUp(a, `ba${i}`))));
+      await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          i % 2 === 0
+            ? ctx.store.writer.appendThen(a, [entry(`ab${i}`, 'bob')], followUp(b, `ab${i}`))
+            : ctx.store.writer.appendThen(b, [entry(`ba${i}`, 'alice', 'bob')], followUp(a, `ba${i}`)),
+        ),
+      );
       for (const inbox of [a, b]) {
         const stored = await ctx.store.timeline.readAfter(inbox, 0, 1000);
         expect(stored).toHaveLength(n);

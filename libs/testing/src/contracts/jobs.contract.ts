@@ -13,13 +13,23 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
     const ctx = useSharedStore(open);
 
     /** Jobs of one test: unique id prefix and queue. */
-    function scope(): { queue: string; job: (id: string, createdAt: number, extra?: Partial<StoredJob>) => StoredJob; mine: (jobs: StoredJob[]) => string[] } {
+    function scope(): {
+      queue: string;
+      job: (id: string, createdAt: number, extra?: Partial<StoredJob>) => StoredJob;
+      mine: (jobs: StoredJob[]) => string[];
+    } {
       const prefix = uniqueName('job');
       const queue = uniqueName('queue');
       return {
         queue,
         job: (id, createdAt, extra = {}) => ({
-          id: `${prefix}-${id}`, queue, payload: { id, nested: { list: [1, 'two'] }, text: 'ünï' }, attempts: 0, notBefore: 0, createdAt, ...extra,
+          id: `${prefix}-${id}`,
+          queue,
+          payload: { id, nested: { list: [1, 'two'] }, text: 'ünï' },
+          attempts: 0,
+          notBefore: 0,
+          createdAt,
+          ...extra,
         }),
         mine: (jobs) => jobs.filter((job) => job.id.startsWith(`${prefix}-`)).map((job) => job.id.slice(prefix.length + 1)),
       };
@@ -104,17 +114,21 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
 
     it('pending jobs and dead letters survive a reopen', async () => {
       const { queue, job, mine } = scope();
-      await acrossReopen(open, async (store) => {
-        await store.put(job('a', 1));
-        await store.put(job('b', 2, { attempts: 2 }));
-        await store.bury(job('a', 1, { lastError: 'x' }));
-      }, async (store) => {
-        expect(await store.list(queue)).toEqual([job('b', 2, { attempts: 2 })]);
-        expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x' })]);
-        expect(await store.put(job('b', 3))).toBe(false);
-        expect(await store.revive(job('a', 1).id, 5)).toBe(true);
-        expect(mine(await store.list(queue))).toEqual(['a', 'b']);
-      });
+      await acrossReopen(
+        open,
+        async (store) => {
+          await store.put(job('a', 1));
+          await store.put(job('b', 2, { attempts: 2 }));
+          await store.bury(job('a', 1, { lastError: 'x' }));
+        },
+        async (store) => {
+          expect(await store.list(queue)).toEqual([job('b', 2, { attempts: 2 })]);
+          expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x' })]);
+          expect(await store.put(job('b', 3))).toBe(false);
+          expect(await store.revive(job('a', 1).id, 5)).toBe(true);
+          expect(mine(await store.list(queue))).toEqual(['a', 'b']);
+        },
+      );
     });
   });
 }

@@ -9,16 +9,34 @@ import { eventually, sleep, uniqueName } from './bus.ts';
 
 export type OpenPushBus = () => PushBus | Promise<PushBus>;
 
-const push = (inbox: InboxKey, prevSeq: number, text = `m${prevSeq}`): PushMessage => ({ inbox, prevSeq, entries: [{
-  seq: prevSeq + 1, kind: 'msg', appinfo: `app-${inbox}-${prevSeq}`, conv: { type: 'user', id: 'peer' },
-  from: 'peer', sendTime: 1_700_000_000_000 + prevSeq, type: 'text', body: { text },
-} satisfies Entry] });
+const push = (inbox: InboxKey, prevSeq: number, text = `m${prevSeq}`): PushMessage => ({
+  inbox,
+  prevSeq,
+  entries: [
+    {
+      seq: prevSeq + 1,
+      kind: 'msg',
+      appinfo: `app-${inbox}-${prevSeq}`,
+      conv: { type: 'user', id: 'peer' },
+      from: 'peer',
+      sendTime: 1_700_000_000_000 + prevSeq,
+      type: 'text',
+      body: { text },
+    } satisfies Entry,
+  ],
+});
 
 export function pushBusContract(name: string, open: OpenPushBus): void {
   describe(`PushBus contract: ${name}`, () => {
     const opened: PushBus[] = [];
-    const openBus = async () => { const bus = await open(); opened.push(bus); return bus; };
-    afterEach(async () => { await Promise.all(opened.splice(0).map((bus) => bus.close())); });
+    const openBus = async () => {
+      const bus = await open();
+      opened.push(bus);
+      return bus;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((bus) => bus.close()));
+    });
     const fresh = async (user: string) => ({ bus: await openBus(), inbox: inboxKey(uniqueName('t'), user) });
 
     it('delivers a push to the subscriber of its inbox, intact', async () => {
@@ -60,7 +78,9 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
     it('a throwing subscriber breaks neither the others nor later pushes', async () => {
       const { bus, inbox } = await fresh('carol');
       const got: number[] = [];
-      bus.subscribe(inbox, () => { throw new Error('subscriber bug'); });
+      bus.subscribe(inbox, () => {
+        throw new Error('subscriber bug');
+      });
       bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
       bus.publish(push(inbox, 1));
       bus.publish(push(inbox, 2));
@@ -83,7 +103,10 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
       const got = new Map<string, PushMessage[]>();
       for (const user of users) bus.subscribe(inboxKey(tenant, user), (msg) => got.set(user, [...(got.get(user) ?? []), msg]));
       const { inbox: _unused, ...shared } = { ...push(inboxKey(tenant, 'x'), 7, 'to all'), group: 'town' };
-      bus.publishToEach(users.slice(0, 3).map((u) => inboxKey(tenant, u)), shared);
+      bus.publishToEach(
+        users.slice(0, 3).map((u) => inboxKey(tenant, u)),
+        shared,
+      );
       bus.publishToEach([], shared); // nothing to do
       await eventually(() => expect(got.size).toBe(3));
       await sleep(100);

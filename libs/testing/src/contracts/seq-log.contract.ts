@@ -36,7 +36,9 @@ export function seqLogTests<K extends string>(
   it('append returns the seqs in order and moves the head', async () => {
     const key = freshKey();
     expect(await ctx.store.append(key, fresh(3))).toEqual([
-      { seq: 1, duplicate: false }, { seq: 2, duplicate: false }, { seq: 3, duplicate: false },
+      { seq: 1, duplicate: false },
+      { seq: 2, duplicate: false },
+      { seq: 3, duplicate: false },
     ]);
     expect(await ctx.store.headSeq(key)).toBe(3);
     expect(await ctx.store.append(key, [msgEntry(4, 'x4')])).toEqual([{ seq: 4, duplicate: false }]);
@@ -91,15 +93,21 @@ export function seqLogTests<K extends string>(
   it('deduplicates within one call and mixes duplicates with new entries', async () => {
     const key = freshKey();
     expect(await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
-      { seq: 1, duplicate: false }, { seq: 2, duplicate: false }, { seq: 1, duplicate: true },
+      { seq: 1, duplicate: false },
+      { seq: 2, duplicate: false },
+      { seq: 1, duplicate: true },
     ]);
     expect(await ctx.store.headSeq(key)).toBe(2);
     expect(await ctx.store.append(key, [msgEntry(3, 'b'), msgEntry(4, 'c'), msgEntry(5, 'c')])).toEqual([
-      { seq: 2, duplicate: true }, { seq: 4, duplicate: false }, { seq: 4, duplicate: true },
+      { seq: 2, duplicate: true },
+      { seq: 4, duplicate: false },
+      { seq: 4, duplicate: true },
     ]);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1, 2, 4]);
     expect(await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(4, 'c')])).toEqual([
-      { seq: 1, duplicate: true }, { seq: 2, duplicate: true }, { seq: 4, duplicate: true },
+      { seq: 1, duplicate: true },
+      { seq: 2, duplicate: true },
+      { seq: 4, duplicate: true },
     ]);
   });
 
@@ -157,7 +165,10 @@ export function seqLogTests<K extends string>(
     await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(7, 'b')]);
     await ctx.store.append(other, [msgEntry(3, 'c')]);
     const found = await ctx.store.findSeqs(key, ['a', 'b', 'c', 'nope']);
-    expect([...found.entries()].sort()).toEqual([['a', 1], ['b', 7]]);
+    expect([...found.entries()].sort()).toEqual([
+      ['a', 1],
+      ['b', 7],
+    ]);
     expect((await ctx.store.findSeqs(key, [])).size).toBe(0);
   });
 
@@ -188,13 +199,21 @@ export function seqLogTests<K extends string>(
       await ctx.store.append(key, entries);
     }
     const forward: number[] = [];
-    for (let after = 0, page = await ctx.store.readAfter(key, after, 37); page.length > 0; page = await ctx.store.readAfter(key, after, 37)) {
+    for (
+      let after = 0, page = await ctx.store.readAfter(key, after, 37);
+      page.length > 0;
+      page = await ctx.store.readAfter(key, after, 37)
+    ) {
       forward.push(...seqsOf(page));
       after = page.at(-1)?.seq ?? after;
     }
     expect(forward).toEqual(seqs);
     const backward: number[] = [];
-    for (let before = Number.MAX_SAFE_INTEGER, page = await ctx.store.readBefore(key, before, 41); page.length > 0; page = await ctx.store.readBefore(key, before, 41)) {
+    for (
+      let before = Number.MAX_SAFE_INTEGER, page = await ctx.store.readBefore(key, before, 41);
+      page.length > 0;
+      page = await ctx.store.readBefore(key, before, 41)
+    ) {
       backward.push(...seqsOf(page));
       before = page.at(-1)?.seq ?? before;
     }
@@ -205,35 +224,40 @@ export function seqLogTests<K extends string>(
   it('property: any batches → readAfter(0) holds one entry per appinfo, in seq order', async () => {
     const appinfo = fc.constantFrom('p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9');
     const batches = fc.array(fc.array(fc.record({ appinfo, gap: fc.integer({ min: 1, max: 5 }) }), { maxLength: 6 }), { maxLength: 8 });
-    await fc.assert(fc.asyncProperty(batches, async (plan) => {
-      const key = freshKey('prop');
-      const stored = new Map<string, number>();
-      let next = 0;
-      for (const batch of plan) {
-        const entries = batch.map(({ appinfo: a, gap }) => msgEntry((next += gap), a));
-        const expected = entries.map((entry): AppendOutcome => {
-          const original = stored.get(entry.appinfo);
-          if (original !== undefined) return { seq: original, duplicate: true };
-          stored.set(entry.appinfo, entry.seq);
-          return { seq: entry.seq, duplicate: false };
-        });
-        expect(await ctx.store.append(key, entries)).toEqual(expected);
-      }
-      const all = await ctx.store.readAfter(key, 0, 1000);
-      const model = [...stored.entries()].sort((x, y) => x[1] - y[1]);
-      expect(all.map((entry) => [entry.appinfo, entry.seq])).toEqual(model);
-      expect(await ctx.store.headSeq(key)).toBe(model.at(-1)?.[1] ?? 0);
-      expect([...(await ctx.store.findSeqs(key, [...stored.keys()])).entries()].sort()).toEqual([...stored.entries()].sort());
-    }), { numRuns: 40 });
+    await fc.assert(
+      fc.asyncProperty(batches, async (plan) => {
+        const key = freshKey('prop');
+        const stored = new Map<string, number>();
+        let next = 0;
+        for (const batch of plan) {
+          const entries = batch.map(({ appinfo: a, gap }) => msgEntry((next += gap), a));
+          const expected = entries.map((entry): AppendOutcome => {
+            const original = stored.get(entry.appinfo);
+            if (original !== undefined) return { seq: original, duplicate: true };
+            stored.set(entry.appinfo, entry.seq);
+            return { seq: entry.seq, duplicate: false };
+          });
+          expect(await ctx.store.append(key, entries)).toEqual(expected);
+        }
+        const all = await ctx.store.readAfter(key, 0, 1000);
+        const model = [...stored.entries()].sort((x, y) => x[1] - y[1]);
+        expect(all.map((entry) => [entry.appinfo, entry.seq])).toEqual(model);
+        expect(await ctx.store.headSeq(key)).toBe(model.at(-1)?.[1] ?? 0);
+        expect([...(await ctx.store.findSeqs(key, [...stored.keys()])).entries()].sort()).toEqual([...stored.entries()].sort());
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('concurrent appends to many streams all land', async () => {
     const tenant = uniqueTenant();
     const keys = Array.from({ length: 40 }, (_, i) => makeKey(tenant, `c${i}`));
     // One sequential writer per stream (the single-writer rule), all streams in parallel.
-    await Promise.all(keys.map(async (key) => {
-      for (let seq = 1; seq <= 15; seq++) await ctx.store.append(key, [msgEntry(seq, `${key}-${seq}`)]);
-    }));
+    await Promise.all(
+      keys.map(async (key) => {
+        for (let seq = 1; seq <= 15; seq++) await ctx.store.append(key, [msgEntry(seq, `${key}-${seq}`)]);
+      }),
+    );
     for (const key of keys) {
       expect(await ctx.store.headSeq(key)).toBe(15);
       expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
@@ -242,14 +266,18 @@ export function seqLogTests<K extends string>(
 
   it('entries, head and dedup survive a reopen', async () => {
     const key = freshKey();
-    await acrossReopen(open, async (store) => {
-      await store.append(key, [msgEntry(1, 'r1'), msgEntry(5, 'r5')]);
-      return store.readAfter(key, 0, 10);
-    }, async (store, before) => {
-      expect(await store.readAfter(key, 0, 10)).toEqual(before);
-      expect(await store.headSeq(key)).toBe(5);
-      expect(await store.append(key, [msgEntry(6, 'r1')])).toEqual([{ seq: 1, duplicate: true }]);
-      await expect(store.append(key, [msgEntry(5, 'r-new')])).rejects.toThrow();
-    });
+    await acrossReopen(
+      open,
+      async (store) => {
+        await store.append(key, [msgEntry(1, 'r1'), msgEntry(5, 'r5')]);
+        return store.readAfter(key, 0, 10);
+      },
+      async (store, before) => {
+        expect(await store.readAfter(key, 0, 10)).toEqual(before);
+        expect(await store.headSeq(key)).toBe(5);
+        expect(await store.append(key, [msgEntry(6, 'r1')])).toEqual([{ seq: 1, duplicate: true }]);
+        await expect(store.append(key, [msgEntry(5, 'r-new')])).rejects.toThrow();
+      },
+    );
   });
 }

@@ -7,9 +7,7 @@
  * changes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, type Settings, type SettingsStore,
-} from '@seqline/core';
+import { DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, type Settings, type SettingsStore } from '@seqline/core';
 import { acrossReopen, shuffled, uniqueName, type StoreOpener } from './harness.ts';
 
 type Values = Omit<Settings, 'version'>;
@@ -32,81 +30,92 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
       }
     }
 
-    it('load is null before anything was saved', () => withFreshStore(async (store) => {
-      expect(await store.load()).toBeNull();
-    }));
+    it('load is null before anything was saved', () =>
+      withFreshStore(async (store) => {
+        expect(await store.load()).toBeNull();
+      }));
 
-    it('the first save expects version 0 and yields version 1; load returns it exactly', () => withFreshStore(async (store) => {
-      const first = values(7, 0.15);
-      expect(await store.save(first, 0)).toEqual({ ...first, version: 1 });
-      expect(await store.load()).toEqual({ ...first, version: 1 });
-    }));
+    it('the first save expects version 0 and yields version 1; load returns it exactly', () =>
+      withFreshStore(async (store) => {
+        const first = values(7, 0.15);
+        expect(await store.save(first, 0)).toEqual({ ...first, version: 1 });
+        expect(await store.load()).toEqual({ ...first, version: 1 });
+      }));
 
-    it('each save bumps the version by one', () => withFreshStore(async (store) => {
-      for (let v = 0; v < 5; v++) {
-        const saved = await store.save(values(v + 1), v);
-        expect(saved).toEqual({ ...values(v + 1), version: v + 1 });
-      }
-      expect((await store.load())?.version).toBe(5);
-    }));
-
-    it('a stale or future expected version is refused and changes nothing', () => withFreshStore(async (store) => {
-      expect(await store.save(values(3), 1)).toBe(false); // nothing stored yet: only 0 fits
-      await store.save(values(4), 0);
-      await store.save(values(5), 1);
-      expect(await store.save(values(99), 1)).toBe(false);
-      expect(await store.save(values(99), 0)).toBe(false);
-      expect(await store.save(values(99), 7)).toBe(false);
-      expect(await store.load()).toEqual({ ...values(5), version: 2 });
-    }));
-
-    it('concurrent saves from the same version: exactly one wins and it is what is stored', () => withFreshStore(async (store) => {
-      await store.save(values(1), 0);
-      const contenders = shuffled(Array.from({ length: 20 }, (_, i) => i + 100));
-      const results = await Promise.all(contenders.map((pool) => store.save(values(pool), 1)));
-      const winners = results.filter((r): r is Settings => r !== false);
-      expect(winners).toHaveLength(1);
-      expect(winners[0]?.version).toBe(2);
-      expect(await store.load()).toEqual(winners[0]);
-    }));
-
-    it('a compare-and-set retry loop loses no update under contention', () => withFreshStore(async (store) => {
-      // Every writer adds one to smallPool: the read-modify-write of LiveSettings.update.
-      const increment = async (): Promise<void> => {
-        for (;;) {
-          const current = await store.load();
-          const base = current ?? { ...values(0), version: 0 };
-          const next = { tiers: base.tiers, limits: { ...base.limits, smallPool: base.limits.smallPool + 1 } };
-          if (await store.save(next, base.version)) return;
+    it('each save bumps the version by one', () =>
+      withFreshStore(async (store) => {
+        for (let v = 0; v < 5; v++) {
+          const saved = await store.save(values(v + 1), v);
+          expect(saved).toEqual({ ...values(v + 1), version: v + 1 });
         }
-      };
-      await Promise.all(Array.from({ length: 15 }, increment));
-      const final = await store.load();
-      expect(final?.limits.smallPool).toBe(15);
-      expect(final?.version).toBe(15);
-    }));
+        expect((await store.load())?.version).toBe(5);
+      }));
 
-    it('returned settings are copies: mutating them changes nothing stored', () => withFreshStore(async (store) => {
-      const input = values(2);
-      const saved = await store.save(input, 0);
-      input.limits.smallPool = 1000;
-      if (saved) saved.tiers.smallBelow = 1;
-      const loaded = await store.load();
-      expect(loaded).toEqual({ ...values(2), version: 1 });
-      if (loaded) loaded.limits.hugePool = 1;
-      expect(await store.load()).toEqual({ ...values(2), version: 1 });
-    }));
+    it('a stale or future expected version is refused and changes nothing', () =>
+      withFreshStore(async (store) => {
+        expect(await store.save(values(3), 1)).toBe(false); // nothing stored yet: only 0 fits
+        await store.save(values(4), 0);
+        await store.save(values(5), 1);
+        expect(await store.save(values(99), 1)).toBe(false);
+        expect(await store.save(values(99), 0)).toBe(false);
+        expect(await store.save(values(99), 7)).toBe(false);
+        expect(await store.load()).toEqual({ ...values(5), version: 2 });
+      }));
+
+    it('concurrent saves from the same version: exactly one wins and it is what is stored', () =>
+      withFreshStore(async (store) => {
+        await store.save(values(1), 0);
+        const contenders = shuffled(Array.from({ length: 20 }, (_, i) => i + 100));
+        const results = await Promise.all(contenders.map((pool) => store.save(values(pool), 1)));
+        const winners = results.filter((r): r is Settings => r !== false);
+        expect(winners).toHaveLength(1);
+        expect(winners[0]?.version).toBe(2);
+        expect(await store.load()).toEqual(winners[0]);
+      }));
+
+    it('a compare-and-set retry loop loses no update under contention', () =>
+      withFreshStore(async (store) => {
+        // Every writer adds one to smallPool: the read-modify-write of LiveSettings.update.
+        const increment = async (): Promise<void> => {
+          for (;;) {
+            const current = await store.load();
+            const base = current ?? { ...values(0), version: 0 };
+            const next = { tiers: base.tiers, limits: { ...base.limits, smallPool: base.limits.smallPool + 1 } };
+            if (await store.save(next, base.version)) return;
+          }
+        };
+        await Promise.all(Array.from({ length: 15 }, increment));
+        const final = await store.load();
+        expect(final?.limits.smallPool).toBe(15);
+        expect(final?.version).toBe(15);
+      }));
+
+    it('returned settings are copies: mutating them changes nothing stored', () =>
+      withFreshStore(async (store) => {
+        const input = values(2);
+        const saved = await store.save(input, 0);
+        input.limits.smallPool = 1000;
+        if (saved) saved.tiers.smallBelow = 1;
+        const loaded = await store.load();
+        expect(loaded).toEqual({ ...values(2), version: 1 });
+        if (loaded) loaded.limits.hugePool = 1;
+        expect(await store.load()).toEqual({ ...values(2), version: 1 });
+      }));
 
     it('settings and version survive a reopen, and the CAS continues from there', async () => {
-      await acrossReopen(open, async (store) => {
-        await store.save(values(3), 0);
-        return store.save(values(4, 0.2), 1);
-      }, async (store, saved) => {
-        expect(saved).not.toBe(false);
-        expect(await store.load()).toEqual({ ...values(4, 0.2), version: 2 });
-        expect(await store.save(values(5), 1)).toBe(false);
-        expect(await store.save(values(5), 2)).toEqual({ ...values(5), version: 3 });
-      });
+      await acrossReopen(
+        open,
+        async (store) => {
+          await store.save(values(3), 0);
+          return store.save(values(4, 0.2), 1);
+        },
+        async (store, saved) => {
+          expect(saved).not.toBe(false);
+          expect(await store.load()).toEqual({ ...values(4, 0.2), version: 2 });
+          expect(await store.save(values(5), 1)).toBe(false);
+          expect(await store.save(values(5), 2)).toEqual({ ...values(5), version: 3 });
+        },
+      );
     });
   });
 }

@@ -95,10 +95,12 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         const inbox = freshInbox();
         await ctx.store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b')]);
         const readers = Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(2, '0')}`);
-        const results = await Promise.all(shuffled(readers).flatMap((reader) => [
-          ctx.store.addReaders(inbox, 1, [reader, 'common']).then((all) => ({ reader, all })),
-          ctx.store.addReaders(inbox, 2, [reader]).then((all) => ({ reader, all })),
-        ]));
+        const results = await Promise.all(
+          shuffled(readers).flatMap((reader) => [
+            ctx.store.addReaders(inbox, 1, [reader, 'common']).then((all) => ({ reader, all })),
+            ctx.store.addReaders(inbox, 2, [reader]).then((all) => ({ reader, all })),
+          ]),
+        );
         for (const { reader, all } of results) {
           expect(all).toContain(reader);
           expect(all).toEqual([...all].sort());
@@ -109,13 +111,17 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
 
       it('readers survive a reopen', async () => {
         const inbox = freshInbox();
-        await acrossReopen(open, async (store) => {
-          await store.append(inbox, [msgEntry(1, 'a')]);
-          await store.addReaders(inbox, 1, ['x', 'y']);
-        }, async (store) => {
-          expect(await store.getReaders(inbox, 1)).toEqual(['x', 'y']);
-          expect(await store.addReaders(inbox, 1, ['w'])).toEqual(['w', 'x', 'y']);
-        });
+        await acrossReopen(
+          open,
+          async (store) => {
+            await store.append(inbox, [msgEntry(1, 'a')]);
+            await store.addReaders(inbox, 1, ['x', 'y']);
+          },
+          async (store) => {
+            expect(await store.getReaders(inbox, 1)).toEqual(['x', 'y']);
+            expect(await store.addReaders(inbox, 1, ['w'])).toEqual(['w', 'x', 'y']);
+          },
+        );
       });
     });
   });
@@ -125,27 +131,95 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
 function roundTripEntries(): Entry[] {
   return [
     {
-      seq: 1, kind: 'msg', appinfo: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d', conv: { type: 'user', id: 'bob' },
-      from: 'bob', sendTime: 1_700_000_000_123, type: 'text',
+      seq: 1,
+      kind: 'msg',
+      appinfo: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d',
+      conv: { type: 'user', id: 'bob' },
+      from: 'bob',
+      sendTime: 1_700_000_000_123,
+      type: 'text',
       body: {
-        text: 'héllo 世界 🎉 \u0000 "quoted" \\ back', empty: '', n: -12.5, big: Number.MAX_SAFE_INTEGER,
-        ok: true, no: false, nothing: null, list: [1, 'two', [3, { four: 4 }], []], nested: { a: { b: { c: ['deep'] } } },
+        text: 'héllo 世界 🎉 \u0000 "quoted" \\ back',
+        empty: '',
+        n: -12.5,
+        big: Number.MAX_SAFE_INTEGER,
+        ok: true,
+        no: false,
+        nothing: null,
+        list: [1, 'two', [3, { four: 4 }], []],
+        nested: { a: { b: { c: ['deep'] } } },
       },
     },
-    { seq: 2, kind: 'msg', appinfo: 'null-body', conv: { type: 'group', id: 'g1' }, from: 'carol', sendTime: 1, type: 'custom', body: null },
-    { seq: 3, kind: 'msg', appinfo: 'array-body', conv: { type: 'user', id: 'bob' }, from: 'alice', sendTime: 2, type: 'x', body: ['a', 1, false] },
-    { seq: 5, kind: 'read', appinfo: 'read-1', conv: { type: 'user', id: 'bob' }, from: 'alice', sendTime: 3, referSeq: 3, seqs: [1, 2, 3] },
-    { seq: 6, kind: 'receipt', appinfo: 'receipt-1', conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 4, referSeq: 1, readBy: ['bob', 'carol'] },
     {
-      seq: 7, kind: 'recall', appinfo: 'recall-1', conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: 5,
+      seq: 2,
+      kind: 'msg',
+      appinfo: 'null-body',
+      conv: { type: 'group', id: 'g1' },
+      from: 'carol',
+      sendTime: 1,
+      type: 'custom',
+      body: null,
+    },
+    {
+      seq: 3,
+      kind: 'msg',
+      appinfo: 'array-body',
+      conv: { type: 'user', id: 'bob' },
+      from: 'alice',
+      sendTime: 2,
+      type: 'x',
+      body: ['a', 1, false],
+    },
+    {
+      seq: 5,
+      kind: 'read',
+      appinfo: 'read-1',
+      conv: { type: 'user', id: 'bob' },
+      from: 'alice',
+      sendTime: 3,
+      referSeq: 3,
+      seqs: [1, 2, 3],
+    },
+    {
+      seq: 6,
+      kind: 'receipt',
+      appinfo: 'receipt-1',
+      conv: { type: 'user', id: 'bob' },
+      from: 'bob',
+      sendTime: 4,
+      referSeq: 1,
+      readBy: ['bob', 'carol'],
+    },
+    {
+      seq: 7,
+      kind: 'recall',
+      appinfo: 'recall-1',
+      conv: { type: 'user', id: 'bob' },
+      from: 'bob',
+      sendTime: 5,
       recall: { appinfo: '0192f0c1-7a1b-7cc3-9e55-5f0d6a1b2c3d', sendTime: 1_700_000_000_123 },
     },
     {
-      seq: 8, kind: 'group', appinfo: 'group-1', conv: { type: 'group', id: 'g1' }, from: 'carol', sendTime: 6,
-      type: 'members.added', body: { users: ['alice', 'dave'], tier: 'small' },
+      seq: 8,
+      kind: 'group',
+      appinfo: 'group-1',
+      conv: { type: 'group', id: 'g1' },
+      from: 'carol',
+      sendTime: 6,
+      type: 'members.added',
+      body: { users: ['alice', 'dave'], tier: 'small' },
     },
     { seq: 9, kind: 'tick', appinfo: 'tick-1', conv: { type: 'group', id: 'huge' }, from: 'system', sendTime: 7 },
-    { seq: 10, kind: 'msg', appinfo: 'string-body-ü', conv: { type: 'user', id: 'd.e-f_g@h' }, from: 'd.e-f_g@h', sendTime: 8, type: 'text', body: '纯文本' },
+    {
+      seq: 10,
+      kind: 'msg',
+      appinfo: 'string-body-ü',
+      conv: { type: 'user', id: 'd.e-f_g@h' },
+      from: 'd.e-f_g@h',
+      sendTime: 8,
+      type: 'text',
+      body: '纯文本',
+    },
   ];
 }
 
@@ -161,7 +235,15 @@ function hostileEntries(): Entry[] {
     "numbers": [-0, 0, 1.7976931348623157e308, -1.7976931348623157e308, 5e-324, 9007199254740993, 1e21, 0.1, -1e-7],
     "empty": {}, "": ""
   }`) as Json;
-  const entry = (seq: number, type: string, body: Json): Entry =>
-    ({ seq, kind: 'msg', appinfo: `hostile-${seq}`, conv: { type: 'user', id: 'bob' }, from: 'bob', sendTime: seq, type, body });
+  const entry = (seq: number, type: string, body: Json): Entry => ({
+    seq,
+    kind: 'msg',
+    appinfo: `hostile-${seq}`,
+    conv: { type: 'user', id: 'bob' },
+    from: 'bob',
+    sendTime: seq,
+    type,
+    body,
+  });
   return [entry(1, 't\udc00', body), entry(2, 'x', '\ud800'), entry(3, 'x', JSON.parse('[{"__proto__": []}]') as Json)];
 }

@@ -47,19 +47,35 @@ export class VuIo {
 
   private handle(r: VuRequest): void {
     switch (r.t) {
-      case 'points': this.onPoints(r); return;
-      case 'log': process.stderr.write(`${r.line}\n`); return;
-      case 'ws.open': this.open(r.sid, r.url, r.headers); return;
-      case 'ws.send': this.sockets.get(r.sid)?.send(r.data); return;
-      case 'ws.ping': this.sockets.get(r.sid)?.ping(); return;
+      case 'points':
+        this.onPoints(r);
+        return;
+      case 'log':
+        process.stderr.write(`${r.line}\n`);
+        return;
+      case 'ws.open':
+        this.open(r.sid, r.url, r.headers);
+        return;
+      case 'ws.send':
+        this.sockets.get(r.sid)?.send(r.data);
+        return;
+      case 'ws.ping':
+        this.sockets.get(r.sid)?.ping();
+        return;
       case 'ws.close': {
         const s = this.sockets.get(r.sid);
         if (!s) return;
-        if (r.terminate) { this.sockets.delete(r.sid); s.terminate(); } else s.close(r.code);
+        if (r.terminate) {
+          this.sockets.delete(r.sid);
+          s.terminate();
+        } else s.close(r.code);
         return;
       }
-      case 'http': void this.http(r); return;
-      default: this.onLifecycle(r);
+      case 'http':
+        void this.http(r);
+        return;
+      default:
+        this.onLifecycle(r);
     }
   }
 
@@ -76,7 +92,10 @@ export class VuIo {
     };
     const socket = new WebSocket(url, { headers, perMessageDeflate: false, handshakeTimeout: 60_000 });
     this.sockets.set(sid, socket);
-    socket.on('upgrade', (res) => { status = res.statusCode ?? 101; responseHeaders = flatHeaders(res.headers); });
+    socket.on('upgrade', (res) => {
+      status = res.statusCode ?? 101;
+      responseHeaders = flatHeaders(res.headers);
+    });
     socket.on('unexpected-response', (req, res) => {
       fail(`bad handshake: HTTP ${res.statusCode ?? 0}`, res.statusCode ?? 0);
       res.resume();
@@ -88,7 +107,11 @@ export class VuIo {
     });
     socket.on('message', (data, isBinary) => {
       const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-      this.post({ t: 'ws.message', sid, data: isBinary ? buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer : buf.toString('utf8') });
+      this.post({
+        t: 'ws.message',
+        sid,
+        data: isBinary ? (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer) : buf.toString('utf8'),
+      });
     });
     socket.on('ping', () => this.post({ t: 'ws.ping', sid }));
     socket.on('pong', () => this.post({ t: 'ws.pong', sid }));
@@ -97,7 +120,10 @@ export class VuIo {
       else if (state === 'open') this.post({ t: 'ws.error', sid, error: e.message });
     });
     socket.on('close', (code) => {
-      if (state === 'connecting') { fail(`closed during the handshake (${code})`); return; }
+      if (state === 'connecting') {
+        fail(`closed during the handshake (${code})`);
+        return;
+      }
       if (state === 'done') return;
       state = 'done';
       this.sockets.delete(sid);
@@ -110,10 +136,26 @@ export class VuIo {
     try {
       const res = await fetch(r.url, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(r.timeoutMs) });
       const body = await res.text();
-      this.post({ t: 'http.done', rid: r.rid, status: res.status, headers: Object.fromEntries(res.headers), body, error: '', durationMs: performance.now() - started });
+      this.post({
+        t: 'http.done',
+        rid: r.rid,
+        status: res.status,
+        headers: Object.fromEntries(res.headers),
+        body,
+        error: '',
+        durationMs: performance.now() - started,
+      });
     } catch (e) {
       const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
-      this.post({ t: 'http.done', rid: r.rid, status: 0, headers: {}, body: '', error: `${e instanceof Error ? e.message : String(e)}${cause}`, durationMs: performance.now() - started });
+      this.post({
+        t: 'http.done',
+        rid: r.rid,
+        status: 0,
+        headers: {},
+        body: '',
+        error: `${e instanceof Error ? e.message : String(e)}${cause}`,
+        durationMs: performance.now() - started,
+      });
     }
   }
 }

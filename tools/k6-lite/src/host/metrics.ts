@@ -15,7 +15,10 @@ class Sink {
   private values: number[] = [];
   private sorted = true;
 
-  constructor(readonly type: MetricType, readonly contains: Contains) {}
+  constructor(
+    readonly type: MetricType,
+    readonly contains: Contains,
+  ) {}
 
   add(value: number): void {
     this.count += 1;
@@ -24,13 +27,19 @@ class Sink {
     this.min = Math.min(this.min, value);
     this.max = Math.max(this.max, value);
     this.last = value;
-    if (this.type === 'trend') { this.values.push(value); this.sorted = false; }
+    if (this.type === 'trend') {
+      this.values.push(value);
+      this.sorted = false;
+    }
   }
 
   /** k6's percentile: linear interpolation between the closest ranks. */
   percentile(p: number): number {
     if (this.values.length === 0) return 0;
-    if (!this.sorted) { this.values.sort((a, b) => a - b); this.sorted = true; }
+    if (!this.sorted) {
+      this.values.sort((a, b) => a - b);
+      this.sorted = true;
+    }
     const i = (p / 100) * (this.values.length - 1);
     const lo = this.values[Math.floor(i)]!;
     const hi = this.values[Math.ceil(i)]!;
@@ -42,24 +51,45 @@ class Sink {
     const p = /^p\(\s*(\d+(?:\.\d+)?)\s*\)$/.exec(name);
     if (p && this.type === 'trend') return this.percentile(Number(p[1]));
     switch (`${this.type}:${name}`) {
-      case 'counter:count': return this.sum;
-      case 'counter:rate': return seconds > 0 ? this.sum / seconds : 0;
-      case 'gauge:value': return this.last;
-      case 'gauge:min': return this.count ? this.min : 0;
-      case 'gauge:max': return this.count ? this.max : 0;
-      case 'rate:rate': return this.count ? this.nonZero / this.count : 0;
-      case 'trend:avg': return this.count ? this.sum / this.count : 0;
-      case 'trend:min': return this.count ? this.min : 0;
-      case 'trend:max': return this.count ? this.max : 0;
-      case 'trend:med': return this.percentile(50);
-      case 'trend:count': return this.count;
-      default: return undefined;
+      case 'counter:count':
+        return this.sum;
+      case 'counter:rate':
+        return seconds > 0 ? this.sum / seconds : 0;
+      case 'gauge:value':
+        return this.last;
+      case 'gauge:min':
+        return this.count ? this.min : 0;
+      case 'gauge:max':
+        return this.count ? this.max : 0;
+      case 'rate:rate':
+        return this.count ? this.nonZero / this.count : 0;
+      case 'trend:avg':
+        return this.count ? this.sum / this.count : 0;
+      case 'trend:min':
+        return this.count ? this.min : 0;
+      case 'trend:max':
+        return this.count ? this.max : 0;
+      case 'trend:med':
+        return this.percentile(50);
+      case 'trend:count':
+        return this.count;
+      default:
+        return undefined;
     }
   }
 }
 
-interface Submetric { metric: string; tags: Tags; sink: Sink | undefined }
-export interface ThresholdResult { key: string; expression: string; ok: boolean; observed: number | undefined }
+interface Submetric {
+  metric: string;
+  tags: Tags;
+  sink: Sink | undefined;
+}
+export interface ThresholdResult {
+  key: string;
+  expression: string;
+  ok: boolean;
+  observed: number | undefined;
+}
 
 const EXPRESSION = /^\s*([a-z]+|p\(\s*\d+(?:\.\d+)?\s*\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
 
@@ -69,19 +99,28 @@ function parseKey(key: string): { metric: string; tags: Tags } {
   const tags: Tags = {};
   for (const pair of (m[2] ?? '').split(',').filter((s) => s.trim())) {
     const [k, ...v] = pair.split(':');
-    tags[(k ?? '').trim()] = v.join(':').trim().replace(/^"(.*)"$/, '$1');
+    tags[(k ?? '').trim()] = v
+      .join(':')
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
   }
   return { metric: (m[1] ?? '').trim(), tags };
 }
 
 function compare(observed: number, op: string, limit: number): boolean {
   switch (op) {
-    case '<': return observed < limit;
-    case '<=': return observed <= limit;
-    case '>': return observed > limit;
-    case '>=': return observed >= limit;
-    case '!=': return observed !== limit;
-    default: return observed === limit;
+    case '<':
+      return observed < limit;
+    case '<=':
+      return observed <= limit;
+    case '>':
+      return observed > limit;
+    case '>=':
+      return observed >= limit;
+    case '!=':
+      return observed !== limit;
+    default:
+      return observed === limit;
   }
 }
 
@@ -92,7 +131,10 @@ export class MetricStore {
   readonly conflicts: string[] = [];
 
   /** `thresholds`: script option; their submetrics get sinks of their own. */
-  constructor(private readonly thresholds: Record<string, string[]>, private readonly write: ((line: string) => void) | null) {
+  constructor(
+    private readonly thresholds: Record<string, string[]>,
+    private readonly write: ((line: string) => void) | null,
+  ) {
     for (const [key, expressions] of Object.entries(thresholds)) {
       for (const e of expressions) if (!EXPRESSION.test(e)) throw new Error(`threshold ${key}: "${e}" is not <aggregation> <op> <number>`);
       const parsed = parseKey(key);
@@ -105,7 +147,13 @@ export class MetricStore {
     if (!sink) {
       sink = new Sink(p.type, p.contains);
       this.sinks.set(p.metric, sink);
-      this.write?.(JSON.stringify({ type: 'Metric', data: { name: p.metric, type: p.type, contains: p.contains, thresholds: this.thresholds[p.metric] ?? [], submetrics: null }, metric: p.metric }));
+      this.write?.(
+        JSON.stringify({
+          type: 'Metric',
+          data: { name: p.metric, type: p.type, contains: p.contains, thresholds: this.thresholds[p.metric] ?? [], submetrics: null },
+          metric: p.metric,
+        }),
+      );
     } else if (sink.type !== p.type) {
       const conflict = `metric ${p.metric}: declared as ${sink.type} and as ${p.type}`;
       if (!this.conflicts.includes(conflict)) this.conflicts.push(conflict);
@@ -117,7 +165,9 @@ export class MetricStore {
       sub.sink ??= new Sink(p.type, p.contains);
       sub.sink.add(p.value);
     }
-    this.write?.(JSON.stringify({ type: 'Point', data: { time: new Date(p.time).toISOString(), value: p.value, tags: p.tags }, metric: p.metric }));
+    this.write?.(
+      JSON.stringify({ type: 'Point', data: { time: new Date(p.time).toISOString(), value: p.value, tags: p.tags }, metric: p.metric }),
+    );
   }
 
   evaluate(seconds: number): ThresholdResult[] {
@@ -137,13 +187,21 @@ export class MetricStore {
 
   summary(seconds: number): string[] {
     const fmt = (v: number, time: boolean) => (time ? `${v.toFixed(2)}ms` : Number.isInteger(v) ? String(v) : v.toFixed(4));
-    return [...this.sinks.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, s]) => {
-      const time = s.contains === 'time';
-      const what = s.type === 'counter' ? `${fmt(s.sum, time)} ${(s.sum / Math.max(seconds, 1e-9)).toFixed(2)}/s`
-        : s.type === 'rate' ? `${((s.nonZero / Math.max(s.count, 1)) * 100).toFixed(2)}% ${s.nonZero} out of ${s.count}`
-        : s.type === 'gauge' ? `${fmt(s.last, time)} min=${fmt(s.min, time)} max=${fmt(s.max, time)}`
-        : ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'].map((a) => `${a}=${fmt(s.aggregate(a, seconds) ?? 0, time)}`).join(' ') + ` count=${s.count}`;
-      return `  ${name.padEnd(32, '.')}: ${what}`;
-    });
+    return [...this.sinks.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, s]) => {
+        const time = s.contains === 'time';
+        const what =
+          s.type === 'counter'
+            ? `${fmt(s.sum, time)} ${(s.sum / Math.max(seconds, 1e-9)).toFixed(2)}/s`
+            : s.type === 'rate'
+              ? `${((s.nonZero / Math.max(s.count, 1)) * 100).toFixed(2)}% ${s.nonZero} out of ${s.count}`
+              : s.type === 'gauge'
+                ? `${fmt(s.last, time)} min=${fmt(s.min, time)} max=${fmt(s.max, time)}`
+                : ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)']
+                    .map((a) => `${a}=${fmt(s.aggregate(a, seconds) ?? 0, time)}`)
+                    .join(' ') + ` count=${s.count}`;
+        return `  ${name.padEnd(32, '.')}: ${what}`;
+      });
   }
 }

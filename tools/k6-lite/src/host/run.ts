@@ -29,7 +29,12 @@ export async function run(args: RunArgs): Promise<number> {
   const out = args.jsonOut ? createWriteStream(args.jsonOut) : null;
   const early: Point[] = [];
   let store: MetricStore | undefined;
-  const onPoints = ({ points }: { points: Point[] }) => { for (const p of points) (store ? store.add(p) : early.push(p)); };
+  const onPoints = ({ points }: { points: Point[] }) => {
+    for (const p of points) {
+      if (store) store.add(p);
+      else early.push(p);
+    }
+  };
   const handles: VuHandle[] = [];
   const spawn = (vu: number, iterations: { claimed: SharedArrayBuffer; total: number } | null) => {
     const h = new VuHandle(vu, { script: args.script, env: args.env, iterations }, onPoints);
@@ -51,18 +56,22 @@ export async function run(args: RunArgs): Promise<number> {
     const setup = await vu0.expect('setup.done', plan.setupTimeoutMs);
     const startedAt = Date.now();
     const endAt = startedAt + plan.durationMs;
-    args.log(`k6-lite: ${plan.vus} VUs, ${plan.iterations === null ? `for ${plan.durationMs / 1000}s` : `${plan.iterations} shared iterations (max ${plan.durationMs / 1000}s)`}`);
+    args.log(
+      `k6-lite: ${plan.vus} VUs, ${plan.iterations === null ? `for ${plan.durationMs / 1000}s` : `${plan.iterations} shared iterations (max ${plan.durationMs / 1000}s)`}`,
+    );
     for (const v of vus) v.command({ t: 'cmd.start', endAt, setupData: setup.data });
     let completed = 0;
-    await Promise.all(vus.map(async (v) => {
-      try {
-        const done = await v.expect('vu.done', endAt - Date.now() + plan.gracefulStopMs);
-        completed += done.iterations;
-      } catch (e) {
-        args.log(`k6-lite: vu ${v.vu} interrupted: ${e instanceof Error ? e.message : String(e)}`);
-      }
-      await v.stop();
-    }));
+    await Promise.all(
+      vus.map(async (v) => {
+        try {
+          const done = await v.expect('vu.done', endAt - Date.now() + plan.gracefulStopMs);
+          completed += done.iterations;
+        } catch (e) {
+          args.log(`k6-lite: vu ${v.vu} interrupted: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        await v.stop();
+      }),
+    );
     const seconds = (Date.now() - startedAt) / 1000;
 
     vu0.command({ t: 'cmd.teardown', setupData: setup.data });
@@ -73,9 +82,13 @@ export async function run(args: RunArgs): Promise<number> {
     for (const line of store.summary(seconds)) args.log(line);
     if (!args.thresholds) return EXIT.ok;
     const results = store.evaluate(seconds);
-    for (const r of results) args.log(`  ${r.ok ? '✓' : '✗'} ${r.key}: ${r.expression} (observed ${r.observed === undefined ? 'no points' : r.observed.toFixed(4)})`);
+    for (const r of results)
+      args.log(
+        `  ${r.ok ? '✓' : '✗'} ${r.key}: ${r.expression} (observed ${r.observed === undefined ? 'no points' : r.observed.toFixed(4)})`,
+      );
     const failed = results.filter((r) => !r.ok);
-    if (failed.length > 0) args.log(`k6-lite: thresholds on metrics ${[...new Set(failed.map((r) => r.key))].join(', ')} have been crossed`);
+    if (failed.length > 0)
+      args.log(`k6-lite: thresholds on metrics ${[...new Set(failed.map((r) => r.key))].join(', ')} have been crossed`);
     return failed.length > 0 ? EXIT.thresholdsFailed : EXIT.ok;
   } catch (e) {
     args.log(`k6-lite: ${e instanceof Error ? e.message : String(e)}`);
@@ -85,6 +98,9 @@ export async function run(args: RunArgs): Promise<number> {
     return EXIT.scriptError;
   } finally {
     await Promise.all(handles.map((h) => h.stop()));
-    if (out) { out.end(); await once(out, 'close'); }
+    if (out) {
+      out.end();
+      await once(out, 'close');
+    }
   }
 }

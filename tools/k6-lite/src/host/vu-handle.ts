@@ -11,7 +11,12 @@ export class ScriptError extends Error {
 /** A lifecycle step (`step`: the message that did not come) did not finish in time. */
 export class StepTimeoutError extends Error {
   override readonly name = 'StepTimeoutError';
-  constructor(message: string, readonly step: Lifecycle['t']) { super(message); }
+  constructor(
+    message: string,
+    readonly step: Lifecycle['t'],
+  ) {
+    super(message);
+  }
 }
 
 type Waiter = { t: Lifecycle['t']; resolve: (m: Lifecycle) => void; reject: (e: Error) => void };
@@ -24,7 +29,11 @@ export class VuHandle {
   private failure: Error | undefined;
   private stopped = false;
 
-  constructor(readonly vu: number, data: Omit<VuWorkerData, 'vu' | 'signal' | 'port'>, onPoints: (r: PointsRequest) => void) {
+  constructor(
+    readonly vu: number,
+    data: Omit<VuWorkerData, 'vu' | 'signal' | 'port'>,
+    onPoints: (r: PointsRequest) => void,
+  ) {
     const { port1, port2 } = new MessageChannel();
     const signal = new SharedArrayBuffer(4);
     this.io = new VuIo(port1, signal, onPoints, (m) => this.deliver(m));
@@ -50,8 +59,14 @@ export class VuHandle {
       }, timeoutMs);
       const waiter: Waiter = {
         t,
-        resolve: (m) => { clearTimeout(timer); resolve(m as Extract<Lifecycle, { t: T }>); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m as Extract<Lifecycle, { t: T }>);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       };
       this.waiters.push(waiter);
     });
@@ -67,9 +82,15 @@ export class VuHandle {
   }
 
   private deliver(m: Lifecycle): void {
-    if (m.t === 'fatal') { this.fail(new ScriptError(m.message)); return; }
+    if (m.t === 'fatal') {
+      this.fail(new ScriptError(m.message));
+      return;
+    }
     const waiter = this.waiters.find((w) => w.t === m.t);
-    if (!waiter) { this.received.push(m); return; }
+    if (!waiter) {
+      this.received.push(m);
+      return;
+    }
     this.waiters = this.waiters.filter((w) => w !== waiter);
     waiter.resolve(m);
   }

@@ -7,8 +7,15 @@ type OutputEncoding = 'hex' | 'base64' | 'base64url' | 'base64rawurl' | 'base64r
 type Input = string | ArrayBuffer;
 
 const NODE_NAME: Record<Algorithm, string> = {
-  md4: 'md4', md5: 'md5', sha1: 'sha1', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512',
-  sha512_224: 'sha512-224', sha512_256: 'sha512-256', ripemd160: 'ripemd160',
+  md4: 'md4',
+  md5: 'md5',
+  sha1: 'sha1',
+  sha256: 'sha256',
+  sha384: 'sha384',
+  sha512: 'sha512',
+  sha512_224: 'sha512-224',
+  sha512_256: 'sha512-256',
+  ripemd160: 'ripemd160',
 };
 
 function nodeAlgorithm(algorithm: Algorithm): string {
@@ -19,13 +26,20 @@ function nodeAlgorithm(algorithm: Algorithm): string {
 
 function encode(digest: Buffer, encoding: OutputEncoding): string | ArrayBuffer {
   switch (encoding) {
-    case 'hex': return digest.toString('hex');
-    case 'base64': return base64(digest, 'std');
-    case 'base64raw': return base64(digest, 'rawstd');
-    case 'base64url': return base64(digest, 'url');
-    case 'base64rawurl': return base64(digest, 'rawurl');
-    case 'binary': return toArrayBuffer(digest);
-    default: throw new Error(`crypto: unknown output encoding "${String(encoding)}"`);
+    case 'hex':
+      return digest.toString('hex');
+    case 'base64':
+      return base64(digest, 'std');
+    case 'base64raw':
+      return base64(digest, 'rawstd');
+    case 'base64url':
+      return base64(digest, 'url');
+    case 'base64rawurl':
+      return base64(digest, 'rawurl');
+    case 'binary':
+      return toArrayBuffer(digest);
+    default:
+      throw new Error(`crypto: unknown output encoding "${String(encoding)}"`);
   }
 }
 
@@ -47,13 +61,21 @@ export const sha512 = hashWith('sha512');
 /** An incremental hash or HMAC: update(...) then digest(encoding). */
 class Hasher {
   constructor(private readonly h: ReturnType<typeof createHash> | ReturnType<typeof createHmac>) {}
-  update(input: Input): void { this.h.update(toBuffer(input)); }
-  digest(outputEncoding: OutputEncoding): string | ArrayBuffer { return encode(this.h.digest(), outputEncoding); }
+  update(input: Input): void {
+    this.h.update(toBuffer(input));
+  }
+  digest(outputEncoding: OutputEncoding): string | ArrayBuffer {
+    return encode(this.h.digest(), outputEncoding);
+  }
 }
 
-export function createHasher(algorithm: Algorithm): Hasher { return new Hasher(createHash(nodeAlgorithm(algorithm))); }
+export function createHasher(algorithm: Algorithm): Hasher {
+  return new Hasher(createHash(nodeAlgorithm(algorithm)));
+}
 export { createHasher as createHash };
-export function createHMAC(algorithm: Algorithm, secret: Input): Hasher { return new Hasher(createHmac(nodeAlgorithm(algorithm), toBuffer(secret))); }
+export function createHMAC(algorithm: Algorithm, secret: Input): Hasher {
+  return new Hasher(createHmac(nodeAlgorithm(algorithm), toBuffer(secret)));
+}
 
 export function randomBytes(size: number): ArrayBuffer {
   return toArrayBuffer(nodeRandomBytes(size));

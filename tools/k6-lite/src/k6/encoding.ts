@@ -11,11 +11,18 @@ export function toArrayBuffer(b: Buffer): ArrayBuffer {
 
 export function base64(b: Buffer, variant: Variant): string {
   switch (variant) {
-    case 'std': return b.toString('base64');
-    case 'rawstd': return b.toString('base64').replace(/=+$/, '');
-    case 'url': { const raw = b.toString('base64url'); return raw + '='.repeat((4 - (raw.length % 4)) % 4); }
-    case 'rawurl': return b.toString('base64url');
-    default: throw new Error(`b64 encoding "${String(variant)}": use std, rawstd, url or rawurl`);
+    case 'std':
+      return b.toString('base64');
+    case 'rawstd':
+      return b.toString('base64').replace(/=+$/, '');
+    case 'url': {
+      const raw = b.toString('base64url');
+      return raw + '='.repeat((4 - (raw.length % 4)) % 4);
+    }
+    case 'rawurl':
+      return b.toString('base64url');
+    default:
+      throw new Error(`b64 encoding "${String(variant)}": use std, rawstd, url or rawurl`);
   }
 }
 

@@ -8,7 +8,11 @@ import { parseDuration } from '../options.ts';
 import { runtime } from '../vu/runtime.ts';
 
 type Body = string | Record<string, string | number | boolean> | null | undefined;
-export interface Params { headers?: Record<string, string>; tags?: Tags; timeout?: string | number }
+export interface Params {
+  headers?: Record<string, string>;
+  tags?: Tags;
+  timeout?: string | number;
+}
 
 export class Response {
   readonly timings: { duration: number };
@@ -28,7 +32,9 @@ export class Response {
   }
 
   /** k6's network error codes start at 1000; 0 when the request got an answer. */
-  get error_code(): number { return this.error ? 1000 : 0; }
+  get error_code(): number {
+    return this.error ? 1000 : 0;
+  }
 
   json(selector?: string): unknown {
     if (selector !== undefined) throw new Error('Response.json(selector): selectors are not implemented by k6-lite');
@@ -52,7 +58,14 @@ export function request(method: string, url: string, body?: Body, params?: Param
   const done = runtime.take((e): e is Extract<HostEvent, { t: 'http.done' }> => e.t === 'http.done' && e.rid === rid);
   if (!done) throw new Error(`http: no answer for ${method} ${url}`);
   const expected = done.status >= 200 && done.status < 400;
-  const tags: Tags = { method: method.toUpperCase(), url, name: url, status: String(done.status), expected_response: String(expected), ...params?.tags };
+  const tags: Tags = {
+    method: method.toUpperCase(),
+    url,
+    name: url,
+    status: String(done.status),
+    expected_response: String(expected),
+    ...params?.tags,
+  };
   if (done.error) tags.error = done.error;
   runtime.emit('http_reqs', 'counter', 'default', 1, tags);
   runtime.emit('http_req_duration', 'trend', 'time', done.durationMs, tags);

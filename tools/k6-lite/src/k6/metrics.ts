@@ -8,7 +8,11 @@ abstract class Metric {
   readonly name: string;
   private readonly contains: Contains;
 
-  constructor(name: string, private readonly type: MetricType, isTime = false) {
+  constructor(
+    name: string,
+    private readonly type: MetricType,
+    isTime = false,
+  ) {
     if (runtime.phase !== 'init') throw new Error(`metric ${name}: metrics must be declared in the init context`);
     if (!NAME.test(name)) throw new Error(`metric name "${name}": letters, digits and _ only, not starting with a digit, at most 128`);
     this.name = name;
@@ -23,24 +27,40 @@ abstract class Metric {
 }
 
 export class Counter extends Metric {
-  constructor(name: string, isTime = false) { super(name, 'counter', isTime); }
-  add(value: number | boolean, tags?: Tags): boolean { return this.record(Number(value), tags); }
+  constructor(name: string, isTime = false) {
+    super(name, 'counter', isTime);
+  }
+  add(value: number | boolean, tags?: Tags): boolean {
+    return this.record(Number(value), tags);
+  }
 }
 
 export class Gauge extends Metric {
-  constructor(name: string, isTime = false) { super(name, 'gauge', isTime); }
-  add(value: number | boolean, tags?: Tags): boolean { return this.record(Number(value), tags); }
+  constructor(name: string, isTime = false) {
+    super(name, 'gauge', isTime);
+  }
+  add(value: number | boolean, tags?: Tags): boolean {
+    return this.record(Number(value), tags);
+  }
 }
 
 /** Each add counts as a pass (non-zero / true) or a fail; the rate is passes / adds. */
 export class Rate extends Metric {
-  constructor(name: string, isTime = false) { super(name, 'rate', isTime); }
-  add(value: number | boolean, tags?: Tags): boolean { return this.record(value ? 1 : 0, tags); }
+  constructor(name: string, isTime = false) {
+    super(name, 'rate', isTime);
+  }
+  add(value: number | boolean, tags?: Tags): boolean {
+    return this.record(value ? 1 : 0, tags);
+  }
 }
 
 export class Trend extends Metric {
-  constructor(name: string, isTime = false) { super(name, 'trend', isTime); }
-  add(value: number | boolean, tags?: Tags): boolean { return this.record(Number(value), tags); }
+  constructor(name: string, isTime = false) {
+    super(name, 'trend', isTime);
+  }
+  add(value: number | boolean, tags?: Tags): boolean {
+    return this.record(Number(value), tags);
+  }
 }
 
 export default { Counter, Gauge, Rate, Trend };

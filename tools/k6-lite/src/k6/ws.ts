@@ -8,14 +8,29 @@ import { runtime } from '../vu/runtime.ts';
 
 type EventName = 'open' | 'message' | 'binaryMessage' | 'close' | 'error' | 'ping' | 'pong';
 type Handler = (...args: never[]) => void;
-interface Timer { at: number; every: number | null; fn: () => void }
+interface Timer {
+  at: number;
+  every: number | null;
+  fn: () => void;
+}
 
-export interface Params { headers?: Record<string, string>; tags?: Tags }
-export interface Response { url: string; status: number; headers: Record<string, string>; body: string; error: string }
+export interface Params {
+  headers?: Record<string, string>;
+  tags?: Tags;
+}
+export interface Response {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  error: string;
+}
 
 class WebSocketError {
   constructor(private readonly message: string) {}
-  error(): string { return this.message; }
+  error(): string {
+    return this.message;
+  }
 }
 
 class Socket {
@@ -25,7 +40,10 @@ class Socket {
   closed = false;
   private pingSentAt: number | undefined;
 
-  constructor(private readonly sid: number, private readonly tags: Tags) {}
+  constructor(
+    private readonly sid: number,
+    private readonly tags: Tags,
+  ) {}
 
   on(event: EventName, handler: Handler): void {
     this.handlers.set(event, [...(this.handlers.get(event) ?? []), handler]);
@@ -93,23 +111,32 @@ class Socket {
         if (typeof e.data === 'string') this.fire('message', e.data);
         else this.fire('binaryMessage', e.data);
         return;
-      case 'ws.ping': this.fire('ping'); return;
+      case 'ws.ping':
+        this.fire('ping');
+        return;
       case 'ws.pong':
         if (this.pingSentAt !== undefined) runtime.emit('ws_ping', 'trend', 'time', Date.now() - this.pingSentAt, this.tags);
         this.fire('pong');
         return;
-      case 'ws.error': this.fire('error', new WebSocketError(e.error)); return;
+      case 'ws.error':
+        this.fire('error', new WebSocketError(e.error));
+        return;
       case 'ws.closed':
         this.closed = true;
         this.timers = [];
         this.fire('close', e.code);
         return;
-      default: return;
+      default:
+        return;
     }
   }
 }
 
-export function connect(url: string, paramsOrCallback: Params | null | ((socket: Socket) => void), maybeCallback?: (socket: Socket) => void): Response {
+export function connect(
+  url: string,
+  paramsOrCallback: Params | null | ((socket: Socket) => void),
+  maybeCallback?: (socket: Socket) => void,
+): Response {
   const callback = typeof paramsOrCallback === 'function' ? paramsOrCallback : maybeCallback;
   const params = typeof paramsOrCallback === 'function' ? null : paramsOrCallback;
   if (typeof callback !== 'function') throw new Error('ws.connect: a callback (socket) => { ... } is required');
@@ -118,7 +145,9 @@ export function connect(url: string, paramsOrCallback: Params | null | ((socket:
   const begun = Date.now();
   const ofThisSocket = (e: HostEvent): e is SocketEvent => 'sid' in e && e.sid === sid;
   runtime.post({ t: 'ws.open', sid, url, headers: { ...params?.headers } });
-  const opened = runtime.take((e): e is Extract<HostEvent, { t: 'ws.opened' | 'ws.failed' }> => ofThisSocket(e) && (e.t === 'ws.opened' || e.t === 'ws.failed'));
+  const opened = runtime.take(
+    (e): e is Extract<HostEvent, { t: 'ws.opened' | 'ws.failed' }> => ofThisSocket(e) && (e.t === 'ws.opened' || e.t === 'ws.failed'),
+  );
   if (!opened || opened.t === 'ws.failed') {
     runtime.endSocket(sid);
     throw new Error(`websocket: ${opened?.error ?? 'no answer'} (${url})`);

@@ -11,7 +11,12 @@ import type { HostEvent, VuWorkerData } from '../protocol.ts';
 import { runtime } from './runtime.ts';
 
 type Fn = (data?: unknown) => unknown;
-interface ScriptModule { options?: unknown; setup?: Fn; teardown?: Fn; default?: Fn }
+interface ScriptModule {
+  options?: unknown;
+  setup?: Fn;
+  teardown?: Fn;
+  default?: Fn;
+}
 
 const config = workerData as VuWorkerData;
 runtime.attach(config.port, config.signal, config.vu);
@@ -59,7 +64,15 @@ try {
   fatal('init', e);
 }
 const options: unknown = script.options === undefined ? undefined : JSON.parse(JSON.stringify(script.options));
-runtime.post({ t: 'init.done', options, exports: { setup: typeof script.setup === 'function', teardown: typeof script.teardown === 'function', default: typeof script.default === 'function' } });
+runtime.post({
+  t: 'init.done',
+  options,
+  exports: {
+    setup: typeof script.setup === 'function',
+    teardown: typeof script.teardown === 'function',
+    default: typeof script.default === 'function',
+  },
+});
 
 if (config.vu === 0) {
   command('cmd.setup');

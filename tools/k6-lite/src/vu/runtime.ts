@@ -29,7 +29,9 @@ class VuRuntime {
     this.vu = vu;
   }
 
-  id(): number { return ++this.nextId; }
+  id(): number {
+    return ++this.nextId;
+  }
 
   /** A log line, on the channel so that it reaches the host before the VU's next lifecycle message. */
   log(level: 'INFO' | 'WARN' | 'ERRO' | 'DEBU', ...args: unknown[]): void {
