@@ -1,7 +1,6 @@
 /**
- * `schema migrate|status|backfill-appinfos`: applies the CQL migrations (schema/) straight to the
- * cluster, and copies version 1's dedup index forward. These are the commands that talk to the
- * database directly: they must work before any server runs.
+ * `schema migrate|status`: applies the CQL migrations (schema/) straight to the cluster. These
+ * are the commands that talk to the database directly: they must work before any server runs.
  */
 import { Command, Option } from 'commander';
 import type { Client } from 'cassandra-driver';
@@ -45,28 +44,6 @@ export function registerSchemaCommands(program: Command): void {
             ['keyspace', result.keyspace],
             ['applied', result.applied.length === 0 ? 'none (schema is up to date)' : result.applied.join(', ')],
             ['already applied', result.skipped.length],
-          ]),
-        );
-      });
-    });
-
-  withCluster(schema.command('backfill-appinfos'))
-    .description("copy the dedup index of entries written under schema version 1 into version 2's (idempotent; run once after migrate)")
-    .action(async (opts: ClusterOptions, cmd: Command) => {
-      const store = await import('@seqline/store/scylla');
-      await withClient(opts, async (client) => {
-        const result = await store.backfillAppinfoIndex(client, {
-          keyspace: opts.keyspace,
-          onProgress: (p) => {
-            if (process.stderr.isTTY) process.stderr.write(`\r${p.from} → ${p.to}: ${p.copied} rows`);
-          },
-        });
-        if (process.stderr.isTTY) process.stderr.write('\n');
-        emit(outputOf(cmd), result, () =>
-          keyValues([
-            ['keyspace', result.keyspace],
-            ...result.tables.map((t): [string, string] => [`${t.from} → ${t.to}`, `${t.copied} copied, ${t.heads} head rows skipped`]),
-            ...(result.tables.length === 0 ? [['version-1 tables', 'none (nothing to copy)'] as [string, string]] : []),
           ]),
         );
       });

@@ -86,31 +86,4 @@ describe.skipIf(unavailable !== null && !required)(`schema migrate on ${CONTACT_
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ keyspace, pending: [] });
   }, 180_000);
-
-  it("backfill-appinfos copies version 1's dedup rows forward, and says so", async () => {
-    if (unavailable !== null) throw new Error(`REQUIRE_SERVICES=1 but no CQL cluster: ${unavailable}`);
-    const c = client();
-    try {
-      await c.connect();
-      await c.execute(`INSERT INTO ${keyspace}.appinfo_index (inbox, appinfo, seq) VALUES ('t:alice', 'old-1', 70000)`);
-      const json = await runCli(['schema', 'backfill-appinfos', '--json'], env);
-      expect(json.code).toBe(0);
-      expect(JSON.parse(json.stdout)).toEqual({
-        keyspace,
-        tables: [
-          { from: 'appinfo_index', to: 'timeline_appinfos', copied: 1, heads: 0 },
-          { from: 'group_appinfo_index', to: 'group_stream_appinfos', copied: 0, heads: 0 },
-        ],
-      });
-      const copied = await c.execute(
-        `SELECT seq FROM ${keyspace}.timeline_appinfos WHERE inbox = 't:alice' AND bucket = 1 AND appinfo = 'old-1'`,
-      );
-      expect(Number(copied.first()?.get('seq'))).toBe(70_000);
-      const text = await runCli(['schema', 'backfill-appinfos'], env);
-      expect(text.code).toBe(0);
-      expect(text.stdout).toMatch(/appinfo_index → timeline_appinfos\s+1 copied, 0 head rows skipped/);
-    } finally {
-      await c.shutdown().catch(() => undefined);
-    }
-  }, 60_000);
 });

@@ -10,9 +10,9 @@ export interface NatsPushBusOptions {
   subjectRoot?: string;
   /**
    * Subject root of the presence protocol (nats-presence.ts): a push to many inboxes goes once
-   * to each bus holding some of them. Default `push.p`; `false` publishes per inbox always.
+   * to each bus holding some of them. Default `push.p`.
    */
-  presenceRoot?: string | false;
+  presenceRoot?: string;
   /** How often a bus holding inboxes announces itself (default 1 000 ms). */
   presenceHeartbeatMs?: number;
   /**
@@ -79,19 +79,16 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
   }
 
   // Presence: an announcer once this bus holds an inbox, a directory once it publishes to many.
-  const presence =
-    options.presenceRoot === false
-      ? undefined
-      : {
-          subjects: presenceSubjects(options.presenceRoot ?? 'push.p'),
-          options: { root: options.presenceRoot ?? 'push.p', heartbeatMs: options.presenceHeartbeatMs ?? 1_000, logger },
-        };
+  const presenceRoot = options.presenceRoot ?? 'push.p';
+  const presence = {
+    subjects: presenceSubjects(presenceRoot),
+    options: { root: presenceRoot, heartbeatMs: options.presenceHeartbeatMs ?? 1_000, logger },
+  };
   let announcer: PresenceAnnouncer | undefined;
   let routedSub: Subscription | undefined;
-  let directory = presence && options.followPresence ? new PresenceDirectory(nc, presence.options) : undefined;
+  let directory = options.followPresence ? new PresenceDirectory(nc, presence.options) : undefined;
 
   function announce(inbox: InboxKey, held: boolean): void {
-    if (!presence) return;
     if (!announcer) {
       announcer = new PresenceAnnouncer(nc, presence.options);
       routedSub = nc.subscribe(presence.subjects.to(announcer.id), {
@@ -137,10 +134,11 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       // Encoded once, bytes shared by every publish: a 2 000-member push was 2 000 JSON.stringify
       // and UTF-8 encodings, about half of a worker's CPU at 80 huge-group messages a second.
       const json = JSON.stringify(msg);
-      if (presence) directory ??= new PresenceDirectory(nc, presence.options);
+      directory ??= new PresenceDirectory(nc, presence.options);
       const self = announcer && { id: announcer.id, holds: (inbox: string) => inboxes.has(inbox as InboxKey) };
-      const routes = directory?.route(targets, self);
-      if (!presence || !routes) {
+      // No routes while the directory cannot be trusted (just started, a gateway being re-read).
+      const routes = directory.route(targets, self);
+      if (!routes) {
         publishEachInbox(targets, encoder.encode(json));
         return;
       }

@@ -34,8 +34,8 @@ export class RemoteInboxWriter implements InboxWriter {
   }
 
   /**
-   * One request when both appends fit in one: the first inbox's owner runs the follow-up (see
-   * wire.ts). Otherwise, or when the owner predates `then`, the follow-up is run from here.
+   * One request when both appends fit in one: the first inbox's owner runs the follow-up and
+   * says how it went (see wire.ts). Otherwise the two go as separate calls from here.
    */
   async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
     const req: ShardRequest = { op: 'append', inbox, entries, then: next };
@@ -46,14 +46,14 @@ export class RemoteInboxWriter implements InboxWriter {
       next.timeoutMs <= MAX_FOLLOW_UP_MS
         ? encodeJson(req)
         : undefined;
-    let outcomes: AppendOutcome[];
     if (payload !== undefined && payload.length <= this.requester.payloadBudget()) {
       const reply = await this.requester.call(req, payload);
-      outcomes = outcomesOf(reply, entries.length);
-      if (reply.then !== undefined) return { outcomes, next: reply.then };
-    } else {
-      outcomes = await this.append(inbox, entries);
+      const outcomes = outcomesOf(reply, entries.length);
+      // Every owner answers a `then` (chainAppends always settles it): a reply without one is malformed.
+      if (reply.then === undefined) throw new InternalError('inbox owner reply without then');
+      return { outcomes, next: reply.then };
     }
+    const outcomes = await this.append(inbox, entries);
     return { outcomes, next: await runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger) };
   }
 

@@ -10,8 +10,8 @@ import type { WireError } from './errors.ts';
 /**
  * `then` (optional): once every entry was new, the owner appends `then.entries` to `then.inbox`
  * itself — in place when it serves that shard too, else through the shard's owner — and says in
- * the reply's `then` how that went (InboxWriter.appendThen). An owner that predates `then`
- * ignores it and replies without one; the caller then runs the follow-up itself.
+ * the reply's `then` how that went (InboxWriter.appendThen). A reply to such a request
+ * always carries `then`; the caller refuses one without it.
  */
 export type InboxRequest =
   | { op: 'append'; inbox: InboxKey; entries: NewEntry[]; then?: FollowUpAppend }

@@ -204,11 +204,11 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     expect(await appinfos(sender)).toEqual(['m3']);
   });
 
-  it('runs the follow-up itself when the owner ignores `then` (an owner from before it)', async () => {
+  it('refuses an owner reply that leaves `then` unanswered, and does not run the follow-up itself', async () => {
     const rig = fresh();
-    const subjectPrefix = `${rig.subjectPrefix}.old`;
+    const subjectPrefix = `${rig.subjectPrefix}.forged`;
     const seen: unknown[] = [];
-    const old = svc.nc.subscribe(`${subjectPrefix}.>`, {
+    const forged = svc.nc.subscribe(`${subjectPrefix}.>`, {
       callback: (_err, m) => {
         const req = m.json<{ entries: unknown[] }>();
         seen.push(req);
@@ -217,18 +217,17 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     });
     try {
       const writer = rig.writer({ subjectPrefix });
-      const chained = await writer.appendThen(inboxKey('t', 'old-a'), [msg('m4')], {
-        inbox: inboxKey('t', 'old-b'),
+      const chained = writer.appendThen(inboxKey('t', 'fg-a'), [msg('m4')], {
+        inbox: inboxKey('t', 'fg-b'),
         entries: [msg('m4-copy')],
         timeoutMs: 1000,
       });
-      expect(chained).toEqual({ outcomes: [{ seq: 10, duplicate: false }], next: 'appended' });
-      expect(seen).toMatchObject([
-        { op: 'append', inbox: 't:old-a', then: { inbox: 't:old-b' } },
-        { op: 'append', inbox: 't:old-b', entries: [{ appinfo: 'm4-copy' }] },
-      ]);
+      await expect(chained).rejects.toMatchObject({ name: 'InternalError', code: 'INTERNAL' });
+      await svc.nc.flush();
+      // One request only: the follow-up was neither resent nor written by the caller.
+      expect(seen).toMatchObject([{ op: 'append', inbox: 't:fg-a', then: { inbox: 't:fg-b' } }]);
     } finally {
-      old.unsubscribe();
+      forged.unsubscribe();
     }
   });
 });

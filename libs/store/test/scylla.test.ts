@@ -28,7 +28,33 @@ import {
 } from './scylla-harness.ts';
 
 /** The migrations shipped in schema/, in order. */
-const SHIPPED = ['001_init', '002_bucketed_appinfos', '003_entry_doc'];
+const MIGRATIONS = await loadMigrations();
+const SHIPPED = MIGRATIONS.map((m) => m.name);
+
+/** Tables a migration creates, by the names in its CREATE TABLE statements. */
+function createdTables(statements: readonly string[]): string[] {
+  return statements.flatMap((s) => /^CREATE TABLE IF NOT EXISTS \{\{keyspace\}\}\.(\w+)/.exec(s)?.[1] ?? []);
+}
+
+/** The final layout, created directly by 001: entries are (seq, doc) and dedup rows share their partition. */
+const INIT_TABLES = [
+  'dead_jobs',
+  'group_buckets',
+  'group_cursor',
+  'group_stream',
+  'group_stream_appinfos',
+  'groups',
+  'inbox_buckets',
+  'job_order',
+  'jobs',
+  'seq_ceiling',
+  'seq_epoch',
+  'settings',
+  'timeline',
+  'timeline_appinfos',
+  'timeline_readers',
+  'user_groups',
+];
 
 const probe = await servicesAvailable();
 
@@ -92,6 +118,20 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       return result.rows.map((row) => String(row.get('table_name'))).sort();
     }
 
+    /** A table's columns, its stream key (`inbox` / `grp`) left out. */
+    async function columns(keyspace: string, table: string): Promise<string[]> {
+      const result = await client.execute(
+        'SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?',
+        [keyspace, table],
+        { prepare: true },
+      );
+      const keys = new Set(['inbox', 'grp']);
+      return result.rows
+        .map((row) => String(row.get('column_name')))
+        .filter((name) => !keys.has(name))
+        .sort();
+    }
+
     it('creates the keyspace and every table once; a second run applies nothing', async () => {
       const keyspace = scratchKeyspace('seqline_mig');
       created.push(keyspace);
@@ -99,31 +139,13 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
       const first = await migrateSchema(client, { keyspace, onProgress: (p) => progress.push(`${p.name}:${p.status}`) });
       expect(first).toEqual({ keyspace, applied: SHIPPED, skipped: [] });
       expect(progress).toEqual(SHIPPED.flatMap((name) => [`${name}:applying`, `${name}:applied`]));
-      expect(await tables(keyspace)).toEqual([
-        'appinfo_index',
-        'dead_jobs',
-        'group_appinfo_index',
-        'group_buckets',
-        'group_cursor',
-        'group_stream',
-        'group_stream_appinfos',
-        'groups',
-        'inbox_buckets',
-        'job_order',
-        'jobs',
-        'schema_lock',
-        'schema_migrations',
-        'seq_ceiling',
-        'seq_epoch',
-        'settings',
-        'timeline',
-        'timeline_appinfos',
-        'timeline_readers',
-        'user_groups',
-      ]);
+      expect(createdTables(MIGRATIONS[0]?.statements ?? []).sort()).toEqual(INIT_TABLES);
+      const declared = MIGRATIONS.flatMap((m) => createdTables(m.statements));
+      expect(await tables(keyspace)).toEqual([...declared, 'schema_lock', 'schema_migrations'].sort());
+      for (const table of ['timeline', 'group_stream']) expect(await columns(keyspace, table), table).toEqual(['bucket', 'doc', 'seq']);
       const second = await migrateSchema(client, { keyspace });
       expect(second).toEqual({ keyspace, applied: [], skipped: SHIPPED });
-      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: [1, 2, 3], pending: [] });
+      expect(await schemaStatus(client, keyspace)).toEqual({ keyspace, applied: MIGRATIONS.map((m) => m.version), pending: [] });
 
       const replication = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], {
         prepare: true,
@@ -143,17 +165,18 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
     it('a column ADD found applied (a run stopped before recording it) counts as applied', async () => {
       const keyspace = scratchKeyspace('seqline_mig');
       created.push(keyspace);
-      await migrateSchema(client, { keyspace });
-      // As if the run had died after the ALTERs of 003 and before recording the version.
-      await client.execute(`DELETE FROM ${keyspace}.schema_migrations WHERE version = 3 IF EXISTS`);
-      expect((await schemaStatus(client, keyspace)).pending).toEqual(['003_entry_doc']);
-      const rerun = await migrateSchema(client, { keyspace });
-      expect(rerun.applied).toEqual(['003_entry_doc']);
-      expect((await schemaStatus(client, keyspace)).pending).toEqual([]);
-      // Any other failure of an ADD still fails the run.
       const dir = await mkdtemp(join(tmpdir(), 'seqline-schema-'));
       try {
         await cp(DEFAULT_SCHEMA_DIR, dir, { recursive: true });
+        await writeFile(join(dir, '997_add_column.cql'), 'ALTER TABLE {{keyspace}}.settings ADD note text;\n');
+        await migrateSchema(client, { keyspace, schemaDir: dir });
+        // As if the run had died after the ALTER and before recording the version.
+        await client.execute(`DELETE FROM ${keyspace}.schema_migrations WHERE version = 997 IF EXISTS`);
+        expect((await schemaStatus(client, keyspace, dir)).pending).toEqual(['997_add_column']);
+        const rerun = await migrateSchema(client, { keyspace, schemaDir: dir });
+        expect(rerun.applied).toEqual(['997_add_column']);
+        expect((await schemaStatus(client, keyspace, dir)).pending).toEqual([]);
+        // Any other failure of an ADD still fails the run.
         await writeFile(join(dir, '998_bad.cql'), 'ALTER TABLE {{keyspace}}.no_such_table ADD doc text;\n');
         await expect(migrateSchema(client, { keyspace, schemaDir: dir })).rejects.toThrow(/no_such_table/);
       } finally {

@@ -13,12 +13,6 @@ export {
   type Replication,
   type SchemaStatus,
 } from './migrate.ts';
-export {
-  backfillAppinfoIndex,
-  type AppinfoBackfillOptions,
-  type AppinfoBackfillProgress,
-  type AppinfoBackfillResult,
-} from './appinfo-backfill.ts';
 /** The timeline row layout, for tools that write it by hand (bench/cql-write-shapes.ts). */
 export { ENTRY_COLUMNS, entryParams } from './entry-codec.ts';
 export { TIMELINE_TABLES } from './timeline.ts';
