@@ -6,7 +6,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue } from '@seqline/bus';
 import { CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher } from '@seqline/cache';
 import { RemoteInboxWriter } from '@seqline/cluster';
-import type { GroupStore, Logger } from '@seqline/core';
+import type { ConversationIndex, GroupStore, Logger } from '@seqline/core';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 import type { Redis } from 'ioredis';
 import type { DistributedConfig } from './config.ts';
@@ -22,6 +22,11 @@ export interface DistributedInfra {
   /** Cached for inbox owners (headSeq always from CQL: it becomes a push's prevSeq). */
   writeTimeline: CachedTimelineStore;
   groups: GroupStore;
+  /**
+   * The conversation index, read straight from CQL (no cache): written by the shard owners'
+   * appends through writeTimeline, exact at its watermark, never ahead of the entries.
+   */
+  conversations: ConversationIndex;
   queue: NatsWorkQueue;
   push: NatsPushBus;
   /** Routes appends to the shard owners over NATS. */
@@ -87,6 +92,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
     readTimeline,
     writeTimeline,
     groups,
+    conversations: stores.conversations,
     queue,
     push,
     writer,

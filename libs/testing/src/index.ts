@@ -1,3 +1,4 @@
 /** Port contract suites (vitest): every adapter of a port runs the same suite. */
 export * from './contracts/index.ts';
+export * from './conversation-history.ts';
 export { requireServices, type ServiceProbe } from './services.ts';

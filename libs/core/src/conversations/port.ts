@@ -33,4 +33,10 @@ export interface ConversationIndex {
   ): Promise<{ entries: Entry[]; hasMore: boolean }>;
   /** The inbox seq the index is exact at (its watermark); sync from here after a bootstrap. */
   headSeq(inbox: InboxKey): Promise<number>;
+  /**
+   * Which of these entries of the inbox its owner no longer sees (core's hiddenFromOwner:
+   * deleted for them, or activity at or below its conversation's clearedSeq), so that sync and
+   * history can drop them. Judged by the index as it is now, not as it was at each entry.
+   */
+  hiddenSeqs(inbox: InboxKey, entries: readonly Entry[]): Promise<Set<number>>;
 }

@@ -13,6 +13,7 @@ import {
   type GroupStore,
   type GroupStreamStore,
   type JobStore,
+  type ConversationIndex,
   type Logger,
   type MemberWindow,
   type SeqCeilingStore,
@@ -22,6 +23,9 @@ import {
   type TimelineStore,
 } from '@seqline/core';
 import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
+import { openConversationDbs, type InboxLogDbs } from './conversation-dbs.ts';
+import { ConversationIndexWriter } from './conversation-facts.ts';
+import { LmdbConversationIndex } from './conversation-index.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
 import { LmdbGroupStore } from './groups.ts';
 import { LmdbJobStore } from './jobs.ts';
@@ -40,6 +44,8 @@ export interface EmbeddedEngineOptions {
 
 export interface EmbeddedEngine {
   timeline: TimelineStore;
+  /** Each inbox's conversations, written in the same transaction as the inbox's entries. */
+  conversations: ConversationIndex;
   groups: GroupStore;
   groupStreams: GroupStreamStore;
   ceilings: SeqCeilingStore;
@@ -65,14 +71,14 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   const db = <V, K extends Key>(name: string): Database<V, K> => env.openDB<V, K>({ name });
   const writes = new WriteBatcher(env);
 
+  const inboxLog: InboxLogDbs = {
+    entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
+    appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
+  };
+  const conversationDbs = openConversationDbs(db);
+  const conversations = new LmdbConversationIndex(conversationDbs, inboxLog);
   const timeline = new LmdbTimelineStore(
-    new SeqLog(
-      {
-        entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
-        appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
-      },
-      writes,
-    ),
+    new SeqLog(inboxLog, writes, new ConversationIndexWriter(conversationDbs, inboxLog)),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
     writes,
   );
@@ -115,7 +121,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     closing ??= closeEnv(env).then(() => logger.info({ dir: options.dir }, 'embedded store closed'));
     return closing;
   };
-  return { timeline, groups, groupStreams, ceilings, jobs, settings, close };
+  return { timeline, conversations, groups, groupStreams, ceilings, jobs, settings, close };
 }
 
 async function closeEnv(env: RootDatabase): Promise<void> {

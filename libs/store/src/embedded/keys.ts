@@ -24,6 +24,14 @@ export const DB_NAMES = {
   jobQueueOrder: 'job_queue_order', // [queue, createdAt, id] → true
   deadJobs: 'jobs_dead', // id → StoredJob
   deadOrder: 'jobs_dead_order', // [createdAt, id] → true
+  // The conversation index of each inbox (conversation-dbs.ts), written with the inbox's entries.
+  convRecords: 'conv_records', // [inbox, convKey] → ConvRecord
+  convOrder: 'conv_order', // [inbox, lastSeq] → convKey (the list, newest activity last)
+  convUnread: 'conv_unread', // [inbox, convKey, seq] → mention
+  convVisible: 'conv_visible', // [inbox, convKey, seq] → true
+  convDeleted: 'conv_deleted', // [inbox, seq] → true
+  convEdits: 'conv_edits', // [inbox, seq] → EditRef (JSON row)
+  convWatermark: 'conv_watermark', // inbox → seq the index is exact at
 } as const;
 
 export const DB_COUNT = Object.keys(DB_NAMES).length;

@@ -20,10 +20,20 @@ export interface SeqLogDbs {
   appinfos: Database<number, AppinfoKey>;
 }
 
+/**
+ * State derived from a stream's entries and written in the same transaction (an inbox's
+ * conversation index). `prepare` runs before the first write of the append and may throw (the
+ * append then fails with nothing written); the function it returns only writes.
+ */
+export interface AppendHook {
+  prepare(stream: string, headBefore: number, written: readonly Entry[]): () => void;
+}
+
 export class SeqLog {
   constructor(
     private readonly dbs: SeqLogDbs,
     private readonly writes: WriteBatcher,
+    private readonly hook?: AppendHook,
   ) {}
 
   async append(stream: string, batch: Entry[]): Promise<AppendOutcome[]> {
@@ -37,7 +47,8 @@ export class SeqLog {
    * WriteBatcher: a throw fails only this append, writes already made would commit).
    */
   private appendInTxn(stream: string, batch: Entry[]): AppendOutcome[] {
-    let head = this.lastSeq(stream);
+    const headBefore = this.lastSeq(stream);
+    let head = headBefore;
     const seen = new Map<string, number>();
     const outcomes: AppendOutcome[] = [];
     const toWrite: Entry[] = [];
@@ -55,10 +66,12 @@ export class SeqLog {
       outcomes.push({ seq: entry.seq, duplicate: false });
       toWrite.push(entry);
     }
+    const writeDerived = toWrite.length > 0 ? this.hook?.prepare(stream, headBefore, toWrite) : undefined;
     for (const entry of toWrite) {
       this.dbs.entries.put([stream, entry.seq], toJsonRow(entry));
       this.dbs.appinfos.put([stream, entry.appinfo], entry.seq);
     }
+    writeDerived?.();
     return outcomes;
   }
 

@@ -1,8 +1,7 @@
 /**
  * Entry ⇄ CQL row of `timeline` / `group_stream`: the seq (clustering key) and the rest of the
- * entry, appinfo included, as one JSON document (`doc`, readable with cqlsh). Only rows of this
- * layout exist (0.1.0 has no installed base), so the other columns 001_init.cql created are
- * never written nor read.
+ * entry, appinfo included, as one JSON document (`doc`, readable with cqlsh), the tables' only
+ * non-key column (schema/001_init.cql).
  */
 import { ENTRY_KINDS, InternalError, type Entry } from '@seqline/core';
 import { num, optStr, type Row } from './cql.ts';

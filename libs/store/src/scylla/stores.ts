@@ -7,6 +7,7 @@
 import { Client } from 'cassandra-driver';
 import {
   silentLogger,
+  type ConversationIndex,
   type GroupStore,
   type GroupStreamStore,
   type JobStore,
@@ -16,6 +17,7 @@ import {
   type TimelineStore,
 } from '@seqline/core';
 import { CqlSeqCeilingStore } from './ceilings.ts';
+import { CqlConversationIndex } from './conversation-index.ts';
 import { Cql, DEFAULT_CONSISTENCY, checkKeyspaceName, type CqlConsistency } from './cql.ts';
 import { CqlGroupStreamStore } from './group-stream.ts';
 import { CqlGroupStore } from './groups.ts';
@@ -43,6 +45,8 @@ export interface ScyllaStoresOptions {
 
 export interface ScyllaStores {
   timeline: TimelineStore;
+  /** The inboxes' conversation index, written by the timeline's appends (conversation-writer.ts). */
+  conversations: ConversationIndex;
   groups: GroupStore;
   groupStreams: GroupStreamStore;
   ceilings: SeqCeilingStore;
@@ -86,8 +90,10 @@ export async function openScyllaStores(options: ScyllaStoresOptions): Promise<Sc
   logger.info({ contactPoints: options.contactPoints, localDataCenter: options.localDataCenter }, 'CQL stores opened');
 
   let closing: Promise<void> | undefined;
+  const timeline = new CqlTimelineStore(cql, logger);
   return {
-    timeline: new CqlTimelineStore(cql, logger),
+    timeline,
+    conversations: new CqlConversationIndex(cql, timeline),
     groups: new CqlGroupStore(cql),
     groupStreams: new CqlGroupStreamStore(cql, logger),
     ceilings: new CqlSeqCeilingStore(cql),

@@ -6,35 +6,91 @@
 import {
   NotFoundError,
   type AppendOutcome,
+  type DurableListener,
   type Entry,
   type InboxKey,
   type Logger,
   type TimelineStore,
   type WriteGuard,
 } from '@seqline/core';
-import type { Cql } from './cql.ts';
-import { bucketOf } from './entry-codec.ts';
+import { chunks, num, type Cql } from './cql.ts';
+import type { InboxEntrySource } from './conversation-facts.ts';
+import { assertIndexable } from './conversation-tables.ts';
+import { ConversationIndexWriter } from './conversation-writer.ts';
+import { bucketOf, rowToEntry } from './entry-codec.ts';
 import { CqlSeqLog } from './seq-log.ts';
 
 export const TIMELINE_TABLES = { entries: 'timeline', appinfos: 'timeline_appinfos', buckets: 'inbox_buckets', key: 'inbox' };
 
-export class CqlTimelineStore implements TimelineStore {
+export interface CqlTimelineOptions {
+  /**
+   * Keep the conversation index (conversation-writer.ts) after every append. Default true; off
+   * only to measure what it costs.
+   */
+  indexConversations?: boolean;
+}
+
+export class CqlTimelineStore implements TimelineStore, InboxEntrySource {
   private readonly log: CqlSeqLog;
   private readonly addReadersQuery: string;
   private readonly getReadersQuery: string;
+  /** The conversation index's write side (undefined when turned off). */
+  readonly conversations: ConversationIndexWriter | undefined;
 
   constructor(
     private readonly cql: Cql,
-    logger: Logger,
+    private readonly logger: Logger,
+    options: CqlTimelineOptions = {},
   ) {
     this.log = new CqlSeqLog(cql, TIMELINE_TABLES, logger);
+    this.conversations = options.indexConversations === false ? undefined : new ConversationIndexWriter(cql, this, logger);
     const readers = cql.table('timeline_readers');
     this.addReadersQuery = `UPDATE ${readers} SET readers = readers + ? WHERE inbox = ? AND bucket = ? AND seq = ?`;
     this.getReadersQuery = `SELECT readers FROM ${readers} WHERE inbox = ? AND bucket = ? AND seq = ?`;
   }
 
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
-    return this.log.append(inbox, entries, guard);
+  /**
+   * The entries, then the conversation index of the new ones (which never fails the append:
+   * see ConversationIndexWriter). `durable` hears of the entries before the index is written.
+   */
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
+    const index = this.conversations;
+    if (index === undefined) return this.log.append(inbox, entries, guard);
+    try {
+      for (const entry of entries) assertIndexable(entry);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.log.append(inbox, entries, guard).then(async (outcomes) => {
+      try {
+        durable?.(outcomes);
+      } catch (err) {
+        this.logger.warn({ err }, 'durable listener threw'); // its failure is its own: the append is durable
+      }
+      await index.indexAppended(inbox, entries, outcomes, guard);
+      return outcomes;
+    });
+  }
+
+  /** The entries at these seqs (absent ones left out): one IN read per bucket. */
+  async entriesAt(inbox: InboxKey, seqs: readonly number[]): Promise<Map<number, Entry>> {
+    const byBucket = new Map<number, number[]>();
+    for (const seq of new Set(seqs)) {
+      if (!Number.isSafeInteger(seq) || seq < 1) continue;
+      const list = byBucket.get(bucketOf(seq));
+      if (list === undefined) byBucket.set(bucketOf(seq), [seq]);
+      else list.push(seq);
+    }
+    const out = new Map<number, Entry>();
+    await Promise.all(
+      [...byBucket].flatMap(([bucket, list]) =>
+        chunks(list, 100).map(async (part) => {
+          for (const row of await this.cql.readAll(this.log.q.appinfosAt, [inbox, bucket, part]))
+            out.set(num(row.get('seq')), rowToEntry(row));
+        }),
+      ),
+    );
+    return out;
   }
 
   findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {

@@ -1,4 +1,9 @@
 export { timelineStoreContract } from './timeline.contract.ts';
+export {
+  conversationIndexContract,
+  type ConversationIndexContractOptions,
+  type ConversationStores,
+} from './conversation-index.contract.ts';
 export { groupStoreContract } from './groups.contract.ts';
 export { groupStreamStoreContract } from './group-stream.contract.ts';
 export { seqCeilingStoreContract } from './ceilings.contract.ts';

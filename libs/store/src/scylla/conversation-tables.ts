@@ -1,0 +1,164 @@
+/**
+ * The conversation index's CQL layout (schema/002_conversations.cql): its statements, the
+ * record ⇄ row codec, and one entry's ConversationChanges as the statements of one batch. Every
+ * table is partitioned by inbox alone, so that batch is a single mutation (all-or-nothing).
+ */
+import {
+  BadRequestError,
+  InternalError,
+  conversationKey,
+  hasLoneSurrogate,
+  type ConvRecord,
+  type ConversationChanges,
+  type EditRef,
+  type Entry,
+} from '@seqline/core';
+import { num, str, type Cql, type Row, type Statement } from './cql.ts';
+
+/** The record columns after the key, in insert order (conv_records and conv_list share them). */
+const RECORD_COLUMNS = ['conv_type', 'conv_id', 'last_msg_seq', 'read_seq', 'cleared_seq', 'unread', 'mentions', 'as_of_seq'] as const;
+const RECORD_SELECT = `conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}`;
+
+export type ConversationStatements = ReturnType<typeof conversationStatements>;
+
+export function conversationStatements(cql: Cql) {
+  const records = cql.table('conv_records');
+  const list = cql.table('conv_list');
+  const unread = cql.table('conv_unread');
+  const visible = cql.table('conv_visible');
+  const deleted = cql.table('conv_deleted');
+  const edits = cql.table('conv_edits');
+  const watermark = cql.table('conv_watermark');
+  const marks = RECORD_COLUMNS.map(() => '?').join(', ');
+  return {
+    // Reads
+    recordsIn: `SELECT ${RECORD_SELECT} FROM ${records} WHERE inbox = ? AND conv_key IN ?`,
+    record: `SELECT ${RECORD_SELECT} FROM ${records} WHERE inbox = ? AND conv_key = ?`,
+    listFirst: `SELECT ${RECORD_SELECT} FROM ${list} WHERE inbox = ? LIMIT ?`,
+    listBefore: `SELECT ${RECORD_SELECT} FROM ${list} WHERE inbox = ? AND last_seq < ? LIMIT ?`,
+    unreadUpTo: `SELECT seq, mention FROM ${unread} WHERE inbox = ? AND conv_key = ? AND seq <= ?`,
+    unreadAt: `SELECT seq, mention FROM ${unread} WHERE inbox = ? AND conv_key = ? AND seq IN ?`,
+    visibleNewest: `SELECT seq FROM ${visible} WHERE inbox = ? AND conv_key = ? LIMIT ?`,
+    visibleBefore: `SELECT seq FROM ${visible} WHERE inbox = ? AND conv_key = ? AND seq < ? LIMIT ?`,
+    deletedIn: `SELECT seq FROM ${deleted} WHERE inbox = ? AND seq IN ?`,
+    editsIn: `SELECT seq, edit FROM ${edits} WHERE inbox = ? AND seq IN ?`,
+    watermark: `SELECT seq FROM ${watermark} WHERE inbox = ?`,
+    // Writes (the owner's, one batch per entry)
+    insertRecord: `INSERT INTO ${records} (inbox, conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}) VALUES (?, ?, ?, ${marks})`,
+    insertListRow: `INSERT INTO ${list} (inbox, conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}) VALUES (?, ?, ?, ${marks})`,
+    deleteListRow: `DELETE FROM ${list} WHERE inbox = ? AND last_seq = ?`,
+    insertUnread: `INSERT INTO ${unread} (inbox, conv_key, seq, mention) VALUES (?, ?, ?, ?)`,
+    deleteUnread: `DELETE FROM ${unread} WHERE inbox = ? AND conv_key = ? AND seq = ?`,
+    deleteUnreadUpTo: `DELETE FROM ${unread} WHERE inbox = ? AND conv_key = ? AND seq <= ?`,
+    insertVisible: `INSERT INTO ${visible} (inbox, conv_key, seq) VALUES (?, ?, ?)`,
+    deleteVisible: `DELETE FROM ${visible} WHERE inbox = ? AND conv_key = ? AND seq = ?`,
+    insertDeleted: `INSERT INTO ${deleted} (inbox, seq) VALUES (?, ?)`,
+    insertEdit: `INSERT INTO ${edits} (inbox, seq, edit) VALUES (?, ?, ?)`,
+    setWatermark: `INSERT INTO ${watermark} (inbox, seq) VALUES (?, ?)`,
+  };
+}
+
+const CONV_TYPES = ['user', 'group'] as const;
+
+/**
+ * Refuses, before anything is stored, an entry whose conversation the index's text columns
+ * cannot hold as sent: CQL text is UTF-8, so an unpaired surrogate would come back as U+FFFD
+ * and the record would name another conversation than its entries. The edges never let one
+ * through (ID_PATTERN); this keeps a buggy writer from splitting inbox and index.
+ */
+export function assertIndexable(entry: Entry): void {
+  const conv: unknown = entry.conv;
+  if (typeof conv !== 'object' || conv === null) throw new BadRequestError('entry without conv');
+  const { type, id } = conv as Record<string, unknown>;
+  if (typeof type !== 'string' || !(CONV_TYPES as readonly string[]).includes(type)) {
+    throw new BadRequestError(`conv.type must be user or group, got ${String(type)}`);
+  }
+  if (typeof id !== 'string' || id.length === 0) throw new BadRequestError('conv.id must be a non-empty string');
+  if (hasLoneSurrogate(id)) throw new BadRequestError('conv.id holds an unpaired UTF-16 surrogate');
+}
+
+/** A record from a row of conv_records or conv_list (selected with RECORD_SELECT). */
+export function rowToRecord(row: Row): ConvRecord {
+  const type = str(row.get('conv_type'), 'conv_type');
+  if (!(CONV_TYPES as readonly string[]).includes(type)) throw new InternalError(`stored conversation has unknown type ${type}`);
+  const rec: ConvRecord = {
+    conv: { type: type as (typeof CONV_TYPES)[number], id: str(row.get('conv_id'), 'conv_id') },
+    lastSeq: num(row.get('last_seq')),
+    lastMsgSeq: num(row.get('last_msg_seq')),
+    readSeq: num(row.get('read_seq')),
+    clearedSeq: num(row.get('cleared_seq')),
+    unread: num(row.get('unread')),
+    mentions: num(row.get('mentions')),
+    asOfSeq: num(row.get('as_of_seq')),
+  };
+  const key = str(row.get('conv_key'), 'conv_key');
+  if (key !== conversationKey(rec.conv)) throw new InternalError(`conversation row ${key} holds ${conversationKey(rec.conv)}`);
+  return rec;
+}
+
+function recordParams(inbox: string, rec: ConvRecord): unknown[] {
+  return [
+    inbox,
+    conversationKey(rec.conv),
+    rec.lastSeq,
+    rec.conv.type,
+    rec.conv.id,
+    rec.lastMsgSeq,
+    rec.readSeq,
+    rec.clearedSeq,
+    rec.unread,
+    rec.mentions,
+    rec.asOfSeq,
+  ];
+}
+
+/**
+ * An edit as stored in conv_edits (written by changeStatements from a checked entry). A row of
+ * another shape is corruption, not input: INTERNAL, like a stored entry without its appinfo.
+ */
+export function parseEdit(text: string, seq: number): EditRef {
+  const value: unknown = JSON.parse(text);
+  if (typeof value === 'object' && value !== null && 'body' in value) {
+    const { appinfo, sendTime, type, editedAt } = value as Record<string, unknown>;
+    if (typeof appinfo === 'string' && typeof sendTime === 'number' && typeof type === 'string' && typeof editedAt === 'number') {
+      return value as EditRef;
+    }
+  }
+  throw new InternalError(`stored edit of seq ${seq} is malformed`);
+}
+
+/**
+ * The statements persisting one entry's changes and the watermark `seq` (ONE batch). Unread
+ * rows a read or clear removes are one range delete per conversation instead of a row each (a
+ * never-read group can hold 100 000): after the entry no unread item is left at or below the
+ * record's max(readSeq, clearedSeq), so deleting that whole range is exact.
+ */
+export function changeStatements(q: ConversationStatements, inbox: string, changes: ConversationChanges, watermark: number): Statement[] {
+  const out: Statement[] = [];
+  const rangeDeleted = new Map<string, number>();
+  for (const { before, after } of changes.records) {
+    const key = conversationKey(after.conv);
+    const params = recordParams(inbox, after);
+    out.push({ query: q.insertRecord, params }, { query: q.insertListRow, params });
+    if (before !== null && before.lastSeq !== after.lastSeq) out.push({ query: q.deleteListRow, params: [inbox, before.lastSeq] });
+    const bound = Math.max(after.readSeq, after.clearedSeq);
+    if (before !== null && bound > Math.max(before.readSeq, before.clearedSeq)) rangeDeleted.set(key, bound);
+  }
+  const ranged = new Set<string>();
+  for (const item of changes.unreadRemove) {
+    const bound = rangeDeleted.get(item.convKey);
+    if (bound === undefined || item.seq > bound) {
+      out.push({ query: q.deleteUnread, params: [inbox, item.convKey, item.seq] });
+    } else if (!ranged.has(item.convKey)) {
+      ranged.add(item.convKey);
+      out.push({ query: q.deleteUnreadUpTo, params: [inbox, item.convKey, bound] });
+    }
+  }
+  for (const item of changes.unreadAdd) out.push({ query: q.insertUnread, params: [inbox, item.convKey, item.seq, item.mention] });
+  for (const item of changes.visibleRemove) out.push({ query: q.deleteVisible, params: [inbox, item.convKey, item.seq] });
+  for (const item of changes.visibleAdd) out.push({ query: q.insertVisible, params: [inbox, item.convKey, item.seq] });
+  for (const seq of changes.deleted) out.push({ query: q.insertDeleted, params: [inbox, seq] });
+  for (const { seq, edit } of changes.edits) out.push({ query: q.insertEdit, params: [inbox, seq, JSON.stringify(edit)] });
+  out.push({ query: q.setWatermark, params: [inbox, watermark] });
+  return out;
+}

@@ -1,0 +1,195 @@
+/**
+ * The ConversationIndex contract over CQL (a scratch keyspace on the real cluster), plus what
+ * only the CQL adapter has to get right: the index is written by the owner after the entries,
+ * so it can trail them (a crash, a failed index write, a deposed owner) but never run ahead,
+ * and whoever appends next — a new owner after a takeover included — catches it up to the
+ * recount of the inbox. And one entry's changes are one batch, however many rows they are.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FencedError,
+  inboxKey,
+  silentLogger,
+  type AppendOutcome,
+  type Entry,
+  type InboxKey,
+  type TimelineStore,
+  type WriteGuard,
+} from '@seqline/core';
+import {
+  conversationIndexContract,
+  defaultCast,
+  historyDeleteOf,
+  historyMsg,
+  historyOpArb,
+  historyReadConv,
+  uniqueTenant,
+  type ConversationStores,
+  type StoreOpener,
+} from '@seqline/testing';
+import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
+import {
+  appendAndCheck,
+  expectIndexMatchesInbox,
+  InboxModel,
+  type HistoryStep,
+} from '../../testing/src/contracts/conversation-index.oracle.ts';
+import { Cql } from '../src/scylla/cql.ts';
+import { CqlTimelineStore } from '../src/scylla/timeline.ts';
+import { newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
+
+const probe = await servicesAvailable();
+const SELF = 'me';
+const CAST = defaultCast(SELF);
+const historyArb = fc.array(
+  fc.tuple(
+    historyOpArb(CAST),
+    fc.nat({ max: 2 }),
+    fc.nat({ max: 4 }).map((n) => n === 0),
+  ),
+  {
+    minLength: 1,
+    maxLength: 30,
+    size: 'max',
+  },
+) as fc.Arbitrary<HistoryStep[]>;
+
+if (requireOrSkip(probe, 'conversation index on CQL')) {
+  const keyspace = scratchKeyspace('conv_index');
+  const raw = newClient();
+  beforeAll(() => migrateSchema(raw, { keyspace }), 120_000);
+  afterAll(async () => {
+    await raw.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    await raw.shutdown();
+  }, 60_000);
+
+  const opener: StoreOpener<ConversationStores> = async () => {
+    const stores = await openTestStores({ keyspace });
+    return { store: { timeline: stores.timeline, conversations: stores.conversations }, close: () => stores.close() };
+  };
+  conversationIndexContract('CQL', opener, { numRuns: 15, reopenRuns: 4 });
+
+  describe('conversation index on CQL: behind the entries, never ahead', () => {
+    let owner: ScyllaStores;
+    let successor: ScyllaStores;
+    /** Writes entries like an owner that crashed before indexing them: the same tables, no index. */
+    let crashed: CqlTimelineStore;
+    beforeAll(async () => {
+      [owner, successor] = await Promise.all([openTestStores({ keyspace }), openTestStores({ keyspace })]);
+      crashed = new CqlTimelineStore(new Cql(owner.client, keyspace), silentLogger, { indexConversations: false });
+    });
+    afterAll(() => Promise.all([owner.close(), successor.close()]));
+
+    const freshInbox = (): InboxKey => inboxKey(uniqueTenant(), SELF);
+    const stores = (s: ScyllaStores): ConversationStores => ({ timeline: s.timeline, conversations: s.conversations });
+
+    /** While the index trails: every answer is the recount of the inbox up to the watermark. */
+    async function expectExactAtWatermark(inbox: InboxKey, watermark: number): Promise<void> {
+      expect(await owner.conversations.headSeq(inbox)).toBe(watermark);
+      expect(await successor.conversations.headSeq(inbox)).toBe(watermark);
+      const upTo = await owner.timeline.readAfter(inbox, 0, 100_000);
+      const view = truncated(
+        owner.timeline,
+        upTo.filter((e) => e.seq <= watermark),
+      );
+      await expectIndexMatchesInbox({ timeline: view, conversations: owner.conversations }, inbox, SELF, 3);
+    }
+
+    it('a crash between entries and index: readers see the old watermark, the next owner catches up to the recount', async () => {
+      await fc.assert(
+        fc.asyncProperty(historyArb, historyArb, historyArb, async (before, lost, after) => {
+          const inbox = freshInbox();
+          const model = new InboxModel(CAST);
+          await appendAndCheck(stores(owner), inbox, SELF, model.batches(before), 3);
+          const watermark = await owner.timeline.headSeq(inbox);
+          for (const batch of model.batches(lost)) expect(await crashed.append(inbox, batch.entries)).toEqual(batch.expected);
+          await expectExactAtWatermark(inbox, watermark);
+          // The takeover: another process, with its own (empty) memory of the inbox, appends next.
+          await appendAndCheck(stores(successor), inbox, SELF, model.batches(after), 3);
+        }),
+        { numRuns: 8 },
+      );
+    }, 180_000);
+
+    it('an index write refused by the guard (owner deposed after its entries) keeps the append; the next one catches up', async () => {
+      const inbox = freshInbox();
+      const bob = { type: 'user', id: 'bob' } as const;
+      await owner.timeline.append(inbox, [{ ...historyMsg('m1', bob, 'bob', [SELF]), seq: 1 }]);
+      let deposed = false;
+      const guard: WriteGuard = Object.assign(
+        () => {
+          if (deposed) throw new FencedError('lease lost');
+        },
+        { term: 'shard-1@1' },
+      );
+      const entries: Entry[] = [
+        { ...historyMsg('m2', bob, 'bob'), seq: 2 },
+        { ...historyReadConv('r3', SELF, bob, 1), seq: 3 },
+      ];
+      // `durable` is told once the entries are stored, before the index is written: depose there.
+      const outcomes = await owner.timeline.append(inbox, entries, guard, () => {
+        deposed = true;
+      });
+      expect(outcomes).toEqual<AppendOutcome[]>([
+        { seq: 2, duplicate: false },
+        { seq: 3, duplicate: false },
+      ]);
+      expect(await owner.timeline.readAfter(inbox, 0, 10)).toHaveLength(3);
+      await expectExactAtWatermark(inbox, 1);
+      // The successor (a new term) appends next and indexes 2, 3 and its own entry.
+      const next = { ...historyMsg('m4', bob, SELF), seq: 10_004 };
+      await successor.timeline.append(
+        inbox,
+        [next],
+        Object.assign(() => undefined, { term: 'shard-1@2' }),
+      );
+      await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
+      expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 10_004, lastSeq: 10_004 });
+    });
+
+    it('a writer whose lease comes back under a new term does not trust what it remembered of the watermark', async () => {
+      const inbox = freshInbox();
+      const bob = { type: 'user', id: 'bob' } as const;
+      const term = (t: string): WriteGuard => Object.assign(() => undefined, { term: t });
+      await owner.timeline.append(inbox, [{ ...historyMsg('a1', bob, 'bob'), seq: 1 }], term('s@1'));
+      await successor.timeline.append(inbox, [{ ...historyMsg('a2', bob, 'bob'), seq: 10_002 }], term('s@2'));
+      await owner.timeline.append(inbox, [{ ...historyMsg('a3', bob, 'bob'), seq: 20_003 }], term('s@3'));
+      await expectIndexMatchesInbox(stores(owner), inbox, SELF, 2);
+      expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 3, asOfSeq: 20_003 });
+    });
+
+    it('one entry with thousands of row changes is one batch: a read of 3000 unread, a delete of 1000 seqs', async () => {
+      const inbox = freshInbox();
+      const group = { type: 'group', id: 'big' } as const;
+      const messages: Entry[] = Array.from({ length: 3000 }, (_, i) => ({ ...historyMsg(`g${i}`, group, 'bob', [SELF]), seq: i + 1 }));
+      for (let i = 0; i < messages.length; i += 500) await owner.timeline.append(inbox, messages.slice(i, i + 500));
+      expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 3000, mentions: 3000 });
+      const seqs = Array.from({ length: 1000 }, (_, i) => 2 * i + 1);
+      await owner.timeline.append(inbox, [{ ...historyDeleteOf('del', SELF, seqs), seq: 3001 }]);
+      expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 2000, mentions: 2000 });
+      await owner.timeline.append(inbox, [{ ...historyReadConv('read', SELF, group, 2999), seq: 3002 }]);
+      expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 1, readSeq: 2999, lastMsgSeq: 3000 });
+      await expectIndexMatchesInbox(stores(owner), inbox, SELF, 500);
+    }, 120_000);
+  });
+}
+
+/** The timeline as it stood at `entries`' last seq (what the index should describe while it trails). */
+function truncated(timeline: TimelineStore, entries: Entry[]): TimelineStore {
+  const head = entries.at(-1)?.seq ?? 0;
+  return {
+    append: () => Promise.reject(new Error('read-only view')),
+    findSeqs: (inbox, appinfos) => timeline.findSeqs(inbox, appinfos),
+    getEntry: async (_inbox, seq) => entries.find((e) => e.seq === seq) ?? null,
+    readAfter: async (_inbox, afterSeq, limit) => entries.filter((e) => e.seq > afterSeq).slice(0, limit),
+    readBefore: async (_inbox, beforeSeq, limit) =>
+      entries
+        .filter((e) => e.seq < beforeSeq)
+        .reverse()
+        .slice(0, limit),
+    headSeq: async () => head,
+    addReaders: () => Promise.reject(new Error('read-only view')),
+    getReaders: (inbox, seq) => timeline.getReaders(inbox, seq),
+  };
+}

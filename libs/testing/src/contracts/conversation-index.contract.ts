@@ -1,0 +1,246 @@
+/**
+ * ConversationIndex contract (issue #26): whatever an adapter stores, every answer equals core's
+ * recount of the inbox it was derived from, after every append. Decisions pinned here:
+ * - the index is written with the entries: right after an append resolves it is exact at the
+ *   inbox head (headSeq = TimelineStore.headSeq), duplicates change nothing;
+ * - limits out of range are BadRequestError (core's limit helpers), never clamped;
+ * - an unknown conversation is null / no entries, never an error;
+ * - an append the index cannot take fails as a whole: inbox and index never disagree.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  BadRequestError,
+  CONVERSATION_HISTORY_MAX_LIMIT,
+  CONVERSATIONS_MAX_LIMIT,
+  SeqlineError,
+  inboxKey,
+  type Entry,
+  type InboxKey,
+} from '@seqline/core';
+import {
+  defaultCast,
+  historyDeleteOf,
+  historyEditOf,
+  historyMsg,
+  historyOpArb,
+  historyReadConv,
+  historyRecallOf,
+  type HistoryCast,
+} from '../conversation-history.ts';
+import { acrossReopen, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
+import {
+  appendAndCheck,
+  expectIndexMatchesInbox,
+  InboxModel,
+  type ConversationStores,
+  type HistoryStep,
+} from './conversation-index.oracle.ts';
+
+export type { ConversationStores } from './conversation-index.oracle.ts';
+
+export interface ConversationIndexContractOptions {
+  /** fast-check runs of the main property (each up to 60 entries); default 25. */
+  numRuns?: number;
+  /** Runs of the property with a reopen in the middle; default 6. */
+  reopenRuns?: number;
+}
+
+const SELF = 'me';
+const CAST: HistoryCast = defaultCast(SELF);
+const stepArb = fc.tuple(
+  historyOpArb(CAST),
+  fc.nat({ max: 2 }),
+  fc.nat({ max: 4 }).map((n) => n === 0),
+);
+/** Up to 60 steps; a cut starts a new batch (average batch ~5 entries, duplicates included). */
+const historyArb = fc.array(stepArb, { minLength: 1, maxLength: 60, size: 'max' }) as fc.Arbitrary<HistoryStep[]>;
+const pageLimitArb = fc.integer({ min: 1, max: 4 });
+
+export function conversationIndexContract(
+  name: string,
+  open: StoreOpener<ConversationStores>,
+  options: ConversationIndexContractOptions = {},
+): void {
+  const numRuns = options.numRuns ?? 25;
+  const reopenRuns = options.reopenRuns ?? 6;
+
+  describe(`ConversationIndex contract: ${name}`, () => {
+    const ctx = useSharedStore(open);
+    const freshInbox = (): InboxKey => inboxKey(uniqueTenant(), SELF);
+
+    describe('no drift from the inbox', () => {
+      it('equals a recount of the inbox after every append of a random history', async () => {
+        await fc.assert(
+          fc.asyncProperty(historyArb, pageLimitArb, async (steps, pageLimit) => {
+            const model = new InboxModel(CAST);
+            await appendAndCheck(ctx.store, freshInbox(), SELF, model.batches(steps), pageLimit);
+          }),
+          { numRuns },
+        );
+      }, 120_000);
+
+      it('continues across a close and reopen in the middle of a history', async () => {
+        await fc.assert(
+          fc.asyncProperty(historyArb, historyArb, pageLimitArb, async (first, second, pageLimit) => {
+            const model = new InboxModel(CAST);
+            const inbox = freshInbox();
+            await acrossReopen(
+              open,
+              (stores) => appendAndCheck(stores, inbox, SELF, model.batches(first), pageLimit),
+              async (stores) => {
+                await expectIndexMatchesInbox(stores, inbox, SELF, pageLimit);
+                await appendAndCheck(stores, inbox, SELF, model.batches(second), pageLimit);
+              },
+            );
+          }),
+          { numRuns: reopenRuns },
+        );
+      }, 120_000);
+
+      it('continues an inbox that already holds a long history, one entry per append', async () => {
+        const inbox = freshInbox();
+        const model = new InboxModel(CAST);
+        const [past, ...rest] = fc.sample(historyArb, { numRuns: 4, seed: 26 });
+        // The past in one append (one transaction), then single-entry appends on top of it.
+        const pastBatches = model.batches((past ?? []).map(([op, gap]) => [op, gap, false]));
+        await appendAndCheck(ctx.store, inbox, SELF, pastBatches, 3);
+        const singles = model.batches(rest.flat().map(([op, gap]) => [op, gap, true]));
+        await appendAndCheck(ctx.store, inbox, SELF, singles, 2);
+      }, 60_000);
+
+      it('a replayed batch is all duplicates and changes nothing', async () => {
+        const inbox = freshInbox();
+        const model = new InboxModel(CAST);
+        const [steps] = fc.sample(historyArb, { numRuns: 1, seed: 7 });
+        const batches = model.batches((steps ?? []).map(([op, gap]) => [op, gap, false]));
+        await appendAndCheck(ctx.store, inbox, SELF, batches, 5);
+        const before = await snapshot(ctx.store, inbox);
+        for (const batch of batches) {
+          const outcomes = await ctx.store.timeline.append(inbox, batch.entries);
+          expect(outcomes).toEqual(batch.entries.map((e) => ({ seq: e.seq, duplicate: true })));
+        }
+        expect(await snapshot(ctx.store, inbox)).toEqual(before);
+      });
+    });
+
+    describe('reads', () => {
+      it('an inbox or conversation without activity is empty, not an error', async () => {
+        const inbox = freshInbox();
+        const conv = { type: 'user', id: 'nobody' } as const;
+        expect(await ctx.store.conversations.listConversations(inbox, { limit: 10 })).toEqual({ convs: [], hasMore: false });
+        expect(await ctx.store.conversations.getConversation(inbox, conv)).toBeNull();
+        expect(await ctx.store.conversations.conversationEntries(inbox, conv, { limit: 10 })).toEqual({ entries: [], hasMore: false });
+        expect(await ctx.store.conversations.headSeq(inbox)).toBe(0);
+        expect(await ctx.store.conversations.hiddenSeqs(inbox, [])).toEqual(new Set());
+        // A read or clear of a conversation with no activity creates nothing; the watermark still moves.
+        await ctx.store.timeline.append(inbox, [{ ...historyReadConv('r1', SELF, conv, 5), seq: 1 }]);
+        expect(await ctx.store.conversations.getConversation(inbox, conv)).toBeNull();
+        expect(await ctx.store.conversations.headSeq(inbox)).toBe(1);
+      });
+
+      it('shows the sender-only latest edit in last and entries; a forged edit changes nothing', async () => {
+        const inbox = freshInbox();
+        const bob = { type: 'user', id: 'bob' } as const;
+        const sent: Entry = { ...historyMsg('m1', bob, 'bob'), seq: 1 };
+        const edited: Entry = { ...historyEditOf(sent, 'bob', 10, 'fixed'), seq: 2 };
+        const forged: Entry = { ...historyEditOf(sent, SELF, 20, 'forged'), seq: 3 };
+        await ctx.store.timeline.append(inbox, [sent]);
+        await ctx.store.timeline.append(inbox, [edited, forged]);
+        const conv = await ctx.store.conversations.getConversation(inbox, bob);
+        expect(conv?.last?.body).toEqual({ text: 'fixed' });
+        expect(conv?.last?.edit?.editedAt).toBe(10);
+        const { entries } = await ctx.store.conversations.conversationEntries(inbox, bob, { limit: 5 });
+        expect(entries.map((e) => e.body)).toEqual([{ text: 'fixed' }]);
+        expect(await ctx.store.timeline.getEntry(inbox, 1)).toEqual(sent); // the inbox keeps what was sent
+        await expectIndexMatchesInbox(ctx.store, inbox, SELF, 2);
+      });
+
+      it('one append that recalls and deletes the newest messages of a conversation moves last past both', async () => {
+        const inbox = freshInbox();
+        const bob = { type: 'user', id: 'bob' } as const;
+        const sent = [1, 2, 3].map((seq): Entry => ({ ...historyMsg(`m${seq}`, bob, 'bob'), seq }));
+        await ctx.store.timeline.append(inbox, sent);
+        const [, second, third] = sent as [Entry, Entry, Entry];
+        await ctx.store.timeline.append(inbox, [
+          { ...historyRecallOf(third, 'bob'), seq: 4 },
+          { ...historyDeleteOf('d1', SELF, [second.seq]), seq: 5 },
+        ]);
+        const conv = await ctx.store.conversations.getConversation(inbox, bob);
+        expect(conv).toMatchObject({ lastSeq: 3, lastMsgSeq: 1, unread: 1, asOfSeq: 5 });
+        expect(conv?.last?.appinfo).toBe('m1');
+        await expectIndexMatchesInbox(ctx.store, inbox, SELF, 1);
+      });
+    });
+
+    describe('bad input', () => {
+      it('refuses list and entry limits out of range, and a beforeLastSeq that is not a seq', async () => {
+        const inbox = freshInbox();
+        const conv = { type: 'user', id: 'bob' } as const;
+        await ctx.store.timeline.append(inbox, [{ ...historyMsg('m1', conv, 'bob'), seq: 1 }]);
+        for (const limit of [0, -1, 1.5, Number.NaN, CONVERSATIONS_MAX_LIMIT + 1]) {
+          await expect(ctx.store.conversations.listConversations(inbox, { limit }), `limit ${limit}`).rejects.toBeInstanceOf(
+            BadRequestError,
+          );
+        }
+        for (const beforeLastSeq of [0, -3, 2.5]) {
+          await expect(ctx.store.conversations.listConversations(inbox, { limit: 5, beforeLastSeq })).rejects.toBeInstanceOf(
+            BadRequestError,
+          );
+        }
+        for (const limit of [0, -1, 0.5, CONVERSATION_HISTORY_MAX_LIMIT + 1]) {
+          await expect(ctx.store.conversations.conversationEntries(inbox, conv, { limit })).rejects.toBeInstanceOf(BadRequestError);
+        }
+        for (const beforeSeq of [0, -1, 1.5]) {
+          await expect(ctx.store.conversations.conversationEntries(inbox, conv, { limit: 5, beforeSeq })).rejects.toBeInstanceOf(
+            BadRequestError,
+          );
+        }
+        expect(await ctx.store.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT })).toMatchObject({
+          hasMore: false,
+        });
+        await expectIndexMatchesInbox(ctx.store, inbox, SELF, 1);
+      });
+
+      it('an entry the index cannot hold fails its whole append, or is indexed: inbox and index never disagree', async () => {
+        const inbox = freshInbox();
+        const bob = { type: 'user', id: 'bob' } as const;
+        await ctx.store.timeline.append(inbox, [{ ...historyMsg('m1', bob, 'bob'), seq: 1 }]);
+        const before = await snapshot(ctx.store, inbox);
+        // Conversation ids no edge lets through (ID_PATTERN), as a buggy writer could still hand them over.
+        const hostile = [
+          { type: 'user', id: 'x'.repeat(4000) },
+          { type: 'group', id: 'a\uD800b' },
+          { type: 'user', id: 'a:b|c' },
+        ] as const;
+        let head = 1;
+        for (const conv of hostile) {
+          const batch: Entry[] = [
+            { ...historyMsg(`ok-${head}`, bob, 'bob'), seq: head + 1 },
+            { ...historyMsg(`bad-${head}`, conv, 'bob'), seq: head + 2 },
+          ];
+          const outcome = await ctx.store.timeline.append(inbox, batch).then(
+            () => 'stored' as const,
+            (error: unknown) => error,
+          );
+          if (outcome === 'stored') {
+            head += 2;
+          } else {
+            expect(outcome, 'a refusal is a typed error').toBeInstanceOf(SeqlineError);
+            expect(await ctx.store.timeline.headSeq(inbox), 'nothing of the batch stored').toBe(head);
+            expect(await ctx.store.timeline.findSeqs(inbox, [`ok-${head}`])).toEqual(new Map());
+            if (head === 1) expect(await snapshot(ctx.store, inbox)).toEqual(before);
+          }
+          await expectIndexMatchesInbox(ctx.store, inbox, SELF, 2);
+        }
+      });
+    });
+  });
+}
+
+/** Everything the port says about an inbox, to compare before and after. */
+async function snapshot(stores: ConversationStores, inbox: InboxKey) {
+  const list = await stores.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT });
+  const entries = await Promise.all(list.convs.map((c) => stores.conversations.conversationEntries(inbox, c.conv, { limit: 1000 })));
+  return { list, entries, head: await stores.conversations.headSeq(inbox), inbox: await stores.timeline.readAfter(inbox, 0, 100_000) };
+}

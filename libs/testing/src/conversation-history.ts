@@ -1,0 +1,247 @@
+/**
+ * Random inbox histories for the conversation index: the kinds of entries the no-drift property
+ * test of core uses (libs/core/test/conversation-drift.test.ts), built for one owner's inbox so
+ * a store's contract suite can append them and compare its index with core's recount.
+ * An op picks its target when it runs (the entries it may name do not exist when generated).
+ */
+import fc from 'fast-check';
+import type { Conv, Entry, Json, NewEntry } from '@seqline/core';
+
+export const HISTORY_T0 = 1_763_700_000_000;
+
+export type HistoryOp =
+  | { t: 'send'; conv: number; from: number; mentions: string[] | undefined }
+  | { t: 'group'; conv: number; event: 'create' | 'add' | 'remove' | 'tier' }
+  | { t: 'read'; conv: number; pick: number; raw: number; picked: boolean }
+  | { t: 'readV1'; picks: number[]; missing: boolean }
+  | { t: 'recall'; pick: number; bySender: boolean }
+  | { t: 'edit'; pick: number; forged: boolean; editedAt: number }
+  | { t: 'delete'; picks: number[]; missing: boolean }
+  | { t: 'clear'; conv: number; pick: number | undefined; raw: number; picked: boolean }
+  | { t: 'noise'; kind: 'receipt' | 'tick' }
+  | { t: 'dup'; pick: number };
+
+/** Who talks in the owner's inbox: 1:1 peers, a note to self and two groups. */
+export interface HistoryCast {
+  self: string;
+  convs: Conv[];
+  people: string[];
+}
+
+export function defaultCast(self: string): HistoryCast {
+  return {
+    self,
+    convs: [
+      { type: 'user', id: 'bob' },
+      { type: 'user', id: 'carol' },
+      { type: 'user', id: self },
+      { type: 'group', id: 'g1' },
+      { type: 'group', id: 'g2' },
+    ],
+    people: [self, 'bob', 'carol'],
+  };
+}
+
+const idx = (n: number) => fc.nat({ max: n - 1 });
+/** How far back from the newest entry a pick reaches: mostly the last few (the last message is where bugs hide). */
+const back = fc.oneof({ weight: 3, arbitrary: fc.nat({ max: 3 }) }, { weight: 1, arbitrary: fc.nat() });
+
+export function historyOpArb(cast: HistoryCast): fc.Arbitrary<HistoryOp> {
+  const convs = cast.convs.length;
+  const groups = cast.convs.flatMap((c, i) => (c.type === 'group' ? [i] : []));
+  return fc.oneof(
+    {
+      weight: 8,
+      arbitrary: fc.record({
+        t: fc.constant('send' as const),
+        conv: idx(convs),
+        from: idx(cast.people.length),
+        mentions: fc.option(fc.subarray([cast.self, 'bob', '@all'], { minLength: 1 }), { nil: undefined }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('group' as const),
+        conv: fc.constantFrom(...groups),
+        event: fc.constantFrom('create', 'add', 'remove', 'tier'),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        t: fc.constant('read' as const),
+        conv: idx(convs),
+        pick: back,
+        raw: fc.nat({ max: 80 }),
+        picked: fc.boolean(),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant('readV1' as const),
+        picks: fc.array(back, { minLength: 1, maxLength: 3 }),
+        missing: fc.boolean(),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('recall' as const), pick: back, bySender: fc.boolean() }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ t: fc.constant('edit' as const), pick: back, forged: fc.boolean(), editedAt: fc.nat({ max: 4 }) }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant('delete' as const),
+        picks: fc.array(back, { minLength: 1, maxLength: 3 }),
+        missing: fc.boolean(),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('clear' as const),
+        conv: idx(convs),
+        pick: fc.option(back, { nil: undefined }),
+        raw: fc.nat({ max: 80 }),
+        picked: fc.boolean(),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('noise' as const), kind: fc.constantFrom('receipt', 'tick') }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('dup' as const), pick: back }) },
+  );
+}
+
+/**
+ * The entry `op` writes into the owner's inbox, or null when it has nothing to act on yet.
+ * `inbox` is the inbox so far (seq order, one entry per appinfo), `n` makes appinfos unique.
+ */
+export function historyEntryFor(op: HistoryOp, cast: HistoryCast, inbox: readonly Entry[], headSeq: number, n: number): NewEntry | null {
+  const me = cast.self;
+  const pick = (p: number): Entry | undefined => inbox[inbox.length - 1 - (p % Math.max(1, inbox.length))];
+  const convAt = (i: number): Conv => cast.convs[i] as Conv;
+  switch (op.t) {
+    case 'send': {
+      const conv = convAt(op.conv);
+      // In the owner's inbox a 1:1 message is from them or from the other party; a note to self is theirs.
+      const from = conv.type === 'group' ? (cast.people[op.from] as string) : op.from % 2 === 0 ? me : conv.id;
+      return historyMsg(`m${n}`, conv, from, op.mentions);
+    }
+    case 'group':
+      return historyGroupEvent(`group:${convAt(op.conv).id}:${n}`, convAt(op.conv).id, op.event, 'bob');
+    case 'read': {
+      // A seq of the inbox (maybe of another conversation, maybe stale), or any number (maybe past the head).
+      const upTo = op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
+      return historyReadConv(`read:${n}`, me, convAt(op.conv), upTo);
+    }
+    case 'readV1': {
+      const seqs = op.picks.map((p) => pick(p)?.seq ?? 1);
+      return historyReadSeqs(`read:${n}`, me, op.missing ? [...seqs, headSeq + 3] : seqs);
+    }
+    case 'recall': {
+      const target = pick(op.pick);
+      return target === undefined ? null : historyRecallOf(target, op.bySender ? target.from : 'carol');
+    }
+    case 'edit': {
+      const target = pick(op.pick);
+      if (target === undefined) return null;
+      return historyEditOf(target, op.forged ? 'carol' : target.from, HISTORY_T0 + op.editedAt, `e${n}`);
+    }
+    case 'delete': {
+      const seqs = op.picks.map((p) => pick(p)?.seq ?? 1);
+      return historyDeleteOf(`delete:${n}`, me, op.missing ? [...seqs, headSeq + 2] : seqs);
+    }
+    case 'clear': {
+      const upTo = op.pick === undefined ? undefined : op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
+      return historyClearOf(`clear:${n}`, me, convAt(op.conv), upTo);
+    }
+    case 'noise':
+      return op.kind === 'receipt'
+        ? {
+            kind: 'receipt',
+            appinfo: `receipt:${n}:1`,
+            conv: { type: 'user', id: 'bob' },
+            from: 'system',
+            sendTime: HISTORY_T0,
+            referSeq: 1,
+            readBy: ['bob'],
+          }
+        : { kind: 'tick', appinfo: `tick:${n}`, conv: { type: 'group', id: 'g1' }, from: me, sendTime: HISTORY_T0 };
+    case 'dup': {
+      const e = pick(op.pick);
+      if (e === undefined) return null;
+      const { seq: _seq, ...again } = e;
+      return again;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- entry builders (the owner's inbox)
+
+export function historyMsg(appinfo: string, conv: Conv, from: string, mentions?: string[], body: Json = { text: appinfo }): NewEntry {
+  const e: NewEntry = { kind: 'msg', appinfo, conv, from, sendTime: HISTORY_T0, type: 'text', body };
+  if (mentions !== undefined) e.mentions = mentions;
+  return e;
+}
+
+export function historyGroupEvent(appinfo: string, group: string, event: 'create' | 'add' | 'remove' | 'tier', actor: string): NewEntry {
+  return {
+    kind: 'group',
+    appinfo,
+    conv: { type: 'group', id: group },
+    from: actor,
+    sendTime: HISTORY_T0,
+    type: `group.${event}`,
+    body: { event, group, actor },
+  };
+}
+
+export function historyReadConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
+  return { kind: 'read', appinfo, conv, from: self, sendTime: HISTORY_T0, upToSeq };
+}
+
+export function historyReadSeqs(appinfo: string, self: string, seqs: number[]): NewEntry {
+  const sorted = [...new Set(seqs)].sort((a, b) => a - b);
+  return {
+    kind: 'read',
+    appinfo,
+    conv: { type: 'user', id: self },
+    from: self,
+    sendTime: HISTORY_T0,
+    referSeq: sorted[sorted.length - 1] ?? 0,
+    seqs: sorted,
+  };
+}
+
+export function historyRecallOf(target: Entry, by: string): NewEntry {
+  return {
+    kind: 'recall',
+    appinfo: `recall:${target.appinfo}`,
+    conv: target.conv,
+    from: by,
+    sendTime: HISTORY_T0 + 1,
+    recall: { appinfo: target.appinfo, sendTime: target.sendTime },
+  };
+}
+
+export function historyEditOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
+  return {
+    kind: 'edit',
+    appinfo: `edit:${target.appinfo}:${editedAt}:${text}`,
+    conv: target.conv,
+    from: by,
+    sendTime: editedAt,
+    edit: { appinfo: target.appinfo, sendTime: target.sendTime, type: 'text', body: { text }, editedAt },
+  };
+}
+
+export function historyDeleteOf(appinfo: string, self: string, seqs: number[]): NewEntry {
+  return { kind: 'delete', appinfo, conv: { type: 'user', id: self }, from: self, sendTime: HISTORY_T0, seqs };
+}
+
+export function historyClearOf(appinfo: string, self: string, conv: Conv, upToSeq?: number): NewEntry {
+  const e: NewEntry = { kind: 'clear', appinfo, conv, from: self, sendTime: HISTORY_T0 };
+  if (upToSeq !== undefined) e.upToSeq = upToSeq;
+  return e;
+}
