@@ -1,7 +1,7 @@
 /** One decoded request → one Messaging call → the op's documented result fields (PROTOCOL.md "Ops"). */
 import { BadRequestError } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
-import { toWireEntry, toWireGroupMessage, type ClientRequest } from '@seqline/protocol';
+import { toWireConv, toWireEntry, toWireGroupMessage, type ClientRequest } from '@seqline/protocol';
 
 /**
  * Results are rebuilt field by field rather than spread: whatever else a Messaging
@@ -20,14 +20,45 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
         headSeq: r.headSeq,
         hasMore: r.hasMore,
         groups: r.groups.map((g) => ({ id: g.id, headGseq: g.headGseq, cursor: g.cursor })),
+        convs: r.convs.map((c) => toWireConv(c)),
       };
     }
     case 'history': {
-      const r = await messaging.history(caller, request.args.beforeSeq, request.args.limit);
+      const { conv, beforeSeq, limit } = request.args;
+      const r =
+        conv === undefined
+          ? await messaging.history(caller, beforeSeq, limit)
+          : await messaging.conversationHistory(caller, conv, beforeSeq, limit);
       return { entries: r.entries.map(toWireEntry), hasMore: r.hasMore };
     }
     case 'read': {
-      const r = await messaging.read(caller, request.args.seqs);
+      const target = request.args;
+      const r =
+        'seqs' in target
+          ? await messaging.read(caller, target.seqs)
+          : await messaging.readConversation(caller, target.conv, target.upToSeq);
+      return { seq: r.seq };
+    }
+    case 'conversations': {
+      const { limit, beforeLastSeq, lastMessages } = request.args;
+      const r = await messaging.conversations(caller, {
+        limit,
+        lastMessages,
+        ...(beforeLastSeq !== undefined ? { beforeLastSeq } : {}),
+      });
+      return { convs: r.convs.map((c) => toWireConv(c.state, c.messages)), headSeq: r.headSeq, hasMore: r.hasMore };
+    }
+    case 'delete': {
+      const r = await messaging.deleteForMe(caller, request.args.seqs);
+      return { seq: r.seq };
+    }
+    case 'clear': {
+      const r = await messaging.clear(caller, request.args.conv, request.args.upToSeq);
+      return { seq: r.seq };
+    }
+    case 'edit': {
+      const { appinfo, body, type } = request.args;
+      const r = await messaging.edit(caller, { appinfo, body, ...(type !== undefined ? { type } : {}) });
       return { seq: r.seq };
     }
     case 'recall': {

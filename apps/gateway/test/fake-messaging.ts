@@ -1,5 +1,5 @@
 /** Test double of the Messaging port: records calls, returns canned results, fails or blocks on demand. */
-import type { Entry, PushMessage } from '@seqline/core';
+import type { Conv, Entry, PushMessage } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 
 export interface RecordedCall {
@@ -81,6 +81,7 @@ export class FakeMessaging implements Messaging {
       headSeq: 42,
       hasMore: false,
       groups: [{ id: 'big', headGseq: 9, cursor: 3 }],
+      convs: [],
     });
   }
   history(caller: Caller, beforeSeq: number, limit: number) {
@@ -91,6 +92,24 @@ export class FakeMessaging implements Messaging {
   }
   recall(caller: Caller, appinfo: string) {
     return this.record('recall', caller, [appinfo], { seq: 44 });
+  }
+  conversations(caller: Caller, input: Parameters<Messaging['conversations']>[1]) {
+    return this.record('conversations', caller, [input], { convs: [], headSeq: 42, hasMore: false });
+  }
+  conversationHistory(caller: Caller, conv: Conv, beforeSeq: number, limit: number) {
+    return this.record('conversationHistory', caller, [conv, beforeSeq, limit], { entries: [sampleEntry], hasMore: false });
+  }
+  readConversation(caller: Caller, conv: Conv, upToSeq: number) {
+    return this.record('readConversation', caller, [conv, upToSeq], { seq: 45 });
+  }
+  deleteForMe(caller: Caller, seqs: number[]) {
+    return this.record('deleteForMe', caller, [seqs], { seq: 46 });
+  }
+  clear(caller: Caller, conv: Conv, upToSeq?: number) {
+    return this.record('clear', caller, [conv, upToSeq], { seq: 47 });
+  }
+  edit(caller: Caller, input: Parameters<Messaging['edit']>[1]) {
+    return this.record('edit', caller, [input], { seq: 48 });
   }
   createGroup(caller: Caller, input: { name: string; members: string[]; id?: string }) {
     return this.record('createGroup', caller, [input], { id: input.id ?? 'g-new', tier: 'small' as const });

@@ -45,6 +45,7 @@ describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
       headSeq: 42,
       hasMore: false,
       groups: [{ id: 'big', headGseq: 9, cursor: 3 }],
+      convs: [],
     });
     const viaQuery = await http(t.httpUrl(`/v1/sync?maxSeq=0&token=${await t.token('carol')}`));
     expect(viaQuery.status).toBe(200);

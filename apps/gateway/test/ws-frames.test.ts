@@ -23,7 +23,7 @@ describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
         { maxSeq: 3 },
         'sync',
         [3, 200],
-        { entries: [wireEntry], headSeq: 42, hasMore: false, groups: [{ id: 'big', headGseq: 9, cursor: 3 }] },
+        { entries: [wireEntry], headSeq: 42, hasMore: false, groups: [{ id: 'big', headGseq: 9, cursor: 3 }], convs: [] },
       ],
       ['history', { beforeSeq: 50, limit: 10 }, 'history', [50, 10], { entries: [wireEntry], hasMore: true }],
       ['read', { seqs: [40, 41] }, 'read', [[40, 41]], { seq: 43 }],
@@ -59,6 +59,19 @@ describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
         { messages: [{ ...sampleEntry, conv: { type: 'group', id: 'big' }, gseq: 12 }], hasMore: false },
       ],
       ['group.ack', { group: 'big', gseq: 12 }, 'groupAck', ['big', 12], { cursor: 12 }],
+      // v1.1 conversation ops
+      ['conversations', { lastMessages: 2 }, 'conversations', [{ limit: 50, lastMessages: 2 }], { convs: [], headSeq: 42, hasMore: false }],
+      [
+        'history',
+        { conv: { type: 'user', id: 'bob' }, beforeSeq: 50 },
+        'conversationHistory',
+        [{ type: 'user', id: 'bob' }, 50, 200],
+        { entries: [wireEntry], hasMore: false },
+      ],
+      ['read', { conv: { type: 'group', id: 'g7' }, upToSeq: 40 }, 'readConversation', [{ type: 'group', id: 'g7' }, 40], { seq: 45 }],
+      ['delete', { seqs: [3, 1] }, 'deleteForMe', [[3, 1]], { seq: 46 }],
+      ['clear', { conv: { type: 'user', id: 'bob' } }, 'clear', [{ type: 'user', id: 'bob' }, undefined], { seq: 47 }],
+      ['edit', { appinfo: 'x1', body: { t: 1 } }, 'edit', [{ appinfo: 'x1', body: { t: 1 } }], { seq: 48 }],
     ];
     for (const [op, args, method, expectedArgs, result] of cases) {
       const reply = await c.request(op, args);

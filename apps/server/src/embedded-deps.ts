@@ -57,7 +57,12 @@ export async function embeddedMessagingDeps(
   const settings = await LiveSettings.start({ store: engine.settings, logger });
 
   const deps: MessagingDeps = {
-    stores: { timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams },
+    stores: {
+      timeline: engine.timeline,
+      groups: engine.groups,
+      groupStreams: engine.groupStreams,
+      conversations: engine.conversations,
+    },
     writers: { inbox, groupStream },
     queue,
     push,

@@ -1,5 +1,5 @@
 /** The application API the gateway calls; one method per protocol op. Callers are authenticated. */
-import type { Entry, Json, PushMessage, Tier } from '@seqline/core';
+import type { Conv, ConversationState, Entry, Json, PushMessage, Tier } from '@seqline/core';
 
 export interface Caller {
   tenant: string;
@@ -13,6 +13,8 @@ export interface SendInput {
   to: Recipient;
   type: string;
   body: Json;
+  /** v1.1: user ids mentioned (members of the group, or the 1:1 peer), or ['@all'] in a group. */
+  mentions?: string[];
 }
 
 export interface SendResult {
@@ -32,6 +34,8 @@ export interface SyncResult {
   headSeq: number;
   hasMore: boolean;
   groups: GroupNews[];
+  /** v1.1: every conversation the returned entries touch, as the index has it now. */
+  convs: ConversationState[];
 }
 
 export interface HistoryResult {
@@ -79,12 +83,53 @@ export interface GroupReadersResult {
   hasMore: boolean;
 }
 
+/** v1.1 `conversations`: one page of the list (checked by the edge: limit 1-500, lastMessages 0-50). */
+export interface ConversationsInput {
+  limit: number;
+  beforeLastSeq?: number;
+  /** Each listed conversation's last visible messages, 0 = none. */
+  lastMessages: number;
+}
+
+export interface ListedConversation {
+  state: ConversationState;
+  /** Its last `lastMessages` visible messages, ascending; absent when none were asked. */
+  messages?: Entry[];
+}
+
+export interface ConversationsResult {
+  convs: ListedConversation[];
+  /** The inbox seq the list is exact at: sync from here to get everything after it. */
+  headSeq: number;
+  hasMore: boolean;
+}
+
+/** v1.1 `edit`: new content for the caller's own message. */
+export interface EditInput {
+  appinfo: string;
+  body: Json;
+  /** Absent: the message keeps its type. */
+  type?: string;
+}
+
 export interface Messaging {
   send(caller: Caller, input: SendInput): Promise<SendResult>;
   sync(caller: Caller, maxSeq: number, limit: number): Promise<SyncResult>;
   history(caller: Caller, beforeSeq: number, limit: number): Promise<HistoryResult>;
   read(caller: Caller, seqs: number[]): Promise<{ seq: number }>;
   recall(caller: Caller, appinfo: string): Promise<{ seq: number }>;
+  /** v1.1: the caller's conversations, newest activity first. */
+  conversations(caller: Caller, input: ConversationsInput): Promise<ConversationsResult>;
+  /** v1.1 `history {conv}`: one conversation's visible entries, newest first. */
+  conversationHistory(caller: Caller, conv: Conv, beforeSeq: number, limit: number): Promise<HistoryResult>;
+  /** v1.1 `read {conv, upToSeq}`: moves the conversation's read cursor (never back). */
+  readConversation(caller: Caller, conv: Conv, upToSeq: number): Promise<{ seq: number }>;
+  /** v1.1 `delete {seqs}`: hides entries of the caller's inbox from all its devices. */
+  deleteForMe(caller: Caller, seqs: number[]): Promise<{ seq: number }>;
+  /** v1.1 `clear {conv, upToSeq?}`: hides a conversation's entries up to a seq (default: its last). */
+  clear(caller: Caller, conv: Conv, upToSeq?: number): Promise<{ seq: number }>;
+  /** v1.1 `edit`: sender only, within the recall window. */
+  edit(caller: Caller, input: EditInput): Promise<{ seq: number }>;
   createGroup(caller: Caller, input: { name: string; members: string[]; id?: string }): Promise<{ id: string; tier: Tier }>;
   addMembers(caller: Caller, id: string, members: string[]): Promise<{ tier: Tier; memberCount: number }>;
   removeMembers(caller: Caller, id: string, members: string[]): Promise<{ tier: Tier; memberCount: number }>;

@@ -1,5 +1,6 @@
 import type {
   Clock,
+  ConversationIndex,
   GroupStore,
   GroupStreamStore,
   InboxWriter,
@@ -22,6 +23,8 @@ export interface MessagingStores {
   timeline: TimelineStore;
   groups: GroupStore;
   groupStreams: GroupStreamStore;
+  /** v1.1: the per-inbox conversation index, read only (the stores maintain it on append). */
+  conversations: ConversationIndex;
 }
 
 /** The single writers: seqs of an inbox and gseqs of a group stream are allocated only here. */

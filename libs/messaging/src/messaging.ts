@@ -5,6 +5,8 @@ import type { MessagingDeps } from './deps.ts';
 import { changeMembers, createGroup, groupInfo } from './groups.ts';
 import { groupAck, groupHistory, groupReaders } from './group-stream-ops.ts';
 import { createShedder, InFlightCounter, processLoopLagMs } from './load.ts';
+import { clearConversation, conversationHistory, conversations, deleteForMe, readConversation } from './conversation-ops.ts';
+import { edit } from './edit-op.ts';
 import { send } from './send.ts';
 import { history, read, recall, sync } from './timeline-ops.ts';
 
@@ -38,6 +40,12 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     history: (c, beforeSeq, limit) => guarded(c, () => history(d, c, beforeSeq, limit)),
     read: (c, seqs) => guarded(c, () => read(d, c, seqs)),
     recall: (c, appinfo) => guarded(c, () => recall(d, c, appinfo)),
+    conversations: (c, input) => guarded(c, () => conversations(d, c, input)),
+    conversationHistory: (c, conv, beforeSeq, limit) => guarded(c, () => conversationHistory(d, c, conv, beforeSeq, limit)),
+    readConversation: (c, conv, upToSeq) => guarded(c, () => readConversation(d, c, conv, upToSeq)),
+    deleteForMe: (c, seqs) => guarded(c, () => deleteForMe(d, c, seqs)),
+    clear: (c, conv, upToSeq) => guarded(c, () => clearConversation(d, c, conv, upToSeq)),
+    edit: (c, input) => guarded(c, () => edit(d, c, input)),
     createGroup: (c, input) => guarded(c, () => createGroup(d, c, input)),
     addMembers: (c, id, members) => guarded(c, () => changeMembers(d, c, id, members, 'add')),
     removeMembers: (c, id, members) => guarded(c, () => changeMembers(d, c, id, members, 'remove')),

@@ -24,6 +24,7 @@ import {
 import type { Caller, SendInput, SendResult } from './api.ts';
 import type { MessagingContext } from './context.ts';
 import type { MessagingEnv, MessagingPolicy, MessagingStores, MessagingWriters } from './deps.ts';
+import { checkDirectMentions, checkGroupMentions, withMentions } from './mentions.ts';
 import { fanoutQueueFor, NOTIFY_QUEUE, toJson, type FanoutJob, type NotifyJob } from './queues.ts';
 
 export function fanoutJobId(tenant: string, appinfo: string): string {
@@ -81,14 +82,18 @@ export async function send(d: SendDeps, caller: Caller, input: SendInput): Promi
 async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: string): Promise<SendResult> {
   d.shedder.admit(workClassOf('user'));
   const { tenant, user } = caller;
-  const copy = buildMessageCopy({
-    appinfo: input.appinfo,
-    from: user,
-    sendTime: d.env.clock.now(),
-    type: input.type,
-    body: input.body,
-    conv: { type: 'user', id: to },
-  });
+  checkDirectMentions(input.mentions, to);
+  const copy = withMentions(
+    buildMessageCopy({
+      appinfo: input.appinfo,
+      from: user,
+      sendTime: d.env.clock.now(),
+      type: input.type,
+      body: input.body,
+      conv: { type: 'user', id: to },
+    }),
+    input.mentions,
+  );
   const inbox = inboxKey(tenant, user);
   if (to === user) {
     const { seq, duplicate, entry } = await appendOwnCopy(d, inbox, [copy]);
@@ -141,16 +146,20 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   if (!isCurrentMember(await d.stores.groups.getMembership(key, user))) {
     throw new ForbiddenError(`not a member of group ${id}`);
   }
+  await checkGroupMentions(d.stores.groups, key, input.mentions);
   d.shedder.admit(workClassOf('group', group.tier));
   const inbox = inboxKey(tenant, user);
-  const copy = buildMessageCopy({
-    appinfo: input.appinfo,
-    from: user,
-    sendTime: d.env.clock.now(),
-    type: input.type,
-    body: input.body,
-    conv: { type: 'group', id },
-  });
+  const copy = withMentions(
+    buildMessageCopy({
+      appinfo: input.appinfo,
+      from: user,
+      sendTime: d.env.clock.now(),
+      type: input.type,
+      body: input.body,
+      conv: { type: 'group', id },
+    }),
+    input.mentions,
+  );
   const modeNow = fanoutModeFor(group.tier, d.policy.readFanout);
   const entries = [copy];
   // A copy already stored means a resend: never add a marker to it (it would change the decision).

@@ -7,7 +7,6 @@ import {
   groupKey,
   inboxKey,
   NotFoundError,
-  pageOf,
   readTargets,
   type Entry,
   type GroupRecord,
@@ -18,6 +17,7 @@ import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts'
 import { listGroupNews } from './group-news.ts';
 import { fanoutQueueFor, RECEIPT_QUEUE, toJson, type FanoutJob, type ReceiptJob } from './queues.ts';
 import { appendToStream, type StreamAppendDeps } from './send.ts';
+import { touchedConversations, visibleAfter, visibleBefore, type VisibleReadDeps } from './visible-timeline.ts';
 
 /** A read: the reader's inbox, its `read` entry, one receipt job per sender. */
 export type ReadDeps = {
@@ -34,32 +34,31 @@ export type RecallDeps = StreamAppendDeps & {
   env: Pick<MessagingEnv, 'clock'>;
 };
 
+/**
+ * Sync: the entries after maxSeq the owner still sees (deleted and cleared ones are skipped,
+ * see visibleAfter), the read-fanout groups with news, and (v1.1) the conversations touched.
+ */
 export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
   // Independent reads, in parallel (a cache miss would otherwise chain them). A head read
   // before an append the rows include is raised to the last returned seq.
-  const [rows, head, groups] = await Promise.all([
-    d.stores.timeline.readAfter(inbox, Math.max(0, maxSeq), n + 1),
+  const [{ items, hasMore }, head, groups] = await Promise.all([
+    visibleAfter(d, inbox, Math.max(0, maxSeq), n),
     d.stores.timeline.headSeq(inbox),
     listGroupNews(d, caller),
   ]);
-  const { items, hasMore } = pageOf(rows, n);
   const headSeq = Math.max(head, items.at(-1)?.seq ?? 0);
-  return { entries: items, headSeq, hasMore, groups };
+  const convs = await touchedConversations(d, inbox, items);
+  return { entries: items, headSeq, hasMore, groups, convs };
 }
 
-/** Backward paging; beforeSeq <= 0 means "from the newest". */
-export async function history(
-  d: { stores: Pick<MessagingStores, 'timeline'> },
-  caller: Caller,
-  beforeSeq: number,
-  limit?: number,
-): Promise<HistoryResult> {
+/** Backward paging over the entries the owner still sees; beforeSeq <= 0 means "from the newest". */
+export async function history(d: VisibleReadDeps, caller: Caller, beforeSeq: number, limit?: number): Promise<HistoryResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
   const before = beforeSeq > 0 ? beforeSeq : Number.MAX_SAFE_INTEGER;
-  const { items, hasMore } = pageOf(await d.stores.timeline.readBefore(inbox, before, n + 1), n);
+  const { items, hasMore } = await visibleBefore(d, inbox, before, n);
   return { entries: items, hasMore };
 }
 

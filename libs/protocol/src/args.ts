@@ -19,8 +19,9 @@ export function parseOpArgs<O extends Op>(op: O, input: unknown, jsonText?: stri
   const schema = opArgsSchemas[op] as unknown as z.ZodType<OpArgs<O>>;
   const parsed = schema.safeParse(isGroupOp(op) ? withGroupAlias(input) : input);
   if (!parsed.success) return { ok: false, error: new BadRequestError(describeIssues(op, parsed.error.issues)) };
-  if (op === 'send') {
-    const bodyError = checkBody((parsed.data as OpArgs<'send'>).body);
+  if (op === 'send' || op === 'edit') {
+    // Both carry a message body (edit: its new content), under the same size and depth limits.
+    const bodyError = checkBody((parsed.data as OpArgs<'send' | 'edit'>).body);
     if (bodyError) return { ok: false, error: bodyError };
   }
   return { ok: true, args: parsed.data };

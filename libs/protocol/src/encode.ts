@@ -1,5 +1,5 @@
 /** Server → client frames (PROTOCOL.md "Frames", "Entry"). */
-import type { Entry, EntryKind, Json, SeqlineError } from '@seqline/core';
+import type { ConversationState, EditRef, Entry, EntryKind, Json, SeqlineError } from '@seqline/core';
 
 /** An entry as it travels: only the documented fields, undefined ones left out. */
 export interface WireEntry {
@@ -16,6 +16,35 @@ export interface WireEntry {
   seqs?: number[];
   readBy?: string[];
   recall?: { appinfo: string; sendTime: number };
+  /** v1.1, kind "msg": user ids mentioned, or ["@all"]. */
+  mentions?: string[];
+  /** v1.1: kind "edit" (the edit itself), or a "msg" read through the index with its latest edit applied. */
+  edit?: WireEdit;
+  /** v1.1, kinds "read" (conversation read) and "clear". */
+  upToSeq?: number;
+}
+
+export interface WireEdit {
+  appinfo: string;
+  sendTime: number;
+  type: string;
+  body: Json;
+  editedAt: number;
+}
+
+/** v1.1: one conversation of the caller's inbox, exact at inbox seq `asOfSeq`. */
+export interface WireConv {
+  conv: { type: 'user' | 'group'; id: string };
+  lastSeq: number;
+  /** The newest visible message (with its latest edit), null when none is visible. */
+  last: WireEntry | null;
+  readSeq: number;
+  unread: number;
+  mentions: number;
+  clearedSeq: number;
+  asOfSeq: number;
+  /** `conversations {lastMessages}` only: its last visible messages, ascending. */
+  messages?: WireEntry[];
 }
 
 /** A message of a read-fanout group stream (group.history). */
@@ -47,6 +76,32 @@ export function toWireEntry(entry: Entry): WireEntry {
   if (entry.seqs !== undefined) wire.seqs = entry.seqs;
   if (entry.readBy !== undefined) wire.readBy = entry.readBy;
   if (entry.recall !== undefined) wire.recall = { appinfo: entry.recall.appinfo, sendTime: entry.recall.sendTime };
+  if (entry.mentions !== undefined) wire.mentions = [...entry.mentions];
+  if (entry.edit !== undefined) wire.edit = toWireEdit(entry.edit);
+  if (entry.upToSeq !== undefined) wire.upToSeq = entry.upToSeq;
+  return wire;
+}
+
+function toWireEdit(edit: EditRef): WireEdit {
+  return { appinfo: edit.appinfo, sendTime: edit.sendTime, type: edit.type, body: edit.body, editedAt: edit.editedAt };
+}
+
+/**
+ * A conversation as sent: the documented fields only (lastMsgSeq is the index's bookkeeping;
+ * `last` carries it). `messages` only when the caller asked for them.
+ */
+export function toWireConv(state: ConversationState, messages?: readonly Entry[]): WireConv {
+  const wire: WireConv = {
+    conv: { type: state.conv.type, id: state.conv.id },
+    lastSeq: state.lastSeq,
+    last: state.last === null ? null : toWireEntry(state.last),
+    readSeq: state.readSeq,
+    unread: state.unread,
+    mentions: state.mentions,
+    clearedSeq: state.clearedSeq,
+    asOfSeq: state.asOfSeq,
+  };
+  if (messages !== undefined) wire.messages = messages.map(toWireEntry);
   return wire;
 }
 

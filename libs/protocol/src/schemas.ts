@@ -6,7 +6,17 @@
  * number), so on the wire the group is named `group` (alias `groupId`) — docs/protocol.md.
  */
 import { z } from 'zod';
-import { CLIENT_APPINFO_PATTERN, ID_PATTERN, type Json } from '@seqline/core';
+import {
+  checkMentions,
+  CLIENT_APPINFO_PATTERN,
+  CONVERSATIONS_DEFAULT_LIMIT,
+  CONVERSATIONS_MAX_LIMIT,
+  DELETE_MAX_SEQS,
+  ID_PATTERN,
+  LAST_MESSAGES_MAX,
+  SeqlineError,
+  type Json,
+} from '@seqline/core';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_APPINFO_LENGTH,
@@ -49,24 +59,89 @@ const bodySchema = z.custom<Json>((v) => v !== undefined, { error: 'is required'
 
 const membersSchema = z.array(idSchema).max(MAX_MEMBERS_PER_FRAME);
 
+/** v1.1: a conversation as the caller sees it (1:1: the other party; group: the group id). */
+export const convSchema = z.strictObject({ type: z.enum(['user', 'group']), id: idSchema });
+
+/** A positive seq of the caller's inbox (v1.1 upToSeq, delete seqs). */
+const positiveSeqSchema = z.int().min(1);
+
+/** v1.1 `send.mentions`: ['@all'] alone or 1-100 user ids; core's checkMentions states the rule once. */
+const mentionsSchema = z.array(z.unknown()).transform((mentions, ctx) => {
+  try {
+    return checkMentions(mentions);
+  } catch (err) {
+    if (!(err instanceof SeqlineError)) throw err;
+    ctx.addIssue({ code: 'custom', message: err.message.replace(/^send: mentions: /, '') });
+    return z.NEVER;
+  }
+});
+
+const typeSchema = z.string().min(1, 'must not be empty').max(MAX_TYPE_LENGTH);
+
 export const sendArgsSchema = z.object({
   appinfo: appinfoSchema,
   to: recipientSchema,
-  type: z.string().min(1, 'must not be empty').max(MAX_TYPE_LENGTH),
+  type: typeSchema,
   body: bodySchema,
+  mentions: mentionsSchema.optional(),
 });
 
 export const syncArgsSchema = z.object({ maxSeq: seqSchema, limit: limitSchema });
 
-/** beforeSeq defaults to "after the newest": a client without a position gets the latest page. */
+/**
+ * beforeSeq defaults to "after the newest": a client without a position gets the latest page.
+ * v1.1: with `conv`, only that conversation's visible entries.
+ */
 export const historyArgsSchema = z.object({
   beforeSeq: seqSchema.default(Number.MAX_SAFE_INTEGER),
   limit: limitSchema,
+  conv: convSchema.optional(),
 });
 
-export const readArgsSchema = z.object({
-  seqs: z.array(z.int().min(1)).min(1, 'must name at least one seq').max(MAX_READ_SEQS),
+type WireConv = z.output<typeof convSchema>;
+export type ReadTarget = { seqs: number[] } | { conv: WireConv; upToSeq: number };
+
+/** v1 `{seqs}` or v1.1 `{conv, upToSeq}`: exactly one of the two forms. */
+export const readArgsSchema = z
+  .object({
+    seqs: z.array(positiveSeqSchema).min(1, 'must name at least one seq').max(MAX_READ_SEQS).optional(),
+    conv: convSchema.optional(),
+    upToSeq: positiveSeqSchema.optional(),
+  })
+  .superRefine(({ seqs, conv, upToSeq }, ctx) => {
+    const v11 = conv !== undefined || upToSeq !== undefined;
+    const problem: [string, string] | null =
+      seqs === undefined && !v11
+        ? ['seqs', 'is required (or conv and upToSeq)']
+        : seqs !== undefined && v11
+          ? ['seqs', 'give seqs, or conv and upToSeq, not both']
+          : v11 && conv === undefined
+            ? ['conv', 'is required with upToSeq']
+            : v11 && upToSeq === undefined
+              ? ['upToSeq', 'is required with conv']
+              : null;
+    if (problem !== null) ctx.addIssue({ code: 'custom', path: [problem[0]], message: problem[1] });
+  })
+  .transform((a): ReadTarget => {
+    if (a.seqs !== undefined) return { seqs: a.seqs };
+    if (a.conv === undefined || a.upToSeq === undefined) throw new Error('read: refined above');
+    return { conv: a.conv, upToSeq: a.upToSeq };
+  });
+
+/** v1.1: the conversation list, newest activity first; limits out of range are refused, not clamped. */
+export const conversationsArgsSchema = z.object({
+  limit: z.int().min(1).max(CONVERSATIONS_MAX_LIMIT).default(CONVERSATIONS_DEFAULT_LIMIT),
+  beforeLastSeq: positiveSeqSchema.optional(),
+  lastMessages: z.int().min(0).max(LAST_MESSAGES_MAX).default(0),
 });
+
+/** v1.1 delete for me: entries of the caller's inbox. */
+export const deleteArgsSchema = z.object({
+  seqs: z.array(positiveSeqSchema).min(1, 'must name at least one seq').max(DELETE_MAX_SEQS),
+});
+
+/** v1.1 clear history for me: upToSeq defaults to the conversation's last seq. */
+export const clearArgsSchema = z.object({ conv: convSchema, upToSeq: positiveSeqSchema.optional() });
 
 /**
  * Recall names a stored message, which may predate the client-appinfo pattern: any appinfo is
@@ -74,6 +149,13 @@ export const readArgsSchema = z.object({
  */
 export const recallArgsSchema = z.object({
   appinfo: z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`),
+});
+
+/** v1.1: new content for the caller's own message `appinfo` (looked up as given, like recall). */
+export const editArgsSchema = z.object({
+  appinfo: recallArgsSchema.shape.appinfo,
+  body: bodySchema,
+  type: typeSchema.optional(),
 });
 
 export const groupCreateArgsSchema = z.object({
@@ -138,6 +220,10 @@ export const opArgsSchemas = {
   'group.ack': groupAckArgsSchema,
   'group.readers': groupReadersArgsSchema,
   auth: authArgsSchema,
+  conversations: conversationsArgsSchema,
+  delete: deleteArgsSchema,
+  clear: clearArgsSchema,
+  edit: editArgsSchema,
 } as const;
 
 export type Op = keyof typeof opArgsSchemas;
@@ -156,6 +242,10 @@ export type GroupHistoryArgs = OpArgs<'group.history'>;
 export type GroupAckArgs = OpArgs<'group.ack'>;
 export type GroupReadersArgs = OpArgs<'group.readers'>;
 export type AuthArgs = OpArgs<'auth'>;
+export type ConversationsArgs = OpArgs<'conversations'>;
+export type DeleteArgs = OpArgs<'delete'>;
+export type ClearArgs = OpArgs<'clear'>;
+export type EditArgs = OpArgs<'edit'>;
 
 /** A decoded client frame: discriminated on `op`, with typed arguments. */
 export type ClientRequest = { [O in Op]: { id: number; op: O; args: OpArgs<O> } }[Op];

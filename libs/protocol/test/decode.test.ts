@@ -39,6 +39,21 @@ describe('decodeRequest: valid frames of every op', () => {
     ['group.readers', { group: 'g1', gseq: 9 }, { group: 'g1', gseq: 9, limit: 1000 }],
     ['group.readers', { group: 'g1', gseq: 9, after: 'bob', limit: 5 }, { group: 'g1', gseq: 9, after: 'bob', limit: 5 }],
     ['auth', { token: 'a.b.c' }, { token: 'a.b.c' }],
+    // v1.1
+    ['send', { ...send, mentions: ['bob', 'bob', 'carol'] }, { ...send, mentions: ['bob', 'carol'] }],
+    [
+      'history',
+      { conv: { type: 'group', id: 'g1' } },
+      { beforeSeq: Number.MAX_SAFE_INTEGER, limit: 200, conv: { type: 'group', id: 'g1' } },
+    ],
+    ['read', { conv: { type: 'user', id: 'bob' }, upToSeq: 9 }, { conv: { type: 'user', id: 'bob' }, upToSeq: 9 }],
+    ['conversations', {}, { limit: 50, lastMessages: 0 }],
+    ['conversations', { limit: 500, beforeLastSeq: 7, lastMessages: 50 }, { limit: 500, beforeLastSeq: 7, lastMessages: 50 }],
+    ['delete', { seqs: [4, 2] }, { seqs: [4, 2] }],
+    ['clear', { conv: { type: 'user', id: 'bob' } }, { conv: { type: 'user', id: 'bob' } }],
+    ['clear', { conv: { type: 'group', id: 'g1' }, upToSeq: 3 }, { conv: { type: 'group', id: 'g1' }, upToSeq: 3 }],
+    ['edit', { appinfo: 'x', body: { text: 'new' } }, { appinfo: 'x', body: { text: 'new' } }],
+    ['edit', { appinfo: 'x', body: null, type: 'md' }, { appinfo: 'x', body: null, type: 'md' }],
   ];
   it.each(cases)('%s %j', (op, args, expected) => {
     const request = ok(decodeRequest(frame({ id: 7, op, ...args })));

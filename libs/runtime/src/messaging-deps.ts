@@ -28,7 +28,12 @@ export async function distributedMessagingDeps(
     logger,
   });
   const deps: MessagingDeps = {
-    stores: { timeline: infra.readTimeline, groups: infra.groups, groupStreams: infra.stores.groupStreams },
+    stores: {
+      timeline: infra.readTimeline,
+      groups: infra.groups,
+      groupStreams: infra.stores.groupStreams,
+      conversations: infra.conversations,
+    },
     writers: { inbox: infra.writer, groupStream: groupWriter },
     queue: infra.queue,
     push: infra.push,

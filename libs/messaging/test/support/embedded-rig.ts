@@ -47,7 +47,12 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
   });
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger });
   const deps: MessagingDeps = {
-    stores: { timeline: engine.timeline, groups: engine.groups, groupStreams: engine.groupStreams },
+    stores: {
+      timeline: engine.timeline,
+      groups: engine.groups,
+      groupStreams: engine.groupStreams,
+      conversations: engine.conversations,
+    },
     writers: { inbox: options.wrapInbox?.(owner) ?? owner, groupStream },
     queue,
     push,
