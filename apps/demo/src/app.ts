@@ -1,9 +1,11 @@
 /**
- * The demo web client: sign in (dev token), conversations derived from the inbox, a chat view
- * with live pushes, read receipts, recall and groups — all through the SDK, `@seqline/client`.
+ * The demo web client: sign in (dev token), the conversation list with the server's unread and
+ * @-mention counts, a chat view with live pushes, read receipts, recall, edit, delete-for-me and
+ * groups — all through the SDK, `@seqline/client`.
  * Everything shown is built with textContent (message bodies are other people's input).
  */
-import { SeqlineClient, type Conv, type Entry } from '@seqline/client';
+import { SeqlineClient, type Conv, type Entry, type HiddenEntries } from '@seqline/client';
+import { convKey, listItems, mentionsIn, renderList, textOf } from './conversation-list.ts';
 
 /** What the page exposes for a look from the devtools (and the browser tests). */
 interface DemoDebug {
@@ -56,19 +58,16 @@ interface Session {
   opened: Map<string, Conv>;
   /** Names of the groups created in this session (others show their id). */
   groupNames: Map<string, string>;
-  /** Seqs this user has marked read (sent here, or `read` entries from other devices). */
+  /** Seqs this user has sent receipts for (here, or `read` entries from other devices). */
   read: Set<number>;
+  /** Per conversation, the lastSeq its read cursor was last moved to from here. */
+  marked: Map<string, number>;
+  /** The own message the send form edits instead of sending a new one. */
+  editing: Entry | null;
   current: Conv | null;
 }
 
 let session: Session | null = null;
-
-const convKey = (conv: Conv) => `${conv.type}:${conv.id}`;
-const textOf = (entry: Entry): string => {
-  const body = entry.body;
-  if (typeof body === 'object' && body !== null && !Array.isArray(body) && typeof body['text'] === 'string') return body['text'];
-  return JSON.stringify(body ?? null);
-};
 
 function showError(err: unknown): void {
   ui.error.textContent = err instanceof Error ? err.message : String(err);
@@ -90,7 +89,8 @@ async function signIn(user: string): Promise<void> {
   // The SDK adds /v1/ws and, in a browser, puts the token in the ?token= query parameter.
   const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`;
   const client = new SeqlineClient({ url, token });
-  const s: Session = { user, client, entries: [], opened: new Map(), groupNames: new Map(), read: new Set(), current: null };
+  const empty = { entries: [], opened: new Map(), groupNames: new Map(), read: new Set<number>(), marked: new Map() };
+  const s: Session = { user, client, ...empty, editing: null, current: null };
   session = s;
   window.seqlineDemo = { user, delivered: [], maxSeq: () => client.maxSeq };
   client.on('state', (state) => {
@@ -104,6 +104,17 @@ async function signIn(user: string): Promise<void> {
       if (entry.kind === 'read' && entry.from === user) for (const seq of entry.seqs ?? [entry.referSeq ?? 0]) s.read.add(seq);
     }
     ui.maxSeq.textContent = String(client.maxSeq);
+    render();
+  });
+  client.on('conversations', render);
+  client.on('hidden', (h) => {
+    s.entries = s.entries.filter((e) => !isHidden(e, h));
+    render();
+  });
+  client.on('edited', ({ edit }) => {
+    s.entries = s.entries.map((e) =>
+      e.kind === 'msg' && e.appinfo === edit.appinfo ? { ...e, type: edit.type, body: edit.body, edit } : e,
+    );
     render();
   });
   ui.me.textContent = user;
@@ -126,22 +137,10 @@ function signOut(): void {
   ui.maxSeq.textContent = '0';
 }
 
-/** Conversations: distinct `conv` of the inbox's messages, newest first; opened ones without messages on top. */
-function conversations(s: Session): Array<{ conv: Conv; last: Entry | null; unread: number }> {
-  const byConv = new Map<string, { conv: Conv; last: Entry | null; unread: number }>();
-  for (const entry of s.entries) {
-    if (entry.kind !== 'msg') continue;
-    const item = byConv.get(convKey(entry.conv)) ?? { conv: entry.conv, last: null, unread: 0 };
-    item.last = entry;
-    if (entry.from !== s.user && !s.read.has(entry.seq) && !isRecalled(s, entry)) item.unread += 1;
-    byConv.set(convKey(entry.conv), item);
-  }
-  const withMessages = [...byConv.values()].sort((a, b) => (b.last?.seq ?? 0) - (a.last?.seq ?? 0));
-  const fresh = [...s.opened.values()]
-    .filter((c) => !byConv.has(convKey(c)))
-    .reverse()
-    .map((conv) => ({ conv, last: null, unread: 0 }));
-  return [...fresh, ...withMessages];
+/** Deleted for me, or a message / group notice of a cleared conversation (on any device). */
+function isHidden(e: Entry, h: HiddenEntries): boolean {
+  if (h.by === 'delete') return h.seqs.includes(e.seq);
+  return convKey(e.conv) === convKey(h.conv) && (e.kind === 'msg' || e.kind === 'group') && e.seq <= (h.upToSeq ?? h.seq);
 }
 
 function isRecalled(s: Session, msg: Entry): boolean {
@@ -162,25 +161,8 @@ function convLabel(s: Session, conv: Conv): string {
 function render(): void {
   const s = session;
   if (!s) return;
-  ui.convs.replaceChildren(
-    ...conversations(s).map(({ conv, last, unread }) => {
-      const button = document.createElement('button');
-      button.type = 'button';
-      button.dataset['conv'] = convKey(conv);
-      button.setAttribute('aria-current', String(s.current !== null && convKey(s.current) === convKey(conv)));
-      button.append(convLabel(s, conv));
-      if (unread > 0) button.append(Object.assign(document.createElement('span'), { className: 'unread', textContent: String(unread) }));
-      const preview = Object.assign(document.createElement('span'), {
-        className: 'preview',
-        textContent: last ? `${last.from}: ${textOf(last)}` : 'no messages yet',
-      });
-      button.append(preview);
-      button.addEventListener('click', () => select(conv));
-      const li = document.createElement('li');
-      li.append(button);
-      return li;
-    }),
-  );
+  const view = { current: s.current, label: (conv: Conv) => convLabel(s, conv), select };
+  renderList(ui.convs, listItems(s.client.conversations(), s.opened), view);
   renderChat(s);
 }
 
@@ -194,9 +176,16 @@ function renderChat(s: Session): void {
   const msgs = s.entries.filter((e) => e.kind === 'msg' && convKey(e.conv) === convKey(conv));
   ui.messages.replaceChildren(...msgs.map((msg) => messageItem(s, msg)));
   ui.messages.lastElementChild?.scrollIntoView({ block: 'end' });
-  // Shown = read: mark the others' visible messages read once (their senders get a receipt).
+  if (document.visibilityState === 'hidden') return;
+  // Shown = read: the conversation's read cursor moves to its last message (the server's counts
+  // follow), and the others' messages get a receipt once (v1 read, which their senders see).
+  const state = s.client.conversations().find((c) => convKey(c.conv) === convKey(conv));
+  if (state !== undefined && state.unread > 0 && s.marked.get(convKey(conv)) !== state.lastSeq) {
+    s.marked.set(convKey(conv), state.lastSeq);
+    s.client.markRead(conv).catch(showError);
+  }
   const unread = msgs.filter((m) => m.from !== s.user && !s.read.has(m.seq) && !isRecalled(s, m)).map((m) => m.seq);
-  if (unread.length === 0 || document.visibilityState === 'hidden') return;
+  if (unread.length === 0) return;
   for (const seq of unread) s.read.add(seq);
   s.client.read(unread).catch((err: unknown) => {
     for (const seq of unread) s.read.delete(seq);
@@ -213,12 +202,17 @@ function messageItem(s: Session, msg: Entry): HTMLLIElement {
   li.dataset['appinfo'] = msg.appinfo;
   li.append(Object.assign(document.createElement('span'), { className: 'from', textContent: msg.from }));
   li.append(Object.assign(document.createElement('span'), { className: 'text', textContent: recalled ? 'message recalled' : textOf(msg) }));
+  if (msg.edit) li.append(Object.assign(document.createElement('span'), { className: 'meta edited', textContent: 'edited' }));
+  li.append(action('delete', () => s.client.deleteForMe([msg.seq])));
   if (mine && !recalled) {
-    const recall = Object.assign(document.createElement('button'), { type: 'button', className: 'recall', textContent: 'recall' });
-    recall.addEventListener('click', () => {
-      s.client.recall(msg.appinfo).catch(showError);
-    });
-    li.append(recall);
+    li.append(action('recall', () => s.client.recall(msg.appinfo)));
+    li.append(
+      action('edit', async () => {
+        s.editing = msg;
+        ui.text.value = textOf(msg);
+        ui.text.focus();
+      }),
+    );
     const by = readers(s, msg);
     li.append(
       Object.assign(document.createElement('span'), {
@@ -230,9 +224,16 @@ function messageItem(s: Session, msg: Entry): HTMLLIElement {
   return li;
 }
 
+function action(name: string, run: () => Promise<unknown>): HTMLButtonElement {
+  const button = Object.assign(document.createElement('button'), { type: 'button', className: name, textContent: name });
+  button.addEventListener('click', () => void run().catch(showError));
+  return button;
+}
+
 function select(conv: Conv): void {
   if (!session) return;
   session.current = conv;
+  session.editing = null;
   ui.lastSend.textContent = '';
   render();
   ui.text.focus();
@@ -278,9 +279,16 @@ on(ui.sendForm, async () => {
   if (!s || !conv) return;
   const text = ui.text.value;
   ui.text.value = '';
+  const editing = s.editing;
+  s.editing = null;
+  if (editing) {
+    ui.lastSend.textContent = `edited, seq ${(await s.client.edit(editing.appinfo, { text })).seq}`;
+    return;
+  }
   const to = conv.type === 'group' ? { group: conv.id } : { user: conv.id };
+  const mentions = conv.type === 'group' ? mentionsIn(text) : [];
   // The SDK resends an unanswered send with the same appinfo: the server keeps one copy.
-  const outcome = await s.client.send({ to, type: 'text', body: { text } });
+  const outcome = await s.client.send({ to, type: 'text', body: { text }, ...(mentions.length > 0 ? { mentions } : {}) });
   ui.lastSend.textContent = `sent, seq ${outcome.seq}${outcome.duplicate ? ' (resent: already stored once)' : ''}`;
   ui.lastSend.dataset['duplicate'] = String(outcome.duplicate);
 });

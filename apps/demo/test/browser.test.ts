@@ -164,6 +164,41 @@ describe.skipIf(chromiumMissing !== null)('demo page and SDK in Chromium', () =>
     expect((await demo.inbox('alice4')).filter((e) => e.kind === 'msg')).toHaveLength(1);
   }, 45_000);
 
+  it("the list shows the server's unread and @-mention counts; opening a chat reads it on every device; edit, delete-for-me", async () => {
+    const [alice, bob] = await Promise.all([open('alice'), open('bob')]);
+    await Promise.all([alice.signIn('alice5'), bob.signIn('bob5')]);
+    await bob.openChat('alice5');
+    await bob.send('one');
+    await bob.send('two');
+    const group = await bob.createGroup('crew', ['alice5']);
+    await bob.send('@alice5 look at this');
+    await bob.send('no mention here');
+    await alice.waitConv('user:bob5', { unread: 2, mentions: 0 });
+    await alice.waitConv(`group:${group}`, { unread: 2, mentions: 1 });
+    expect(await alice.convList()).toEqual([`group:${group} 2/1`, 'user:bob5 2/0']); // newest activity first
+
+    await alice.select('user:bob5');
+    await alice.waitTexts(['one', 'two']);
+    await alice.waitConv('user:bob5', { unread: 0, mentions: 0 });
+    await alice.waitConv(`group:${group}`, { unread: 2, mentions: 1 }); // not opened: still unread
+    const phone = await open('alice phone'); // another device of alice: the server's counts, not its own
+    await phone.signIn('alice5');
+    await phone.waitConv('user:bob5', { unread: 0, mentions: 0 });
+    await phone.waitConv(`group:${group}`, { unread: 2, mentions: 1 });
+
+    await bob.select('user:alice5');
+    await bob.act('two', 'edit');
+    await bob.send('two, edited');
+    await alice.waitTexts(['one', 'two, edited']);
+
+    await phone.select('user:bob5');
+    await phone.waitTexts(['one', 'two, edited']);
+    await alice.act('one', 'delete');
+    await alice.waitTexts(['two, edited']);
+    await phone.waitTexts(['two, edited']); // deleted for alice on every device of hers
+    await bob.waitTexts(['one', 'two, edited']); // and only for her
+  }, 60_000);
+
   it("a page of a foreign origin cannot open a socket; the demo's own origin can (SEQLINE_ALLOWED_ORIGINS)", async () => {
     const forbidden = async () =>
       Number(/seqline_gateway_errors_total\{code="FORBIDDEN"\} (\d+)/.exec(await (await fetch(`${demo.origin}/metrics`)).text())?.[1] ?? 0);

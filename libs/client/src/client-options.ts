@@ -3,7 +3,7 @@ import type { BackoffOptions } from './backoff.ts';
 import type { ClientLogger } from './logger.ts';
 import type { MaxSeqStore } from './max-seq-store.ts';
 import type { TokenTransport, WebSocketConstructor } from './socket.ts';
-import type { Entry, GroupMessage, GroupNews, Json, Recipient } from './wire.ts';
+import type { Conv, Conversation, Entry, GroupMessage, GroupNews, Json, Recipient } from './wire.ts';
 
 export interface SeqlineClientOptions {
   /** `ws://host:port` (the `/v1/ws` path is added) or a full socket URL. */
@@ -38,6 +38,23 @@ export interface SeqlineClientOptions {
   silentTimeoutsBeforeReconnect?: number;
   /** Follow read-fanout group streams and deliver them through `groupMessages`. Default true. */
   followGroups?: boolean;
+  /**
+   * Keep `conversations()` current. When a push carries no `convs`, the client then asks `sync`
+   * for the states of the conversations it touched. Default true.
+   */
+  trackConversations?: boolean;
+}
+
+/** Entries this user no longer sees, from a `delete` or `clear` entry (made on any device). */
+export type HiddenEntries =
+  { by: 'delete'; seq: number; seqs: number[] } | { by: 'clear'; seq: number; conv: Conv; upToSeq: number | null };
+
+/** A message's new content, from an `edit` entry. */
+export interface EditedMessage {
+  seq: number;
+  conv: Conv;
+  from: string;
+  edit: NonNullable<Entry['edit']>;
 }
 
 export type ClientState = 'connected' | 'disconnected' | 'closed';
@@ -52,6 +69,12 @@ export interface ClientEvents extends Record<string, unknown> {
   synced: { maxSeq: number };
   /** New messages of a read-fanout group stream: ascending by gseq, each once per session. */
   groupMessages: { group: string; messages: GroupMessage[] };
+  /** The conversation list changed (newest activity first): the server's states, never counted here. */
+  conversations: Conversation[];
+  /** Entries to remove from what the app shows: deleted for me, or cleared, on any device. */
+  hidden: HiddenEntries;
+  /** A message was edited by its sender: show `edit.body` instead. */
+  edited: EditedMessage;
 }
 
 export interface SendInput {
@@ -60,6 +83,8 @@ export interface SendInput {
   body: Json;
   /** Message id; a UUIDv7 is generated when absent. Pass the same one to resend after a crash. */
   appinfo?: string;
+  /** User ids this message mentions, or `['@all']`; counted in their conversations' `mentions`. */
+  mentions?: string[];
 }
 
 export interface SendOutcome {

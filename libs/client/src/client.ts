@@ -1,14 +1,16 @@
 import { v7 as uuidv7 } from 'uuid';
-import { backoffDelay, DEFAULT_BUSY_BACKOFF, DEFAULT_RECONNECT_BACKOFF, sleep, type BackoffOptions } from './backoff.ts';
+import { backoffDelay, DEFAULT_BUSY_BACKOFF, DEFAULT_RECONNECT_BACKOFF, type BackoffOptions } from './backoff.ts';
 import { Connection } from './connection.ts';
+import { ConversationSync, type LoadConversationsOptions, type MarkReadOutcome } from './conversation-sync.ts';
 import { GroupFollower, streamHints } from './group-follower.ts';
 import { SeqlineClientError } from './errors.ts';
 import { TypedEmitter, type Listener } from './events.ts';
 import { silentClientLogger, type ClientLogger } from './logger.ts';
 import { MemoryMaxSeqStore } from './max-seq-store.ts';
+import { withResends, type ResendPolicy } from './resend.ts';
 import { checkResult } from './results.ts';
 import { SyncEngine } from './sync-engine.ts';
-import type { GroupPushFrame, Obj, OpArgs, OpName, OpResult, PushFrame } from './wire.ts';
+import type { Conv, Conversation, Json, Obj, OpArgs, OpName, OpResult, PushFrame } from './wire.ts';
 import type { ClientEvents, SendInput, SendOutcome, SeqlineClientOptions } from './client-options.ts';
 
 export class SeqlineClient {
@@ -16,10 +18,11 @@ export class SeqlineClient {
   private readonly conn: Connection;
   private readonly engine: SyncEngine;
   private readonly follower: GroupFollower | null;
+  private readonly convs: ConversationSync;
   private readonly logger: ClientLogger;
   private readonly requestTimeoutMs: number;
-  private readonly maxResends: number;
   private readonly busyBackoff: BackoffOptions;
+  private readonly resendPolicy: ResendPolicy;
   private syncRetryTimer: ReturnType<typeof setTimeout> | null = null;
   private syncFailures = 0;
   private closed = false;
@@ -28,8 +31,8 @@ export class SeqlineClient {
     new URL(opts.url); // a malformed URL is a configuration error: fail now, not in a retry loop
     this.logger = opts.logger ?? silentClientLogger;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 5000;
-    this.maxResends = opts.maxResends ?? 3;
     this.busyBackoff = opts.busyBackoff ?? DEFAULT_BUSY_BACKOFF;
+    this.resendPolicy = { maxResends: opts.maxResends ?? 3, busyBackoff: this.busyBackoff, logger: this.logger };
     this.conn = new Connection({
       url: opts.url,
       token: opts.token,
@@ -40,12 +43,12 @@ export class SeqlineClient {
       silentTimeoutsBeforeReconnect: opts.silentTimeoutsBeforeReconnect ?? 2,
       logger: this.logger,
       onOpen: () => this.onOpen(),
-      onClose: () => {
-        void this.emit('state', 'disconnected');
-      },
+      onClose: () => void this.emit('state', 'disconnected'),
       onPush: (push) => this.onPush(push),
-      onGroupPush: (push) => this.onGroupPush(push),
+      onGroupPush: (push) => this.follow(push.group, this.follower?.push(push.group, push.prevGseq, push.messages)),
     });
+    const track = opts.trackConversations ?? true;
+    this.convs = new ConversationSync({ request: (op, args) => this.request(op, args), emit: (e, arg) => this.emit(e, arg), track });
     this.follower =
       opts.followGroups === false
         ? null
@@ -63,8 +66,10 @@ export class SeqlineClient {
       fetchPage: (maxSeq, limit) => this.request('sync', { maxSeq, limit }),
       deliver: async (entries) => {
         await this.emit('entries', entries);
+        await this.convs.entries(entries);
         for (const g of streamHints(entries)) this.follow(g, this.follower?.hint(g));
       },
+      convs: (states) => this.convs.apply(states),
       groups: async (groups) => {
         await this.emit('groups', groups);
         for (const g of groups) this.follow(g.id, this.follower?.news(g));
@@ -124,17 +129,9 @@ export class SeqlineClient {
   async send(input: SendInput): Promise<SendOutcome> {
     const appinfo = input.appinfo ?? uuidv7();
     const args: OpArgs<'send'> = { appinfo, to: input.to, type: input.type, body: input.body };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const r = await this.request('send', args);
-        return { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate, appinfo };
-      } catch (err) {
-        if (!(err instanceof SeqlineClientError) || attempt >= this.maxResends) throw err;
-        if (err.busy) await sleep(backoffDelay(attempt + 1, this.busyBackoff));
-        else if (!err.unanswered) throw err;
-        this.logger.info({ appinfo, attempt: attempt + 1, code: err.code }, 'seqline: resending');
-      }
-    }
+    if (input.mentions !== undefined) args.mentions = input.mentions;
+    const r = await withResends(() => this.request('send', args), this.resendPolicy, { appinfo });
+    return { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate, appinfo };
   }
 
   /** One typed call, one attempt; the result is shape-checked (PROTOCOL error otherwise). */
@@ -155,12 +152,55 @@ export class SeqlineClient {
     return this.request('sync', limit === undefined ? { maxSeq } : { maxSeq, limit });
   }
 
-  history(beforeSeq: number, limit?: number): Promise<OpResult<'history'>> {
-    return this.request('history', limit === undefined ? { beforeSeq } : { beforeSeq, limit });
+  /** One page of older entries: of the whole inbox, or of one conversation. */
+  history(beforeSeq: number, limit?: number): Promise<OpResult<'history'>>;
+  history(conv: Conv, page?: { beforeSeq?: number; limit?: number }): Promise<OpResult<'history'>>;
+  history(at: number | Conv, page?: number | { beforeSeq?: number; limit?: number }): Promise<OpResult<'history'>> {
+    const limit = typeof page === 'number' ? { limit: page } : {};
+    return this.request(
+      'history',
+      typeof at === 'number' ? { beforeSeq: at, ...limit } : { conv: at, ...(typeof page === 'object' ? page : {}) },
+    );
   }
 
+  /** v1: marks these entries read (their senders get receipts). See markRead for conversations. */
   read(seqs: number[]): Promise<OpResult<'read'>> {
     return this.request('read', { seqs });
+  }
+
+  /** The conversation list, newest activity first: the server's states, kept current by sync and pushes. */
+  conversations(): Conversation[] {
+    return this.convs.store.list();
+  }
+
+  /**
+   * A fresh device's bootstrap: the newest conversations (with their last messages if asked) in one call; max seq
+   * then jumps to its headSeq and sync goes on from there instead of replaying the inbox from 0. Call it before
+   * `connect()` so the first sync waits for it. With `beforeLastSeq` it pages older conversations, max seq stays.
+   */
+  loadConversations(opts: LoadConversationsOptions = {}): Promise<OpResult<'conversations'>> {
+    if (opts.beforeLastSeq !== undefined) return this.convs.load(opts);
+    return this.engine.bootstrap(() => this.convs.load(opts));
+  }
+
+  /** Reads a conversation up to `upToSeq` (default: its lastSeq here); the cursor never moves back. */
+  markRead(conv: Conv, upToSeq?: number): Promise<MarkReadOutcome> {
+    return this.convs.markRead(conv, upToSeq);
+  }
+
+  /** Deletes entries for this user only, on every device of theirs (`hidden` fires there). */
+  deleteForMe(seqs: number[]): Promise<OpResult<'delete'>> {
+    return this.request('delete', { seqs });
+  }
+
+  /** Clears a conversation's history for this user, up to `upToSeq` (default: all of it). */
+  clear(conv: Conv, upToSeq?: number): Promise<OpResult<'clear'>> {
+    return this.request('clear', upToSeq === undefined ? { conv } : { conv, upToSeq });
+  }
+
+  /** Edits one's own message (same window as recall; anyone else's is FORBIDDEN). */
+  edit(appinfo: string, body: Json, type?: string): Promise<OpResult<'edit'>> {
+    return this.request('edit', type === undefined ? { appinfo, body } : { appinfo, body, type });
   }
 
   recall(appinfo: string): Promise<OpResult<'recall'>> {
@@ -192,9 +232,8 @@ export class SeqlineClient {
   }
 
   /**
-   * Renews the open socket's token before it expires (the server closes an expired socket with
-   * 4401); `token` must be for the same user and tenant. Resolves with its `exp` (unix seconds).
-   * A reconnect later uses the `token` option as before: make it a function to hand out fresh ones.
+   * Renews the open socket's token (same user and tenant) before its `exp` closes it (4401);
+   * resolves with the new `exp`. A reconnect asks the `token` option as before.
    */
   auth(token: string): Promise<OpResult<'auth'>> {
     return this.request('auth', { token });
@@ -220,19 +259,16 @@ export class SeqlineClient {
       (outcome) => {
         this.logger.debug({ prevSeq: push.prevSeq, count: push.entries.length, outcome }, 'seqline: push');
         if (outcome === 'gap' || outcome === 'invalid') this.triggerSync();
+        else if (outcome === 'applied') this.follow('conversations', this.convs.push(push)); // a gap's sync brings the states itself
       },
       (err: unknown) => this.logger.error({ err }, 'seqline: push not applied'),
     );
   }
 
-  private onGroupPush(push: GroupPushFrame): void {
-    this.follow(push.group, this.follower?.push(push.group, push.prevGseq, push.messages));
-  }
-
-  /** Group catch-up runs beside the inbox sync; a failure is logged, the next news retries. */
-  private follow(group: string, work: Promise<unknown> | undefined): void {
+  /** Group catch-up and conversation refreshes run beside the inbox sync; a failure is logged, the next news retries. */
+  private follow(what: string, work: Promise<unknown> | undefined): void {
     work?.catch((err: unknown) => {
-      if (!this.closed) this.logger.warn({ err, group }, 'seqline: following a group stream failed');
+      if (!this.closed) this.logger.warn({ err, what }, 'seqline: following a group stream or conversations failed');
     });
   }
 

@@ -3,7 +3,17 @@
  * pack test bundles it for the browser to prove it). Node-only parts live in `./node`.
  */
 export { SeqlineClient } from './client.ts';
-export type { ClientEvents, ClientState, SendInput, SendOutcome, SeqlineClientOptions } from './client-options.ts';
+export type {
+  ClientEvents,
+  ClientState,
+  EditedMessage,
+  HiddenEntries,
+  SendInput,
+  SendOutcome,
+  SeqlineClientOptions,
+} from './client-options.ts';
+export { ConversationStore, convKey } from './conversation-store.ts';
+export type { LoadConversationsOptions, MarkReadOutcome } from './conversation-sync.ts';
 export { SeqlineClientError } from './errors.ts';
 export type { ClientErrorCode, ClientSideCode } from './errors.ts';
 export { MemoryMaxSeqStore } from './max-seq-store.ts';
@@ -18,6 +28,8 @@ export type { TokenTransport, WebSocketConstructor, WebSocketLike } from './sock
 export { ERROR_CODES, ENTRY_KINDS } from './wire.ts';
 export type {
   Conv,
+  Conversation,
+  ConversationsResult,
   Entry,
   EntryKind,
   ErrorCode,
@@ -29,6 +41,7 @@ export type {
   OpName,
   OpResult,
   Ops,
+  ReadArgs,
   Recipient,
   SyncResult,
   Tier,

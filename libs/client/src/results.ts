@@ -2,7 +2,7 @@
  * Shape checks for op results. Minimal on purpose: each checks the fields the SDK or a typical
  * app relies on, so a server bug surfaces as a PROTOCOL error instead of a crash later on.
  */
-import { isEntryList, isObj, isSeq, type Obj, type OpName, type OpResult } from './wire.ts';
+import { isConversationList, isEntryList, isObj, isSeq, type Obj, type OpName, type OpResult } from './wire.ts';
 
 type Check = (r: Obj) => boolean;
 
@@ -23,12 +23,20 @@ const membership: Check = (r) => tier(r['tier']) && num(r['memberCount']);
 
 const CHECKS: { [O in OpName]: Check } = {
   send: (r) => isSeq(r['seq']) && num(r['sendTime']) && bool(r['duplicate']),
-  // `groups` may be omitted by a server with no read-fanout groups; normalised to [] below.
+  // `groups` may be omitted (no read-fanout groups; normalised to [] below), `convs` by a v1 server.
   sync: (r) =>
-    isEntryList(r['entries']) && isSeq(r['headSeq']) && bool(r['hasMore']) && (r['groups'] === undefined || isGroupNewsList(r['groups'])),
+    isEntryList(r['entries']) &&
+    isSeq(r['headSeq']) &&
+    bool(r['hasMore']) &&
+    (r['groups'] === undefined || isGroupNewsList(r['groups'])) &&
+    (r['convs'] === undefined || isConversationList(r['convs'])),
   history: (r) => isEntryList(r['entries']) && bool(r['hasMore']),
   read: (r) => isSeq(r['seq']),
   recall: (r) => isSeq(r['seq']),
+  conversations: (r) => isConversationList(r['convs']) && isSeq(r['headSeq']) && bool(r['hasMore']),
+  delete: (r) => isSeq(r['seq']),
+  clear: (r) => isSeq(r['seq']),
+  edit: (r) => isSeq(r['seq']),
   'group.create': (r) => str(r['group']) && tier(r['tier']),
   'group.add': membership,
   'group.remove': membership,

@@ -1,7 +1,7 @@
 import { SeqlineClientError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
 import type { MaxSeqStore } from './max-seq-store.ts';
-import { isAscendingAfter, type Entry, type GroupNews, type SyncResult } from './wire.ts';
+import { isAscendingAfter, type Conversation, type Entry, type GroupNews, type SyncResult } from './wire.ts';
 
 export interface SyncEngineOptions {
   store: MaxSeqStore;
@@ -11,6 +11,8 @@ export interface SyncEngineOptions {
   /** Hands an ascending batch to the app; max seq moves (and is saved) once it resolves. */
   deliver(entries: Entry[]): Promise<void>;
   groups(groups: GroupNews[]): Promise<void>;
+  /** v1.1: the conversation states a sync page carried (maybe none), after its entries were delivered. */
+  convs?(convs: Conversation[]): Promise<void>;
   /** A sync run ended with nothing more on the server. */
   synced?(maxSeq: number): void;
   logger: ClientLogger;
@@ -39,6 +41,8 @@ export class SyncEngine {
   private loaded: Promise<void> | null = null;
   private running: Promise<void> | null = null;
   private wanted = false;
+  /** A bootstrap in progress: sync rounds wait for it, so they start from its headSeq. */
+  private gate: Promise<unknown> | null = null;
 
   constructor(private readonly opts: SyncEngineOptions) {}
 
@@ -85,9 +89,39 @@ export class SyncEngine {
     return this.running;
   }
 
+  /**
+   * A fresh device's bootstrap: `task` fetches a summary of the inbox exact at `headSeq` (the
+   * conversation list), then max seq jumps there, so sync goes on from it instead of replaying
+   * the inbox from 0. Entries at or below headSeq are not delivered through `deliver` after
+   * the jump: the summary stands for them. Sync rounds starting meanwhile wait; a page already
+   * in flight is applied from the (possibly new) max seq on, so nothing past headSeq is lost.
+   * Max seq only moves forward.
+   */
+  bootstrap<T extends { headSeq: number }>(task: () => Promise<T>): Promise<T> {
+    const run = (async () => {
+      await this.load();
+      const summary = await task();
+      await this.serial(() => this.advanceTo(summary.headSeq));
+      return summary;
+    })();
+    const gate = run.catch(() => undefined);
+    this.gate = gate;
+    void gate.then(() => {
+      if (this.gate === gate) this.gate = null;
+    });
+    return run;
+  }
+
+  private async advanceTo(seq: number): Promise<void> {
+    if (seq <= this.maxSeq) return;
+    this.maxSeq = seq;
+    await this.save();
+  }
+
   private async runRounds(): Promise<void> {
     try {
       await this.load();
+      while (this.gate) await this.gate;
       while (this.wanted) {
         this.wanted = false;
         await this.syncAllPages();
@@ -107,7 +141,10 @@ export class SyncEngine {
       if (!isAscendingAfter(page.entries, from)) {
         throw new SeqlineClientError('PROTOCOL', `sync from ${from}: entries do not ascend past it`);
       }
-      await this.serial(() => this.apply(page.entries));
+      await this.serial(async () => {
+        await this.apply(page.entries);
+        if (page.convs !== undefined) await this.opts.convs?.(page.convs);
+      });
       if (page.groups.length > 0) await this.opts.groups(page.groups);
       if (!page.hasMore) return;
       if (page.entries.length === 0) {
@@ -123,6 +160,10 @@ export class SyncEngine {
     if (!last) return;
     await this.opts.deliver(fresh);
     this.maxSeq = last.seq;
+    await this.save();
+  }
+
+  private async save(): Promise<void> {
     try {
       await this.opts.store.save(this.maxSeq);
     } catch (err) {

@@ -63,12 +63,47 @@ export interface GroupNews {
   cursor: number;
 }
 
+/**
+ * v1.1: one conversation of the inbox as the server computed it, exact as of inbox seq
+ * `asOfSeq`. Every count is the server's; the SDK never derives one. A read-fanout group may
+ * carry its position in gseq terms (`lastGseq`, `readGseq`) instead of `lastSeq` / `readSeq`.
+ */
+export interface Conversation {
+  conv: Conv;
+  lastSeq: number;
+  /** The newest visible message (latest edit applied), null when none is visible. */
+  last: Entry | null;
+  readSeq: number;
+  /** Messages from others after readSeq, not recalled, deleted or cleared. */
+  unread: number;
+  /** Of those, the ones that mention the user (or `@all`). */
+  mentions: number;
+  clearedSeq: number;
+  asOfSeq: number;
+  lastGseq?: number;
+  readGseq?: number;
+  /** Only in `conversations` answers asked with `lastMessages`: its last visible messages, ascending. */
+  messages?: Entry[];
+}
+
 export interface SyncResult {
   entries: Entry[];
   headSeq: number;
   hasMore: boolean;
   groups: GroupNews[];
+  /** v1.1: the conversations the returned entries touch (absent from a v1 server). */
+  convs?: Conversation[];
 }
+
+export interface ConversationsResult {
+  convs: Conversation[];
+  /** The inbox seq the list is exact at: sync continues from here after a bootstrap. */
+  headSeq: number;
+  hasMore: boolean;
+}
+
+/** v1.1 `read`: a conversation's read cursor (moves forward only), or v1's list of seqs. */
+export type ReadArgs = { conv: Conv; upToSeq: number } | { seqs: number[] };
 
 export type Tier = 'small' | 'large' | 'huge';
 
@@ -79,13 +114,20 @@ export type Tier = 'small' | 'large' | 'huge';
  */
 export interface Ops {
   send: {
-    args: { appinfo: string; to: Recipient; type: string; body: Json };
+    args: { appinfo: string; to: Recipient; type: string; body: Json; mentions?: string[] };
     result: { seq: number; sendTime: number; duplicate: boolean };
   };
   sync: { args: { maxSeq: number; limit?: number }; result: SyncResult };
-  history: { args: { beforeSeq: number; limit?: number }; result: { entries: Entry[]; hasMore: boolean } };
-  read: { args: { seqs: number[] }; result: { seq: number } };
+  history: { args: { beforeSeq?: number; limit?: number; conv?: Conv }; result: { entries: Entry[]; hasMore: boolean } };
+  read: { args: ReadArgs; result: { seq: number } };
   recall: { args: { appinfo: string }; result: { seq: number } };
+  conversations: { args: { limit?: number; beforeLastSeq?: number; lastMessages?: number }; result: ConversationsResult };
+  /** Delete for me: the entries vanish from this user's inbox on every device. */
+  delete: { args: { seqs: number[] }; result: { seq: number } };
+  /** Clear history for me, up to `upToSeq` (default: the conversation's last seq). */
+  clear: { args: { conv: Conv; upToSeq?: number }; result: { seq: number } };
+  /** The sender changes a message's body (same window as recall). */
+  edit: { args: { appinfo: string; body: Json; type?: string }; result: { seq: number } };
   'group.create': {
     args: { name: string; members: string[]; group?: string };
     result: { group: string; tier: Tier };
@@ -123,6 +165,8 @@ export interface PushFrame {
   kind: 'push';
   prevSeq: number;
   entries: Entry[];
+  /** v1.1, optional: the conversations these entries touch. */
+  convs?: Conversation[];
 }
 
 /** Extension frame: new messages of a read-fanout group stream (`{"op": "group.push", ...}`). */
@@ -169,6 +213,33 @@ export function isEntryList(v: unknown): v is Entry[] {
   return Array.isArray(v) && v.every(isEntry);
 }
 
+const isCount = (v: unknown): boolean => isSeq(v);
+const optionalSeq = (v: unknown): boolean => v === undefined || isSeq(v);
+
+export function isConversation(v: unknown): v is Conversation {
+  if (!isObj(v)) return false;
+  const conv = v['conv'];
+  return (
+    isObj(conv) &&
+    (conv['type'] === 'user' || conv['type'] === 'group') &&
+    typeof conv['id'] === 'string' &&
+    isSeq(v['lastSeq']) &&
+    (v['last'] === null || isEntry(v['last'])) &&
+    isSeq(v['readSeq']) &&
+    isCount(v['unread']) &&
+    isCount(v['mentions']) &&
+    isSeq(v['clearedSeq']) &&
+    isSeq(v['asOfSeq']) &&
+    optionalSeq(v['lastGseq']) &&
+    optionalSeq(v['readGseq']) &&
+    (v['messages'] === undefined || isEntryList(v['messages']))
+  );
+}
+
+export function isConversationList(v: unknown): v is Conversation[] {
+  return Array.isArray(v) && v.every(isConversation);
+}
+
 /** True when seqs strictly increase and all are above `after`. */
 export function isAscendingAfter(entries: readonly Entry[], after: number): boolean {
   let prev = after;
@@ -190,7 +261,10 @@ export function parseServerFrame(text: string): ServerFrame | null {
   if (!isObj(v)) return null;
   if (v['op'] === 'push') {
     if (!isSeq(v['prevSeq']) || !isEntryList(v['entries'])) return null;
-    return { kind: 'push', prevSeq: v['prevSeq'], entries: v['entries'] };
+    const push: PushFrame = { kind: 'push', prevSeq: v['prevSeq'], entries: v['entries'] };
+    // Malformed convs are dropped, not the entries: the client then asks sync for them.
+    if (isConversationList(v['convs'])) push.convs = v['convs'];
+    return push;
   }
   if (v['op'] === 'group.push') {
     const messages = v['messages'];

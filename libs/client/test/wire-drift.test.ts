@@ -44,6 +44,10 @@ describe('the client SDK speaks the server protocol', () => {
       'group.ack': true,
       'group.readers': true,
       auth: true,
+      conversations: true,
+      delete: true,
+      clear: true,
+      edit: true,
     };
     expect(sorted(Object.keys(clientOps))).toEqual(sorted(OPS));
   });

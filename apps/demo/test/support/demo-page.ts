@@ -138,6 +138,28 @@ export class DemoPage {
     }
   }
 
+  /** Waits until the list shows the conversation with these counts (the server's, as the SDK holds them). */
+  async waitConv(convKey: string, counts: { unread: number; mentions: number }): Promise<void> {
+    const selector = `#convs button[data-conv="${convKey}"][data-unread="${counts.unread}"][data-mentions="${counts.mentions}"]`;
+    try {
+      await this.page.waitForSelector(selector, { timeout: 15_000 });
+    } catch {
+      throw new Error(`${this.label}: expected ${convKey} with ${JSON.stringify(counts)}, list ${JSON.stringify(await this.convList())}`);
+    }
+  }
+
+  /** The list as shown: conversation key with its unread and mention counts, top to bottom. */
+  convList(): Promise<string[]> {
+    return this.page.$$eval('#convs button', (els) =>
+      els.map((el) => `${el.getAttribute('data-conv')} ${el.getAttribute('data-unread')}/${el.getAttribute('data-mentions')}`),
+    );
+  }
+
+  /** Clicks a message's action button (delete, edit, recall) in the open chat. */
+  async act(text: string, action: 'delete' | 'edit' | 'recall'): Promise<void> {
+    await this.page.click(`#messages .msg:has(.text:text-is("${text}")) button.${action}`, { timeout: 15_000 });
+  }
+
   /** Inbox seqs the SDK handed to the page, in order. */
   delivered(): Promise<number[]> {
     return this.page.evaluate(() => window.seqlineDemo?.delivered ?? []);
