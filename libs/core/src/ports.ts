@@ -333,4 +333,4 @@ export interface SettingsStore {
 // ---------------------------------------------------------------- conversation index (v1.1)
 
 // Declared beside its rules (conversations/port.ts) to keep this file short; exported from here.
-export type { ConversationIndex, ConversationListPage } from './conversations/port.ts';
+export type { ConversationIndex, ConversationListPage, ConversationRebuilder, ConversationRebuildReport } from './conversations/port.ts';

@@ -40,3 +40,25 @@ export interface ConversationIndex {
    */
   hiddenSeqs(inbox: InboxKey, entries: readonly Entry[]): Promise<Set<number>>;
 }
+
+/** What a rebuild of one inbox's conversation index found (`seqline-admin conversations rebuild`). */
+export interface ConversationRebuildReport {
+  /** True when anything stored (a record or a side-table row) differed from the recount. */
+  differed: boolean;
+  /** Conversation keys whose record or items differed. */
+  changedConversations: string[];
+  /** Conversations in the rebuilt index. */
+  conversations: number;
+  /** Inbox entries replayed. */
+  entries: number;
+  /** The watermark after the rebuild: the inbox head at the time. */
+  headSeq: number;
+}
+
+/**
+ * Rebuilds one inbox's index from the inbox. Run by the inbox's single writer (serialised with
+ * its appends), so the rebuilt index is exact at the head and never ahead of the entries.
+ */
+export interface ConversationRebuilder {
+  rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport>;
+}
