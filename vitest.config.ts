@@ -12,6 +12,7 @@ import { defineConfig } from 'vitest/config';
 const HEAVY = [
   'apps/server/test/large-groups.*.test.ts',
   'apps/server/test/crash.e2e.test.ts',
+  'apps/server/test/conversations.crash.e2e.test.ts',
   'apps/server/test/loadtest.k6.test.ts',
   'apps/worker/test/loadtest.k6.test.ts',
   // They measure another user's sync p99 under a flood: a ratio that other files running beside them would skew.
