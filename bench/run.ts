@@ -44,6 +44,12 @@ const BENCHES: BenchSpec[] = [
     run: async () => (await import('./distributed.ts')).runDistributedBench(),
   },
   {
+    name: 'conversations-distributed',
+    aliases: ['convs-dist'],
+    what: 'CQL appends with the conversation index vs without; list and bootstrap of a 10 000-conversation inbox (Cassandra)',
+    run: async () => (await import('./conversations-distributed.ts')).runConversationsDistributedBench(),
+  },
+  {
     name: 'transports',
     aliases: ['uws', 'ws'],
     what: 'sync of 200 entries on native uWebSockets.js against the ws package',
@@ -60,6 +66,12 @@ const BENCHES: BenchSpec[] = [
     aliases: ['groups'],
     what: 'write-fanout of 2 000 members, read-fanout to 10 000, writes per huge-group message',
     run: async () => (await import('./large-groups.ts')).runLargeGroupsBench(),
+  },
+  {
+    name: 'conversations',
+    aliases: ['convs'],
+    what: 'LMDB conversation index: appends with it vs without, conversations p99 and bootstrap vs replay on 10k convs / 1M entries',
+    run: async () => (await import('./conversations.ts')).runConversationsBench(),
   },
 ];
 

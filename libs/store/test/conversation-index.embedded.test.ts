@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { open } from 'lmdb';
+import { open, type Key } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BadRequestError, InternalError, inboxKey, type ConvRecord, type Entry } from '@seqline/core';
+import { BadRequestError, InternalError, inboxKey, type Entry } from '@seqline/core';
 import { conversationIndexContract, historyMsg, msgEntry, uniqueName, type StoreOpener } from '@seqline/testing';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 
@@ -46,9 +46,10 @@ describe('conversation index on LMDB', () => {
     await engine.close();
     // A record ahead of its inbox (asOfSeq 50): core refuses to apply seq 2 on top of it.
     await withRawEnv(dir, async (env) => {
-      const records = env.openDB<ConvRecord, [string, string]>({ name: 'conv_records' });
-      const rec = records.get([inbox, 'user:bob']) as ConvRecord;
-      await records.put([inbox, 'user:bob'], { ...rec, asOfSeq: 50 });
+      // A record row is its numbers [lastSeq, lastMsgSeq, readSeq, clearedSeq, unread, mentions, asOfSeq].
+      const rows = env.openDB<number[], Key>({ name: 'conv_index' });
+      const rec = rows.get([inbox, 'r', 'user:bob']) as number[];
+      await rows.put([inbox, 'r', 'user:bob'], [...rec.slice(0, 6), 50]);
     });
     engine = await openEmbeddedEngine({ dir });
     const [refused, fine] = await Promise.allSettled([
@@ -84,9 +85,8 @@ describe('conversation index on LMDB', () => {
     const exact = await engine.conversations.getConversation(inbox, bob);
     await engine.close();
     await withRawEnv(dir, async (env) => {
-      for (const name of ['conv_records', 'conv_order', 'conv_unread', 'conv_visible', 'conv_deleted', 'conv_edits', 'conv_watermark']) {
-        await env.openDB({ name }).clearAsync();
-      }
+      const rows = env.openDB<unknown, Key>({ name: 'conv_index' });
+      for (const key of rows.getKeys({ start: [inbox], end: [inbox, '\u{10FFFF}'] })) await rows.remove(key);
     });
     engine = await openEmbeddedEngine({ dir });
     expect(await engine.conversations.headSeq(inbox)).toBe(0);

@@ -1,13 +1,22 @@
 /**
  * The writer of the conversation index on LMDB: an AppendHook of the inbox SeqLog. For an
  * append it first computes every entry's changes (core's indexEntrySync) against an overlay of
- * the changes computed so far over the stored tables, and only then writes — so a throw (an
+ * the changes computed so far over the stored rows, and only then writes — so a throw (an
  * entry the index refuses) fails the whole append with nothing written, entries included.
+ *
+ * Items are stored once per visible entry with counted/mention flags (conversation-dbs.ts):
+ * core's unread rows are derived from them and the record's cursors, so unreadRemove of a read
+ * or clear writes nothing, and unreadAdd is the flag of its visibleAdd.
  */
 import {
-  conversationItemKey,
+  applyToConversations,
+  conversationFactsNeeded,
   conversationKey,
-  indexEntrySync,
+  emptyFacts,
+  emptyFactsRequest,
+  InternalError,
+  isActivity,
+  readsOnSend,
   splitKey,
   type ConversationChanges,
   type ConversationFacts,
@@ -17,39 +26,32 @@ import {
   type FactsRequest,
   type UnreadItem,
 } from '@seqline/core';
-import {
-  assertStorableConvKey,
-  MAX_SEQ,
-  unreadRowsUpTo,
-  visibleSeqsDown,
-  type ConversationDbs,
-  type InboxLogDbs,
-} from './conversation-dbs.ts';
-import { fromJsonRow, toJsonRow } from './json-rows.ts';
+import { assertStorableConvKey, ITEM_COUNTED, ITEM_MENTION, MAX_SEQ, type ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
+import { fromJsonRow } from './json-rows.ts';
 import type { AppendHook } from './seq-log.ts';
 
-interface ItemRow {
-  convKey: string;
-  seq: number;
+/** Unread = counted and above both cursors. */
+export function unreadCursor(rec: Pick<ConvRecord, 'readSeq' | 'clearedSeq'>): number {
+  return Math.max(rec.readSeq, rec.clearedSeq);
 }
 
-/** Rows of one append not written yet; a row mapped to null is deleted. */
+/** Rows of one append not written yet; an item mapped to null is deleted. */
 class PendingIndex {
   readonly records = new Map<string, ConvRecord>();
-  /** lastSeq → convKey; null: the conversation moved away from this lastSeq. */
-  readonly order = new Map<number, string | null>();
-  readonly unread = new Map<string, (ItemRow & { mention: boolean }) | null>();
-  readonly visible = new Map<string, ItemRow | null>();
+  /** Records as stored before this append (null: none), to re-key the list from. */
+  private readonly stored = new Map<string, ConvRecord | null>();
+  /** convKey → seq → flags (null: removed). */
+  readonly items = new Map<string, Map<number, number | null>>();
   readonly deleted = new Set<number>();
   readonly edits = new Map<number, EditRef>();
-  readonly bySeq = new Map<number, Entry>();
-  readonly byAppinfo = new Map<string, Entry>();
+  private readonly bySeq = new Map<number, Entry>();
+  private readonly byAppinfo = new Map<string, Entry>();
   /** The seq of the last entry applied: what the index is exact at once written. */
   watermark = 0;
 
   constructor(
     readonly inbox: string,
-    private readonly dbs: ConversationDbs,
+    private readonly rows: ConversationRows,
     private readonly log: InboxLogDbs,
   ) {}
 
@@ -60,39 +62,64 @@ class PendingIndex {
   }
 
   apply(ch: ConversationChanges): void {
-    for (const { before, after } of ch.records) {
-      const key = conversationKey(after.conv);
-      this.records.set(key, after);
-      if (before !== null && before.lastSeq !== after.lastSeq) this.order.set(before.lastSeq, null);
-      this.order.set(after.lastSeq, key);
+    for (const { after } of ch.records) this.records.set(conversationKey(after.conv), after);
+    const flags = new Map<string, number>();
+    for (const i of ch.unreadAdd) flags.set(`${i.convKey}|${i.seq}`, ITEM_COUNTED | (i.mention ? ITEM_MENTION : 0));
+    for (const i of ch.visibleAdd) {
+      const key = `${i.convKey}|${i.seq}`;
+      this.itemsOf(i.convKey).set(i.seq, flags.get(key) ?? 0);
+      flags.delete(key);
     }
-    for (const i of ch.unreadRemove) this.unread.set(conversationItemKey(i.convKey, i.seq), null);
-    for (const i of ch.unreadAdd)
-      this.unread.set(conversationItemKey(i.convKey, i.seq), { convKey: i.convKey, seq: i.seq, mention: i.mention });
-    for (const i of ch.visibleRemove) this.visible.set(conversationItemKey(i.convKey, i.seq), null);
-    for (const i of ch.visibleAdd) this.visible.set(conversationItemKey(i.convKey, i.seq), { convKey: i.convKey, seq: i.seq });
+    if (flags.size > 0) throw new InternalError(`conversation index: unread item without its visible item at seq ${ch.seq}`);
+    for (const i of ch.visibleRemove) this.itemsOf(i.convKey).set(i.seq, null);
+    for (const i of ch.unreadRemove) {
+      // Implied by the row's removal or by a cursor now at or above it; anything else would drift.
+      const rec = this.records.get(i.convKey);
+      if (this.itemsOf(i.convKey).get(i.seq) !== null && (rec === undefined || i.seq > unreadCursor(rec))) {
+        throw new InternalError(`conversation index: unread item ${i.convKey}|${i.seq} removed without a cursor or row change`);
+      }
+    }
     for (const seq of ch.deleted) this.deleted.add(seq);
     for (const { seq, edit } of ch.edits) this.edits.set(seq, edit);
     this.watermark = ch.seq;
   }
 
-  /** Answers core's lookups from this overlay, then the stored tables (all inside the write txn). */
+  private itemsOf(convKey: string): Map<number, number | null> {
+    let items = this.items.get(convKey);
+    if (items === undefined) {
+      items = new Map();
+      this.items.set(convKey, items);
+    }
+    return items;
+  }
+
+  private record(convKey: string): ConvRecord | null {
+    const pending = this.records.get(convKey);
+    if (pending !== undefined) return pending;
+    let stored = this.stored.get(convKey);
+    if (stored === undefined) {
+      stored = this.rows.record(this.inbox, convKey) ?? null;
+      this.stored.set(convKey, stored);
+    }
+    return stored;
+  }
+
+  /** Answers core's lookups from this overlay, then the stored rows (all inside the write txn). */
   answer(need: FactsRequest, facts: ConversationFacts): void {
-    const { inbox, dbs } = this;
-    for (const key of need.convKeys) facts.records.set(key, this.records.get(key) ?? dbs.records.get([inbox, key]) ?? null);
+    const { inbox, rows } = this;
+    for (const key of need.convKeys) facts.records.set(key, this.record(key));
     for (const appinfo of need.appinfos) {
       const seq = this.byAppinfo.get(appinfo)?.seq ?? this.log.appinfos.get([inbox, appinfo]);
       facts.byAppinfo.set(appinfo, seq === undefined ? null : this.entry(seq));
     }
     for (const seq of need.seqs) facts.bySeq.set(seq, this.entry(seq));
-    for (const seq of need.edits) facts.edits.set(seq, this.edits.get(seq) ?? fromJsonRow(dbs.edits.get([inbox, seq])) ?? null);
+    for (const seq of need.edits) facts.edits.set(seq, this.edits.get(seq) ?? rows.edit(inbox, seq) ?? null);
     for (const { convKey, upToSeq } of need.unreadUpTo) facts.unreadUpTo.set(convKey, this.unreadUpTo(convKey, upToSeq));
     for (const { convKey, seq } of need.unreadAt) {
-      const key = conversationItemKey(convKey, seq);
-      const pending = this.unread.get(key);
-      const stored = pending === undefined ? dbs.unread.get([inbox, convKey, seq]) : undefined;
-      const item: UnreadItem | null = pending ?? (stored === undefined ? null : { convKey, seq, mention: stored });
-      facts.unreadAt.set(key, item);
+      const rec = this.record(convKey);
+      const flags = this.flags(convKey, seq);
+      const unread = rec !== null && flags !== undefined && (flags & ITEM_COUNTED) !== 0 && seq > unreadCursor(rec);
+      facts.unreadAt.set(`${convKey}|${seq}`, unread ? { convKey, seq, mention: (flags & ITEM_MENTION) !== 0 } : null);
     }
     for (const { convKey, excluding } of need.newestVisible) facts.newestVisible.set(convKey, this.newestVisible(convKey, excluding));
   }
@@ -101,26 +128,37 @@ class PendingIndex {
     return this.bySeq.get(seq) ?? fromJsonRow(this.log.entries.get([this.inbox, seq])) ?? null;
   }
 
+  /** An item's flags as of this overlay; undefined when it is not (or no longer) visible. */
+  private flags(convKey: string, seq: number): number | undefined {
+    const pending = this.items.get(convKey)?.get(seq);
+    if (pending !== undefined) return pending ?? undefined;
+    return this.rows.item(this.inbox, convKey, seq);
+  }
+
+  /** Counted items above the record's cursor up to upToSeq: the unread ones a read or clear removes. */
   private unreadUpTo(convKey: string, upToSeq: number): UnreadItem[] {
-    const items = new Map<number, UnreadItem>();
-    for (const row of unreadRowsUpTo(this.dbs, this.inbox, convKey, upToSeq)) {
-      if (this.unread.get(conversationItemKey(convKey, row.seq)) !== null) items.set(row.seq, { convKey, ...row });
+    const rec = this.record(convKey);
+    if (rec === null) return [];
+    const above = unreadCursor(rec);
+    const found = new Map<number, number | null>();
+    if (upToSeq > above) for (const { seq, flags } of this.rows.itemsUp(this.inbox, convKey, above, upToSeq)) found.set(seq, flags);
+    for (const [seq, flags] of this.items.get(convKey) ?? []) if (seq > above && seq <= upToSeq) found.set(seq, flags);
+    const items: UnreadItem[] = [];
+    for (const [seq, flags] of found) {
+      if (flags !== null && (flags & ITEM_COUNTED) !== 0) items.push({ convKey, seq, mention: (flags & ITEM_MENTION) !== 0 });
     }
-    for (const row of this.unread.values()) {
-      if (row !== null && row.convKey === convKey && row.seq <= upToSeq) items.set(row.seq, { ...row });
-    }
-    return [...items.values()].sort((a, b) => a.seq - b.seq);
+    return items.sort((a, b) => a.seq - b.seq);
   }
 
   private newestVisible(convKey: string, excluding: readonly number[]): number | null {
+    const pending = this.items.get(convKey);
     let newest: number | null = null;
-    for (const row of this.visible.values()) {
-      if (row !== null && row.convKey === convKey && !excluding.includes(row.seq) && (newest === null || row.seq > newest))
-        newest = row.seq;
+    for (const [seq, flags] of pending ?? []) {
+      if (flags !== null && !excluding.includes(seq) && (newest === null || seq > newest)) newest = seq;
     }
     // Stored rows below the newest pending one cannot win; the first acceptable one from the top does.
-    for (const seq of visibleSeqsDown(this.dbs, this.inbox, convKey, MAX_SEQ, newest ?? 0)) {
-      if (excluding.includes(seq) || this.visible.get(conversationItemKey(convKey, seq)) === null) continue;
+    for (const seq of this.rows.itemSeqsDown(this.inbox, convKey, MAX_SEQ, newest ?? 0)) {
+      if (excluding.includes(seq) || pending?.get(seq) === null) continue;
       return seq;
     }
     return newest;
@@ -128,53 +166,98 @@ class PendingIndex {
 
   /** Writes the overlay; runs after every check, inside the same write transaction. */
   write(): void {
-    const { inbox, dbs } = this;
-    for (const [key, rec] of this.records) dbs.records.put([inbox, key], rec);
-    for (const [lastSeq, key] of this.order) {
-      if (key === null) dbs.order.remove([inbox, lastSeq]);
-      else dbs.order.put([inbox, lastSeq], key);
+    const { inbox, rows } = this;
+    for (const [key, rec] of this.records) {
+      const before = this.stored.get(key) ?? null;
+      rows.putRecord(inbox, key, rec);
+      if (before?.lastSeq === rec.lastSeq) continue;
+      if (before !== null) rows.removeOrder(inbox, before.lastSeq);
+      rows.putOrder(inbox, rec.lastSeq, key);
     }
-    for (const row of this.unread.values()) if (row !== null) dbs.unread.put([inbox, row.convKey, row.seq], row.mention);
-    for (const row of this.visible.values()) if (row !== null) dbs.visible.put([inbox, row.convKey, row.seq], true);
-    // Removals by key: a row added and removed within this append was never stored (remove is a no-op).
-    for (const [key, row] of this.unread) if (row === null) dbs.unread.remove([inbox, ...itemOf(key)]);
-    for (const [key, row] of this.visible) if (row === null) dbs.visible.remove([inbox, ...itemOf(key)]);
-    for (const seq of this.deleted) dbs.deleted.put([inbox, seq], true);
-    for (const [seq, edit] of this.edits) dbs.edits.put([inbox, seq], toJsonRow(edit));
-    dbs.watermark.put(inbox, this.watermark);
+    for (const [convKey, items] of this.items) {
+      for (const [seq, flags] of items) {
+        // A row added and removed within this append was never stored (remove is a no-op).
+        if (flags === null) rows.removeItem(inbox, convKey, seq);
+        else rows.putItem(inbox, convKey, seq, flags);
+      }
+    }
+    for (const seq of this.deleted) rows.putDeleted(inbox, seq);
+    for (const [seq, edit] of this.edits) rows.putEdit(inbox, seq, edit);
+    rows.putWatermark(inbox, this.watermark);
   }
 }
 
-/** Splits a conversationItemKey; its seq is after the last '|' (a convKey may hold one). */
-function itemOf(itemKey: string): [string, number] {
-  const bar = itemKey.lastIndexOf('|');
-  return [itemKey.slice(0, bar), Number(itemKey.slice(bar + 1))];
+/** More rounds than core's planner ever needs (two) means the overlay is not answering. */
+const MAX_ROUNDS = 4;
+
+/**
+ * Core's indexEntrySync loop, with the one round an activity entry needs (its record, and the
+ * unread items its owner's own message reads) answered before the first plan: one planning
+ * pass fewer for nearly every entry. Core still says what is missing, so a wrong guess costs a
+ * round, never a wrong count.
+ */
+function indexEntry(entry: Entry, self: string, pending: PendingIndex): ConversationChanges {
+  const facts = emptyFacts();
+  if (isActivity(entry)) {
+    const convKey = conversationKey(entry.conv);
+    const first = emptyFactsRequest();
+    first.convKeys.push(convKey);
+    if (readsOnSend(entry, self)) first.unreadUpTo.push({ convKey, upToSeq: entry.seq });
+    pending.answer(first, facts);
+  }
+  for (let round = 0; ; round++) {
+    const need = conversationFactsNeeded(entry, facts, self);
+    if (need === null) return applyToConversations(entry, facts, self);
+    if (round === MAX_ROUNDS) throw new InternalError(`conversation facts not answered for seq ${entry.seq}`);
+    pending.answer(need, facts);
+  }
 }
 
 export class ConversationIndexWriter implements AppendHook {
+  /**
+   * Watermarks this process wrote, so an append need not read its inbox's row. Trusted only
+   * when equal to the log head before the append: a commit that failed leaves the head below it.
+   */
+  private readonly written = new Map<string, number>();
+
   constructor(
-    private readonly dbs: ConversationDbs,
+    private readonly rows: ConversationRows,
     private readonly log: InboxLogDbs,
   ) {}
 
   prepare(inbox: string, headBefore: number, written: readonly Entry[]): () => void {
     for (const entry of written) assertStorableConvKey(conversationKey(entry.conv));
-    const self = splitKey(inbox).id;
-    const pending = new PendingIndex(inbox, this.dbs, this.log);
-    for (const entry of [...this.behind(inbox, headBefore), ...written]) {
-      pending.addEntry(entry);
-      pending.apply(indexEntrySync(entry, self, (need, facts) => pending.answer(need, facts)));
-    }
+    const pending = this.index(inbox, [...this.behind(inbox, headBefore), ...written]);
     for (const key of pending.records.keys()) assertStorableConvKey(key);
-    return () => pending.write();
+    return () => {
+      pending.write();
+      this.written.set(inbox, pending.watermark);
+    };
+  }
+
+  /** Forgets what this process knows of the inbox's watermark (its rows were replaced). */
+  forget(inbox: string): void {
+    this.written.delete(inbox);
+  }
+
+  /** Applies `entries` (in seq order, above the watermark) over the stored index; nothing written yet. */
+  index(inbox: string, entries: readonly Entry[]): PendingIndex {
+    const self = splitKey(inbox).id;
+    const pending = new PendingIndex(inbox, this.rows, this.log);
+    for (const entry of entries) {
+      pending.addEntry(entry);
+      pending.apply(indexEntry(entry, self, pending));
+    }
+    return pending;
   }
 
   /**
    * Entries the index is not exact at yet: none in normal operation (it is written with every
-   * append); after a rebuild dropped it, the whole inbox, indexed by the next append.
+   * append); after its rows were dropped, the whole inbox, indexed by the next append.
    */
   private behind(inbox: string, headBefore: number): Entry[] {
-    const watermark = this.dbs.watermark.get(inbox) ?? 0;
+    if (this.written.get(inbox) === headBefore) return [];
+    const watermark = this.rows.watermark(inbox);
     if (watermark >= headBefore) return [];
     const range = this.log.entries.getRange({
       start: [inbox, watermark],

@@ -18,28 +18,22 @@ import {
   type Entry,
   type InboxKey,
 } from '@seqline/core';
-import { isStorableConvKey, MAX_SEQ, visibleSeqsDown, type ConversationDbs, type InboxLogDbs } from './conversation-dbs.ts';
+import { isStorableConvKey, MAX_SEQ, type ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
 import { fromJsonRow } from './json-rows.ts';
 
 export class LmdbConversationIndex implements ConversationIndex {
   constructor(
-    private readonly dbs: ConversationDbs,
+    private readonly rows: ConversationRows,
     private readonly log: InboxLogDbs,
   ) {}
 
   async listConversations(inbox: InboxKey, page: { limit: number; beforeLastSeq?: number }): Promise<ConversationListPage> {
     const { limit, beforeLastSeq } = checkConversationsArgs({ limit: page.limit, beforeLastSeq: page.beforeLastSeq });
-    const keys = this.dbs.order.getRange({
-      start: [inbox, beforeLastSeq ?? MAX_SEQ],
-      exclusiveStart: beforeLastSeq !== undefined,
-      end: [inbox, 0],
-      reverse: true,
-      limit: limit + 1,
-    });
+    const keys = this.rows.orderDown(inbox, beforeLastSeq ?? MAX_SEQ, beforeLastSeq === undefined, limit + 1);
     const convs: ConversationState[] = [];
-    for (const { value: convKey } of keys) {
+    for (const { convKey } of keys) {
       if (convs.length === limit) return { convs, hasMore: true };
-      const rec = this.dbs.records.get([inbox, convKey]);
+      const rec = this.rows.record(inbox, convKey);
       if (rec !== undefined) convs.push(this.withLast(inbox, rec));
     }
     return { convs, hasMore: false };
@@ -67,7 +61,7 @@ export class LmdbConversationIndex implements ConversationIndex {
     if (rec === undefined) return { entries: [], hasMore: false };
     const entries: Entry[] = [];
     // Cleared items keep their visible rows; clearedSeq bounds the read instead.
-    for (const seq of visibleSeqsDown(this.dbs, inbox, convKey, beforeSeq ?? MAX_SEQ, rec.clearedSeq)) {
+    for (const seq of this.rows.itemSeqsDown(inbox, convKey, beforeSeq ?? MAX_SEQ, rec.clearedSeq)) {
       if (entries.length === limit) return { entries, hasMore: true };
       const entry = this.shown(inbox, seq);
       if (entry !== null) entries.push(entry);
@@ -76,7 +70,7 @@ export class LmdbConversationIndex implements ConversationIndex {
   }
 
   async headSeq(inbox: InboxKey): Promise<number> {
-    return this.dbs.watermark.get(inbox) ?? 0;
+    return this.rows.watermark(inbox);
   }
 
   async hiddenSeqs(inbox: InboxKey, entries: readonly Entry[]): Promise<Set<number>> {
@@ -89,7 +83,7 @@ export class LmdbConversationIndex implements ConversationIndex {
         rec = this.record(inbox, key) ?? null;
         records.set(key, rec);
       }
-      if (hiddenFromOwner(entry, this.dbs.deleted.doesExist([inbox, entry.seq]), rec)) hidden.add(entry.seq);
+      if (hiddenFromOwner(entry, this.rows.isDeleted(inbox, entry.seq), rec)) hidden.add(entry.seq);
     }
     return hidden;
   }
@@ -97,7 +91,7 @@ export class LmdbConversationIndex implements ConversationIndex {
   /** A conversation key that could never be stored (conversation-dbs.ts) has no record. */
   private record(inbox: InboxKey, convKey: string): ConvRecord | undefined {
     if (!isStorableConvKey(convKey)) return undefined;
-    return this.dbs.records.get([inbox, convKey]);
+    return this.rows.record(inbox, convKey);
   }
 
   private withLast(inbox: InboxKey, rec: ConvRecord): ConversationState {
@@ -108,7 +102,7 @@ export class LmdbConversationIndex implements ConversationIndex {
   private shown(inbox: InboxKey, seq: number): Entry | null {
     const entry = fromJsonRow(this.log.entries.get([inbox, seq]));
     if (entry === undefined) return null;
-    return withLatestEdit(entry, fromJsonRow(this.dbs.edits.get([inbox, seq])) ?? null);
+    return withLatestEdit(entry, this.rows.edit(inbox, seq) ?? null);
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type GroupStreamStore,
   type JobStore,
   type ConversationIndex,
+  type ConversationRebuilder,
   type Logger,
   type MemberWindow,
   type SeqCeilingStore,
@@ -23,9 +24,10 @@ import {
   type TimelineStore,
 } from '@seqline/core';
 import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
-import { openConversationDbs, type InboxLogDbs } from './conversation-dbs.ts';
+import { ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
 import { ConversationIndexWriter } from './conversation-facts.ts';
 import { LmdbConversationIndex } from './conversation-index.ts';
+import { LmdbConversationRebuilder } from './conversation-rebuild.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
 import { LmdbGroupStore } from './groups.ts';
 import { LmdbJobStore } from './jobs.ts';
@@ -40,12 +42,23 @@ export interface EmbeddedEngineOptions {
   /** Directory holding the LMDB files (created if missing). */
   dir: string;
   logger?: Logger;
+  /**
+   * False leaves the conversation index unwritten (its reads then answer an empty index). For
+   * measuring what the index costs an append (bench/conversations.ts) only: a server never
+   * turns it off.
+   */
+  indexConversations?: boolean;
 }
 
 export interface EmbeddedEngine {
   timeline: TimelineStore;
   /** Each inbox's conversations, written in the same transaction as the inbox's entries. */
   conversations: ConversationIndex;
+  /**
+   * Rebuilds an inbox's conversation index from the inbox, serialised with its appends (one
+   * write of the engine's WriteBatcher): the InboxOwner's conversationRebuilder.
+   */
+  conversationRebuilder: ConversationRebuilder;
   groups: GroupStore;
   groupStreams: GroupStreamStore;
   ceilings: SeqCeilingStore;
@@ -75,10 +88,12 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
     appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
   };
-  const conversationDbs = openConversationDbs(db);
-  const conversations = new LmdbConversationIndex(conversationDbs, inboxLog);
+  const conversationRows = new ConversationRows(db(DB_NAMES.conversations));
+  const conversations = new LmdbConversationIndex(conversationRows, inboxLog);
+  const indexWriter = new ConversationIndexWriter(conversationRows, inboxLog);
+  const conversationRebuilder = new LmdbConversationRebuilder(conversationRows, inboxLog, indexWriter, writes);
   const timeline = new LmdbTimelineStore(
-    new SeqLog(inboxLog, writes, new ConversationIndexWriter(conversationDbs, inboxLog)),
+    new SeqLog(inboxLog, writes, options.indexConversations === false ? undefined : indexWriter),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
     writes,
   );
@@ -121,7 +136,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     closing ??= closeEnv(env).then(() => logger.info({ dir: options.dir }, 'embedded store closed'));
     return closing;
   };
-  return { timeline, conversations, groups, groupStreams, ceilings, jobs, settings, close };
+  return { timeline, conversations, conversationRebuilder, groups, groupStreams, ceilings, jobs, settings, close };
 }
 
 async function closeEnv(env: RootDatabase): Promise<void> {

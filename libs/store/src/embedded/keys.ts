@@ -24,14 +24,12 @@ export const DB_NAMES = {
   jobQueueOrder: 'job_queue_order', // [queue, createdAt, id] → true
   deadJobs: 'jobs_dead', // id → StoredJob
   deadOrder: 'jobs_dead_order', // [createdAt, id] → true
-  // The conversation index of each inbox (conversation-dbs.ts), written with the inbox's entries.
-  convRecords: 'conv_records', // [inbox, convKey] → ConvRecord
-  convOrder: 'conv_order', // [inbox, lastSeq] → convKey (the list, newest activity last)
-  convUnread: 'conv_unread', // [inbox, convKey, seq] → mention
-  convVisible: 'conv_visible', // [inbox, convKey, seq] → true
-  convDeleted: 'conv_deleted', // [inbox, seq] → true
-  convEdits: 'conv_edits', // [inbox, seq] → EditRef (JSON row)
-  convWatermark: 'conv_watermark', // inbox → seq the index is exact at
+  // The conversation index of each inbox (conversation-dbs.ts), written with the inbox's entries:
+  // one sub-database, rows keyed [inbox, tag, …] so an append's rows share pages.
+  //   [inbox, 'r', convKey] → record numbers · [inbox, 'o', lastSeq] → convKey (the list)
+  //   [inbox, 'i', convKey, seq] → item flags (visible; counted, mention) · [inbox, 'd', seq] → true
+  //   [inbox, 'e', seq] → EditRef (JSON row) · [inbox, 'w'] → seq the index is exact at
+  conversations: 'conv_index',
 } as const;
 
 export const DB_COUNT = Object.keys(DB_NAMES).length;

@@ -42,7 +42,8 @@ export class ConversationFactsReader {
     return (need, facts) => this.answer(inbox, need, facts);
   }
 
-  private async answer(inbox: InboxKey, need: FactsRequest, facts: ConversationFacts): Promise<void> {
+  /** Reads every fact of `need` into `facts`, all in parallel. */
+  async answer(inbox: InboxKey, need: FactsRequest, facts: ConversationFacts): Promise<void> {
     await Promise.all([
       this.records(inbox, need.convKeys, facts),
       this.byAppinfo(inbox, need.appinfos, facts),

@@ -43,6 +43,14 @@ export function conversationStatements(cql: Cql) {
     deletedIn: `SELECT seq FROM ${deleted} WHERE inbox = ? AND seq IN ?`,
     editsIn: `SELECT seq, edit FROM ${edits} WHERE inbox = ? AND seq IN ?`,
     watermark: `SELECT seq FROM ${watermark} WHERE inbox = ?`,
+    // Whole-inbox reads and partition deletes (the admin rebuild, conversation-rebuild.ts)
+    allRecords: `SELECT ${RECORD_SELECT} FROM ${records} WHERE inbox = ?`,
+    allListRows: `SELECT ${RECORD_SELECT} FROM ${list} WHERE inbox = ?`,
+    allUnread: `SELECT conv_key, seq, mention FROM ${unread} WHERE inbox = ?`,
+    allVisible: `SELECT conv_key, seq FROM ${visible} WHERE inbox = ?`,
+    allDeleted: `SELECT seq FROM ${deleted} WHERE inbox = ?`,
+    allEdits: `SELECT seq, edit FROM ${edits} WHERE inbox = ?`,
+    dropInbox: [records, list, unread, visible, deleted, edits, watermark].map((table) => `DELETE FROM ${table} WHERE inbox = ?`),
     // Writes (the owner's, one batch per entry)
     insertRecord: `INSERT INTO ${records} (inbox, conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}) VALUES (?, ?, ?, ${marks})`,
     insertListRow: `INSERT INTO ${list} (inbox, conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}) VALUES (?, ?, ?, ${marks})`,
@@ -96,7 +104,7 @@ export function rowToRecord(row: Row): ConvRecord {
   return rec;
 }
 
-function recordParams(inbox: string, rec: ConvRecord): unknown[] {
+export function recordParams(inbox: string, rec: ConvRecord): unknown[] {
   return [
     inbox,
     conversationKey(rec.conv),

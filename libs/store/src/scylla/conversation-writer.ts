@@ -1,52 +1,62 @@
 /**
  * The write side of the conversation index on CQL. The inbox's owner (one writer per lease
  * term) runs it after an append's entries are durable: for each new entry in seq order, core's
- * indexEntryAsync with the facts read from CQL, then that entry's changes and the new watermark
- * in ONE logged batch — one mutation, since every index table is partitioned by inbox — so an
- * entry is indexed entirely or not at all. The index therefore never runs ahead of the entries,
- * and trails them only after a failure: a crash between the entries and their batch, an index
+ * indexEntryAsync with its facts, then the changes of a run of entries and the new watermark
+ * in ONE write — one mutation, since every index table is partitioned by inbox — so a run is
+ * indexed entirely or not at all. The index therefore never runs ahead of the entries, and
+ * trails them only after a failure: a crash between the entries and their index write, an index
  * write that failed, or an owner that lost its lease. Whoever appends next to the inbox first
  * indexes the entries between the watermark and its own (the catch-up), so a new owner rebuilds
  * what its predecessor left undone on its first append.
+ *
+ * What makes it cheap (docs/decisions.md, "Conversation index on CQL"): the writer remembers
+ * each inbox's watermark and records under its term (conversation-memory.ts), so a message
+ * needs no read; entries whose facts all come from memory are merged into one write, and a fact
+ * that must be read first writes what is pending (reads see the index as the entries before
+ * left it); the writes of many inboxes share batches (conversation-commit.ts).
  *
  * An index failure never fails the append (the entries are the truth): it is logged, the
  * watermark stays, and the next append catches up.
  */
 import {
   indexEntryAsync,
-  LruMap,
+  isEmptyRequest,
   splitKey,
   type AppendOutcome,
   type ConversationChanges,
+  type ConversationRebuildReport,
   type Entry,
+  type FactsAnswerAsync,
   type InboxKey,
   type Logger,
   type WriteGuard,
 } from '@seqline/core';
-import { num, storeError, writeTimestamp, type Cql, type Statement } from './cql.ts';
+import { num, type Cql } from './cql.ts';
+import { IndexWriteBatcher } from './conversation-commit.ts';
 import { ConversationFactsReader, type InboxEntrySource } from './conversation-facts.ts';
+import {
+  answerFromMemory,
+  changesNothing,
+  ConversationMemory,
+  learnChanges,
+  learnRecords,
+  mergeChanges,
+  type InboxMemory,
+} from './conversation-memory.ts';
+import { rebuildInboxIndex } from './conversation-rebuild.ts';
 import { changeStatements, conversationStatements, type ConversationStatements } from './conversation-tables.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
 
 /** Entries read per page while catching up. */
 const CATCH_UP_PAGE = 500;
-
-/** What this process last wrote as an inbox's watermark, under which writer term. */
-interface KnownWatermark {
-  term: string | undefined;
-  seq: number;
-}
+/** Entries merged into one write at most (its statements stay well below a mutation's size limit). */
+const MAX_MERGED = 256;
 
 export class ConversationIndexWriter {
   private readonly serializer = new KeyedSerializer();
   private readonly facts: ConversationFactsReader;
-  /**
-   * Saves the watermark read of an append. Trusted only under the term it was written in (a
-   * takeover changes the term, see WriteGuard), and forgotten after any failure, whose batch may
-   * or may not have landed. Only the watermark is remembered: records are always read.
-   */
-  private readonly known = new LruMap<string, KnownWatermark>(100_000);
-
+  private readonly memory = new ConversationMemory();
+  private readonly batcher: IndexWriteBatcher;
   private readonly q: ConversationStatements;
 
   constructor(
@@ -56,6 +66,7 @@ export class ConversationIndexWriter {
   ) {
     this.q = conversationStatements(cql);
     this.facts = new ConversationFactsReader(cql, this.q, source);
+    this.batcher = new IndexWriteBatcher(cql);
   }
 
   /**
@@ -68,15 +79,16 @@ export class ConversationIndexWriter {
     if (last === undefined) return Promise.resolve();
     return this.serializer
       .run(inbox, async () => {
-        const watermark = await this.watermark(inbox, guard?.term);
-        if (watermark >= last.seq) return;
+        const mem = await this.remembered(inbox, guard?.term);
+        if (mem.watermark >= last.seq) return;
         const first = fresh[0] as Entry;
         // Entries between the watermark and this append (or only burnt seqs): read them from the inbox.
-        if (watermark < first.seq - 1) await this.catchUpTo(inbox, watermark, last.seq, guard);
+        if (mem.watermark < first.seq - 1) await this.catchUpTo(inbox, mem, last.seq, guard);
         else
           await this.apply(
             inbox,
-            fresh.filter((entry) => entry.seq > watermark),
+            mem,
+            fresh.filter((entry) => entry.seq > mem.watermark),
             guard,
           );
       })
@@ -84,14 +96,30 @@ export class ConversationIndexWriter {
   }
 
   /**
-   * Indexes every stored entry past the watermark (a new owner may call it on takeover; the
-   * admin rebuild compares against it). Resolves with the new watermark; rejects on failure.
+   * Indexes every stored entry past the watermark (a new owner may call it on takeover).
+   * Resolves with the new watermark; rejects on failure.
    */
   catchUp(inbox: InboxKey, guard?: WriteGuard): Promise<number> {
     return this.serializer
+      .run(inbox, async () => this.catchUpTo(inbox, await this.remembered(inbox, guard?.term), Number.MAX_SAFE_INTEGER, guard))
+      .catch((err: unknown) => {
+        this.failed(inbox, err);
+        throw err;
+      });
+  }
+
+  /**
+   * Replaces the inbox's index with the recount of the whole inbox (conversation-rebuild.ts),
+   * serialised with its index writes and fenced by `guard`. What this writer remembered of the
+   * inbox is dropped before and after: the next append reads the rebuilt index.
+   */
+  rebuild(inbox: InboxKey, guard?: WriteGuard): Promise<ConversationRebuildReport> {
+    return this.serializer
       .run(inbox, async () => {
-        const watermark = await this.watermark(inbox, guard?.term);
-        return this.catchUpTo(inbox, watermark, Number.MAX_SAFE_INTEGER, guard);
+        this.memory.forget(inbox);
+        const report = await rebuildInboxIndex({ cql: this.cql, q: this.q, source: this.source, logger: this.logger }, inbox, guard);
+        this.memory.forget(inbox);
+        return report;
       })
       .catch((err: unknown) => {
         this.failed(inbox, err);
@@ -105,23 +133,20 @@ export class ConversationIndexWriter {
     return row === null ? 0 : num(row.get('seq'));
   }
 
-  private async watermark(inbox: InboxKey, term: string | undefined): Promise<number> {
-    const known = this.known.get(inbox);
-    if (known !== undefined && known.term === term) return known.seq;
-    const seq = await this.storedWatermark(inbox);
-    this.known.set(inbox, { term, seq });
-    return seq;
+  /** The inbox's memory under this term, or a fresh one at the stored watermark. */
+  private async remembered(inbox: InboxKey, term: string | undefined): Promise<InboxMemory> {
+    return this.memory.get(inbox, term) ?? this.memory.start(inbox, term, await this.storedWatermark(inbox));
   }
 
   /** Applies the stored entries in (watermark, upTo], page by page; returns the new watermark. */
-  private async catchUpTo(inbox: InboxKey, watermark: number, upTo: number, guard?: WriteGuard): Promise<number> {
-    let after = watermark;
+  private async catchUpTo(inbox: InboxKey, mem: InboxMemory, upTo: number, guard?: WriteGuard): Promise<number> {
+    let after = mem.watermark;
     for (;;) {
       const page = await this.source.readAfter(inbox, after, CATCH_UP_PAGE);
       const due = page.filter((entry) => entry.seq <= upTo);
       if (due.length > 0) {
         this.logger.info({ inbox, after, count: due.length }, 'conversation index catching up');
-        await this.apply(inbox, due, guard);
+        await this.apply(inbox, mem, due, guard);
         after = (due.at(-1) as Entry).seq;
       }
       if (page.length < CATCH_UP_PAGE || due.length < page.length) return after;
@@ -129,56 +154,44 @@ export class ConversationIndexWriter {
   }
 
   /**
-   * Indexes `entries` (seq order, all above the watermark), one batch each. An entry that
-   * changes nothing (a receipt, a read of nothing) writes no batch of its own: its watermark
-   * rides with the next batch, or is written alone at the end.
+   * Indexes `entries` (seq order, all above the watermark). Their changes are held while every
+   * fact comes from memory and written as one merged batch; a fact that must be read first
+   * writes what is held. An entry that changes nothing (a receipt) adds no rows: its watermark
+   * rides with the write.
    */
-  private async apply(inbox: InboxKey, entries: readonly Entry[], guard?: WriteGuard): Promise<void> {
+  private async apply(inbox: InboxKey, mem: InboxMemory, entries: readonly Entry[], guard?: WriteGuard): Promise<void> {
     const self = splitKey(inbox).id;
-    const answer = this.facts.answerFor(inbox);
-    let unwritten: number | undefined;
+    let held: ConversationChanges[] = [];
+    let heldUpTo: number | undefined;
+    let heldEntries = 0;
+    const flush = async (): Promise<void> => {
+      if (heldUpTo === undefined) return;
+      const watermark = heldUpTo;
+      const statements = changeStatements(this.q, inbox, mergeChanges(held), watermark);
+      [held, heldUpTo, heldEntries] = [[], undefined, 0];
+      await this.batcher.write(statements, guard);
+      mem.watermark = watermark;
+      this.memory.touched(inbox, mem);
+    };
+    const answer: FactsAnswerAsync = async (need, facts) => {
+      const rest = answerFromMemory(mem, need, facts);
+      if (isEmptyRequest(rest)) return;
+      await flush();
+      await this.facts.answer(inbox, rest, facts);
+      learnRecords(mem, rest.convKeys, facts);
+    };
     for (const entry of entries) {
       const changes = await indexEntryAsync(entry, self, answer);
-      if (isEmpty(changes)) {
-        unwritten = entry.seq;
-        continue;
-      }
-      await this.write(inbox, changeStatements(this.q, inbox, changes, entry.seq), entry.seq, guard);
-      unwritten = undefined;
+      learnChanges(mem, changes);
+      if (!changesNothing(changes)) held.push(changes);
+      heldUpTo = entry.seq;
+      if (++heldEntries >= MAX_MERGED) await flush();
     }
-    if (unwritten !== undefined) await this.write(inbox, [{ query: this.q.setWatermark, params: [inbox, unwritten] }], unwritten, guard);
-  }
-
-  /**
-   * One logged batch, fenced like the entries: the guard runs right before it and its timestamp
-   * is taken right after, so a deposed owner's late batch is older than its successor's writes.
-   */
-  private async write(inbox: InboxKey, statements: Statement[], watermark: number, guard?: WriteGuard): Promise<void> {
-    guard?.();
-    const timestamp = writeTimestamp();
-    try {
-      await this.cql.client.batch(statements, { prepare: true, logged: true, isIdempotent: true, timestamp });
-    } catch (err) {
-      throw storeError(err);
-    }
-    this.known.set(inbox, { term: guard?.term, seq: watermark });
+    await flush();
   }
 
   private failed(inbox: InboxKey, err: unknown): void {
-    this.known.delete(inbox);
+    this.memory.forget(inbox);
     this.logger.warn({ err, inbox }, 'conversation index update failed; the next append to the inbox catches up');
   }
-}
-
-function isEmpty(changes: ConversationChanges): boolean {
-  return (
-    changes.records.length +
-      changes.unreadAdd.length +
-      changes.unreadRemove.length +
-      changes.visibleAdd.length +
-      changes.visibleRemove.length +
-      changes.deleted.length +
-      changes.edits.length ===
-    0
-  );
 }

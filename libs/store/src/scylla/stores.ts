@@ -41,10 +41,16 @@ export interface ScyllaStoresOptions {
   consistency?: Partial<CqlConsistency>;
   /** Row of the `settings` table this deployment uses. Default `current`. */
   settingsName?: string;
+  /** Keep the conversation index on every append (default true); off only to measure its cost. */
+  indexConversations?: boolean;
 }
 
 export interface ScyllaStores {
-  timeline: TimelineStore;
+  /**
+   * Also rebuilds an inbox's conversation index (core's ConversationRebuilder; run by the inbox's
+   * owner, which passes its lease guard: CqlTimelineStore.rebuildConversations).
+   */
+  timeline: TimelineStore & Pick<CqlTimelineStore, 'rebuildConversations'>;
   /** The inboxes' conversation index, written by the timeline's appends (conversation-writer.ts). */
   conversations: ConversationIndex;
   groups: GroupStore;
@@ -90,7 +96,7 @@ export async function openScyllaStores(options: ScyllaStoresOptions): Promise<Sc
   logger.info({ contactPoints: options.contactPoints, localDataCenter: options.localDataCenter }, 'CQL stores opened');
 
   let closing: Promise<void> | undefined;
-  const timeline = new CqlTimelineStore(cql, logger);
+  const timeline = new CqlTimelineStore(cql, logger, { indexConversations: options.indexConversations ?? true });
   return {
     timeline,
     conversations: new CqlConversationIndex(cql, timeline),

@@ -4,8 +4,11 @@
  * entry so getEntry returns it exactly as appended).
  */
 import {
+  InternalError,
   NotFoundError,
   type AppendOutcome,
+  type ConversationRebuilder,
+  type ConversationRebuildReport,
   type DurableListener,
   type Entry,
   type InboxKey,
@@ -30,7 +33,7 @@ export interface CqlTimelineOptions {
   indexConversations?: boolean;
 }
 
-export class CqlTimelineStore implements TimelineStore, InboxEntrySource {
+export class CqlTimelineStore implements TimelineStore, InboxEntrySource, ConversationRebuilder {
   private readonly log: CqlSeqLog;
   private readonly addReadersQuery: string;
   private readonly getReadersQuery: string;
@@ -70,6 +73,17 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource {
       await index.indexAppended(inbox, entries, outcomes, guard);
       return outcomes;
     });
+  }
+
+  /**
+   * Rebuilds the inbox's conversation index from the inbox (core's ConversationRebuilder): run
+   * by the inbox's owner, through the same writer as its appends' index writes, so it is
+   * serialised with them; `guard` fences each of its writes (the owner's FencedTimelineStore
+   * passes the lease's).
+   */
+  rebuildConversations(inbox: InboxKey, guard?: WriteGuard): Promise<ConversationRebuildReport> {
+    if (this.conversations === undefined) return Promise.reject(new InternalError('this timeline store keeps no conversation index'));
+    return this.conversations.rebuild(inbox, guard);
   }
 
   /** The entries at these seqs (absent ones left out): one IN read per bucket. */
