@@ -10,6 +10,7 @@ import {
   CONVERSATION_HISTORY_MAX_LIMIT,
   inboxKey,
   InternalError,
+  mergeConversationMessages,
   NotFoundError,
   type Conv,
   type ConversationIndex,
@@ -22,6 +23,7 @@ import {
 import pLimit from 'p-limit';
 import type { Caller, ConversationsInput, ConversationsResult, HistoryResult, ListedConversation } from './api.ts';
 import type { MessagingEnv } from './deps.ts';
+import { withStreamSides, type GroupConversationDeps } from './group-conversations.ts';
 
 type IndexDeps = { stores: { conversations: ConversationIndex } };
 
@@ -38,21 +40,29 @@ const LAST_MESSAGES_CONCURRENCY = 16;
  * The list, newest activity first, with each conversation's last visible messages when asked.
  * headSeq is read before the list: an entry appended in between may then show up both in the
  * list and in the sync from headSeq (a client merges by seq), but is never in neither.
+ * Read-fanout groups get their stream side (group-conversations.ts); the order stays the
+ * inbox index's (lastSeq), so beforeLastSeq paging is unchanged.
  */
-export async function conversations(d: IndexDeps, caller: Caller, input: ConversationsInput): Promise<ConversationsResult> {
+export async function conversations(
+  d: IndexDeps & GroupConversationDeps,
+  caller: Caller,
+  input: ConversationsInput,
+): Promise<ConversationsResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const headSeq = await d.stores.conversations.headSeq(inbox);
   const page = await d.stores.conversations.listConversations(inbox, {
     limit: input.limit,
     ...(input.beforeLastSeq !== undefined ? { beforeLastSeq: input.beforeLastSeq } : {}),
   });
-  if (input.lastMessages === 0) return { convs: page.convs.map((state) => ({ state })), headSeq, hasMore: page.hasMore };
+  const listed = await withStreamSides(d, caller, page.convs, input.lastMessages);
+  if (input.lastMessages === 0) return { convs: listed.map(({ state }) => ({ state })), headSeq, hasMore: page.hasMore };
   const limit = pLimit(LAST_MESSAGES_CONCURRENCY);
   const convs = await Promise.all(
-    page.convs.map((state) =>
+    listed.map(({ state, tail }) =>
       limit(async (): Promise<ListedConversation> => {
         const { entries } = await d.stores.conversations.conversationEntries(inbox, state.conv, { limit: input.lastMessages });
-        return { state, messages: entries.reverse() };
+        const messages = state.stream === undefined ? entries.reverse() : mergeConversationMessages(entries, tail, input.lastMessages);
+        return { state, messages };
       }),
     ),
   );
@@ -86,7 +96,7 @@ async function ownConversation(d: IndexDeps, inbox: InboxKey, conv: Conv, op: st
   return state;
 }
 
-async function appendOwn(d: OwnEntryDeps, inbox: InboxKey, entry: NewEntry): Promise<{ seq: number }> {
+export async function appendOwn(d: OwnEntryDeps, inbox: InboxKey, entry: NewEntry): Promise<{ seq: number }> {
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new InternalError('append returned no outcome');
   return { seq: outcome.seq };

@@ -23,6 +23,7 @@ import {
 import type { Caller, EditInput } from './api.ts';
 import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
 import { fanoutQueueFor, toJson, type FanoutJob } from './queues.ts';
+import { enqueueCopies, streamCopyHolders } from './mentions.ts';
 import { appendToStream, type StreamAppendDeps } from './send.ts';
 
 export type EditDeps = StreamAppendDeps & {
@@ -95,6 +96,12 @@ async function followMessage(d: EditDeps, caller: Caller, message: Entry, entry:
     const key = groupKey(tenant, message.conv.id);
     if ((await d.stores.groupStreams.findSeqs(key, [message.appinfo])).has(message.appinfo)) {
       await appendToStream(d, tenant, key, message.conv.id, entry);
+      // The members it names hold a copy in their inboxes (mentions.ts): the edit goes there too.
+      const holders = streamCopyHolders(message).filter((u) => u !== caller.user);
+      if (holders.length > 0) {
+        const group = await d.stores.groups.getGroup(key);
+        await enqueueCopies(d, tenant, group, entry, holders, `edit-copies:${tenant}:${entry.appinfo}`);
+      }
       return;
     }
     const group = await d.stores.groups.getGroup(key);

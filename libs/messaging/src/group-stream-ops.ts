@@ -14,6 +14,7 @@ import {
 } from '@seqline/core';
 import type { Caller, GroupHistoryInput, GroupHistoryResult, GroupReadersInput, GroupReadersResult } from './api.ts';
 import type { MessagingStores } from './deps.ts';
+import { readInboxSideOnAck, type AckReadDeps } from './group-ack-read.ts';
 
 /** Group stream reads and cursors: the stores only (a cursor is not a gseq: no writer). */
 export type GroupStreamDeps = { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> };
@@ -73,12 +74,20 @@ async function pageBackward(d: GroupStreamDeps, key: GroupKey, ranges: GseqRange
   return out;
 }
 
-/** Moves the caller's cursor (only forward, never past the head); the cursor is "read up to". */
-export async function groupAck(d: GroupStreamDeps, caller: Caller, id: string, gseq: number): Promise<{ cursor: number }> {
+/**
+ * Moves the caller's cursor (only forward, never past the head); the cursor is "read up to".
+ * It also reads the group conversation's inbox side up to what the cursor covers (the copies
+ * of messages that mention the caller, group-ack-read.ts), so both counts agree.
+ */
+export async function groupAck(d: GroupStreamDeps & AckReadDeps, caller: Caller, id: string, gseq: number): Promise<{ cursor: number }> {
   const key = groupKey(caller.tenant, id);
-  if (!(await d.stores.groups.getMembership(key, caller.user))) throw new ForbiddenError(`not a member of group ${id}`);
+  const membership = await d.stores.groups.getMembership(key, caller.user);
+  if (!membership) throw new ForbiddenError(`not a member of group ${id}`);
   const head = await d.stores.groupStreams.headSeq(key);
-  return { cursor: await d.stores.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head)) };
+  const cursor = await d.stores.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head));
+  // gseq 0 is a query ("where is my cursor"): it writes nothing.
+  if (gseq > 0) await readInboxSideOnAck(d, caller, id, membership, cursor, head);
+  return { cursor };
 }
 
 /**

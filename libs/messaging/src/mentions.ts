@@ -3,7 +3,18 @@
  * checkMentions); here, who may be named. A mention of someone outside the conversation would
  * count in no inbox, so it is refused (BAD_REQUEST) before anything is stored.
  */
-import { BadRequestError, isCurrentMember, MENTION_ALL, type GroupKey, type GroupStore, type NewEntry } from '@seqline/core';
+import {
+  BadRequestError,
+  isCurrentMember,
+  MENTION_ALL,
+  wasMemberAt,
+  type GroupKey,
+  type GroupRecord,
+  type GroupStore,
+  type NewEntry,
+  type WorkQueue,
+} from '@seqline/core';
+import { fanoutQueueFor, toJson, type FanoutJob } from './queues.ts';
 
 /** 1:1: only the peer (for a note to self, the sender); `@all` names a group's members only. */
 export function checkDirectMentions(mentions: readonly string[] | undefined, peer: string): void {
@@ -27,4 +38,47 @@ export async function checkGroupMentions(
 /** The copy with its mentions, in every inbox alike (left out when none were given). */
 export function withMentions(copy: NewEntry, mentions: readonly string[] | undefined): NewEntry {
   return mentions === undefined ? copy : { ...copy, mentions: [...mentions] };
+}
+
+/**
+ * Read-fanout: a message naming members gets a copy in each named member's inbox too (not for
+ * `@all`: that would be write-fanout to the whole group), so the inbox index counts the mention
+ * exactly and the inbox append pushes it. Through the durable fanout queue, before the send is
+ * acknowledged; a resend enqueues again (same job id, inbox dedup by appinfo) for those who were
+ * members when the message was first sent.
+ */
+export async function enqueueMentionCopies(
+  d: { stores: { groups: Pick<GroupStore, 'getMembership'> }; queue: WorkQueue },
+  group: GroupRecord,
+  entry: NewEntry,
+  resend: boolean,
+): Promise<void> {
+  const named = (entry.mentions ?? []).filter((u) => u !== MENTION_ALL && u !== entry.from);
+  if (named.length === 0) return;
+  const memberships = resend ? await Promise.all(named.map((u) => d.stores.groups.getMembership(group.key, u))) : [];
+  const recipients = resend ? named.filter((_, i) => wasMemberAt(memberships[i] ?? null, entry.sendTime)) : named;
+  await enqueueCopies(d, group.tenant, group, entry, recipients, `mention:${group.tenant}:${entry.appinfo}`);
+}
+
+/**
+ * The inboxes that hold a copy of a read-fanout message besides the stream: its sender's (the
+ * sender's own copy) and those of the members it names. A recall or an edit of it goes there
+ * too, or those copies would go on counting and showing the old text.
+ */
+export function streamCopyHolders(message: { from: string; mentions?: string[] }): string[] {
+  return [...new Set([message.from, ...(message.mentions ?? []).filter((u) => u !== MENTION_ALL)])];
+}
+
+/** A fanout job of `entry` to `recipients` in the group's tier queue (nothing when none). */
+export async function enqueueCopies(
+  d: { queue: WorkQueue },
+  tenant: string,
+  group: Pick<GroupRecord, 'key' | 'tier'> | null,
+  entry: NewEntry,
+  recipients: readonly string[],
+  jobId: string,
+): Promise<void> {
+  if (recipients.length === 0) return;
+  const job: FanoutJob = { tenant, entry, recipients: [...recipients], ...(group ? { groupKey: group.key } : {}) };
+  await d.queue.enqueue(fanoutQueueFor(group?.tier), jobId, toJson(job));
 }

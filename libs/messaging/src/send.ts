@@ -24,7 +24,7 @@ import {
 import type { Caller, SendInput, SendResult } from './api.ts';
 import type { MessagingContext } from './context.ts';
 import type { MessagingEnv, MessagingPolicy, MessagingStores, MessagingWriters } from './deps.ts';
-import { checkDirectMentions, checkGroupMentions, withMentions } from './mentions.ts';
+import { checkDirectMentions, checkGroupMentions, enqueueMentionCopies, withMentions } from './mentions.ts';
 import { fanoutQueueFor, NOTIFY_QUEUE, toJson, type FanoutJob, type NotifyJob } from './queues.ts';
 
 export function fanoutJobId(tenant: string, appinfo: string): string {
@@ -170,6 +170,7 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   const mode: FanoutMode = duplicate ? await originalMode(d, inbox, copy.appinfo) : modeNow;
   if (mode === 'read') {
     await appendToStream(d, tenant, key, id, entry);
+    await enqueueMentionCopies(d, group, entry, duplicate);
   } else {
     await enqueueWriteFanout(d, group, user, entry, duplicate);
   }

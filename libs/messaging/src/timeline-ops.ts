@@ -8,13 +8,16 @@ import {
   inboxKey,
   NotFoundError,
   readTargets,
+  type ConversationState,
   type Entry,
   type GroupRecord,
   type WorkQueue,
 } from '@seqline/core';
 import type { Caller, HistoryResult, SyncResult } from './api.ts';
 import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
+import { withStreamSides } from './group-conversations.ts';
 import { listGroupNews } from './group-news.ts';
+import { enqueueCopies, streamCopyHolders } from './mentions.ts';
 import { fanoutQueueFor, RECEIPT_QUEUE, toJson, type FanoutJob, type ReceiptJob } from './queues.ts';
 import { appendToStream, type StreamAppendDeps } from './send.ts';
 import { touchedConversations, visibleAfter, visibleBefore, type VisibleReadDeps } from './visible-timeline.ts';
@@ -49,7 +52,14 @@ export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSe
     listGroupNews(d, caller),
   ]);
   const headSeq = Math.max(head, items.at(-1)?.seq ?? 0);
-  const convs = await touchedConversations(d, inbox, items);
+  const touched = await touchedConversations(d, inbox, items);
+  // The groups with stream news are touched too: their conversation's stream side moved.
+  const named = new Set(touched.filter((c) => c.conv.type === 'group').map((c) => c.conv.id));
+  const news = await Promise.all(
+    groups.filter((g) => !named.has(g.id)).map((g) => d.stores.conversations.getConversation(inbox, { type: 'group', id: g.id })),
+  );
+  const states = [...touched, ...news.filter((c): c is ConversationState => c !== null)];
+  const convs = (await withStreamSides(d, caller, states, 1)).map(({ state }) => state);
   return { entries: items, headSeq, hasMore, groups, convs };
 }
 
@@ -115,6 +125,8 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Pr
 
   if (group && (await d.stores.groupStreams.findSeqs(group.key, [appinfo])).has(appinfo)) {
     await appendToStream(d, caller.tenant, group.key, group.id, entry);
+    const holders = streamCopyHolders(message).filter((u) => u !== caller.user);
+    await enqueueCopies(d, caller.tenant, group, entry, holders, `recall-copies:${caller.tenant}:${appinfo}`);
     return { seq: outcome.seq };
   }
   const others = group

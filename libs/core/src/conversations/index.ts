@@ -7,3 +7,4 @@ export * from './apply.ts';
 export * from './recount.ts';
 export * from './view.ts';
 export * from './limits.ts';
+export * from './stream.ts';

@@ -1,0 +1,133 @@
+/**
+ * Read-fanout groups in the conversation list (issue #26 item 3). A group's conversation record
+ * lives in the member's inbox index like any other (its create/add notice, the member's own
+ * messages, the copies of messages that mention it); when the group has a stream, its stream
+ * side is added on read: lastGseq, readGseq (the group cursor), the stream's unread and `@all`
+ * mentions (core's StreamTally), and the newest message when the stream has the newer one.
+ * Nothing is stored per member per stream message: the stream is the truth, read within the
+ * member's windows. docs/decisions.md, "Read-fanout groups in the conversation list".
+ */
+import {
+  groupKey,
+  inboxKey,
+  StreamTally,
+  newerMessage,
+  visibleRange,
+  type ConversationState,
+  type GroupKey,
+  type GroupMessage,
+  type GseqRange,
+  type Membership,
+} from '@seqline/core';
+import pLimit from 'p-limit';
+import type { Caller } from './api.ts';
+import type { MessagingStores } from './deps.ts';
+
+export type GroupConversationDeps = { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> };
+
+/**
+ * Stream rows one conversation read takes from one group at most: the bound on the work per
+ * listed group. Below it `unread` is exact; past it the count is a lower bound (unreadCapped).
+ */
+export const STREAM_SCAN_MAX = 2_000;
+const BATCH_MAX = 250;
+const BATCH_MIN = 8;
+/** Groups whose stream side is read at once. */
+const GROUP_CONCURRENCY = 8;
+
+export interface WithStreamSide {
+  state: ConversationState;
+  /** The stream's newest visible messages, newest first (empty for conversations without a stream). */
+  tail: GroupMessage[];
+}
+
+/** The newest gseq the member may read: the head clipped to its windows; 0 when none. */
+export function lastVisibleGseq(m: Membership | null, head: number): number {
+  let last = 0;
+  for (const r of visibleRange(m)) {
+    const top = Math.min(head, r.upTo);
+    if (top > r.after) last = Math.max(last, top);
+  }
+  return last;
+}
+
+/** Adds the stream side to every group conversation whose group has a stream; others pass through. */
+export async function withStreamSides(
+  d: GroupConversationDeps,
+  caller: Caller,
+  states: readonly ConversationState[],
+  tailWanted: number,
+): Promise<WithStreamSide[]> {
+  const limit = pLimit(GROUP_CONCURRENCY);
+  return Promise.all(
+    states.map((state) =>
+      state.conv.type === 'group' ? limit(() => withStreamSide(d, caller, state, tailWanted)) : Promise.resolve({ state, tail: [] }),
+    ),
+  );
+}
+
+async function withStreamSide(
+  d: GroupConversationDeps,
+  caller: Caller,
+  state: ConversationState,
+  tailWanted: number,
+): Promise<WithStreamSide> {
+  const key = groupKey(caller.tenant, state.conv.id);
+  const head = await d.stores.groupStreams.headSeq(key);
+  if (head === 0) return { state, tail: [] };
+  const [membership, cursor] = await Promise.all([
+    d.stores.groups.getMembership(key, caller.user),
+    d.stores.groupStreams.getCursor(key, inboxKey(caller.tenant, caller.user)),
+  ]);
+  if (membership === null) return { state, tail: [] };
+  const tally = new StreamTally(caller.user, cursor, Math.max(1, tailWanted));
+  const capped = await scanBackwards(d, key, visibleRange(membership), head, cursor, tally);
+  const t = tally.result();
+  return {
+    state: {
+      ...state,
+      unread: state.unread + t.unread,
+      mentions: state.mentions + t.mentions,
+      last: newerMessage(state.last, t.tail[0]),
+      stream: { lastGseq: lastVisibleGseq(membership, head), readGseq: cursor, unreadCapped: capped },
+    },
+    tail: t.tail.slice(0, tailWanted),
+  };
+}
+
+/**
+ * Feeds the tally the visible rows from the head down, until it needs nothing below (the cursor
+ * passed and the tail full) or STREAM_SCAN_MAX rows were read. Returns whether counting stopped
+ * early (rows above the cursor left unread).
+ */
+async function scanBackwards(
+  d: GroupConversationDeps,
+  key: GroupKey,
+  ranges: readonly GseqRange[],
+  head: number,
+  cursor: number,
+  tally: StreamTally,
+): Promise<boolean> {
+  let budget = STREAM_SCAN_MAX;
+  for (const r of [...ranges].reverse()) {
+    let top = Math.min(head, r.upTo); // highest gseq still to read in this range
+    let first = true;
+    while (top > r.after) {
+      if (!tally.needsRowsAtOrBelow(top)) return false;
+      if (budget === 0) return top > cursor;
+      // The first read guesses from the gap to the cursor (gseqs may have gaps: never too few).
+      const guess = first ? Math.max(BATCH_MIN, top - Math.max(cursor, r.after) + 2) : BATCH_MAX;
+      const want = Math.min(budget, BATCH_MAX, guess);
+      first = false;
+      const rows = await d.stores.groupStreams.readBefore(key, top + 1, want);
+      budget -= rows.length;
+      for (const row of rows) {
+        if (row.seq <= r.after) break;
+        tally.add(row);
+        top = row.seq - 1;
+      }
+      if (rows.length < want || (rows.at(-1)?.seq ?? 0) <= r.after) break;
+    }
+  }
+  return false;
+}
