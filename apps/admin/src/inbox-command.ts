@@ -1,7 +1,11 @@
-/** `inbox USER --after N`: what a user's inbox holds after a seq (support and debugging). */
+/**
+ * `inbox USER --after N`: what a user's inbox holds after a seq (support and debugging);
+ * `inbox USER --conversations`: its conversation index, checked against a recount.
+ */
 import type { Command } from 'commander';
 import type { Entry } from '@seqline/core';
 import { adminClientFor, outputOf } from './globals.ts';
+import { printInboxConversations, type InboxConversationsView } from './conversations-view.ts';
 import { nonNegativeInt, positiveInt } from './numbers.ts';
 import { emit, isoTime, oneLine, table } from './output.ts';
 
@@ -21,7 +25,13 @@ export function registerInboxCommand(program: Command): void {
     .option('--after <seq>', 'entries with a seq above this', nonNegativeInt, 0)
     .option('--limit <n>', 'at most this many entries', positiveInt, 50)
     .option('--tenant <id>', 'tenant of the user', 'default')
-    .action(async (user: string, opts: { after: number; limit: number; tenant: string }, cmd: Command) => {
+    .option('--conversations', 'show the conversation index instead, and whether it equals a recount of the inbox')
+    .action(async (user: string, opts: { after: number; limit: number; tenant: string; conversations?: boolean }, cmd: Command) => {
+      if (opts.conversations === true) {
+        const path = `inbox/${encodeURIComponent(opts.tenant)}/${encodeURIComponent(user)}/conversations`;
+        printInboxConversations(outputOf(cmd), await (await adminClientFor(cmd)).get<InboxConversationsView>(path));
+        return;
+      }
       const query = new URLSearchParams({ after: String(opts.after), limit: String(opts.limit) });
       const path = `inbox/${encodeURIComponent(opts.tenant)}/${encodeURIComponent(user)}?${query.toString()}`;
       const view = await (await adminClientFor(cmd)).get<InboxView>(path);

@@ -1,6 +1,7 @@
 /** The seqline-admin command tree, and how any failure becomes a message and an exit code. */
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { SeqlineError } from '@seqline/core';
+import { registerConversationsCommands } from './conversations-command.ts';
 import { registerDeadLetterCommands } from './deadletters-command.ts';
 import { CliError, EXIT, type ExitCode } from './errors.ts';
 import { addGlobalOptions } from './globals.ts';
@@ -22,7 +23,7 @@ export function buildProgram(output?: OutputConfiguration): Command {
   // Before any subcommand exists: subcommands copy these settings when they are created.
   if (output) program.configureOutput(output);
   program
-    .description('Seqline operator CLI: live settings, groups, inboxes, dead letters, tokens, schema')
+    .description('Seqline operator CLI: live settings, groups, inboxes, conversation indexes, dead letters, tokens, schema')
     .showHelpAfterError('(add --help for usage)')
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()
@@ -32,6 +33,7 @@ export function buildProgram(output?: OutputConfiguration): Command {
   registerLimitsCommands(program);
   registerGroupCommands(program);
   registerInboxCommand(program);
+  registerConversationsCommands(program);
   registerDeadLetterCommands(program);
   registerTokenCommands(program);
   registerSchemaCommands(program);

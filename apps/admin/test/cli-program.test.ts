@@ -36,6 +36,8 @@ const COMMANDS = [
   ['group'],
   ['group', 'show'],
   ['inbox'],
+  ['conversations'],
+  ['conversations', 'rebuild'],
   ['deadletters'],
   ['deadletters', 'list'],
   ['deadletters', 'replay'],
@@ -80,6 +82,8 @@ describe('seqline-admin command tree', () => {
       ['limits', 'set', '--small-pool', '0'],
       ['inbox'],
       ['inbox', 'bob', '--after', '-1'],
+      ['conversations', 'rebuild'],
+      ['conversations', 'frobnicate', 'bob'],
       ['group', 'show', 'g', '--members', 'x'],
     ]) {
       const { err, error } = await parse(args);

@@ -82,6 +82,16 @@ export function createAdminApi(deps: AdminApiDeps): (req: HttpRequest) => Promis
       path: ['inbox', ':tenant', ':user'],
       handle: (c) => service.inbox(param(c, 'tenant'), param(c, 'user'), queryInt(c.query, 'after', 0), queryInt(c.query, 'limit', 100)),
     },
+    {
+      method: 'GET',
+      path: ['inbox', ':tenant', ':user', 'conversations'],
+      handle: (c) => service.inboxConversations(param(c, 'tenant'), param(c, 'user')),
+    },
+    {
+      method: 'POST',
+      path: ['conversations', ':tenant', ':user', 'rebuild'],
+      handle: (c) => audited(deps, c, 'conversations rebuild', service.rebuildConversations(param(c, 'tenant'), param(c, 'user'))),
+    },
     { method: 'GET', path: ['deadletters'], handle: async () => ({ deadLetters: await service.deadLetters() }) },
     {
       method: 'POST',

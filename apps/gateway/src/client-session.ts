@@ -93,7 +93,9 @@ export class ClientSession implements ConnectionListener {
     try {
       this.unsubscribe = deps.messaging.subscribe(this.caller, (push) => {
         const frame =
-          push.group === undefined ? encodePush(push.prevSeq, push.entries) : encodeGroupPush(push.group, push.prevSeq, push.entries);
+          push.group === undefined
+            ? encodePush(push.prevSeq, push.entries, push.convs)
+            : encodeGroupPush(push.group, push.prevSeq, push.entries);
         if (this.sendFrame(frame)) deps.metrics.pushes.inc();
       });
     } catch (err) {

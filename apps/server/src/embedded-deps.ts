@@ -38,6 +38,10 @@ export async function embeddedMessagingDeps(
     timeline: engine.timeline,
     ceilings: engine.ceilings,
     push,
+    // Read once per append, so that its push carries the touched conversations (v1.1 `convs`).
+    conversations: engine.conversations,
+    // Rebuilds run in the inbox's queue, between its appends (seqline-admin conversations rebuild).
+    conversationRebuilder: engine.conversationRebuilder,
     logger,
     clock,
     epoch,

@@ -24,6 +24,8 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
     ceilings: infra.stores.ceilings,
     timeline: infra.writeTimeline,
     groupStreams: infra.stores.groupStreams,
+    conversations: infra.conversations,
+    conversationRebuilder: infra.stores.timeline,
     push: infra.push,
     logger,
     ownerId: config.SEQLINE_OWNER_ID,

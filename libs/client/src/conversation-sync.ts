@@ -1,6 +1,6 @@
 import { SeqlineClientError } from './errors.ts';
 import type { ClientEvents } from './client-options.ts';
-import { ConversationStore, touchesConversations } from './conversation-store.ts';
+import { ConversationStore, convKey, touchesConversations } from './conversation-store.ts';
 import type { Conv, Conversation, Entry, OpArgs, OpName, OpResult, PushFrame } from './wire.ts';
 
 export interface ConversationSyncOptions {
@@ -54,11 +54,15 @@ export class ConversationSync {
   }
 
   /**
-   * A push's states; without them (the server may leave them out), a raw sync page over the
-   * pushed range returns the touched conversations' states. It does not move max seq.
+   * A push's states; without them (the server may leave them out), or when one the entries
+   * name is missing or older than them, a raw sync page over the pushed range returns the
+   * touched conversations' states. It does not move max seq.
    */
   async push(push: PushFrame): Promise<void> {
-    if (push.convs !== undefined) return this.apply(push.convs);
+    if (push.convs !== undefined) {
+      await this.apply(push.convs);
+      if (!lacksState(push.entries, push.convs)) return;
+    }
     if (!this.opts.track || !this.serverTracks || !touchesConversations(push.entries)) return;
     const page = await this.opts.request('sync', { maxSeq: push.prevSeq, limit: push.entries.length });
     if (page.convs !== undefined) await this.apply(page.convs);
@@ -85,4 +89,21 @@ export class ConversationSync {
     }
     return this.opts.request('read', { conv, upToSeq: upTo });
   }
+}
+
+/**
+ * Whether a conversation an entry names itself (a message, a group notice, a conversation
+ * read, a clear, a recall, an edit) has no state in `convs` as new as that entry. A delete or
+ * a v1 read names seqs, whose conversations only the server knows: it sends all or none.
+ */
+function lacksState(entries: readonly Entry[], convs: readonly Conversation[]): boolean {
+  const asOf = new Map(convs.map((c) => [convKey(c.conv), c.asOfSeq]));
+  return entries.some((e) => namesItsConversation(e) && (asOf.get(convKey(e.conv)) ?? -1) < e.seq);
+}
+
+function namesItsConversation(e: Entry): boolean {
+  if (e.kind === 'group') return e.type !== 'group.tier';
+  return (
+    e.kind === 'msg' || e.kind === 'clear' || e.kind === 'recall' || e.kind === 'edit' || (e.kind === 'read' && e.upToSeq !== undefined)
+  );
 }

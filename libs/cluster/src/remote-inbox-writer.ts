@@ -3,20 +3,40 @@
  * the shard's owner over NATS request/reply, retried until a deadline (see ShardRequester).
  */
 import { InternalError, runFollowUp, silentLogger } from '@seqline/core';
-import type { AppendOutcome, ChainedAppend, FollowUpAppend, InboxKey, InboxWriter, Logger, NewEntry } from '@seqline/core';
+import type {
+  AppendOutcome,
+  ChainedAppend,
+  ConversationRebuildReport,
+  FollowUpAppend,
+  InboxKey,
+  InboxWriter,
+  Logger,
+  NewEntry,
+} from '@seqline/core';
 import { ShardRequester } from './shard-requester.ts';
 import type { OkReply, RemoteWriterOptions } from './shard-requester.ts';
 import { encodeJson, MAX_FOLLOW_UP_MS } from './wire.ts';
 import type { ShardRequest } from './wire.ts';
 
-export type RemoteInboxWriterOptions = RemoteWriterOptions;
+export type RemoteInboxWriterOptions = RemoteWriterOptions & {
+  /** One rebuild request's timeout: a rebuild replays the whole inbox. Default 60 s. */
+  rebuildTimeoutMs?: number;
+};
 
 export class RemoteInboxWriter implements InboxWriter {
   private readonly requester: ShardRequester;
+  /** Rebuilds wait far longer than appends (its reply subscription is made on first use only). */
+  private readonly rebuilds: ShardRequester;
   private readonly logger: Logger;
 
   constructor(options: RemoteInboxWriterOptions) {
     this.requester = new ShardRequester(options, 'remote-inbox-writer', 'inbox owner');
+    const rebuildTimeoutMs = options.rebuildTimeoutMs ?? 60_000;
+    this.rebuilds = new ShardRequester(
+      { ...options, requestTimeoutMs: rebuildTimeoutMs, deadlineMs: rebuildTimeoutMs + (options.deadlineMs ?? 20_000) },
+      'remote-inbox-writer',
+      'inbox owner',
+    );
     this.logger = (options.logger ?? silentLogger).child({ component: 'remote-inbox-writer' });
   }
 
@@ -68,9 +88,20 @@ export class RemoteInboxWriter implements InboxWriter {
     return reply.head;
   }
 
+  /**
+   * Run by the shard's owner in the inbox's queue. A retry after a lost reply rebuilds again
+   * and then reports no difference: the first rebuild already fixed it.
+   */
+  async rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport> {
+    const reply = await this.rebuilds.call({ op: 'rebuild', inbox });
+    if (reply.rebuild === undefined) throw new InternalError('inbox owner reply without rebuild');
+    return reply.rebuild;
+  }
+
   /** The NATS connection belongs to the caller and stays open. */
   async close(): Promise<void> {
     this.requester.close();
+    this.rebuilds.close();
   }
 }
 

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   AppendOutcome,
+  ConversationIndex,
   FollowUpAppend,
   FollowUpResult,
   GroupStreamStore,
@@ -31,7 +32,7 @@ import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
-import type { OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
+import type { GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
 import type { InFlight, SlotState } from './shard-slot.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
@@ -46,6 +47,10 @@ export interface ShardOwnerHostOptions {
    * fail with a final (not retried) INTERNAL error.
    */
   groupStreams?: GroupStreamStore;
+  /** v1.1: the conversation index its owners read once per append for push `convs` (the CQL index). */
+  conversations?: ConversationIndex;
+  /** Rebuilds an inbox's conversation index (the CQL timeline); without it `rebuild` requests fail. */
+  conversationRebuilder?: GuardedRebuilder;
   push: PushBus;
   logger: Logger;
   /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */

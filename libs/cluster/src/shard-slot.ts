@@ -192,6 +192,8 @@ export class ShardSlot {
         return { ok: true };
       case 'head':
         return { ok: true, head: await owner.headSeq(req.inbox) };
+      case 'rebuild':
+        return { ok: true, rebuild: await owner.rebuildConversations(req.inbox) };
       case 'gappend':
         if (!groupWriter) return NO_GROUP_STREAMS;
         return { ok: true, outcomes: await groupWriter.append(req.group, req.entries) };

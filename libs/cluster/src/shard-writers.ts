@@ -3,11 +3,24 @@
  * GroupStreamWriter. Both write through fences that check the lease before every write, and
  * both claim their sections with the lease's epoch.
  */
-import type { GroupStreamStore, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type {
+  ConversationIndex,
+  ConversationRebuilder,
+  ConversationRebuildReport,
+  GroupStreamStore,
+  InboxKey,
+  Logger,
+  PushBus,
+  SeqCeilingStore,
+  TimelineStore,
+  WriteGuard,
+} from '@seqline/core';
 import { DEFAULT_MAX_SEQ_KEYS, GroupStreamWriter, InboxOwner, KeyBudget, RecentAppinfos } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
 import { FencedGroupStreamStore } from './fenced-group-stream.ts';
+import { ShardLeaseLostError } from './errors.ts';
 import { FencedTimelineStore } from './fenced-timeline.ts';
+import { leaseGuard } from './lease-guard.ts';
 import type { ShardLease } from './shard-leases.ts';
 
 /**
@@ -16,7 +29,15 @@ import type { ShardLease } from './shard-leases.ts';
  */
 export type OwnerTuning = Pick<
   InboxOwnerOptions,
-  'step' | 'maxBatchEntries' | 'idleInboxMs' | 'maxCachedInboxes' | 'maxRecentAppinfos' | 'maxKeysPerSection' | 'maxSeqKeys' | 'clock'
+  | 'step'
+  | 'maxBatchEntries'
+  | 'idleInboxMs'
+  | 'maxCachedInboxes'
+  | 'maxRecentAppinfos'
+  | 'maxKeysPerSection'
+  | 'maxSeqKeys'
+  | 'clock'
+  | 'pushConvsWaitMs'
 >;
 
 /** What the shard writers of one process share: each bound is the process's, not a shard's. */
@@ -36,8 +57,17 @@ export function sharedWriterMemory(tuning: OwnerTuning | undefined): SharedWrite
   };
 }
 
+/** A store's index rebuild that takes the writer's guard, as its appends do (CQL checks it before each write). */
+export interface GuardedRebuilder {
+  rebuildConversations(inbox: InboxKey, guard?: WriteGuard): Promise<ConversationRebuildReport>;
+}
+
 export interface ShardWriterSources extends SharedWriterMemory {
   timeline: TimelineStore;
+  /** The conversation index the owners read for push `convs` (v1.1); none: pushes carry entries only. */
+  conversations?: ConversationIndex;
+  /** Rebuilds an inbox's conversation index; run by the shard's owner under its lease. */
+  conversationRebuilder?: GuardedRebuilder;
   groupStreams?: GroupStreamStore;
   ceilings: SeqCeilingStore;
   push: PushBus;
@@ -62,6 +92,8 @@ export function shardWriters(
     timeline: new FencedTimelineStore(src.timeline, lease.shard, blocker, lease.epoch),
     ceilings: src.ceilings,
     push: src.push,
+    conversations: src.conversations,
+    conversationRebuilder: src.conversationRebuilder && fencedRebuilder(src.conversationRebuilder, lease, blocker),
     logger,
     shardCount: src.shardCount,
     ownedShards: [lease.shard],
@@ -83,4 +115,15 @@ export function shardWriters(
       seqKeyBudget: src.seqKeyBudget,
     });
   return { owner, groupWriter };
+}
+
+/** The rebuild fenced like an append: refused once the lease is lost, and the lease checked before each of its writes. */
+function fencedRebuilder(inner: GuardedRebuilder, lease: ShardLease, blocker: () => string | undefined): ConversationRebuilder {
+  return {
+    rebuildConversations(inbox) {
+      const lost = blocker();
+      if (lost !== undefined) return Promise.reject(new ShardLeaseLostError(lease.shard, lost));
+      return inner.rebuildConversations(inbox, leaseGuard(lease.shard, lease.epoch, blocker));
+    },
+  };
 }

@@ -4,7 +4,16 @@
  * Both sides validate: the owner never trusts a request, the caller never trusts a reply.
  */
 import { BadRequestError, ENTRY_KINDS } from '@seqline/core';
-import type { AppendOutcome, EntryKind, FollowUpAppend, FollowUpResult, GroupKey, InboxKey, NewEntry } from '@seqline/core';
+import type {
+  AppendOutcome,
+  ConversationRebuildReport,
+  EntryKind,
+  FollowUpAppend,
+  FollowUpResult,
+  GroupKey,
+  InboxKey,
+  NewEntry,
+} from '@seqline/core';
 import type { WireError } from './errors.ts';
 
 /**
@@ -16,7 +25,9 @@ import type { WireError } from './errors.ts';
 export type InboxRequest =
   | { op: 'append'; inbox: InboxKey; entries: NewEntry[]; then?: FollowUpAppend }
   | { op: 'receipt'; inbox: InboxKey; appinfo: string; readers: string[] }
-  | { op: 'head'; inbox: InboxKey };
+  | { op: 'head'; inbox: InboxKey }
+  /** Rebuild the inbox's conversation index in its queue (InboxWriter.rebuildConversations); the reply carries `rebuild`. */
+  | { op: 'rebuild'; inbox: InboxKey };
 
 /** Group stream ops, routed by `shardOf(group)` like inboxes. */
 export type GroupRequest = { op: 'gappend'; group: GroupKey; entries: NewEntry[] } | { op: 'ghead'; group: GroupKey };
@@ -29,7 +40,9 @@ export type AppendHead = { op: 'append'; inbox: InboxKey } | { op: 'gappend'; gr
 /** An append outcome on the wire; `prevSeq` only in `gappend` replies, for entries stored by the call. */
 export type WireOutcome = AppendOutcome & { prevSeq?: number };
 
-export type InboxReply = { ok: true; outcomes?: WireOutcome[]; head?: number; then?: FollowUpResult } | { ok: false; error: WireError };
+export type InboxReply =
+  | { ok: true; outcomes?: WireOutcome[]; head?: number; then?: FollowUpResult; rebuild?: ConversationRebuildReport }
+  | { ok: false; error: WireError };
 
 export const DEFAULT_SUBJECT_PREFIX = 'inbox.append';
 /** All owners of a shard subscribe in one queue group, so a request reaches one of them. */
@@ -92,6 +105,10 @@ export function decodeRequest(data: Uint8Array): ShardRequest {
     }
     case 'head':
       return { op: 'head', inbox };
+    case 'rebuild':
+      // It rewrites a whole index: nothing but the inbox may ride along, not even by mistake.
+      if (Object.keys(raw).some((k) => k !== 'op' && k !== 'inbox')) throw new BadRequestError('rebuild takes only an inbox');
+      return { op: 'rebuild', inbox };
     default:
       throw new BadRequestError(`unknown op ${String(raw.op)}`);
   }
@@ -157,6 +174,11 @@ export function decodeReply(data: Uint8Array): InboxReply {
       if (raw.then !== 'appended' && raw.then !== 'skipped' && raw.then !== 'failed') throw new Error('bad then in reply');
       reply.then = raw.then;
     }
+    if (raw.rebuild !== undefined) {
+      if (!isRebuildReport(raw.rebuild)) throw new Error('bad rebuild report in reply');
+      const { differed, changedConversations, conversations, entries, headSeq } = raw.rebuild;
+      reply.rebuild = { differed, changedConversations: [...changedConversations], conversations, entries, headSeq };
+    }
     return reply;
   }
   const err = raw.error;
@@ -172,5 +194,19 @@ function isOutcome(v: unknown): v is WireOutcome {
     Number.isSafeInteger(v.seq) &&
     typeof v.duplicate === 'boolean' &&
     (v.prevSeq === undefined || Number.isSafeInteger(v.prevSeq))
+  );
+}
+
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function isRebuildReport(v: unknown): v is ConversationRebuildReport {
+  return (
+    isObj(v) &&
+    typeof v.differed === 'boolean' &&
+    Array.isArray(v.changedConversations) &&
+    v.changedConversations.every(isStr) &&
+    isCount(v.conversations) &&
+    isCount(v.entries) &&
+    isCount(v.headSeq)
   );
 }

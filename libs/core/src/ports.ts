@@ -6,6 +6,8 @@ import type { AppendOutcome, Entry, Json, NewEntry } from './entry.ts';
 import type { GroupKey, InboxKey } from './ids.ts';
 import type { Tier, TierThresholds } from './tiers.ts';
 import type { Limits } from './config.ts';
+import type { ConversationRebuildReport } from './conversations/port.ts';
+import type { ConversationState } from './conversations/view.ts';
 
 // ---------------------------------------------------------------- timeline
 
@@ -184,6 +186,12 @@ export interface PushMessage {
    * `inbox` is still the member the push is for. Gateways send it as a `group.push` frame.
    */
   group?: string;
+  /**
+   * v1.1, inbox pushes only: the states of every conversation the entries touch, each exact at
+   * or past the newest pushed entry touching it. Absent when the owner could not read them all
+   * so (an index lagging its entries, a slow or failed read): the client then asks sync.
+   */
+  convs?: ConversationState[];
 }
 
 export interface JobContext {
@@ -267,6 +275,12 @@ export interface InboxWriter {
   addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void>;
   /** Current head seq of the inbox as the writer knows it. */
   headSeq(inbox: InboxKey): Promise<number>;
+  /**
+   * Rebuilds the inbox's conversation index from its entries (`seqline-admin conversations
+   * rebuild`), queued behind the inbox's appends like one of them and fenced like them, and
+   * says whether what was stored differed.
+   */
+  rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport>;
   close(): Promise<void>;
 }
 

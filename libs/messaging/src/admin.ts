@@ -7,7 +7,6 @@ import {
   BadRequestError,
   fanoutModeFor,
   groupKey,
-  ID_PATTERN,
   inboxKey,
   NotFoundError,
   naturalTier,
@@ -24,6 +23,8 @@ import {
   type TimelineStore,
   type WorkQueue,
 } from '@seqline/core';
+import { checkId, checkLimit, isObject, MAX_ADMIN_PAGE, requireSomething } from './admin-checks.ts';
+import { AdminConversations, type AdminConversationDeps, type InboxConversationsView, type RebuildView } from './admin-conversations.ts';
 import type { MessagingDeps, MessagingEnv, MessagingPolicy } from './deps.ts';
 import type { LiveSettings } from './live-settings.ts';
 
@@ -45,7 +46,10 @@ export interface PoolCounters {
   perGroupLimit: number;
 }
 
-export interface AdminDeps {
+export type { ConversationCheck, ConversationDifference, InboxConversationsView, RebuildView } from './admin-conversations.ts';
+
+/** `conversations` and `inboxWriter` (AdminConversationDeps) serve the v1.1 index commands. */
+export interface AdminDeps extends AdminConversationDeps {
   settings: Pick<LiveSettings, 'current' | 'update'>;
   timeline: TimelineStore;
   groups: GroupStore;
@@ -67,12 +71,27 @@ export interface AdminDeps {
  * on (one composition per mode); `local` adds what only this process can observe.
  */
 export function adminDepsOf(
-  d: Pick<MessagingDeps, 'stores' | 'queue'> & { policy: Pick<MessagingPolicy, 'readFanout'>; env: Pick<MessagingEnv, 'logger'> },
+  d: Pick<MessagingDeps, 'stores' | 'queue' | 'writers'> & {
+    policy: Pick<MessagingPolicy, 'readFanout'>;
+    env: Pick<MessagingEnv, 'logger'>;
+  },
   settings: AdminDeps['settings'],
   local: Pick<AdminDeps, 'queueStats' | 'poolStats' | 'jobs'> = {},
 ): AdminDeps {
-  const { timeline, groups, groupStreams } = d.stores;
-  return { settings, timeline, groups, groupStreams, queue: d.queue, readFanout: d.policy.readFanout, logger: d.env.logger, ...local };
+  const { timeline, groups, groupStreams, conversations } = d.stores;
+  const { queue, writers } = d;
+  return {
+    settings,
+    timeline,
+    groups,
+    groupStreams,
+    conversations,
+    inboxWriter: writers.inbox,
+    queue,
+    readFanout: d.policy.readFanout,
+    logger: d.env.logger,
+    ...local,
+  };
 }
 
 export interface TiersView {
@@ -143,10 +162,14 @@ export interface ReplayResult {
 
 export type ReplayTarget = { id: string } | 'all';
 
-export const MAX_ADMIN_PAGE = 10_000;
+export { MAX_ADMIN_PAGE };
 
 export class AdminService {
-  constructor(private readonly d: AdminDeps) {}
+  private readonly conversations: AdminConversations;
+
+  constructor(private readonly d: AdminDeps) {
+    this.conversations = new AdminConversations(d);
+  }
 
   tiersShow(): TiersView {
     const s = this.d.settings.current();
@@ -212,6 +235,22 @@ export class AdminService {
     return { tenant, user, headSeq, entries: entries.slice(0, limit), hasMore: entries.length > limit };
   }
 
+  /** The inbox's conversation index, checked against a recount of the inbox. */
+  inboxConversations(tenant: string, user: string): Promise<InboxConversationsView> {
+    checkId('tenant', tenant);
+    checkId('user', user);
+    return this.conversations.view(tenant, user);
+  }
+
+  /** Rebuilds the inbox's conversation index through its single writer; says what differed. */
+  async rebuildConversations(tenant: string, user: string): Promise<RebuildView> {
+    checkId('tenant', tenant);
+    checkId('user', user);
+    const view = await this.conversations.rebuild(tenant, user);
+    this.d.logger.info({ tenant, user, differed: view.differed, changed: view.changedConversations.length }, 'conversation index rebuilt');
+    return view;
+  }
+
   async deadLetters(): Promise<DeadLetter[]> {
     const dead = await this.d.queue.deadLetters();
     return dead.map((job) => ({
@@ -256,23 +295,4 @@ export class AdminService {
     const pending = await this.d.jobs.list();
     return pending.filter((job) => isObject(job.payload) && job.payload['groupKey'] === key).length;
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function checkId(what: string, id: string): void {
-  if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new BadRequestError(`${what}: invalid id ${JSON.stringify(id)}`);
-}
-
-function checkLimit(n: number, what: string): number {
-  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_ADMIN_PAGE) {
-    throw new BadRequestError(`${what} must be an integer in [1, ${MAX_ADMIN_PAGE}], got ${n}`);
-  }
-  return n;
-}
-
-function requireSomething(patch: object, what: string): void {
-  if (Object.values(patch).every((v) => v === undefined)) throw new BadRequestError(`${what}: nothing to change`);
 }

@@ -31,6 +31,9 @@ class FlakyFollowUps implements InboxWriter {
   headSeq(inbox: InboxKey): Promise<number> {
     return this.owner.headSeq(inbox);
   }
+  rebuildConversations(inbox: InboxKey): ReturnType<InboxWriter['rebuildConversations']> {
+    return this.owner.rebuildConversations(inbox);
+  }
   close(): Promise<void> {
     return this.owner.close();
   }

@@ -20,6 +20,9 @@ class RecordingWriter implements InboxWriter {
   async headSeq(): Promise<number> {
     return 0;
   }
+  rebuildConversations(): ReturnType<InboxWriter['rebuildConversations']> {
+    throw new Error('no conversation index in this double');
+  }
   async close(): Promise<void> {}
 }
 

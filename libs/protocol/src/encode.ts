@@ -1,5 +1,13 @@
 /** Server → client frames (PROTOCOL.md "Frames", "Entry"). */
-import type { ConversationState, EditRef, Entry, EntryKind, Json, SeqlineError } from '@seqline/core';
+import {
+  isGroupMessage,
+  type ConversationState,
+  type EditRef,
+  type Entry,
+  type EntryKind,
+  type Json,
+  type SeqlineError,
+} from '@seqline/core';
 
 /** An entry as it travels: only the documented fields, undefined ones left out. */
 export interface WireEntry {
@@ -45,6 +53,11 @@ export interface WireConv {
   asOfSeq: number;
   /** `conversations {lastMessages}` only: its last visible messages, ascending. */
   messages?: WireEntry[];
+  /** Read-fanout groups only (v1.1): the newest gseq you may read, your group cursor. */
+  lastGseq?: number;
+  readGseq?: number;
+  /** Present (true) when the stream's unread count stopped at its bound: `unread` is a lower bound. */
+  unreadCapped?: true;
 }
 
 /** A message of a read-fanout group stream (group.history). */
@@ -94,15 +107,25 @@ export function toWireConv(state: ConversationState, messages?: readonly Entry[]
   const wire: WireConv = {
     conv: { type: state.conv.type, id: state.conv.id },
     lastSeq: state.lastSeq,
-    last: state.last === null ? null : toWireEntry(state.last),
+    last: state.last === null ? null : toWireConvEntry(state.last),
     readSeq: state.readSeq,
     unread: state.unread,
     mentions: state.mentions,
     clearedSeq: state.clearedSeq,
     asOfSeq: state.asOfSeq,
   };
-  if (messages !== undefined) wire.messages = messages.map(toWireEntry);
+  if (messages !== undefined) wire.messages = messages.map(toWireConvEntry);
+  if (state.stream !== undefined) {
+    wire.lastGseq = state.stream.lastGseq;
+    wire.readGseq = state.stream.readGseq;
+    if (state.stream.unreadCapped) wire.unreadCapped = true;
+  }
   return wire;
+}
+
+/** A conversation's message: a group-stream one keeps its gseq (as in group.history). */
+function toWireConvEntry(entry: Entry): WireEntry {
+  return isGroupMessage(entry) ? toWireGroupMessage(entry) : toWireEntry(entry);
 }
 
 export function toWireGroupMessage(message: Entry & { gseq: number }): WireGroupMessage {
@@ -123,8 +146,10 @@ export function encodeError(id: number | null, err: SeqlineError): string {
   return JSON.stringify({ id, ok: false, error: toWireError(err) });
 }
 
-export function encodePush(prevSeq: number, entries: Entry[]): string {
-  return JSON.stringify({ op: 'push', prevSeq, entries: entries.map(toWireEntry) });
+/** `{"op": "push", "prevSeq", "entries", "convs"?}`: v1.1 `convs` only when the owner read them (PushMessage.convs). */
+export function encodePush(prevSeq: number, entries: Entry[], convs?: readonly ConversationState[]): string {
+  const frame = { op: 'push', prevSeq, entries: entries.map(toWireEntry) };
+  return JSON.stringify(convs === undefined ? frame : { ...frame, convs: convs.map((c) => toWireConv(c)) });
 }
 
 /**

@@ -6,19 +6,19 @@
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
  * bounded per section and per process, see KeyBudget). A swept inbox re-reads its head from the store.
  */
-import { FencedError, chainAppends, runFollowUp, shardOf, systemClock, DEFAULT_SHARD_COUNT } from '@seqline/core';
+import { FencedError, InternalError, chainAppends, runFollowUp, shardOf, systemClock, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   AppendOutcome,
   ChainedAppend,
   Clock,
+  ConversationRebuilder,
+  ConversationRebuildReport,
   DurableListener,
-  Entry,
   FollowUpAppend,
   InboxKey,
   InboxWriter,
   Logger,
   NewEntry,
-  PushBus,
   TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
@@ -28,8 +28,10 @@ import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbo
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator, type SectionAllocatorOptions } from './section-allocator.ts';
 import { KeyBudget } from './key-budget.ts';
-import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
+import { writeMany, writeOne, type AppendContext } from './inbox-append.ts';
 import { planReceipts } from './receipt-plan.ts';
+import { DEFAULT_PUSH_CONVS_WAIT_MS, PushConversations } from './push-conversations.ts';
+import { PushPublisher } from './push-publisher.ts';
 import { DEFAULT_MAX_SEQ_KEYS, sectionOfShard } from './owner-options.ts';
 import type { InboxOwnerOptions } from './owner-options.ts';
 
@@ -37,7 +39,9 @@ export class InboxOwner implements InboxWriter {
   readonly shardCount: number;
   readonly epoch: number;
   private readonly timeline: TimelineStore;
-  private readonly push: PushBus;
+  private readonly pushes: PushPublisher;
+  private readonly appendContext: AppendContext;
+  private readonly rebuilder: ConversationRebuilder | undefined;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly owned: ReadonlySet<number>;
@@ -52,8 +56,11 @@ export class InboxOwner implements InboxWriter {
 
   constructor(options: InboxOwnerOptions) {
     this.timeline = options.timeline;
-    this.push = options.push;
     this.logger = options.logger.child({ component: 'inbox-owner', epoch: options.epoch });
+    const index = options.conversations;
+    const waitMs = options.pushConvsWaitMs ?? DEFAULT_PUSH_CONVS_WAIT_MS;
+    this.pushes = new PushPublisher(options.push, index && new PushConversations(index, this.timeline, waitMs, this.logger), this.logger);
+    this.rebuilder = options.conversationRebuilder;
     this.clock = options.clock ?? systemClock;
     this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.epoch = options.epoch;
@@ -66,6 +73,7 @@ export class InboxOwner implements InboxWriter {
     const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs, options.inboxStateBudget);
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
+    this.appendContext = { timeline: this.timeline, recent: this.recent, pushes: this.pushes };
     this.sectionOptions = {
       ceilings: options.ceilings,
       epoch: this.epoch,
@@ -116,6 +124,14 @@ export class InboxOwner implements InboxWriter {
     });
   }
 
+  /** Runs in the inbox's queue: after the appends queued before it, before those queued after. */
+  rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport> {
+    return new Promise((resolve, reject) => {
+      if (!this.checkAccepting(inbox, reject)) return;
+      this.enqueue(inbox, { kind: 'rebuild', resolve, reject });
+    });
+  }
+
   async headSeq(inbox: InboxKey): Promise<number> {
     const shard = shardOf(inbox, this.shardCount);
     if (!this.owned.has(shard)) throw new ShardNotOwnedError(shard, inbox);
@@ -131,6 +147,7 @@ export class InboxOwner implements InboxWriter {
       if (running.length === 0) break;
       await Promise.all(running);
     }
+    await this.pushes.idle();
     for (const alloc of this.allocators.values()) alloc.release();
     this.states.release();
   }
@@ -165,7 +182,8 @@ export class InboxOwner implements InboxWriter {
         // The usual run, one append alone: nothing to merge or to retry apart.
         if (run.length === 1 && only?.kind === 'append')
           await this.write(state, only.entries, only.durable).then(only.resolve, only.reject);
-        else await this.execute(state, run);
+        else if (only?.kind === 'rebuild') await this.rebuild(state).then(only.resolve, only.reject);
+        else await this.execute(state, run as AppendOp[] | ReceiptOp[]);
       }
     } finally {
       state.draining = undefined;
@@ -231,7 +249,9 @@ export class InboxOwner implements InboxWriter {
     const alloc = this.allocators.get(state.shard);
     if (alloc?.isStarted !== true || state.head === undefined) return this.loadThenWrite(state, entries, durable);
     const [only] = entries;
-    return entries.length === 1 && only !== undefined ? this.writeOne(state, alloc, only, durable) : this.writeMany(state, alloc, entries);
+    return entries.length === 1 && only !== undefined
+      ? writeOne(this.appendContext, state, alloc, only, durable)
+      : writeMany(this.appendContext, state, alloc, entries);
   }
 
   private async loadThenWrite(state: InboxState, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]> {
@@ -244,74 +264,10 @@ export class InboxOwner implements InboxWriter {
     return this.write(state, entries, durable); // both ready now: straight to the writing
   }
 
-  /** The usual append, one entry: writeMany's steps without its per-entry arrays and maps. */
-  private async writeOne(state: InboxState, alloc: SectionAllocator, entry: NewEntry, durable?: DurableListener): Promise<AppendOutcome[]> {
-    const headBefore = state.head as number;
-    const known = this.recent.lookupOne(state.inbox, entry.appinfo);
-    if (known !== undefined) return [{ seq: known, duplicate: true }];
-    const seq = alloc.tryTakeSync(state.inbox, 1) ?? (await alloc.next(state.inbox, 1))[0]!;
-    const toStore: Entry = { ...entry, seq };
-    let result: AppendOutcome | undefined;
-    try {
-      [result] = await this.timeline.append(state.inbox, [toStore], undefined, durable);
-      if (result === undefined) throw new Error('store returned no outcome for 1 entry');
-    } catch (err) {
-      state.head = undefined;
-      throw err;
-    }
-    this.recent.remember(state.inbox, entry.appinfo, result.seq);
-    if (!result.duplicate) {
-      state.head = Math.max(headBefore, seq);
-      this.publish({ inbox: state.inbox, prevSeq: headBefore, entries: [toStore] });
-    }
-    return [{ seq: result.seq, duplicate: result.duplicate }];
-  }
-
-  private async writeMany(state: InboxState, alloc: SectionAllocator, entries: NewEntry[]): Promise<AppendOutcome[]> {
-    const headBefore = state.head as number;
-    // A recent resend is answered from memory; any other is deduped inside the store's append
-    // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
-    const { outcomes, fresh } = dedupAgainst(
-      entries,
-      this.recent.lookup(
-        state.inbox,
-        entries.map((e) => e.appinfo),
-      ),
-    );
-    if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
-
-    // Seqs under the durable ceiling are taken without a hop; a raise is awaited only when due.
-    const first = alloc.tryTakeSync(state.inbox, fresh.length) ?? (await alloc.next(state.inbox, fresh.length))[0]!;
-    const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: first + k }));
-    let results: AppendOutcome[];
-    try {
-      results = await this.timeline.append(state.inbox, toStore);
-      if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
-    } catch (err) {
-      state.head = undefined;
-      throw err;
-    }
-    const stored: Entry[] = [];
-    results.forEach((r, k) => {
-      outcomes[(fresh[k] as { index: number }).index] = { seq: r.seq, duplicate: r.duplicate };
-      this.recent.remember(state.inbox, (toStore[k] as Entry).appinfo, r.seq);
-      if (!r.duplicate) stored.push(toStore[k] as Entry);
-    });
-    const last = stored[stored.length - 1];
-    if (last) {
-      state.head = Math.max(headBefore, last.seq);
-      this.publish({ inbox: state.inbox, prevSeq: headBefore, entries: stored });
-    }
-    return resolveInBatchDuplicates(outcomes, entries);
-  }
-
-  private publish(msg: { inbox: InboxKey; prevSeq: number; entries: Entry[] }): void {
-    try {
-      this.push.publish(msg);
-    } catch (err) {
-      // The append is durable; a lost push only means the client syncs.
-      this.logger.warn({ inbox: msg.inbox, err }, 'push publish failed');
-    }
+  /** The store's rebuilder (fenced by the caller in distributed mode), run in the inbox's turn. */
+  private rebuild(state: InboxState): Promise<ConversationRebuildReport> {
+    if (this.rebuilder === undefined) return Promise.reject(new InternalError('this inbox owner has no conversation index to rebuild'));
+    return this.rebuilder.rebuildConversations(state.inbox);
   }
 
   /**

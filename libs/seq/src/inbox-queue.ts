@@ -3,7 +3,7 @@
  * another in arrival order; adjacent operations of the same kind are merged into one store
  * round trip (a burst of appends → one `timeline.append`), each caller keeping its own result.
  */
-import type { AppendOutcome, DurableListener, InboxKey, NewEntry } from '@seqline/core';
+import type { AppendOutcome, ConversationRebuildReport, DurableListener, InboxKey, NewEntry } from '@seqline/core';
 
 export interface AppendOp {
   kind: 'append';
@@ -22,7 +22,14 @@ export interface ReceiptOp {
   reject(err: unknown): void;
 }
 
-export type InboxOp = AppendOp | ReceiptOp;
+/** A rebuild of the inbox's conversation index: always runs alone, between the ops around it. */
+export interface RebuildOp {
+  kind: 'rebuild';
+  resolve: (report: ConversationRebuildReport) => void;
+  reject: (err: unknown) => void;
+}
+
+export type InboxOp = AppendOp | ReceiptOp | RebuildOp;
 
 /** What the owner keeps per inbox while it is active; dropped when idle (see sweep). */
 export interface InboxState {
@@ -48,9 +55,10 @@ export interface RunLimits {
  * the first one, within the limits. Only a prefix is taken, so merging never reorders: a
  * receipt queued behind the append of its message still runs after that append.
  */
-export function takeRun(pending: InboxOp[], limits: RunLimits): AppendOp[] | ReceiptOp[] {
+export function takeRun(pending: InboxOp[], limits: RunLimits): AppendOp[] | ReceiptOp[] | [RebuildOp] {
   const first = pending[0];
   if (first === undefined) return [];
+  if (first.kind === 'rebuild') return [pending.shift() as RebuildOp];
   let n = 1;
   let entries = first.kind === 'append' ? first.entries.length : 0;
   while (n < pending.length && n < limits.maxOps) {

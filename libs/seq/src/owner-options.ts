@@ -1,4 +1,4 @@
-import type { Clock, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type { Clock, ConversationIndex, ConversationRebuilder, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
 import type { RecentAppinfos } from './recent-appinfos.ts';
 import type { KeyBudget } from './key-budget.ts';
 
@@ -6,6 +6,15 @@ export interface InboxOwnerOptions {
   timeline: TimelineStore;
   ceilings: SeqCeilingStore;
   push: PushBus;
+  /**
+   * v1.1: the inboxes' conversation index, read once per append so that its push carries the
+   * touched conversations' states (`convs`). Without it pushes carry entries only.
+   */
+  conversations?: ConversationIndex;
+  /** How long a push may wait for that read before it goes without `convs`. Default 50 ms. */
+  pushConvsWaitMs?: number;
+  /** Rebuilds one inbox's index (rebuildConversations); without it that call fails INTERNAL. */
+  conversationRebuilder?: ConversationRebuilder;
   logger: Logger;
   clock?: Clock;
   /** Fixed for a deployment: a user's section is its shard. Default 64. */
