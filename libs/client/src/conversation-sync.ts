@@ -76,11 +76,12 @@ export class ConversationSync {
 
   /**
    * Moves the conversation's read cursor to `upToSeq`, by default its lastSeq as the client
-   * knows it. A read-fanout group (a state in gseq terms) moves its group cursor instead.
+   * knows it. A read-fanout group (a state with `readGseq`) moves its group cursor instead; the server
+   * then also reads the group's inbox side (its mention copies).
    */
   async markRead(conv: Conv, upToSeq?: number): Promise<MarkReadOutcome> {
     const state = this.store.get(conv);
-    if (conv.type === 'group' && state?.lastGseq !== undefined && state.lastSeq === 0) {
+    if (conv.type === 'group' && state?.readGseq !== undefined && state.lastGseq !== undefined) {
       return this.opts.request('group.ack', { group: conv.id, gseq: upToSeq ?? state.lastGseq });
     }
     const upTo = upToSeq ?? state?.lastSeq;

@@ -82,6 +82,8 @@ export interface Conversation {
   asOfSeq: number;
   lastGseq?: number;
   readGseq?: number;
+  /** Read-fanout groups: true when `unread` is a lower bound (the server counts a bounded stretch of the stream). */
+  unreadCapped?: boolean;
   /** Only in `conversations` answers asked with `lastMessages`: its last visible messages, ascending. */
   messages?: Entry[];
 }
