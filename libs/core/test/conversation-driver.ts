@@ -5,7 +5,17 @@
  * adapter relies on: `before` is the stored record, removed unread rows exist, added ones do not.
  */
 import { expect } from 'vitest';
-import { conversationItemKey, conversationKey, indexEntrySync, recountInboxIndex, withLatestEdit } from '../src/index.ts';
+import {
+  buildClearEntry,
+  buildConversationReadEntry,
+  buildDeleteEntry,
+  buildEditEntry,
+  conversationItemKey,
+  conversationKey,
+  indexEntrySync,
+  recountInboxIndex,
+  withLatestEdit,
+} from '../src/index.ts';
 import type {
   Conv,
   ConvRecord,
@@ -165,7 +175,7 @@ export function groupEvent(appinfo: string, group: string, event: 'create' | 'ad
 }
 
 export function readConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
-  return { kind: 'read', appinfo, conv, from: self, sendTime: T0, upToSeq };
+  return buildConversationReadEntry(self, conv, upToSeq, T0, appinfo);
 }
 
 export function readSeqs(appinfo: string, self: string, seqs: number[]): NewEntry {
@@ -193,22 +203,13 @@ export function recallOf(target: Entry, by: string): NewEntry {
 }
 
 export function editOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
-  return {
-    kind: 'edit',
-    appinfo: `edit:${target.appinfo}:${editedAt}:${text}`,
-    conv: target.conv,
-    from: by,
-    sendTime: editedAt,
-    edit: { appinfo: target.appinfo, sendTime: target.sendTime, type: 'text', body: { text }, editedAt },
-  };
+  return buildEditEntry(by, target, { type: 'text', body: { text } }, editedAt, `edit:${target.appinfo}:${editedAt}:${text}`);
 }
 
 export function deleteOf(appinfo: string, self: string, seqs: number[]): NewEntry {
-  return { kind: 'delete', appinfo, conv: { type: 'user', id: self }, from: self, sendTime: T0, seqs };
+  return buildDeleteEntry(self, seqs, T0, appinfo);
 }
 
 export function clearOf(appinfo: string, self: string, conv: Conv, upToSeq?: number): NewEntry {
-  const e: NewEntry = { kind: 'clear', appinfo, conv, from: self, sendTime: T0 };
-  if (upToSeq !== undefined) e.upToSeq = upToSeq;
-  return e;
+  return buildClearEntry(self, conv, upToSeq, T0, appinfo);
 }

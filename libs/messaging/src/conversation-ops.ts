@@ -5,6 +5,9 @@
  * devices (by sync) learn it from there. Nothing here is sent to anyone else.
  */
 import {
+  buildClearEntry,
+  buildConversationReadEntry,
+  buildDeleteEntry,
   clampLimit,
   CONVERSATION_HISTORY_DEFAULT_LIMIT,
   CONVERSATION_HISTORY_MAX_LIMIT,
@@ -109,14 +112,7 @@ export async function appendOwn(d: OwnEntryDeps, inbox: InboxKey, entry: NewEntr
 export async function readConversation(d: OwnEntryDeps, caller: Caller, conv: Conv, upToSeq: number): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
   await ownConversation(d, inbox, conv, 'read');
-  return appendOwn(d, inbox, {
-    kind: 'read',
-    appinfo: `read:${d.env.newId()}`,
-    conv: { type: conv.type, id: conv.id },
-    from: caller.user,
-    sendTime: d.env.clock.now(),
-    upToSeq,
-  });
+  return appendOwn(d, inbox, buildConversationReadEntry(caller.user, conv, upToSeq, d.env.clock.now(), `read:${d.env.newId()}`));
 }
 
 /**
@@ -126,14 +122,8 @@ export async function readConversation(d: OwnEntryDeps, caller: Caller, conv: Co
 export async function clearConversation(d: OwnEntryDeps, caller: Caller, conv: Conv, upToSeq?: number): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const state = await ownConversation(d, inbox, conv, 'clear');
-  return appendOwn(d, inbox, {
-    kind: 'clear',
-    appinfo: `clear:${d.env.newId()}`,
-    conv: { type: conv.type, id: conv.id },
-    from: caller.user,
-    sendTime: d.env.clock.now(),
-    upToSeq: upToSeq ?? state.lastSeq,
-  });
+  const entry = buildClearEntry(caller.user, conv, upToSeq ?? state.lastSeq, d.env.clock.now(), `clear:${d.env.newId()}`);
+  return appendOwn(d, inbox, entry);
 }
 
 /** Point reads of the seqs a delete names, at once. */
@@ -157,12 +147,5 @@ export async function deleteForMe(
   if (missing.length > 0) {
     throw new NotFoundError(`delete: not in your inbox: seq ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
   }
-  return appendOwn(d, inbox, {
-    kind: 'delete',
-    appinfo: `delete:${d.env.newId()}`,
-    conv: { type: 'user', id: caller.user },
-    from: caller.user,
-    sendTime: d.env.clock.now(),
-    seqs: unique,
-  });
+  return appendOwn(d, inbox, buildDeleteEntry(caller.user, unique, d.env.clock.now(), `delete:${d.env.newId()}`));
 }

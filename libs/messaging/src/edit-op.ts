@@ -6,6 +6,7 @@
  * see its latest edit (core's withLatestEdit).
  */
 import {
+  buildEditEntry,
   checkRecall,
   ForbiddenError,
   groupKey,
@@ -15,7 +16,6 @@ import {
   RecallExpiredError,
   recallAppinfo,
   wasMemberAt,
-  type EditRef,
   type Entry,
   type InboxKey,
   type NewEntry,
@@ -39,22 +39,8 @@ export async function edit(d: EditDeps, caller: Caller, input: EditInput): Promi
   checkEditable(caller.user, message, now);
   if (await wasRecalled(d, inbox, message.appinfo)) throw new NotFoundError('edit: the message was recalled');
 
-  const ref: EditRef = {
-    appinfo: message.appinfo,
-    sendTime: message.sendTime,
-    type: input.type ?? message.type ?? '',
-    body: input.body,
-    editedAt: now,
-  };
   // One appinfo for every copy of this edit, so a retried fanout job dedups in each inbox.
-  const entry: NewEntry = {
-    kind: 'edit',
-    appinfo: `edit:${d.env.newId()}`,
-    conv: { type: message.conv.type, id: message.conv.id },
-    from: caller.user,
-    sendTime: now,
-    edit: ref,
-  };
+  const entry = buildEditEntry(caller.user, message, input, now, `edit:${d.env.newId()}`);
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new InternalError('append returned no outcome');
   await followMessage(d, caller, message, entry);

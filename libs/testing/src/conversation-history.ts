@@ -5,6 +5,7 @@
  * An op picks its target when it runs (the entries it may name do not exist when generated).
  */
 import fc from 'fast-check';
+import { buildClearEntry, buildConversationReadEntry, buildDeleteEntry, buildEditEntry } from '@seqline/core';
 import type { Conv, Entry, Json, NewEntry } from '@seqline/core';
 
 export const HISTORY_T0 = 1_763_700_000_000;
@@ -198,7 +199,7 @@ export function historyGroupEvent(appinfo: string, group: string, event: 'create
 }
 
 export function historyReadConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
-  return { kind: 'read', appinfo, conv, from: self, sendTime: HISTORY_T0, upToSeq };
+  return buildConversationReadEntry(self, conv, upToSeq, HISTORY_T0, appinfo);
 }
 
 export function historyReadSeqs(appinfo: string, self: string, seqs: number[]): NewEntry {
@@ -226,22 +227,13 @@ export function historyRecallOf(target: Entry, by: string): NewEntry {
 }
 
 export function historyEditOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
-  return {
-    kind: 'edit',
-    appinfo: `edit:${target.appinfo}:${editedAt}:${text}`,
-    conv: target.conv,
-    from: by,
-    sendTime: editedAt,
-    edit: { appinfo: target.appinfo, sendTime: target.sendTime, type: 'text', body: { text }, editedAt },
-  };
+  return buildEditEntry(by, target, { type: 'text', body: { text } }, editedAt, `edit:${target.appinfo}:${editedAt}:${text}`);
 }
 
 export function historyDeleteOf(appinfo: string, self: string, seqs: number[]): NewEntry {
-  return { kind: 'delete', appinfo, conv: { type: 'user', id: self }, from: self, sendTime: HISTORY_T0, seqs };
+  return buildDeleteEntry(self, seqs, HISTORY_T0, appinfo);
 }
 
 export function historyClearOf(appinfo: string, self: string, conv: Conv, upToSeq?: number): NewEntry {
-  const e: NewEntry = { kind: 'clear', appinfo, conv, from: self, sendTime: HISTORY_T0 };
-  if (upToSeq !== undefined) e.upToSeq = upToSeq;
-  return e;
+  return buildClearEntry(self, conv, upToSeq, HISTORY_T0, appinfo);
 }

@@ -8,3 +8,4 @@ export * from './recount.ts';
 export * from './view.ts';
 export * from './limits.ts';
 export * from './stream.ts';
+export * from './entries.ts';
