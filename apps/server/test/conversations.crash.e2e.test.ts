@@ -1,7 +1,7 @@
 /**
  * No drift, ever (issue #26), under kill -9: random sends (1:1 and a group, with mentions),
- * reads from two devices, recalls, edits, deletes and clears against the real server process,
- * SIGKILLed and restarted between and during bursts of sends. After every step the index the
+ * membership changes, reads from two devices, recalls, edits, deletes and clears against the
+ * real server process, SIGKILLed and restarted between and during bursts of sends. After every step the index the
  * server answers with (`conversations`) equals core's recount of the inbox as of its `headSeq`.
  * The recount's input is every entry an observer device of the owner has synced: sync drops
  * entries once deleted or cleared, so the owner deletes and clears only what the observer saw.
@@ -38,6 +38,7 @@ type Step =
   | { op: 'recall' | 'edit'; pick: number }
   | { op: 'delete'; pick: number }
   | { op: 'clear'; conv: 0 | 1 | 2 }
+  | { op: 'member'; add: boolean; who: 0 | 1 | 2 }
   | { op: 'kill'; burst: number; delayMs: number };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -66,6 +67,14 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('recall' as const, 'edit' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('clear' as const), conv: fc.constantFrom(0 as const, 1 as const, 2 as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('member' as const),
+      add: fc.boolean(),
+      who: fc.constantFrom(0 as const, 1 as const, 2 as const),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -167,6 +176,12 @@ class Run {
         // Up to what the observer saw: an entry that lands meanwhile is not hidden unseen.
         const last = this.seen(step.conv).at(-1);
         if (last) await this.client(`${ME}#b`).call('clear', { conv: CONVS[step.conv], upToSeq: last.seq });
+        return;
+      }
+      case 'member': {
+        // Membership changes: group events in every member's inbox (a removed peer's sends fail).
+        const who = [...PEERS, 'p3'][step.who]!;
+        await this.client(ME).call(step.add ? 'group.add' : 'group.remove', { group: GROUP, members: [who] });
         return;
       }
       case 'kill': {
