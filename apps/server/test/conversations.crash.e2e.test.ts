@@ -1,8 +1,9 @@
 /**
  * No drift, ever (issue #26), under kill -9: random sends (1:1 and a group, with mentions),
  * membership changes, reads from two devices, recalls, edits, deletes and clears against the
- * real server process, SIGKILLed and restarted between and during bursts of sends. After every step the index the
- * server answers with (`conversations`) equals core's recount of the inbox as of its `headSeq`.
+ * real server process, SIGKILLed and restarted between and during bursts of sends. After every
+ * step the index the server answers with (`conversations`) equals core's recount of the inbox
+ * as of its `headSeq`.
  * The recount's input is every entry an observer device of the owner has synced: sync drops
  * entries once deleted or cleared, so the owner deletes and clears only what the observer saw.
  */
