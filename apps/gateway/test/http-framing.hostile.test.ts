@@ -2,49 +2,17 @@
  * HTTP framing attacks, in raw bytes, on both transports: every expectation below is the same
  * for uWS and `ws`, and the last suite compares the two byte for byte. A request the gateway
  * will not frame (transport/framing.ts) gets no answer and nothing behind it is served.
+ * Methods, paths and stray upgrades: http-routing.hostile.test.ts.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminService } from '@seqline/messaging';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createAdminTokenVerifier, issueAdminToken, MAX_FRAME_BYTES } from '@seqline/protocol';
 import { SECRET, startGateway, TRANSPORTS, UWS_LOADS, type Started } from './harness.ts';
-import { exchange, HANDSHAKE, normalise, request, type RawResponse } from './raw-http.ts';
-
-const HEALTHZ = request('GET', '/healthz');
-const send = JSON.stringify({ appinfo: '0192-framing', to: { user: 'bob' }, type: 'text', body: { text: 'smuggled' } });
-const json = (r: RawResponse | undefined) => JSON.parse(r?.body ?? 'null') as { ok: boolean; error?: { code: string; message: string } };
-/** An admin service that must never be reached: any use fails the test. */
-const unreachableAdmin = new Proxy(
-  {},
-  {
-    get: () => {
-      throw new Error('admin service reached');
-    },
-  },
-) as AdminService;
+import { exchange, HANDSHAKE, normalise, request } from './raw-http.ts';
+import { HEALTHZ, json, send, unreachableAdmin, useFramingGateway } from './support/framing-gateway.ts';
 
 describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
-  let t: Started;
-  let token: string;
-  beforeAll(async () => {
-    t = await startGateway(transport, { allowedOrigins: ['https://app.example.com'] });
-    token = await t.token();
-  });
-  afterAll(async () => {
-    await t.gateway.close();
-  });
-  afterEach(() => {
-    t.messaging.calls.length = 0;
-  });
-  const port = () => t.gateway.port;
-  const bearer = (value = token): [string, string] => ['Authorization', `Bearer ${value}`];
-
-  /** Refused unframed: no byte back, and the valid request pipelined behind it is not served. */
-  const expectUnanswered = async (bytes: string) => {
-    const answer = await exchange(port(), bytes + HEALTHZ);
-    expect(answer.responses).toEqual([]);
-    expect(answer.rest).toBe('');
-    expect(t.messaging.calls).toEqual([]);
-  };
+  const framing = useFramingGateway(transport);
+  const { port, bearer, expectUnanswered } = framing;
 
   it('HEAD answers like GET, with the GET length and no body, on every route; keep-alive stays in step', async () => {
     const heads = [
@@ -71,7 +39,7 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     expect(healthz?.header('content-type')).toBe('application/json');
     expect(Number(sync?.header('content-length'))).toBeGreaterThan(100);
     expect(wrongMethod?.header('allow')).toBe('POST');
-    expect(t.messaging.callsOf('sync')).toHaveLength(1);
+    expect(framing.started.messaging.callsOf('sync')).toHaveLength(1);
   });
 
   it('204 (preflight) carries neither body nor Content-Length; the next response parses', async () => {
@@ -82,23 +50,11 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     expect(answer.rest).toBe('');
   });
 
-  it('unsupported methods are not answered; supported ones on the wrong route get 405 with Allow, unknown routes 404', async () => {
-    for (const method of ['TRACE', 'CONNECT', 'PROPFIND', 'FOO', 'get']) await expectUnanswered(request(method, '/healthz'));
-    const answer = await exchange(port(), request('DELETE', '/healthz') + request('PUT', '/v1/sync') + request('GET', '/nope'), {
-      responses: 3,
-    });
-    expect(answer.responses.map((r) => [r.status, r.header('allow'), json(r).error?.code])).toEqual([
-      [405, 'GET, HEAD', 'BAD_REQUEST'],
-      [405, 'GET, HEAD', 'BAD_REQUEST'],
-      [404, undefined, 'NOT_FOUND'],
-    ]);
-  });
-
   it('two Authorization headers → 401 whichever is valid, on the API, the upgrade and the admin API', async () => {
     const attempts = [
       request('GET', '/v1/sync?maxSeq=0', [bearer(), bearer('forged')]),
       request('GET', '/v1/sync?maxSeq=0', [bearer('forged'), bearer()]),
-      request('GET', '/v1/sync?maxSeq=0', [bearer(), ['authorization', `Bearer ${token}`]]),
+      request('GET', '/v1/sync?maxSeq=0', [bearer(), ['authorization', `Bearer ${framing.token}`]]),
       request('POST', '/v1/send', [bearer(), bearer(), ['Content-Length', String(send.length)]], send),
     ];
     for (const bytes of attempts) {
@@ -112,7 +68,7 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
       const { responses, rest } = await exchange(port(), request('GET', '/v1/ws', [...HANDSHAKE, ...pair]), { responses: 1 });
       expect([responses[0]?.status, json(responses[0]).error?.message, rest]).toEqual([401, 'more than one Authorization header', '']);
     }
-    expect(t.messaging.calls).toEqual([]);
+    expect(framing.started.messaging.calls).toEqual([]);
     // The admin API reads Authorization itself: two admin tokens never reach its service.
     const withAdmin = await startGateway(transport, {
       admin: { service: unreachableAdmin, verifyAdminToken: createAdminTokenVerifier(SECRET) },
@@ -129,22 +85,22 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
   });
 
   it('a token in the header and a different one in ?token=, or ?token= twice → 401; the same token twice is one token', async () => {
-    const other = await t.token('mallory');
+    const other = await framing.started.token('mallory');
     const refused: Array<[string, Array<[string, string]>, string]> = [
       [`/v1/sync?maxSeq=0&token=${other}`, [bearer()], 'different tokens in Authorization and the token query parameter'],
-      [`/v1/sync?maxSeq=0&token=${token}&token=${token}`, [], 'more than one token query parameter'],
-      [`/v1/sync?maxSeq=0&token=${token}&%74oken=${other}`, [], 'more than one token query parameter'],
+      [`/v1/sync?maxSeq=0&token=${framing.token}&token=${framing.token}`, [], 'more than one token query parameter'],
+      [`/v1/sync?maxSeq=0&token=${framing.token}&%74oken=${other}`, [], 'more than one token query parameter'],
       [`/v1/ws?token=${other}`, [...HANDSHAKE, bearer()], 'different tokens in Authorization and the token query parameter'],
-      [`/v1/ws?token=${token}&token=${other}`, HANDSHAKE, 'more than one token query parameter'],
+      [`/v1/ws?token=${framing.token}&token=${other}`, HANDSHAKE, 'more than one token query parameter'],
     ];
     for (const [target, headers, message] of refused) {
       const { responses } = await exchange(port(), request('GET', target, headers), { responses: 1 });
       expect(responses.map((r) => [r.status, json(r).error?.message])).toEqual([[401, message]]);
     }
-    expect(t.messaging.calls).toEqual([]);
-    const same = await exchange(port(), request('GET', `/v1/sync?maxSeq=0&token=${token}`, [bearer()]), { responses: 1 });
+    expect(framing.started.messaging.calls).toEqual([]);
+    const same = await exchange(port(), request('GET', `/v1/sync?maxSeq=0&token=${framing.token}`, [bearer()]), { responses: 1 });
     expect(same.responses[0]?.status).toBe(200);
-    const upgraded = await exchange(port(), request('GET', `/v1/ws?token=${token}`, [...HANDSHAKE, bearer()]), { responses: 1 });
+    const upgraded = await exchange(port(), request('GET', `/v1/ws?token=${framing.token}`, [...HANDSHAKE, bearer()]), { responses: 1 });
     expect(upgraded.responses[0]?.status).toBe(101);
   });
 
@@ -161,7 +117,7 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
       responses: 1,
     });
     expect(two.responses[0]?.status).toBe(403);
-    expect(t.messaging.calls).toEqual([]);
+    expect(framing.started.messaging.calls).toEqual([]);
   });
 
   it('an oversize body on POST /v1/send → 413 TOO_LARGE and the connection closes, declared or sent; its content is never a request', async () => {
@@ -176,7 +132,7 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
       ]);
       expect(answer.closed).toBe(true);
     }
-    expect(t.messaging.calls).toEqual([]);
+    expect(framing.started.messaging.calls).toEqual([]);
   });
 
   it('Transfer-Encoding (with or without Content-Length, any spelling) and repeated or odd Content-Length are not answered', async () => {
@@ -206,31 +162,6 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
     expect(zero.responses.map((r) => r.status)).toEqual([200, 200]);
   });
 
-  it('path tricks find no route: 404 NOT_FOUND, nothing served, nothing called', async () => {
-    const paths = [
-      '/v1/sync/../healthz',
-      '/v1/../v1/sync',
-      '/v1/%2e%2e/healthz',
-      '/%76%31/sync',
-      '//v1/sync',
-      '/v1/sync/',
-      '/V1/SYNC',
-      '/v1/sync%00',
-      '/v1/sync;x',
-      '/v1\\sync',
-      '/v1/admin/../sync',
-      '/healthz/..',
-      '/v1/ws/../sync',
-    ];
-    for (const path of paths) {
-      const { responses } = await exchange(port(), request('GET', `${path}?maxSeq=0`, [bearer()]), { responses: 1 });
-      expect([path, responses[0]?.status, json(responses[0]).error?.code]).toEqual([path, 404, 'NOT_FOUND']);
-    }
-    expect(t.messaging.calls).toEqual([]);
-    for (const target of ['http://gateway.test/healthz', '*', 'healthz', '/heal thz', '/h\u00e9althz'])
-      await expectUnanswered(request('GET', target));
-  });
-
   it('requests neither parser agrees on are not answered: HTTP/1.0, no or two Hosts, too many or too large headers, bare LF', async () => {
     await expectUnanswered('GET /healthz HTTP/1.0\r\nHost: gateway.test\r\n\r\n');
     await expectUnanswered('GET /healthz HTTP/1.1\r\n\r\n');
@@ -258,23 +189,6 @@ describe.each(TRANSPORTS)('HTTP framing (%s)', (transport) => {
       { responses: 1 },
     );
     expect(fine.responses[0]?.status).toBe(200);
-  });
-
-  it('Upgrade elsewhere than a valid handshake is plain HTTP; with a body it is refused', async () => {
-    const healthz = await exchange(port(), request('GET', '/healthz', HANDSHAKE), { responses: 1 });
-    expect(healthz.responses.map((r) => [r.status, r.body])).toEqual([[200, '{"ok":true}']]);
-    const badVersion = HANDSHAKE.map(([n, v]): [string, string] => [n, n === 'Sec-WebSocket-Version' ? '12' : v]);
-    for (const headers of [
-      badVersion,
-      HANDSHAKE.filter(([n]) => n !== 'Connection'),
-      [...HANDSHAKE, ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ==']],
-    ] as Array<Array<[string, string]>>) {
-      const { responses } = await exchange(port(), request('GET', '/v1/ws', [...headers, bearer()]), { responses: 1 });
-      expect(responses.map((r) => [r.status, json(r).error?.message])).toEqual([[426, 'WebSocket upgrade required']]);
-    }
-    await expectUnanswered(
-      request('POST', '/v1/send', [bearer(), ['Connection', 'Upgrade'], ['Upgrade', 'h2c'], ['Content-Length', String(send.length)]], send),
-    );
   });
 });
 

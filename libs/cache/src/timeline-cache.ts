@@ -15,41 +15,12 @@ import {
   type TimelineStore,
   type WriteGuard,
 } from '@seqline/core';
-import { RedisGuard, type RedisCacheOptions } from './guard.ts';
+import { RedisGuard } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
 import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
+import type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
 
-export interface CachedTimelineOptions extends RedisCacheOptions {
-  /** Most recent entries kept per inbox. Default 512. */
-  maxEntries?: number;
-  /** An inbox's cache expires this long after its last write. Default 1 h. */
-  ttlMs?: number;
-  /** Appinfos remembered per inbox for the dedup fast path. Default 1024. */
-  dedupMaxPerInbox?: number;
-  /** The dedup set of an inbox expires this long after its last append. Default 10 min. */
-  dedupTtlMs?: number;
-  /**
-   * Answer headSeq from the cache when it has the inbox. Off by default: a cache write that
-   * failed leaves the cached head behind the durable one, which is harmless in a sync answer
-   * but not for an inbox writer, which would publish a push with a too-low prevSeq (a client
-   * applying it would skip entries). Turn it on only for read-side instances (gateway sync).
-   */
-  headSeqFromCache?: boolean;
-}
-
-export interface TimelineCacheStats {
-  /** readAfter answered from Redis. */
-  readHits: number;
-  /** readAfter answered by the durable store (no cache, range not covered, Redis failed). */
-  readMisses: number;
-  headHits: number;
-  headMisses: number;
-  /** Appinfos found in the dedup fast path / looked up in the durable index. */
-  dedupHits: number;
-  dedupMisses: number;
-  /** Cache writes after a durable append that failed (the inbox's cache was then invalidated). */
-  writeFailures: number;
-}
+export type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
 
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
 

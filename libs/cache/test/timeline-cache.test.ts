@@ -1,4 +1,4 @@
-/** CachedTimelineStore against the live Redis: coverage rules, staleness, dedup, concurrency. */
+/** CachedTimelineStore against the live Redis: coverage rules, staleness, concurrency (dedup: timeline-cache.dedup.test.ts). */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
@@ -203,50 +203,6 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     await expect(store.append(inbox, batch([2], 'late'))).rejects.toThrow();
     expect(await redis.exists(tlKey(inbox))).toBe(0);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(batch(range(1, 3)));
-  });
-
-  it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
-    const store = cached();
-    const inbox = fresh();
-    expect(await store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
-      { seq: 1, duplicate: false },
-      { seq: 2, duplicate: false },
-      { seq: 1, duplicate: true },
-    ]);
-    expect(await store.append(inbox, [msgEntry(4, 'b'), msgEntry(5, 'c')])).toEqual([
-      { seq: 2, duplicate: true },
-      { seq: 5, duplicate: false },
-    ]);
-    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
-    const before = store.stats();
-    const found = await store.findSeqs(inbox, ['a', 'b', 'c', 'c']);
-    expect([...found.entries()].sort()).toEqual([
-      ['a', 1],
-      ['b', 2],
-      ['c', 5],
-    ]);
-    expect(store.stats().dedupHits - before.dedupHits).toBe(3);
-    expect(store.stats().dedupMisses).toBe(before.dedupMisses);
-  });
-
-  it('"absent" in Redis falls back to the durable index', async () => {
-    const store = cached({ dedupMaxPerInbox: 2 });
-    const inbox = fresh();
-    await store.append(inbox, batch(range(1, 4), 'x'));
-    await inner.append(inbox, [msgEntry(5, 'bypass')]);
-    const found = await store.findSeqs(inbox, ['x1', 'x4', 'bypass', 'never']);
-    expect([...found.entries()].sort()).toEqual([
-      ['bypass', 5],
-      ['x1', 1],
-      ['x4', 4],
-    ]);
-    await redis.del(`${keyPrefix}dd:0:{${inbox}}`);
-    expect((await store.findSeqs(inbox, ['x3'])).get('x3')).toBe(3);
-    // An append of duplicates only (nothing to cache) still remembers their original seqs.
-    expect(await store.append(inbox, [msgEntry(9, 'x2')])).toEqual([{ seq: 2, duplicate: true }]);
-    const before = store.stats();
-    expect((await store.findSeqs(inbox, ['x2'])).get('x2')).toBe(2);
-    expect(store.stats().dedupHits - before.dedupHits).toBe(1);
   });
 
   it('headSeq comes from the cache only when asked to', async () => {

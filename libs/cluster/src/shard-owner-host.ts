@@ -11,75 +11,20 @@
  */
 import { performance } from 'node:perf_hooks';
 import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
-import type {
-  AppendOutcome,
-  ConversationIndex,
-  FollowUpAppend,
-  FollowUpResult,
-  GroupStreamStore,
-  InboxKey,
-  Logger,
-  NewEntry,
-  PushBus,
-  SeqCeilingStore,
-  TimelineStore,
-} from '@seqline/core';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
+import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
+import { LiveOwners } from './live-owners.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
 import { RemoteInboxWriter } from './remote-inbox-writer.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
-import type { GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
-import type { InFlight, SlotState } from './shard-slot.ts';
+import type { SharedWriterMemory } from './shard-writers.ts';
+import type { InFlight } from './shard-slot.ts';
+import type { ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
-export interface ShardOwnerHostOptions {
-  nc: NatsConnection;
-  redis: Redis;
-  ceilings: SeqCeilingStore;
-  timeline: TimelineStore;
-  /**
-   * Read-fanout group streams (the CQL GroupStreamStore in distributed mode): the owner of a
-   * shard also writes the group streams of that shard. Without it `gappend`/`ghead` requests
-   * fail with a final (not retried) INTERNAL error.
-   */
-  groupStreams?: GroupStreamStore;
-  /** v1.1: the conversation index its owners read once per append for push `convs` (the CQL index). */
-  conversations?: ConversationIndex;
-  /** Rebuilds an inbox's conversation index (the CQL timeline); without it `rebuild` requests fail. */
-  conversationRebuilder?: GuardedRebuilder;
-  push: PushBus;
-  logger: Logger;
-  /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */
-  ownerId: string;
-  /** Fixed for a deployment. Default 64. */
-  shardCount?: number;
-  /** Shards this host may own. Default 'all'. */
-  desiredShards?: 'all' | number[];
-  /** Default 10 s. */
-  leaseTtlMs?: number;
-  leaseMarginMs?: number;
-  /** Redis key prefix for leases and the owner registry. Default `seqline:`. */
-  keyPrefix?: string;
-  /** Default `inbox.append`. */
-  subjectPrefix?: string;
-  queueGroup?: string;
-  /** Requests handled at once by this host before replying OVERLOADED. Default 10 000. */
-  maxInFlight?: number;
-  /** Monotonic clock in ms for leases and wait-outs. Default `performance.now` (tests inject pauses). */
-  now?: () => number;
-  /** Passed to every InboxOwner (`step` and `maxBatchEntries` to every GroupStreamWriter too). */
-  ownerOptions?: OwnerTuning;
-}
-
-export interface ShardStatus {
-  shard: number;
-  state: SlotState;
-  epoch: number;
-}
+export type { ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
 
 export class ShardOwnerHost {
   readonly ownerId: string;
@@ -88,6 +33,7 @@ export class ShardOwnerHost {
   private readonly options: ShardOwnerHostOptions;
   private readonly logger: Logger;
   private readonly registry: RedisOwnerRegistry;
+  private readonly owners: LiveOwners;
   private readonly candidates: number[];
   private readonly subjectPrefix: string;
   private readonly inFlight: InFlight;
@@ -99,8 +45,6 @@ export class ShardOwnerHost {
   private readonly shared: SharedWriterMemory;
   private readonly acquiring = new Set<number>();
   private readonly freeSince = new Map<number, number>();
-  private members = '';
-  private membersSince = 0;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private state: 'new' | 'running' | 'closing' | 'closed' = 'new';
@@ -123,6 +67,7 @@ export class ShardOwnerHost {
       now: this.now,
     });
     this.registry = new RedisOwnerRegistry(options.redis, keyPrefix, this.leases.ttlMs);
+    this.owners = new LiveOwners(this.registry, this.ownerId, this.logger, this.now);
     const desired = options.desiredShards ?? 'all';
     this.candidates =
       desired === 'all' ? Array.from({ length: this.shardCount }, (_, i) => i) : [...new Set(desired)].sort((a, b) => a - b);
@@ -213,12 +158,12 @@ export class ShardOwnerHost {
       const blocker = slot.state === 'serving' ? this.leases.writeBlocker(slot.lease) : undefined;
       if (blocker !== undefined) void this.drop(slot, blocker);
     }
-    const live = await this.liveOwners();
+    const live = await this.owners.refresh();
     const now = this.now();
     const ttl = this.leases.ttlMs;
     const wanted = new Set(this.candidates.filter((s) => preferredOwner(s, live) === this.ownerId));
 
-    if (now - this.membersSince >= ttl) {
+    if (now - this.owners.stableSince >= ttl) {
       for (const slot of this.slots.values()) {
         if (!wanted.has(slot.shard) && slot.state === 'serving') void this.drop(slot, 'rebalanced to its preferred owner');
       }
@@ -235,24 +180,6 @@ export class ShardOwnerHost {
       this.freeSince.set(shard, since);
       if (wanted.has(shard) || now - since >= ttl) void this.acquire(shard);
     }
-  }
-
-  private async liveOwners(): Promise<string[]> {
-    let live: string[];
-    try {
-      live = await this.registry.heartbeat(this.ownerId);
-    } catch (err) {
-      this.logger.warn({ err: errMessage(err) }, 'owner registry heartbeat failed');
-      live = this.members === '' ? [] : this.members.split(',');
-    }
-    if (!live.includes(this.ownerId)) live = [...live, this.ownerId].sort();
-    const key = live.join(',');
-    if (key !== this.members) {
-      if (this.members !== '') this.logger.info({ owners: live }, 'shard owners changed');
-      this.members = key;
-      this.membersSince = this.now();
-    }
-    return live;
   }
 
   // ------------------------------------------------------------------ shard lifecycle

@@ -2,12 +2,11 @@
  * Ports: the interfaces adapters implement (libs/store, libs/seq, libs/bus) for both the
  * embedded engine and the distributed services. Each port has one contract suite.
  */
-import type { AppendOutcome, Entry, Json, NewEntry } from './entry.ts';
+import type { AppendOutcome, Entry, NewEntry } from './entry.ts';
 import type { GroupKey, InboxKey } from './ids.ts';
 import type { Tier, TierThresholds } from './tiers.ts';
 import type { Limits } from './config.ts';
 import type { ConversationRebuildReport } from './conversations/port.ts';
-import type { ConversationState } from './conversations/view.ts';
 
 // ---------------------------------------------------------------- timeline
 
@@ -145,90 +144,10 @@ export interface SeqCeilingStore {
   raise(section: string, ceiling: number, epoch: number): Promise<void>;
 }
 
-// ---------------------------------------------------------------- persisted jobs (local bus)
+// ---------------------------------------------------------------- jobs, work queue, push bus
 
-export interface StoredJob {
-  /** Dedup key: putting a job whose id exists is a no-op. */
-  id: string;
-  queue: string;
-  payload: Json;
-  attempts: number;
-  /** Epoch ms before which the job must not run (backoff). */
-  notBefore: number;
-  createdAt: number;
-  lastError?: string;
-}
-
-export interface JobStore {
-  /** Durable when resolved; false when a job with this id is already pending. */
-  put(job: StoredJob): Promise<boolean>;
-  update(job: StoredJob): Promise<void>;
-  remove(id: string): Promise<void>;
-  /** Pending jobs, oldest first. */
-  list(queue?: string): Promise<StoredJob[]>;
-  /** Moves a job to the dead-letter set (atomically removing it from pending). */
-  bury(job: StoredJob): Promise<void>;
-  listDead(): Promise<StoredJob[]>;
-  /** Moves a dead job back to pending with attempts reset; false when absent. */
-  revive(id: string, now: number): Promise<boolean>;
-}
-
-// ---------------------------------------------------------------- bus
-
-export interface PushMessage {
-  inbox: InboxKey;
-  /** Seq that came before the first entry in this inbox (the previous gseq when `group` is set). */
-  prevSeq: number;
-  entries: Entry[];
-  /**
-   * Set for a read-fanout group push: the tenant-local group id. `entries` are then messages of
-   * that group stream (their `seq` is the gseq) and `prevSeq` the gseq before the first one;
-   * `inbox` is still the member the push is for. Gateways send it as a `group.push` frame.
-   */
-  group?: string;
-  /**
-   * v1.1, inbox pushes only: the states of every conversation the entries touch, each exact at
-   * or past the newest pushed entry touching it. Absent when the owner could not read them all
-   * so (an index lagging its entries, a slow or failed read): the client then asks sync.
-   */
-  convs?: ConversationState[];
-}
-
-export interface JobContext {
-  id: string;
-  attempt: number;
-}
-
-export interface QueueOptions {
-  /** Jobs of one queue run at most this many at once (the worker pool size). */
-  concurrency: number;
-  /** Jobs with the same key run at most `perKeyConcurrency` at once (per-group bound). */
-  keyOf?: (payload: Json) => string | undefined;
-  perKeyConcurrency?: number | (() => number);
-}
-
-export interface WorkQueue {
-  /** Durable when resolved; dedup by id (same id enqueued twice runs once while pending). */
-  enqueue(queue: string, id: string, payload: Json): Promise<void>;
-  /** Starts consuming. Failed handlers are retried with exponential backoff, then dead-lettered. */
-  consume(queue: string, handler: (payload: Json, ctx: JobContext) => Promise<void>, options: QueueOptions): Promise<void>;
-  deadLetters(): Promise<StoredJob[]>;
-  replay(id: string): Promise<boolean>;
-  /** Stops taking jobs and waits for running ones. */
-  close(): Promise<void>;
-}
-
-export interface PushBus {
-  publish(msg: PushMessage): void;
-  /**
-   * The same push to each of `inboxes` (a huge group's members), each receiving it with its own
-   * `inbox`: the adapter encodes it once instead of once per member.
-   */
-  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void;
-  /** Delivers pushes for one inbox to this process; returns an unsubscribe. */
-  subscribe(inbox: InboxKey, onPush: (msg: PushMessage) => void): () => void;
-  close(): Promise<void>;
-}
+// Declared in bus-ports.ts to keep this file short; exported from here.
+export type * from './bus-ports.ts';
 
 // ---------------------------------------------------------------- single-writer inbox
 

@@ -1,11 +1,11 @@
 /**
  * CQL-adapter behaviour the port contracts cannot see: failed writes that land anyway (late, or
  * without their marker) never surface, the writer's memory of a stream per term, the dedup
- * window, bucket markers, TTLs, and races between two processes (two driver clients).
+ * window, bucket markers, TTLs and long reads. Races between two processes: scylla-races.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { groupKey, inboxKey, silentLogger, type Entry } from '@seqline/core';
-import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
+import { inboxKey, silentLogger, type Entry } from '@seqline/core';
+import { msgEntry, uniqueTenant } from '@seqline/testing';
 import { TIMELINE_TABLES, entryParams, type ScyllaStores } from '@seqline/store/scylla';
 import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
 import { CqlSeqLog } from '../src/scylla/seq-log.ts';
@@ -272,53 +272,5 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const backward = await b.timeline.readBefore(inbox, 6_001, 5_500);
       expect(seqs(backward)).toEqual(Array.from({ length: 5_500 }, (_, i) => 6_000 - i));
     }, 60_000);
-
-    it('appends racing on one inbox inside one process store an appinfo once', async () => {
-      const inbox = inboxKey(uniqueTenant(), 'race');
-      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => a.timeline.append(inbox, [msgEntry(i + 1, 'same')])));
-      expect(outcomes.flat().filter((outcome) => !outcome.duplicate)).toEqual([{ seq: 1, duplicate: false }]);
-      expect(await a.timeline.readAfter(inbox, 0, 100)).toHaveLength(1);
-    });
-
-    it('two processes racing to add the same member open exactly one window', async () => {
-      const tenant = uniqueTenant();
-      const key = groupKey(tenant, 'g');
-      const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 1, createdAt: 1 };
-      const creates = await Promise.all([a, b, a, b].map((stores) => stores.groups.createGroup(record, ['alice'], { time: 1, gseq: 0 })));
-      expect(creates.filter(Boolean)).toHaveLength(1);
-      const adds = await Promise.all(
-        Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).groups.addMembers(key, ['bob', 'carol'], { time: 2 + i, gseq: i })),
-      );
-      expect(adds.flat().sort()).toEqual(['bob', 'carol']);
-      expect((await a.groups.getMembership(key, 'bob'))?.windows).toHaveLength(1);
-      expect(await b.groups.listMembers(key)).toEqual(['alice', 'bob', 'carol']);
-    });
-
-    it('two processes racing for a section: exactly the highest epoch owns it', async () => {
-      const section = uniqueName('section');
-      const epochs = Array.from({ length: 12 }, (_, i) => i + 1);
-      await Promise.allSettled(epochs.map((epoch) => (epoch % 2 === 0 ? a : b).ceilings.claim(section, epoch)));
-      await expect(a.ceilings.raise(section, 10, 11)).rejects.toThrow(/owned by epoch 12/);
-      await b.ceilings.raise(section, 10, 12);
-      expect(await a.ceilings.claim(section, 12)).toBe(10);
-      const scope = uniqueName('scope');
-      const drawn = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).ceilings.nextEpoch(scope)));
-      expect(new Set(drawn).size).toBe(20);
-    });
-
-    it('job listings skip index rows whose job is gone or changed', async () => {
-      const queue = uniqueName('queue');
-      const id = uniqueName('job');
-      await raw.execute(`INSERT INTO ${ks}.job_order (scope, created_at, id) VALUES (?, 5, ?)`, [`queue:${queue}`, `${id}-ghost`], {
-        prepare: true,
-      });
-      const job = { id, queue, payload: { n: 1 }, attempts: 0, notBefore: 0, createdAt: 10 };
-      expect(await a.jobs.put(job)).toBe(true);
-      await raw.execute(`INSERT INTO ${ks}.job_order (scope, created_at, id) VALUES (?, 3, ?)`, [`queue:${queue}`, id], { prepare: true });
-      expect(await b.jobs.list(queue)).toEqual([job]);
-      await b.jobs.update({ ...job, queue: `${queue}-2`, createdAt: 10 });
-      expect(await a.jobs.list(queue)).toEqual([]);
-      expect((await a.jobs.list()).filter((j) => j.id === id)).toEqual([{ ...job, queue: `${queue}-2` }]);
-    });
   });
 }

@@ -14,7 +14,8 @@
  * the appends whose statements it carried, and their streams are reloaded next time.
  */
 import type { AppendOutcome, Entry, Logger, WriteGuard } from '@seqline/core';
-import { entryGroups, packBatches, planAppend, statementBytes, type AppendPlan, type StatementGroup } from './append-plan.ts';
+import { AppendJob, eachJob, settlePlan, type JobWrites } from './append-job.ts';
+import { entryGroups, packBatches, statementBytes, type AppendPlan } from './append-plan.ts';
 import { writeTimestamp, type Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
@@ -31,39 +32,8 @@ export interface AppendPipelineOptions {
   markerRefreshMs?: number;
 }
 
-/**
- * Marker inserts due (their own partition) and the buckets they mark, then the entry groups
- * (one mutation each, in seq order).
- */
-interface JobWrites {
-  markers: Statement[];
-  marked: number[];
-  entries: StatementGroup[];
-}
-
-class Job {
-  state?: StreamState;
-  plan?: AppendPlan;
-  writes?: JobWrites;
-
-  constructor(
-    readonly stream: string,
-    readonly batch: Entry[],
-    readonly guard: WriteGuard,
-    readonly resolve: (outcomes: AppendOutcome[]) => void,
-    private readonly rejectCaller: (err: unknown) => void,
-    private readonly states: WriterStates,
-  ) {}
-
-  /** A failed append's outcome is unknown: the stream is reloaded from the store next time. */
-  reject(err: unknown): void {
-    this.states.forget(this.stream);
-    this.rejectCaller(err);
-  }
-}
-
 export class SeqLogAppendPipeline {
-  private readonly queue: Job[] = [];
+  private readonly queue: AppendJob[] = [];
   private readonly maxGroup: number;
   private readonly maxInFlight: number;
   private readonly markerRefreshMs: number;
@@ -86,7 +56,7 @@ export class SeqLogAppendPipeline {
   /** Appends `batch` to `stream`; the caller keeps one append per stream in flight. */
   submit(stream: string, batch: Entry[], guard: WriteGuard): Promise<AppendOutcome[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push(new Job(stream, batch, guard, resolve, reject, this.states));
+      this.queue.push(new AppendJob(stream, batch, guard, resolve, reject, this.states));
       if (this.scheduled) return;
       this.scheduled = true;
       // Appends made in the same tick start as one group.
@@ -113,15 +83,15 @@ export class SeqLogAppendPipeline {
     }
   }
 
-  private async run(group: Job[]): Promise<void> {
-    const planned = await this.each(group, (job) => this.plan(job));
-    const live: Job[] = [];
+  private async run(group: AppendJob[]): Promise<void> {
+    const planned = await eachJob(group, (job) => this.plan(job));
+    const live: AppendJob[] = [];
     for (const job of planned) {
       const plan = job.plan as AppendPlan;
       if (plan.toWrite.length === 0) job.resolve(plan.outcomes);
       else live.push(job);
     }
-    const prepared = await this.each(live, (job) => this.prepare(job));
+    const prepared = await eachJob(live, (job) => this.prepare(job));
     const now = Date.now();
     for (const job of prepared) job.writes = this.writesOf(job, now);
     // Most appends are one partition's mutation and share batches; a longer one goes alone, in order.
@@ -129,7 +99,7 @@ export class SeqLogAppendPipeline {
     const alone = prepared.filter((job) => (job.writes?.entries.length ?? 0) > 1);
     const written = [
       ...(await this.writeShared(shared)),
-      ...(await this.each(alone, async (job) => {
+      ...(await eachJob(alone, async (job) => {
         const { markers, entries } = job.writes as JobWrites;
         for (const statements of [markers, ...entries.map((group) => group.statements)]) {
           job.guard();
@@ -152,12 +122,12 @@ export class SeqLogAppendPipeline {
    * Head and duplicates of the job's appinfos, from memory when the writer holds the stream —
    * then synchronously (no promise per append), which is the usual case.
    */
-  private plan(job: Job): Promise<void> | undefined {
+  private plan(job: AppendJob): Promise<void> | undefined {
     const held = this.states.get(job.stream, job.guard.term);
     return held === undefined ? this.load(job.stream, job.guard.term).then((state) => this.planWith(job, state)) : this.planWith(job, held);
   }
 
-  private planWith(job: Job, state: StreamState): Promise<void> | undefined {
+  private planWith(job: AppendJob, state: StreamState): Promise<void> | undefined {
     // A held fingerprint is only a candidate: a resend (rare) is confirmed by the store, which
     // checks each index row against its entry (a row can outlive its entry).
     let asked: string[] | undefined;
@@ -183,7 +153,7 @@ export class SeqLogAppendPipeline {
   }
 
   /** Rare steps before the entries: far markers, and clearing a gap outside the first entry's partition. */
-  private prepare(job: Job): Promise<void> | undefined {
+  private prepare(job: AppendJob): Promise<void> | undefined {
     const plan = job.plan as AppendPlan;
     const gap = gapBelow(plan);
     if (gap === undefined && plan.farBuckets.length === 0) return undefined;
@@ -200,7 +170,7 @@ export class SeqLogAppendPipeline {
   }
 
   /** The job's writes: the markers due, then its entries with their dedup rows. */
-  private writesOf(job: Job, now: number): JobWrites {
+  private writesOf(job: AppendJob, now: number): JobWrites {
     const plan = job.plan as AppendPlan;
     // Re-written at most once per refresh period: its TTL outlasts the entries written meanwhile.
     // The usual append has none due: no arrays are made for it.
@@ -226,41 +196,12 @@ export class SeqLogAppendPipeline {
   }
 
   /**
-   * Runs `step` per job; the failed ones are rejected, the rest returned. A step that finishes
-   * synchronously (returns nothing) costs no promise.
-   */
-  private async each(jobs: Job[], step: (job: Job) => Promise<void> | undefined): Promise<Job[]> {
-    const ok = jobs.map(() => true);
-    const waits: Promise<void>[] = [];
-    // No closure is made per job unless its step is asynchronous.
-    for (let i = 0; i < jobs.length; i++) {
-      const job = jobs[i] as Job;
-      try {
-        const pending = step(job);
-        if (pending !== undefined) {
-          waits.push(
-            pending.catch((err: unknown) => {
-              ok[i] = false;
-              job.reject(err);
-            }),
-          );
-        }
-      } catch (err) {
-        ok[i] = false;
-        job.reject(err);
-      }
-    }
-    if (waits.length > 0) await Promise.all(waits);
-    return jobs.filter((_, i) => ok[i]);
-  }
-
-  /**
    * One write round trip for every job: guards first (a deposed writer writes nothing more),
    * then the jobs' groups packed into batches, sent in parallel.
    */
-  private async writeShared(jobs: Job[]): Promise<Job[]> {
-    const guarded: Job[] = [];
-    const groups: { owner: Job; statements: Statement[]; bytes?: number }[] = [];
+  private async writeShared(jobs: AppendJob[]): Promise<AppendJob[]> {
+    const guarded: AppendJob[] = [];
+    const groups: { owner: AppendJob; statements: Statement[]; bytes?: number }[] = [];
     for (const job of jobs) {
       try {
         job.guard();
@@ -274,7 +215,7 @@ export class SeqLogAppendPipeline {
     }
     // Taken right after the guards: see writeTimestamp.
     const timestamp = writeTimestamp();
-    const failed = new Map<Job, unknown>();
+    const failed = new Map<AppendJob, unknown>();
     await Promise.all(
       packBatches(groups).map(async (batch) => {
         try {
@@ -293,11 +234,6 @@ const NOTHING_FOUND: ReadonlyMap<string, number> = new Map();
 // Shared by every append that has no marker due; frozen, so a write to one would throw.
 const NO_BUCKETS: number[] = Object.freeze([]) as unknown as number[];
 const NO_STATEMENTS: Statement[] = Object.freeze([]) as unknown as Statement[];
-
-function settlePlan(job: Job, state: StreamState, found: ReadonlyMap<string, number>): void {
-  job.state = state;
-  job.plan = planAppend(job.stream, job.batch, state.head, found);
-}
 
 /**
  * Seqs between the head and the first new one were burnt (see CqlSeqLog.clearGap); `inline`

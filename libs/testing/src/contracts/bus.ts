@@ -5,6 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json, JobContext, WorkQueue } from '@seqline/core';
+import { eventually, sleep, uniqueName } from './bus-harness.ts';
+import { ConcurrencyProbe, keyOfGroup } from './concurrency-probe.ts';
 
 /**
  * Opens a WorkQueue on the adapter's shared durable backing: a second call is "the same
@@ -13,52 +15,7 @@ import type { Json, JobContext, WorkQueue } from '@seqline/core';
  */
 export type OpenWorkQueue = () => WorkQueue | Promise<WorkQueue>;
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls until `check` stops throwing (or returns true), failing after `timeoutMs`. */
-export async function eventually(check: () => unknown, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if ((await check()) !== false) return;
-      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    await sleep(intervalMs);
-  }
-}
-
-let uniqueCounter = 0;
-/** A name unique across tests and runs: only [a-z0-9_] (valid as a NATS token and durable). */
-export const uniqueName = (prefix: string): string =>
-  `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}_${++uniqueCounter}`;
-
-/** Tracks how many handlers run at once, overall and per key. */
-class ConcurrencyProbe {
-  running = 0;
-  maxRunning = 0;
-  private readonly perKey = new Map<string, number>();
-  readonly maxPerKey = new Map<string, number>();
-
-  async around(key: string, body: () => Promise<void>): Promise<void> {
-    const n = (this.perKey.get(key) ?? 0) + 1;
-    this.perKey.set(key, n);
-    this.maxPerKey.set(key, Math.max(this.maxPerKey.get(key) ?? 0, n));
-    this.maxRunning = Math.max(this.maxRunning, ++this.running);
-    try {
-      await body();
-    } finally {
-      this.running--;
-      this.perKey.set(key, (this.perKey.get(key) ?? 1) - 1);
-    }
-  }
-}
-
-const keyOfGroup = (payload: Json): string | undefined =>
-  payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof payload.group === 'string'
-    ? payload.group
-    : undefined;
+export { eventually, sleep, uniqueName } from './bus-harness.ts';
 
 export function workQueueContract(name: string, open: OpenWorkQueue): void {
   describe(`WorkQueue contract: ${name}`, () => {

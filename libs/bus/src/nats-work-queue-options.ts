@@ -1,0 +1,46 @@
+/** What createNatsWorkQueue (nats-work-queue.ts, which re-exports these) takes and returns. */
+import type { Clock, Logger, WorkQueue } from '@seqline/core';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { QueueStats } from './queue-common.ts';
+
+export interface NatsWorkQueueOptions {
+  /** The caller's connection; close() leaves it open. */
+  nc: NatsConnection;
+  logger: Logger;
+  clock?: Clock;
+  /** Streams `<prefix>_JOBS` and `<prefix>_DLQ`. Default `SEQLINE`. */
+  streamPrefix?: string;
+  /** Prepended to the `jobs.<queue>` / `dlq.<queue>` subjects (e.g. `test1.`). Default none. */
+  subjectPrefix?: string;
+  /**
+   * Retry delays: after failed attempt n the delivery is nak'd with backoffMs[n-1] (the last
+   * value repeats). Default 5 s, 10 s, 30 s, 1 min, 2 min, 5 min.
+   */
+  backoffMs?: number[];
+  /**
+   * How long a delivery may go without an ack or a `working()` before the server hands it to
+   * another consumer: the crash-detection delay. Live deliveries are kept alive every ackWait/3.
+   * Default 30 s.
+   */
+  ackWaitMs?: number;
+  /** Attempts before dead-lettering. Default 12 (≈ 34 min with the default backoff). */
+  maxDeliver?: number;
+  /**
+   * `Nats-Msg-Id` dedup window (default 2 min). An id enqueued again after the window while
+   * still pending runs twice: handlers are idempotent by appinfo (I3), so that is harmless.
+   */
+  duplicateWindowMs?: number;
+  /** Server-side bound of unacked deliveries per queue, all processes together. Default 10 000. */
+  maxAckPending?: number;
+  /**
+   * Deliveries held beyond `concurrency`, waiting for their key's bound (kept alive with
+   * `working()`). JetStream delivers in stream order, so a burst of one key longer than this
+   * delays other keys queued behind it until it drains below the bound (head-of-line blocking);
+   * within the window, other keys overtake the saturated one. Default max(4×concurrency, 256).
+   */
+  prefetch?: number;
+}
+
+export interface NatsWorkQueue extends WorkQueue {
+  stats(): Record<string, QueueStats>;
+}

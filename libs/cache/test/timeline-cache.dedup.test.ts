@@ -1,0 +1,85 @@
+/** CachedTimelineStore's dedup set against the live Redis: resends answered from Redis, misses from the store. */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
+import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { CachedTimelineStore, type CachedTimelineOptions } from '../src/index.ts';
+import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
+
+const probe = await probeRedis();
+
+describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
+  const data = tempDir('timeline-dedup');
+  const keyPrefix = uniquePrefix();
+  let engine: EmbeddedEngine;
+  let redis: Redis;
+  let inner: TimelineStore;
+  const opened: CachedTimelineStore[] = [];
+
+  beforeAll(async () => {
+    engine = await openEmbeddedEngine({ dir: data.dir });
+    inner = engine.timeline;
+    redis = await connectRedis();
+  });
+  afterAll(async () => {
+    for (const store of opened) store.close();
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+    await engine.close();
+    data.remove();
+  });
+
+  const cached = (options: Partial<CachedTimelineOptions> = {}): CachedTimelineStore => {
+    const store = new CachedTimelineStore(inner, { redis, keyPrefix, ...options });
+    opened.push(store);
+    return store;
+  };
+  const fresh = (): InboxKey => inboxKey(uniqueTenant(), 'alice');
+  const batch = (seqs: number[], tag = 'm'): Entry[] => seqs.map((seq) => msgEntry(seq, `${tag}${seq}`));
+  const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
+    const store = cached();
+    const inbox = fresh();
+    expect(await store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
+      { seq: 1, duplicate: false },
+      { seq: 2, duplicate: false },
+      { seq: 1, duplicate: true },
+    ]);
+    expect(await store.append(inbox, [msgEntry(4, 'b'), msgEntry(5, 'c')])).toEqual([
+      { seq: 2, duplicate: true },
+      { seq: 5, duplicate: false },
+    ]);
+    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    const before = store.stats();
+    const found = await store.findSeqs(inbox, ['a', 'b', 'c', 'c']);
+    expect([...found.entries()].sort()).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['c', 5],
+    ]);
+    expect(store.stats().dedupHits - before.dedupHits).toBe(3);
+    expect(store.stats().dedupMisses).toBe(before.dedupMisses);
+  });
+
+  it('"absent" in Redis falls back to the durable index', async () => {
+    const store = cached({ dedupMaxPerInbox: 2 });
+    const inbox = fresh();
+    await store.append(inbox, batch(range(1, 4), 'x'));
+    await inner.append(inbox, [msgEntry(5, 'bypass')]);
+    const found = await store.findSeqs(inbox, ['x1', 'x4', 'bypass', 'never']);
+    expect([...found.entries()].sort()).toEqual([
+      ['bypass', 5],
+      ['x1', 1],
+      ['x4', 4],
+    ]);
+    await redis.del(`${keyPrefix}dd:0:{${inbox}}`);
+    expect((await store.findSeqs(inbox, ['x3'])).get('x3')).toBe(3);
+    // An append of duplicates only (nothing to cache) still remembers their original seqs.
+    expect(await store.append(inbox, [msgEntry(9, 'x2')])).toEqual([{ seq: 2, duplicate: true }]);
+    const before = store.stats();
+    expect((await store.findSeqs(inbox, ['x2'])).get('x2')).toBe(2);
+    expect(store.stats().dedupHits - before.dedupHits).toBe(1);
+  });
+});
