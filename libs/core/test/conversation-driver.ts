@@ -10,6 +10,9 @@ import {
   buildConversationReadEntry,
   buildDeleteEntry,
   buildEditEntry,
+  buildGroupEventEntry,
+  buildMessageCopy,
+  buildRecallEntry,
   conversationItemKey,
   conversationKey,
   indexEntrySync,
@@ -157,21 +160,13 @@ export function sortedState(s: InboxIndexState) {
 export const T0 = 1_763_700_000_000;
 
 export function msg(appinfo: string, conv: Conv, from: string, mentions?: string[], body: Json = { text: appinfo }): NewEntry {
-  const e: NewEntry = { kind: 'msg', appinfo, conv, from, sendTime: T0, type: 'text', body };
+  const e = buildMessageCopy({ appinfo, conv, from, sendTime: T0, type: 'text', body });
   if (mentions !== undefined) e.mentions = mentions;
   return e;
 }
 
 export function groupEvent(appinfo: string, group: string, event: 'create' | 'add' | 'remove' | 'tier', actor: string): NewEntry {
-  return {
-    kind: 'group',
-    appinfo,
-    conv: { type: 'group', id: group },
-    from: actor,
-    sendTime: T0,
-    type: `group.${event}`,
-    body: { event, group, actor },
-  };
+  return buildGroupEventEntry({ appinfo, group, event, actor, time: T0 });
 }
 
 export function readConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
@@ -192,14 +187,7 @@ export function readSeqs(appinfo: string, self: string, seqs: number[]): NewEntr
 }
 
 export function recallOf(target: Entry, by: string): NewEntry {
-  return {
-    kind: 'recall',
-    appinfo: `recall:${target.appinfo}`,
-    conv: target.conv,
-    from: by,
-    sendTime: T0 + 1,
-    recall: { appinfo: target.appinfo, sendTime: target.sendTime },
-  };
+  return buildRecallEntry(target, by, T0 + 1);
 }
 
 export function editOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {

@@ -5,7 +5,15 @@
  * An op picks its target when it runs (the entries it may name do not exist when generated).
  */
 import fc from 'fast-check';
-import { buildClearEntry, buildConversationReadEntry, buildDeleteEntry, buildEditEntry } from '@seqline/core';
+import {
+  buildClearEntry,
+  buildConversationReadEntry,
+  buildDeleteEntry,
+  buildEditEntry,
+  buildGroupEventEntry,
+  buildMessageCopy,
+  buildRecallEntry,
+} from '@seqline/core';
 import type { Conv, Entry, Json, NewEntry } from '@seqline/core';
 
 export const HISTORY_T0 = 1_763_700_000_000;
@@ -181,21 +189,13 @@ export function historyEntryFor(op: HistoryOp, cast: HistoryCast, inbox: readonl
 // ---------------------------------------------------------------- entry builders (the owner's inbox)
 
 export function historyMsg(appinfo: string, conv: Conv, from: string, mentions?: string[], body: Json = { text: appinfo }): NewEntry {
-  const e: NewEntry = { kind: 'msg', appinfo, conv, from, sendTime: HISTORY_T0, type: 'text', body };
+  const e = buildMessageCopy({ appinfo, conv, from, sendTime: HISTORY_T0, type: 'text', body });
   if (mentions !== undefined) e.mentions = mentions;
   return e;
 }
 
 export function historyGroupEvent(appinfo: string, group: string, event: 'create' | 'add' | 'remove' | 'tier', actor: string): NewEntry {
-  return {
-    kind: 'group',
-    appinfo,
-    conv: { type: 'group', id: group },
-    from: actor,
-    sendTime: HISTORY_T0,
-    type: `group.${event}`,
-    body: { event, group, actor },
-  };
+  return buildGroupEventEntry({ appinfo, group, event, actor, time: HISTORY_T0 });
 }
 
 export function historyReadConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
@@ -216,14 +216,7 @@ export function historyReadSeqs(appinfo: string, self: string, seqs: number[]): 
 }
 
 export function historyRecallOf(target: Entry, by: string): NewEntry {
-  return {
-    kind: 'recall',
-    appinfo: `recall:${target.appinfo}`,
-    conv: target.conv,
-    from: by,
-    sendTime: HISTORY_T0 + 1,
-    recall: { appinfo: target.appinfo, sendTime: target.sendTime },
-  };
+  return buildRecallEntry(target, by, HISTORY_T0 + 1);
 }
 
 export function historyEditOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
