@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  conversationTouch,
   BadRequestError,
   CONVERSATIONS_DEFAULT_LIMIT,
   CONVERSATIONS_MAX_LIMIT,
@@ -134,5 +135,20 @@ describe('conversation op limits', () => {
     for (const bad of [[], ['@all', 'bob'], ['a:b'], [''], [7], Array.from({ length: 101 }, (_, i) => `u${i}`)]) {
       expect(() => checkMentions(bad)).toThrow(BadRequestError);
     }
+  });
+});
+
+describe('conversationTouch', () => {
+  const conv = { type: 'user' as const, id: 'bob' };
+  const base = { appinfo: 'a', conv, from: 'me', sendTime: 1 };
+  it('names its own conversation for activity, conversation reads, clears, recalls and edits; the named seqs of v1 reads and deletes', () => {
+    expect(conversationTouch({ ...base, seq: 1, kind: 'msg', type: 'text', body: 'x' })).toEqual({ conv });
+    expect(conversationTouch({ ...base, seq: 2, kind: 'read', upToSeq: 1 })).toEqual({ conv });
+    expect(conversationTouch({ ...base, seq: 3, kind: 'clear', upToSeq: 1 })).toEqual({ conv });
+    expect(conversationTouch({ ...base, seq: 4, kind: 'recall', recall: { appinfo: 'm', sendTime: 1 } })).toEqual({ conv });
+    expect(conversationTouch({ ...base, seq: 5, kind: 'read', seqs: [1, 2], referSeq: 2 })).toEqual({ namedSeqs: [1, 2] });
+    expect(conversationTouch({ ...base, seq: 6, kind: 'delete', seqs: [3] })).toEqual({ namedSeqs: [3] });
+    expect(conversationTouch({ ...base, seq: 7, kind: 'receipt', referSeq: 1, readBy: ['bob'] })).toBeNull();
+    expect(conversationTouch({ ...base, seq: 8, kind: 'tick' })).toBeNull();
   });
 });

@@ -5,9 +5,8 @@
  */
 import {
   conversationKey,
+  conversationTouch,
   isActivity,
-  isConversationRead,
-  v1ReadSeqs,
   type Conv,
   type ConversationIndex,
   type ConversationState,
@@ -77,11 +76,10 @@ export async function touchedConversations(d: VisibleReadDeps, inbox: InboxKey, 
   const convs = new Map<string, Conv>();
   const named = new Set<number>();
   for (const e of entries) {
-    if (isActivity(e) || isConversationRead(e) || e.kind === 'clear' || e.kind === 'recall' || e.kind === 'edit') {
-      convs.set(conversationKey(e.conv), e.conv);
-    } else if (e.kind === 'read' || e.kind === 'delete') {
-      for (const seq of e.kind === 'read' ? v1ReadSeqs(e) : (e.seqs ?? [])) named.add(seq);
-    }
+    const touched = conversationTouch(e);
+    if (touched === null) continue;
+    if ('conv' in touched) convs.set(conversationKey(touched.conv), touched.conv);
+    else for (const seq of touched.namedSeqs) named.add(seq);
   }
   const inPage = new Map(entries.map((e) => [e.seq, e]));
   const limit = pLimit(LOOKUP_CONCURRENCY);

@@ -6,7 +6,7 @@
  * them and the client asks sync. The read is bounded: a slow or failed one never holds a push
  * back longer than `waitMs`.
  */
-import { conversationKey, isActivity, isConversationRead, v1ReadSeqs } from '@seqline/core';
+import { conversationKey, conversationTouch, isActivity } from '@seqline/core';
 import type { Conv, ConversationIndex, ConversationState, Entry, InboxKey, Logger, TimelineStore } from '@seqline/core';
 
 export const DEFAULT_PUSH_CONVS_WAIT_MS = 50;
@@ -92,10 +92,11 @@ export async function touchedBy(
   const inPush = new Map(entries.map((e) => [e.seq, e]));
   let lookups = 0;
   for (const e of entries) {
-    if (isActivity(e) || isConversationRead(e) || e.kind === 'clear' || e.kind === 'recall' || e.kind === 'edit') {
-      touch(e.conv, e.seq);
-    } else if (e.kind === 'read' || e.kind === 'delete') {
-      const named = e.kind === 'read' ? v1ReadSeqs(e) : (e.seqs ?? []);
+    const touched = conversationTouch(e);
+    if (touched === null) continue;
+    if ('conv' in touched) touch(touched.conv, e.seq);
+    else {
+      const named = touched.namedSeqs;
       lookups += named.filter((seq) => !inPush.has(seq)).length;
       if (lookups > MAX_TARGET_LOOKUPS) return undefined;
       const targets = await Promise.all(named.map(async (seq) => inPush.get(seq) ?? (await lookup(seq))));

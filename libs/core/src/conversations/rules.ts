@@ -120,6 +120,21 @@ export function v1ReadSeqs(entry: Entry): number[] {
   return entry.referSeq !== undefined ? [entry.referSeq] : [];
 }
 
+/**
+ * Which conversations an inbox entry touches, for naming them in a sync answer or a push: its
+ * own `conv` for an activity entry, a conversation read, a clear, a recall or an edit (recall
+ * and edit entries carry their message's conv); for a v1 read or a delete, the conversations of
+ * the activity entries at the seqs it names (the caller looks those up); otherwise none.
+ */
+export function conversationTouch(entry: Entry): { conv: Conv } | { namedSeqs: number[] } | null {
+  if (isActivity(entry) || isConversationRead(entry) || entry.kind === 'clear' || entry.kind === 'recall' || entry.kind === 'edit') {
+    return { conv: entry.conv };
+  }
+  if (entry.kind === 'read') return { namedSeqs: v1ReadSeqs(entry) };
+  if (entry.kind === 'delete') return { namedSeqs: entry.seqs ?? [] };
+  return null;
+}
+
 /** The seqs a delete names that can refer to an earlier entry, once each. */
 export function deletedSeqsOf(entry: Entry): number[] {
   return [...new Set(entry.seqs ?? [])].filter((s) => s < entry.seq);
