@@ -24,13 +24,14 @@ module.exports = {
       from: { path: '^(libs|apps)/([^/]+)/' },
       to: {
         path: '^(libs|apps)/([^/]+)/',
-        // The subpath entries: @seqline/store/scylla (CQL, kept out of the embedded server), @seqline/bus/local and @seqline/runtime/process.
+        // The subpath entries: @seqline/store/scylla (CQL, kept out of the embedded server), @seqline/bus/local, @seqline/runtime/process and @seqline/runtime/hook-defaults.
         pathNot: [
           '^(libs|apps)/$2/',
           '^(libs|apps)/[^/]+/src/index\\.ts$',
           '^libs/store/src/scylla/index\\.ts$',
           '^libs/bus/src/local\\.ts$',
           '^libs/runtime/src/process\\.ts$',
+          '^libs/runtime/src/hook-defaults\\.ts$',
         ],
       },
     },

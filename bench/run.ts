@@ -73,6 +73,18 @@ const BENCHES: BenchSpec[] = [
     what: 'LMDB conversation index: appends with it vs without, conversations p99 and bootstrap vs replay on 10k convs / 1M entries',
     run: async () => (await import('./conversations.ts')).runConversationsBench(),
   },
+  {
+    name: 'hooks',
+    aliases: [],
+    what: 'send with a before-send hook and with every hook (after-send, offline notify) against none, and a raw signed POST',
+    run: async () => (await import('./hooks.ts')).runHooksBench(),
+  },
+  {
+    name: 'offline-notify',
+    aliases: ['notify'],
+    what: 'LMDB appends to offline users with a notify URL (coalescing windows, durable jobs) against without',
+    run: async () => (await import('./offline-notify.ts')).runOfflineNotifyBench(),
+  },
 ];
 
 function select(args: string[]): BenchSpec[] {

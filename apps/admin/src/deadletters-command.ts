@@ -23,8 +23,10 @@ export function registerDeadLetterCommands(program: Command): void {
   dead
     .command('list')
     .description('list dead letters, oldest first')
-    .action(async (_opts: object, cmd: Command) => {
-      const { deadLetters } = await (await adminClientFor(cmd)).get<{ deadLetters: DeadLetter[] }>('deadletters');
+    .option('--queue <name>', 'only this queue (e.g. fanout.small, hooks.notify, hooks.after-send)')
+    .action(async (opts: { queue?: string }, cmd: Command) => {
+      const all = (await (await adminClientFor(cmd)).get<{ deadLetters: DeadLetter[] }>('deadletters')).deadLetters;
+      const deadLetters = opts.queue === undefined ? all : all.filter((d) => d.queue === opts.queue);
       emit(outputOf(cmd), deadLetters, () =>
         deadLetters.length === 0
           ? 'no dead letters'

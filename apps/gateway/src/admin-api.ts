@@ -6,11 +6,13 @@
  */
 import {
   BadRequestError,
+  ID_PATTERN,
   LIMIT_KEYS,
   NotFoundError,
   OverloadedError,
   TooLargeError,
   UnauthorizedError,
+  type DeviceSession,
   type Limits,
   type Logger,
   type SeqlineError,
@@ -38,6 +40,8 @@ export interface AdminApiDeps extends AdminApiOptions {
   metrics: GatewayMetrics;
   inFlight: InFlight;
   isClosing(): boolean;
+  /** v1.1: a user's live sessions on every gateway (the device bus). */
+  devices?: (tenant: string, user: string) => Promise<DeviceSession[]>;
 }
 
 type Params = Record<string, string>;
@@ -68,6 +72,13 @@ export function createAdminApi(deps: AdminApiDeps): (req: HttpRequest) => Promis
       handle: (c) => audited(deps, c, 'limits set', service.limitsSet(numbersPatch<Limits>(c.body(), LIMIT_KEYS))),
     },
     { method: 'GET', path: ['queues'], handle: () => service.queueCounters() },
+    // Hook settings of one tenant: answers are redacted (a secret is write-only).
+    { method: 'GET', path: ['hooks', ':tenant'], handle: (c) => service.hooks.show(param(c, 'tenant')) },
+    {
+      method: 'PUT',
+      path: ['hooks', ':tenant'],
+      handle: (c) => audited(deps, c, 'hooks set', service.hooks.set(param(c, 'tenant'), c.body())),
+    },
     {
       method: 'GET',
       path: ['groups', ':tenant', ':id'],
@@ -92,6 +103,7 @@ export function createAdminApi(deps: AdminApiDeps): (req: HttpRequest) => Promis
       path: ['conversations', ':tenant', ':user', 'rebuild'],
       handle: (c) => audited(deps, c, 'conversations rebuild', service.rebuildConversations(param(c, 'tenant'), param(c, 'user'))),
     },
+    { method: 'GET', path: ['devices', ':tenant', ':user'], handle: (c) => devicesOf(deps, param(c, 'tenant'), param(c, 'user')) },
     { method: 'GET', path: ['deadletters'], handle: async () => ({ deadLetters: await service.deadLetters() }) },
     {
       method: 'POST',
@@ -136,6 +148,12 @@ export function createAdminApi(deps: AdminApiDeps): (req: HttpRequest) => Promis
       return errorReply(toClientError(err, deps.logger, deps.metrics, { op: 'admin', http: true, path: req.path }));
     }
   };
+}
+
+async function devicesOf(deps: AdminApiDeps, tenant: string, user: string): Promise<{ devices: DeviceSession[] }> {
+  if (!ID_PATTERN.test(tenant) || !ID_PATTERN.test(user)) throw new BadRequestError('tenant and user must be ids');
+  if (deps.devices === undefined) throw new NotFoundError('devices are not served here');
+  return { devices: await deps.devices(tenant, user) };
 }
 
 async function run(deps: AdminApiDeps, handle: () => Promise<object> | object): Promise<HttpReply> {

@@ -1,5 +1,5 @@
 /** Who is calling: origin policy and token verification, shared by the upgrade and the HTTP API. */
-import { ForbiddenError, UnauthorizedError } from '@seqline/core';
+import { ForbiddenError, parseDevice, UnauthorizedError, type Platform } from '@seqline/core';
 import type { Caller } from '@seqline/messaging';
 import { readRequestToken } from '@seqline/protocol';
 import type { TransportRequest } from './transport/transport.ts';
@@ -70,4 +70,38 @@ export function authenticate(req: TransportRequest, policy: OriginPolicy, verify
   const claims = verifyToken(token);
   const caller = (c: { user: string; tenant: string }): Caller => ({ tenant: c.tenant, user: c.user });
   return claims instanceof Promise ? claims.then(caller) : caller(claims);
+}
+
+/** The device a socket names: `dev` and `plat` of its token, or of its connect URL. */
+export interface SocketDevice {
+  dev?: string;
+  plat?: Platform;
+}
+
+/**
+ * The socket's device (docs/protocol.md, "Devices and the login policy"): the token's claims win;
+ * a URL value that differs from the token's is refused (UNAUTHORIZED), an invalid URL value is
+ * BAD_REQUEST, an invalid claim (from a custom verifier) UNAUTHORIZED, a repeated parameter UNAUTHORIZED.
+ */
+export function socketDevice(req: TransportRequest, claims: object): SocketDevice {
+  const params = new URLSearchParams(req.query);
+  const single = (name: string): string | undefined => {
+    const values = params.getAll(name);
+    if (values.length > 1) throw new UnauthorizedError(`more than one ${name} query parameter`);
+    return values[0];
+  };
+  const fromUrl = parseDevice(single('dev'), single('plat'), 'url');
+  const { dev, plat } = claims as { dev?: unknown; plat?: unknown };
+  let fromToken: SocketDevice;
+  try {
+    fromToken = parseDevice(dev, plat, 'token');
+  } catch {
+    throw new UnauthorizedError('invalid token: dev/plat');
+  }
+  for (const key of ['dev', 'plat'] as const) {
+    const url = fromUrl[key];
+    const token = fromToken[key];
+    if (url !== undefined && token !== undefined && url !== token) throw new UnauthorizedError(`the URL's ${key} differs from the token's`);
+  }
+  return { ...fromUrl, ...fromToken };
 }

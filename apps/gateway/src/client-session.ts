@@ -1,4 +1,5 @@
 /** One authenticated WebSocket: frames in, replies and pushes out. */
+import { randomUUID } from 'node:crypto';
 import {
   ForbiddenError,
   OverloadedError,
@@ -6,56 +7,22 @@ import {
   systemClock,
   UnauthorizedError,
   type Clock,
+  type DeviceSession,
   type Logger,
   type SeqlineError,
 } from '@seqline/core';
-import type { Caller, Messaging } from '@seqline/messaging';
-import { decodeRequest, encodeError, encodeGroupPush, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
-import type { VerifyToken } from './auth.ts';
+import type { Caller } from '@seqline/messaging';
+import { decodeRequest, encodeError, encodeGroupPush, encodeKicked, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
+import type { SocketDevice } from './auth.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
-import { frameCost, leadingRequestId, RefusalBudget, type RefusalBudgetOptions } from './frame-charge.ts';
-import type { InFlight } from './in-flight.ts';
-import type { GatewayMetrics } from './metrics.ts';
-import type { RateLimiter } from './rate-limit.ts';
-import type { TurnBatch } from './turn-batch.ts';
+import { frameCost, leadingRequestId, RefusalBudget } from './frame-charge.ts';
+import type { SessionDeps, SocketIdentity } from './session-deps.ts';
 import { CLOSE_CODES, type ConnectionListener, type SocketConnection } from './transport/transport.ts';
 
-export interface SessionLimits {
-  /** A socket whose unsent bytes exceed this is closed; the client reconnects and syncs. */
-  maxBackpressureBytes: number;
-  /** Undecodable frames in a row tolerated before the socket is closed. */
-  maxConsecutiveBadFrames: number;
-  /** Requests of one socket served at once; more are refused with OVERLOADED. */
-  maxInFlightPerConnection: number;
-  /** Refusals (undecodable frames by size, RATE_LIMITED ones) allowed over time; past it the socket is closed (1008). */
-  refusedFrames: RefusalBudgetOptions;
-}
+export type { SessionDeps, SessionLimits, SocketIdentity } from './session-deps.ts';
 
-/** Who the socket is and until when (epoch ms; null = the verifier reports no expiry). */
-export interface SocketIdentity {
-  caller: Caller;
-  expiresAt: number | null;
-}
-
-export interface SessionDeps {
-  messaging: Messaging;
-  logger: Logger;
-  metrics: GatewayMetrics;
-  rateLimiter: RateLimiter | null;
-  limits: SessionLimits;
-  inFlight: InFlight;
-  /** Where requests admitted synchronously wait for the end of the turn (see TurnBatch). */
-  turn: TurnBatch;
-  /** Checks the token of an `auth` renewal. */
-  verifyToken: VerifyToken;
-  clock?: Clock;
-  isClosing(): boolean;
-  /** Called when the socket is closed for spending its refusal allowance (the gateway holds its user off). */
-  onAbuse(session: ClientSession): void;
-  /** Called once when the socket is gone. */
-  onClosed(session: ClientSession): void;
-}
+const REPLACED = 'session replaced by another login';
 
 /** The longest delay setTimeout takes (about 24.8 days); a later expiry re-arms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -74,13 +41,22 @@ export class ClientSession implements ConnectionListener {
   private readonly logger: Logger;
   /** `tenant:user`: the rate-limit key. */
   readonly rateKey: string;
+  /** Unique per socket: the session id of `seqline-admin devices`. */
+  readonly id = randomUUID();
+  readonly device: SocketDevice;
+  /** Requests wait for this before they are served: the kicks of this login (see holdUntil). */
+  private gate: Promise<void> | null = null;
+  /** Set once a newer login displaced this session (see kick). */
+  private kicking: Promise<void> | null = null;
+  private onIdle: (() => void) | null = null;
 
   constructor(
     private readonly conn: SocketConnection,
     identity: SocketIdentity,
-    private readonly deps: SessionDeps,
+    private readonly deps: SessionDeps<ClientSession>,
   ) {
     this.caller = identity.caller;
+    this.device = identity.device;
     this.clock = deps.clock ?? systemClock;
     this.openedAt = this.clock.now();
     this.expiresAt = identity.expiresAt;
@@ -159,7 +135,44 @@ export class ClientSession implements ConnectionListener {
     return this.conn.isOpen;
   }
 
+  get isLive(): boolean {
+    return this.conn.isOpen && this.kicking === null;
+  }
+
+  describe(gateway: string): DeviceSession {
+    return { session: this.id, ...this.device, since: this.openedAt, gateway };
+  }
+
+  /** No request of this socket is served before `told` settles: the sessions it displaces hear first. */
+  holdUntil(told: Promise<void>): void {
+    const gate = told.finally(() => {
+      if (this.gate === gate) this.gate = null;
+    });
+    this.gate = gate;
+  }
+
+  /**
+   * Displaced by a newer login: new frames are refused, requests already being served answer
+   * (waiting at most `drainMs`), then the `kicked` frame goes out and the socket closes with 4409.
+   */
+  kick(by: SocketDevice, drainMs: number): Promise<void> {
+    this.kicking ??= (async () => {
+      this.unsubscribe?.(); // a replaced session gets no more pushes
+      this.unsubscribe = null;
+      if (this.inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, drainMs);
+          this.onIdle = () => (clearTimeout(timer), resolve());
+        });
+      }
+      this.sendFrame(encodeKicked(by));
+      this.forceClose(CLOSE_CODES.replaced, 'session replaced by another login', 'replaced');
+    })();
+    return this.kicking;
+  }
+
   private admit(): SeqlineError | null {
+    if (this.kicking) return new UnauthorizedError(REPLACED);
     if (this.deps.isClosing()) return new OverloadedError('server shutting down, reconnect');
     if (this.inFlight >= this.deps.limits.maxInFlightPerConnection)
       return new OverloadedError('too many requests in flight on this connection');
@@ -174,6 +187,7 @@ export class ClientSession implements ConnectionListener {
   private end(): void {
     this.inFlight--;
     this.deps.inFlight.end();
+    if (this.inFlight === 0) this.onIdle?.();
   }
 
   private refuseRate(request: ClientRequest): void {
@@ -236,6 +250,9 @@ export class ClientSession implements ConnectionListener {
   private async serve(request: ClientRequest): Promise<void> {
     const stopTimer = this.deps.metrics.opDuration.startTimer({ op: request.op });
     try {
+      if (this.gate) await this.gate;
+      // Rights are checked when used: a request not yet begun when the kick came is refused.
+      if (this.kicking) throw new UnauthorizedError(REPLACED);
       const result =
         request.op === 'auth' ? await this.renew(request.args.token) : await dispatch(this.deps.messaging, this.caller, request);
       this.sendFrame(encodeReply(request.id, result));

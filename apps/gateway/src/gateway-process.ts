@@ -38,6 +38,9 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
       { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) },
     ),
     transport: config.SEQLINE_TRANSPORT,
+    gatewayId: config.SEQLINE_OWNER_ID,
+    loginPolicyOf: (tenant) => messaging.deps.hooks.of(tenant).loginPolicy,
+    deviceBus: infra.devices,
     admin: {
       service: new AdminService(adminDepsOf(messaging.deps, messaging.settings, { queueStats: () => infra.queue.stats() })),
       verifyAdminToken: createAdminTokenVerifier(config.SEQLINE_SECRET),

@@ -146,7 +146,7 @@ describe('a frame that arrives past exp (before the expiry timer ran)', () => {
     const messaging = new FakeMessaging();
     const session = new ClientSession(
       conn,
-      { caller: alice, expiresAt: now + 60_000 },
+      { caller: alice, expiresAt: now + 60_000, device: {} },
       {
         messaging,
         logger: memoryLogger(),

@@ -2,7 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateSecret } from '@seqline/protocol';
-import { ConfigError } from '@seqline/core';
+import { ConfigError, type TenantHooks } from '@seqline/core';
+import { readHookDefaults } from '@seqline/runtime/hook-defaults';
 import { z } from 'zod';
 
 const DEFAULT_DEMO_DIR = fileURLToPath(new URL('../../demo/dist', import.meta.url));
@@ -43,16 +44,18 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
-export type ServerConfig = z.infer<typeof envSchema> & { dataDir: string; secret: string };
+/** `hookDefaults`: the hook variables, read by the same parser as the distributed processes (@seqline/runtime). */
+export type ServerConfig = z.infer<typeof envSchema> & { dataDir: string; secret: string; hookDefaults: TenantHooks };
 
 export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const hooks = readHookDefaults(env);
+  if (!parsed.success || hooks.issues.length > 0) {
+    const lines = [...(parsed.error?.issues ?? []).map((i) => `${i.path.join('.')}: ${i.message}`), ...hooks.issues];
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const dataDir = resolve(parsed.data.SEQLINE_DATA_DIR);
   await mkdir(dataDir, { recursive: true });
   const secret = parsed.data.SEQLINE_SECRET ?? (await loadOrCreateSecret(dataDir));
-  return { ...parsed.data, dataDir, secret };
+  return { ...parsed.data, dataDir, secret, hookDefaults: hooks.hooks };
 }

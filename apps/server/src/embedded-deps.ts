@@ -3,15 +3,20 @@
  * libs/runtime messaging-deps.ts): the inbox owner and the group-stream writer on the LMDB
  * engine, the local work queue and push bus, and the operator settings watched in the engine.
  */
-import { systemClock, type Clock, type Logger } from '@seqline/core';
+import { resolveHooks, systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
 import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus/local';
-import { LiveSettings, type MessagingDeps } from '@seqline/messaging';
+import { LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
+import { createHttpHookTransport } from '@seqline/hooks';
+import { warnUnsignedHooks } from '@seqline/runtime/hook-defaults';
 import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
 import type { EmbeddedEngine } from '@seqline/store';
 import { v7 as uuidv7 } from 'uuid';
 import type { ServerConfig } from './config.ts';
 
-export type EmbeddedMessagingConfig = Pick<ServerConfig, 'SEQLINE_READ_FANOUT' | 'SEQLINE_MAX_SEQ_KEYS' | 'SEQLINE_MAX_CACHED_INBOXES'>;
+export type EmbeddedMessagingConfig = Pick<
+  ServerConfig,
+  'SEQLINE_READ_FANOUT' | 'SEQLINE_MAX_SEQ_KEYS' | 'SEQLINE_MAX_CACHED_INBOXES' | 'hookDefaults'
+>;
 
 export interface EmbeddedMessaging {
   deps: MessagingDeps;
@@ -19,6 +24,8 @@ export interface EmbeddedMessaging {
   settings: LiveSettings;
   /** The deps' queue, typed as what it is here: jobs in the engine, with live counters. */
   queue: LocalWorkQueue;
+  /** The owner's offline-notification windows (stats). */
+  offlineNotifier: OfflineNotifier;
   /** Stops taking jobs (running ones finish), then closes the writers, the push bus and the settings watch. The engine stays open. */
   close(): Promise<void>;
 }
@@ -34,6 +41,15 @@ export async function embeddedMessagingDeps(
   const push = createLocalPushBus({ logger });
   // One bound on the per-user (and per-group) seqs the allocators keep in memory, for the process.
   const seqKeyBudget = new KeyBudget(config.SEQLINE_MAX_SEQ_KEYS);
+  // Operator settings: read on every use, so an admin change applies without a restart.
+  // The environment's hook defaults (SEQLINE_*_URL, SEQLINE_HOOK_SECRET…), parsed in config.ts.
+  const hookDefaults: TenantHooks = config.hookDefaults;
+  warnUnsignedHooks(hookDefaults, logger);
+  const settings = await LiveSettings.start({ store: engine.settings, logger });
+  const hooksOf: HooksOf = (tenant) => resolveHooks(hookDefaults, settings.tenantHooks(tenant));
+  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
+  // Offline notifications are coalesced at the owner, the one writer that sees every append.
+  const offlineNotifier = new OfflineNotifier({ queue, hooks: { of: hooksOf }, presence: push, logger });
   const inbox = new InboxOwner({
     timeline: engine.timeline,
     ceilings: engine.ceilings,
@@ -47,8 +63,8 @@ export async function embeddedMessagingDeps(
     epoch,
     seqKeyBudget,
     maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+    onAppended: offlineNotifier.listener,
   });
-  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
   // Group streams get gseqs from their own sections (group-shard-<n>) under their own epoch.
   const groupStream = new GroupStreamWriter({
     streams: engine.groupStreams,
@@ -57,8 +73,6 @@ export async function embeddedMessagingDeps(
     epoch: await engine.ceilings.nextEpoch('group-writer'),
     seqKeyBudget,
   });
-  // Operator settings: read on every use, so an admin change applies without a restart.
-  const settings = await LiveSettings.start({ store: engine.settings, logger });
 
   const deps: MessagingDeps = {
     stores: {
@@ -72,12 +86,17 @@ export async function embeddedMessagingDeps(
     push,
     policy: { tiers: () => settings.tiers(), limits: () => settings.limits(), readFanout: config.SEQLINE_READ_FANOUT },
     env: { logger, clock, newId: () => uuidv7() },
+    // Process defaults (environment) under each tenant's live override.
+    hooks: { of: hooksOf, transport: createHttpHookTransport() },
   };
   return {
     deps,
     settings,
     queue,
+    offlineNotifier,
     close: async () => {
+      // Open notification windows go into the queue while it still takes jobs.
+      await offlineNotifier.close();
       await queue.close();
       await groupStream.close();
       await inbox.close();

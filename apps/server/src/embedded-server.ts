@@ -49,6 +49,7 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
+    loginPolicyOf: (tenant) => deps.hooks.of(tenant).loginPolicy,
     admin: {
       service: new AdminService(
         adminDepsOf(deps, live, {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '@seqline/protocol';
+import { startHookReceiver, type HookReceiver, type ReceivedHookCall } from '@seqline/testing';
 import { freePort } from './child-server.ts';
 import { appinfo, SECRET, TestClient, waitFor } from './harness.ts';
 
@@ -20,15 +21,39 @@ let dataDir: string;
 let port: number;
 let output = '';
 const open: TestClient[] = [];
+/** The app's services, as real HTTP receivers that check every signature (v1.1 hooks). */
+const HOOK_SECRET = 'blackbox-hook-secret-0123';
+let notify: HookReceiver;
+let beforeSend: HookReceiver;
+let afterSend: HookReceiver;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'seqline-blackbox-'));
   port = await freePort();
+  notify = await startHookReceiver({ secret: HOOK_SECRET });
+  afterSend = await startHookReceiver({ secret: HOOK_SECRET });
+  beforeSend = await startHookReceiver({ secret: HOOK_SECRET, mode: { kind: 'answer', answer: decideSend } });
+  const hooks = {
+    SEQLINE_HOOK_SECRET: HOOK_SECRET,
+    SEQLINE_NOTIFY_URL: notify.url,
+    SEQLINE_NOTIFY_WINDOW_MS: '1000',
+    SEQLINE_BEFORE_SEND_URL: beforeSend.url,
+    SEQLINE_AFTER_SEND_URL: afterSend.url,
+    SEQLINE_LOGIN_POLICY: 'one-per-platform',
+  };
   server = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SEQLINE_DATA_DIR: dataDir, SEQLINE_SECRET: SECRET, LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SEQLINE_DATA_DIR: dataDir,
+      SEQLINE_SECRET: SECRET,
+      LOG_LEVEL: 'info',
+      ...hooks,
+    },
   });
   server.stdout?.on('data', (d: Buffer) => {
     output += d.toString();
@@ -63,7 +88,20 @@ afterAll(async () => {
     else server.once('exit', resolve);
   });
   await rm(dataDir, { recursive: true, force: true });
+  await Promise.all([notify, beforeSend, afterSend].map((r) => r.close()));
 }, 60_000);
+
+/** The app's before-send policy: one word is refused, one body is rewritten, the rest allowed. */
+function decideSend(call: ReceivedHookCall): unknown {
+  const text = (call.json as { body?: { text?: unknown } } | undefined)?.body?.text;
+  if (text === 'forbidden word') return { allow: false, reason: 'no such words here' };
+  if (text === 'rewrite me') return { allow: true, body: { text: 'rewritten by the app' } };
+  return { allow: true };
+}
+
+function callsFor(receiver: HookReceiver, key: 'user' | 'from', id: string): ReceivedHookCall[] {
+  return receiver.accepted().filter((c) => (c.json as Record<string, unknown>)[key] === id);
+}
 
 async function connect(user: string): Promise<TestClient> {
   const c = await TestClient.connect(`ws://127.0.0.1:${port}/v1/ws`, user);
@@ -130,5 +168,54 @@ describe('npm start, from outside', () => {
     const res = await fetch(`http://127.0.0.1:${port}/healthz`, { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
+  });
+});
+
+describe('hooks and devices, from outside (v1.1)', () => {
+  it('the app decides each send; an offline user is notified once per window; every stored message is reported', async () => {
+    const alice = await connect('bbh-alice');
+    const text = (t: string) => ({ to: { user: 'bbh-bob' }, appinfo: appinfo(), type: 'text', body: { text: t } });
+    const allowed = [text('one'), text('two'), text('three')];
+    for (const send of allowed) await alice.ok('send', send);
+    const denied = await alice.call('send', text('forbidden word'));
+    expect(denied).toMatchObject({ ok: false, error: { code: 'FORBIDDEN', message: 'no such words here' } });
+    // Once per window: the three sends, then the denied one added nothing, the rewrite opens a new window.
+    const [first] = await waitFor(() => callsFor(notify, 'user', 'bbh-bob').length > 0 && callsFor(notify, 'user', 'bbh-bob'));
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(callsFor(notify, 'user', 'bbh-bob')).toHaveLength(1);
+    expect(first?.json).toMatchObject({ type: 'notify', user: 'bbh-bob', badge: 3 });
+    expect((first?.json as { entries: unknown[] }).entries.map((e) => (e as { appinfo: string }).appinfo)).toEqual(
+      allowed.map((a) => a.appinfo),
+    );
+
+    const rewrite = text('rewrite me');
+    expect(await alice.ok('send', rewrite)).toMatchObject({ body: { text: 'rewritten by the app' } });
+    await waitFor(() => callsFor(notify, 'user', 'bbh-bob').length === 2 || undefined);
+    expect(callsFor(notify, 'user', 'bbh-bob')[1]?.json).toMatchObject({ badge: 4 });
+
+    // What bob finds is what the app allowed, as it allowed it; the app heard of exactly that.
+    const bob = await connect('bbh-bob');
+    const bodies = (await bob.syncAll()).filter((e) => e.kind === 'msg').map((e) => e.body);
+    expect(bodies).toEqual([{ text: 'one' }, { text: 'two' }, { text: 'three' }, { text: 'rewritten by the app' }]);
+    await waitFor(() => callsFor(afterSend, 'from', 'bbh-alice').length >= 4 || undefined);
+    const reported = new Set(callsFor(afterSend, 'from', 'bbh-alice').map((c) => (c.json as { appinfo: string }).appinfo));
+    expect(reported).toEqual(new Set([...allowed, rewrite].map((a) => a.appinfo)));
+    // Every call was signed: nothing arrived that the receivers had to refuse.
+    expect([notify, beforeSend, afterSend].flatMap((r) => r.calls).filter((c) => !c.verdict.ok)).toEqual([]);
+  });
+
+  it('a second ios login signs the first out (kicked, 4409); a web login does not', async () => {
+    const url = (dev: string, plat: string) => `ws://127.0.0.1:${port}/v1/ws?dev=${dev}&plat=${plat}`;
+    const phone1 = await TestClient.connect(url('phone-1', 'ios'), 'bbh-carol');
+    const closed = new Promise<number>((resolve) => phone1.ws.once('close', (code) => resolve(code)));
+    const phone2 = await TestClient.connect(url('phone-2', 'ios'), 'bbh-carol');
+    open.push(phone1, phone2);
+    await phone2.ok('sync', { maxSeq: 0 });
+    expect(await closed).toBe(4409);
+    expect(phone1.unmatched).toContainEqual({ op: 'kicked', by: { dev: 'phone-2', plat: 'ios' } });
+    const laptop = await TestClient.connect(url('laptop', 'web'), 'bbh-carol');
+    open.push(laptop);
+    await laptop.ok('sync', { maxSeq: 0 });
+    await phone2.ok('sync', { maxSeq: 0 }); // still served
   });
 });

@@ -18,6 +18,8 @@ export interface RunningWorker {
  */
 export async function startWorker(config: DistributedConfig, logger: Logger): Promise<RunningWorker> {
   const infra = await openDistributedInfra(config, logger, { followPresence: true });
+  // Before the host: its owners tell the offline notifier of every append.
+  const messaging = await distributedMessagingDeps(infra, logger);
   const host = new ShardOwnerHost({
     nc: infra.nc,
     redis: infra.redis,
@@ -37,10 +39,10 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
       maxSeqKeys: config.SEQLINE_MAX_SEQ_KEYS,
       maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS,
       maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
+      onAppended: messaging.offlineNotifier.listener,
     },
   });
   await host.start();
-  const messaging = await distributedMessagingDeps(infra, logger);
   const workers = await startWorkers(messaging.deps);
   const http =
     config.SEQLINE_WORKER_HTTP_PORT === undefined
@@ -60,6 +62,8 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
     close: () =>
       (closing ??= (async () => {
         await http?.close();
+        // Open notification windows go into the queue while it still takes jobs.
+        await messaging.offlineNotifier.close();
         await infra.queue.close();
         workers.stop();
         await host.close();

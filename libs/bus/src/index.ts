@@ -13,3 +13,5 @@ export { createNatsPushBus } from './nats-push-bus.ts';
 export type { NatsPushBus, NatsPushBusOptions, PushBusStats } from './nats-push-bus.ts';
 export { subjectToken, fromSubjectToken } from './subject-token.ts';
 export { isNatsUnavailable, natsError } from './nats-unavailable.ts';
+export { createNatsDeviceBus } from './nats-device-bus.ts';
+export type { NatsDeviceBusOptions } from './nats-device-bus.ts';

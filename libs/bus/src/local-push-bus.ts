@@ -53,6 +53,11 @@ export function createLocalPushBus(options: LocalPushBusOptions = {}): PushBus {
       };
     },
 
+    isOnline(inbox: InboxKey): boolean {
+      // In process every socket subscribes here: a subscriber is a live socket.
+      return subscribers.has(inbox);
+    },
+
     async close(): Promise<void> {
       closed = true;
       subscribers.clear();

@@ -187,6 +187,13 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       };
     },
 
+    isOnline(inbox: InboxKey): boolean | undefined {
+      if (inboxes.has(inbox)) return true;
+      // Another gateway's sockets are known only through presence, and only once it is trusted.
+      const routes = directory?.route([inbox]);
+      return routes === undefined ? undefined : routes.size > 0;
+    },
+
     stats(): PushBusStats {
       return { published: { ...published }, ...(directory && { presence: directory.stats() }) };
     },

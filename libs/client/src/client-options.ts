@@ -1,5 +1,6 @@
 /** The client's options, events and send shapes (the SDK's public types besides the wire's). */
 import type { BackoffOptions } from './backoff.ts';
+import type { KickedBy } from './kicked.ts';
 import type { ClientLogger } from './logger.ts';
 import type { MaxSeqStore } from './max-seq-store.ts';
 import type { TokenTransport, WebSocketConstructor } from './socket.ts';
@@ -27,6 +28,11 @@ export interface SeqlineClientOptions {
    * which cannot set headers.
    */
   tokenTransport?: TokenTransport;
+  /**
+   * v1.1: this device, sent in the socket URL for the tenant's login policy. A token that names
+   * a device wins; a different value here is then refused. On `kicked` the client stops.
+   */
+  device?: { dev?: string; plat?: 'ios' | 'android' | 'web' | 'desktop' };
   logger?: ClientLogger;
   /** Entries per sync page. Default 200. */
   syncPageLimit?: number;
@@ -75,6 +81,8 @@ export interface ClientEvents extends Record<string, unknown> {
   hidden: HiddenEntries;
   /** A message was edited by its sender: show `edit.body` instead. */
   edited: EditedMessage;
+  /** v1.1: a newer login (`by`) replaced this session; the client is closed and does not reconnect. */
+  kicked: { by: KickedBy };
 }
 
 export interface SendInput {
@@ -92,4 +100,6 @@ export interface SendOutcome {
   sendTime: number;
   duplicate: boolean;
   appinfo: string;
+  /** v1.1: the body the server stored, only when it differs from the one sent (the app's before-send hook rewrote it). */
+  body?: Json;
 }

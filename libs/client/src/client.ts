@@ -34,10 +34,7 @@ export class SeqlineClient {
     this.busyBackoff = opts.busyBackoff ?? DEFAULT_BUSY_BACKOFF;
     this.resendPolicy = { maxResends: opts.maxResends ?? 3, busyBackoff: this.busyBackoff, logger: this.logger };
     this.conn = new Connection({
-      url: opts.url,
-      token: opts.token,
-      ...(opts.WebSocket ? { WebSocket: opts.WebSocket } : {}),
-      ...(opts.tokenTransport ? { tokenTransport: opts.tokenTransport } : {}),
+      ...opts, // url, token, WebSocket, tokenTransport, device
       reconnectBackoff: opts.reconnectBackoff ?? DEFAULT_RECONNECT_BACKOFF,
       connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
       silentTimeoutsBeforeReconnect: opts.silentTimeoutsBeforeReconnect ?? 2,
@@ -45,6 +42,7 @@ export class SeqlineClient {
       onOpen: () => this.onOpen(),
       onClose: () => void this.emit('state', 'disconnected'),
       onPush: (push) => this.onPush(push),
+      onKicked: (by) => void this.emit('kicked', { by }).then(() => this.close()),
       onGroupPush: (push) => this.follow(push.group, this.follower?.push(push.group, push.prevGseq, push.messages)),
     });
     const track = opts.trackConversations ?? true;
@@ -131,7 +129,9 @@ export class SeqlineClient {
     const args: OpArgs<'send'> = { appinfo, to: input.to, type: input.type, body: input.body };
     if (input.mentions !== undefined) args.mentions = input.mentions;
     const r = await withResends(() => this.request('send', args), this.resendPolicy, { appinfo });
-    return { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate, appinfo };
+    const outcome: SendOutcome = { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate, appinfo };
+    if (r.body !== undefined) outcome.body = r.body;
+    return outcome;
   }
 
   /** One typed call, one attempt; the result is shape-checked (PROTOCOL error otherwise). */

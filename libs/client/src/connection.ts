@@ -11,6 +11,7 @@ import {
   type WebSocketConstructor,
   type WebSocketLike,
 } from './socket.ts';
+import { KICKED_CLOSE_CODE, type KickedBy } from './kicked.ts';
 import { parseServerFrame, type GroupPushFrame, type Obj, type PushFrame } from './wire.ts';
 
 export interface ConnectionOptions {
@@ -18,6 +19,8 @@ export interface ConnectionOptions {
   token: string | (() => Promise<string>);
   WebSocket?: WebSocketConstructor;
   tokenTransport?: TokenTransport;
+  /** v1.1: named in the socket URL (`dev`, `plat`). */
+  device?: { dev?: string; plat?: string };
   reconnectBackoff: BackoffOptions;
   /** A socket not open after this long is abandoned and retried. */
   connectTimeoutMs: number;
@@ -28,6 +31,8 @@ export interface ConnectionOptions {
   onClose(info: { code: number; reason: string }): void;
   onPush(push: PushFrame): void;
   onGroupPush?(push: GroupPushFrame): void;
+  /** A newer login replaced this session (`kicked` frame or close 4409): the connection stops for good. */
+  onKicked?(by: KickedBy): void;
 }
 
 interface InFlight {
@@ -59,6 +64,7 @@ export class Connection {
   private framesReceived = 0;
   private silentTimeouts = 0;
   private resolved: ResolvedWebSocket | null = null;
+  private kickedBy: KickedBy | null = null;
 
   constructor(private readonly opts: ConnectionOptions) {}
 
@@ -176,7 +182,7 @@ export class Connection {
       const resolved = this.resolved as ResolvedWebSocket;
       if (this.stopped) return;
       const transport = resolved.transport;
-      const url = socketUrl(this.opts.url, transport === 'query' ? token : null);
+      const url = socketUrl(this.opts.url, transport === 'query' ? token : null, this.opts.device);
       socket =
         transport === 'header'
           ? new resolved.ctor(url, undefined, { headers: { Authorization: `Bearer ${token}` } })
@@ -215,6 +221,8 @@ export class Connection {
       this.opts.logger.info({ code: ev.code, reason: ev.reason }, 'seqline: disconnected');
       this.failInFlight(new SeqlineClientError('DISCONNECTED', 'connection closed before the reply'));
       this.opts.onClose({ code: ev.code, reason: ev.reason });
+      // Replaced by a newer login: reconnecting would kick that one in turn. Stop instead.
+      if (this.kickedBy !== null || ev.code === KICKED_CLOSE_CODE) return this.stopKicked(this.kickedBy ?? {});
       this.scheduleReconnect();
     };
   }
@@ -244,6 +252,10 @@ export class Connection {
       this.opts.onGroupPush?.(frame);
       return;
     }
+    if (frame.kind === 'kicked') {
+      this.kickedBy = frame.by; // the close (4409) follows; pending replies come before it
+      return;
+    }
     const entry = frame.id === null ? undefined : this.inFlight.get(frame.id);
     if (!entry) {
       const fields = { id: frame.id, ok: frame.ok };
@@ -255,6 +267,11 @@ export class Connection {
     clearTimeout(entry.timer);
     if (frame.ok) entry.resolve(frame.result);
     else entry.reject(new SeqlineClientError(frame.error.code, frame.error.message));
+  }
+
+  private stopKicked(by: KickedBy): void {
+    this.stop();
+    this.opts.onKicked?.(by);
   }
 
   private noteSilentTimeout(): void {

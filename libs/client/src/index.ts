@@ -15,6 +15,7 @@ export type {
 export { ConversationStore, convKey } from './conversation-store.ts';
 export type { LoadConversationsOptions, MarkReadOutcome } from './conversation-sync.ts';
 export { SeqlineClientError } from './errors.ts';
+export { KICKED_CLOSE_CODE, type KickedBy } from './kicked.ts';
 export type { ClientErrorCode, ClientSideCode } from './errors.ts';
 export { MemoryMaxSeqStore } from './max-seq-store.ts';
 export type { MaxSeqStore } from './max-seq-store.ts';

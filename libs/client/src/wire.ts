@@ -2,6 +2,7 @@
  * The parts of the wire protocol (PROTOCOL.md v1) the client speaks. Kept here, not imported
  * from @seqline/protocol, so the SDK carries no server-side validation code at runtime.
  */
+import { parseKicked, type KickedFrame } from './kicked.ts';
 
 export type ErrorCode =
   'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'TOO_LARGE' | 'RATE_LIMITED' | 'OVERLOADED' | 'RECALL_EXPIRED' | 'INTERNAL';
@@ -117,7 +118,8 @@ export type Tier = 'small' | 'large' | 'huge';
 export interface Ops {
   send: {
     args: { appinfo: string; to: Recipient; type: string; body: Json; mentions?: string[] };
-    result: { seq: number; sendTime: number; duplicate: boolean };
+    /** `body` (v1.1): present only when the server stored another body than the one sent (a before-send rewrite). */
+    result: { seq: number; sendTime: number; duplicate: boolean; body?: Json };
   };
   sync: { args: { maxSeq: number; limit?: number }; result: SyncResult };
   history: { args: { beforeSeq?: number; limit?: number; conv?: Conv }; result: { entries: Entry[]; hasMore: boolean } };
@@ -179,7 +181,7 @@ export interface GroupPushFrame {
   messages: GroupMessage[];
 }
 
-export type ServerFrame = ReplyFrame | PushFrame | GroupPushFrame;
+export type ServerFrame = ReplyFrame | PushFrame | GroupPushFrame | KickedFrame;
 
 // ---- minimal, safe guards: enough that the sync logic never acts on a malformed seq ----
 
@@ -268,6 +270,7 @@ export function parseServerFrame(text: string): ServerFrame | null {
     if (isConversationList(v['convs'])) push.convs = v['convs'];
     return push;
   }
+  if (v['op'] === 'kicked') return parseKicked(v);
   if (v['op'] === 'group.push') {
     const messages = v['messages'];
     if (

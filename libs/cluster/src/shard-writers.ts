@@ -38,6 +38,7 @@ export type OwnerTuning = Pick<
   | 'maxSeqKeys'
   | 'clock'
   | 'pushConvsWaitMs'
+  | 'onAppended'
 >;
 
 /** What the shard writers of one process share: each bound is the process's, not a shard's. */

@@ -88,5 +88,10 @@ export interface PushBus {
   publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void;
   /** Delivers pushes for one inbox to this process; returns an unsubscribe. */
   subscribe(inbox: InboxKey, onPush: (msg: PushMessage) => void): () => void;
+  /**
+   * Whether the user has a live socket on some gateway: true/false, or undefined while this
+   * process cannot know (a NATS bus not following presence, or its directory not trusted yet).
+   */
+  isOnline(inbox: InboxKey): boolean | undefined;
   close(): Promise<void>;
 }

@@ -20,3 +20,4 @@ export * from './follow-up.ts';
 export * from './lru-map.ts';
 export * from './two-generation-map.ts';
 export * from './conversations/index.ts';
+export * from './hooks/index.ts';

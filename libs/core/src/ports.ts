@@ -2,6 +2,7 @@
  * Ports: the interfaces adapters implement (libs/store, libs/seq, libs/bus) for both the
  * embedded engine and the distributed services. Each port has one contract suite.
  */
+import type { TenantHooks } from './hooks/types.ts';
 import type { AppendOutcome, Entry, NewEntry } from './entry.ts';
 import type { GroupKey, InboxKey } from './ids.ts';
 import type { Tier, TierThresholds } from './tiers.ts';
@@ -248,6 +249,8 @@ export interface GroupStreamAppender {
 export interface Settings {
   tiers: TierThresholds;
   limits: Limits;
+  /** v1.1: per-tenant hook settings (overrides of the process defaults), by tenant id. */
+  hooks: Record<string, TenantHooks>;
   /** Bumped on every save; watchers compare it to notice a change cheaply. */
   version: number;
 }

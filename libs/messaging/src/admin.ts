@@ -23,8 +23,9 @@ import {
   type TimelineStore,
   type WorkQueue,
 } from '@seqline/core';
-import { checkId, checkLimit, isObject, MAX_ADMIN_PAGE, requireSomething } from './admin-checks.ts';
+import { checkId, checkLimit, isObject, requireSomething } from './admin-checks.ts';
 import { AdminConversations, type AdminConversationDeps, type InboxConversationsView, type RebuildView } from './admin-conversations.ts';
+import { AdminHooks, type AdminHooksDeps } from './admin-hooks.ts';
 import type { MessagingDeps, MessagingEnv, MessagingPolicy } from './deps.ts';
 import type { LiveSettings } from './live-settings.ts';
 
@@ -46,10 +47,8 @@ export interface PoolCounters {
   perGroupLimit: number;
 }
 
-export type { ConversationCheck, ConversationDifference, InboxConversationsView, RebuildView } from './admin-conversations.ts';
-
-/** `conversations` and `inboxWriter` (AdminConversationDeps) serve the v1.1 index commands. */
-export interface AdminDeps extends AdminConversationDeps {
+/** `conversations` and `inboxWriter` (AdminConversationDeps) serve the v1.1 index commands; `hooksOf` the hooks ones. */
+export interface AdminDeps extends AdminConversationDeps, AdminHooksDeps {
   settings: Pick<LiveSettings, 'current' | 'update'>;
   timeline: TimelineStore;
   groups: GroupStore;
@@ -74,6 +73,7 @@ export function adminDepsOf(
   d: Pick<MessagingDeps, 'stores' | 'queue' | 'writers'> & {
     policy: Pick<MessagingPolicy, 'readFanout'>;
     env: Pick<MessagingEnv, 'logger'>;
+    hooks?: Pick<MessagingDeps['hooks'], 'of'>;
   },
   settings: AdminDeps['settings'],
   local: Pick<AdminDeps, 'queueStats' | 'poolStats' | 'jobs'> = {},
@@ -90,6 +90,7 @@ export function adminDepsOf(
     queue,
     readFanout: d.policy.readFanout,
     logger: d.env.logger,
+    hooksOf: d.hooks?.of,
     ...local,
   };
 }
@@ -162,13 +163,13 @@ export interface ReplayResult {
 
 export type ReplayTarget = { id: string } | 'all';
 
-export { MAX_ADMIN_PAGE };
-
 export class AdminService {
   private readonly conversations: AdminConversations;
+  readonly hooks: AdminHooks;
 
   constructor(private readonly d: AdminDeps) {
     this.conversations = new AdminConversations(d);
+    this.hooks = new AdminHooks(d);
   }
 
   tiersShow(): TiersView {

@@ -21,6 +21,8 @@ export interface SendResult {
   seq: number;
   sendTime: number;
   duplicate: boolean;
+  /** v1.1: the body stored, only when it differs from the one sent (a before-send rewrite). */
+  body?: Json;
 }
 
 export interface GroupNews {

@@ -1,4 +1,6 @@
 import type {
+  HooksOf,
+  HookTransport,
   Clock,
   ConversationIndex,
   GroupStore,
@@ -45,6 +47,12 @@ export interface MessagingPolicy {
   sheddingPolicy?: SheddingPolicy;
 }
 
+/** v1.1: the app's hooks: each tenant's live settings (read on every use) and how calls are made. */
+export interface MessagingHooks {
+  of: HooksOf;
+  transport: HookTransport;
+}
+
 /** What every process provides: logs, time, ids. */
 export interface MessagingEnv {
   logger: Logger;
@@ -65,4 +73,5 @@ export interface MessagingDeps {
   push: PushBus;
   policy: MessagingPolicy;
   env: MessagingEnv;
+  hooks: MessagingHooks;
 }

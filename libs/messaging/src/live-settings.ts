@@ -5,7 +5,13 @@
  * stores (one LMDB read; one CQL partition read) and needs no change feed.
  */
 import {
+  applyHooksPatch,
   applyLimitsPatch,
+  BadRequestError,
+  ID_PATTERN,
+  validateHooksPatch,
+  validateTenantHooks,
+  type TenantHooks,
   DEFAULT_LIMITS,
   DEFAULT_TIER_THRESHOLDS,
   InternalError,
@@ -31,6 +37,8 @@ export interface LiveSettingsOptions {
 export interface SettingsPatch {
   tiers?: Partial<TierThresholds>;
   limits?: Partial<Limits>;
+  /** One tenant's hooks: validated by core's validateHooksPatch; `null` clears a key. */
+  hooks?: { tenant: string; patch: unknown };
 }
 
 export type SettingsListener = (next: Settings, previous: Settings) => void;
@@ -61,7 +69,12 @@ export class LiveSettings {
     if (!Number.isFinite(pollMs) || pollMs <= 0) throw new InternalError(`pollMs must be positive, got ${pollMs}`);
     const logger = options.logger.child({ component: 'live-settings' });
     const stored = await options.store.load();
-    let initial: Settings = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, version: stored?.version ?? 0 };
+    let initial: Settings = {
+      tiers: { ...DEFAULT_TIER_THRESHOLDS },
+      limits: { ...DEFAULT_LIMITS },
+      hooks: {},
+      version: stored?.version ?? 0,
+    };
     if (stored !== null) {
       try {
         initial = normalise(stored);
@@ -82,6 +95,10 @@ export class LiveSettings {
   }
   current(): Settings {
     return this.settings;
+  }
+  /** One tenant's stored hook override (absent: the process defaults apply). */
+  tenantHooks(tenant: string): TenantHooks | undefined {
+    return Object.hasOwn(this.settings.hooks, tenant) ? this.settings.hooks[tenant] : undefined;
   }
 
   /** Called with the new and previous settings after every change this process notices. */
@@ -113,10 +130,13 @@ export class LiveSettings {
       const next = {
         tiers: validateThresholds({ ...base.tiers, ...definedOnly(patch.tiers) }),
         limits: applyLimitsPatch(base.limits, definedOnly(patch.limits)),
+        hooks: patchHooks(base.hooks, patch.hooks),
       };
       const saved = await this.options.store.save(next, base.version);
       if (saved !== false) {
-        this.options.logger.info({ version: saved.version, patch }, 'settings updated');
+        // Never log a hook patch's values: it may hold a secret.
+        const logged = { tiers: patch.tiers, limits: patch.limits, hooksOf: patch.hooks?.tenant };
+        this.options.logger.info({ version: saved.version, patch: logged }, 'settings updated');
         this.apply(saved);
         return saved;
       }
@@ -165,7 +185,10 @@ export class LiveSettings {
     const previous = this.settings;
     if (next.version <= previous.version) return;
     this.settings = frozen(next);
-    this.options.logger.info({ version: next.version, tiers: next.tiers, limits: next.limits }, 'settings changed');
+    this.options.logger.info(
+      { version: next.version, tiers: next.tiers, limits: next.limits, hookTenants: Object.keys(next.hooks) },
+      'settings changed',
+    );
     for (const listener of this.listeners) {
       try {
         listener(next, previous);
@@ -186,7 +209,7 @@ export class LiveSettings {
   }
 
   private defaults(version: number): Settings {
-    return { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, version };
+    return { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, hooks: {}, version };
   }
 }
 
@@ -198,13 +221,26 @@ function normalise(stored: Settings): Settings {
   return {
     tiers: validateThresholds({ ...DEFAULT_TIER_THRESHOLDS, ...stored.tiers }),
     limits: validateLimits({ ...DEFAULT_LIMITS, ...stored.limits }),
+    hooks: Object.fromEntries(Object.entries(stored.hooks ?? {}).map(([tenant, h]) => [tenant, validateTenantHooks(h)])),
     version: stored.version,
   };
 }
 
+/** The hooks after one tenant's patch; a tenant left with no override is dropped. */
+function patchHooks(current: Record<string, TenantHooks>, change: SettingsPatch['hooks']): Record<string, TenantHooks> {
+  if (change === undefined) return current;
+  if (!ID_PATTERN.test(change.tenant)) throw new BadRequestError(`tenant: invalid id`);
+  const next = { ...current };
+  const patched = applyHooksPatch(current[change.tenant] ?? {}, validateHooksPatch(change.patch));
+  if (Object.keys(patched).length === 0) delete next[change.tenant];
+  else next[change.tenant] = patched;
+  return next;
+}
+
 /** What tiers()/limits() hand out is shared by every reader: nobody may change it in place. */
 function frozen(s: Settings): Settings {
-  return Object.freeze({ tiers: Object.freeze({ ...s.tiers }), limits: Object.freeze({ ...s.limits }), version: s.version });
+  const hooks = Object.freeze(Object.fromEntries(Object.entries(s.hooks).map(([t, h]) => [t, Object.freeze({ ...h })])));
+  return Object.freeze({ tiers: Object.freeze({ ...s.tiers }), limits: Object.freeze({ ...s.limits }), hooks, version: s.version });
 }
 
 function sleep(ms: number): Promise<void> {

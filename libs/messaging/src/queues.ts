@@ -3,7 +3,8 @@
  * group stream; receipts are set unions; pushes carry prevSeq), so a redelivery after a crash
  * is harmless — that is what lets the queue promise at-least-once.
  */
-import type { Entry, Json, NewEntry, Tier } from '@seqline/core';
+import type { AfterSendPayload, Entry, Json, NewEntry, NotifyPayload, Tier } from '@seqline/core';
+import { isNotifyItem } from '@seqline/core';
 
 /** Write-fanout, one queue (and worker pool) per tier: a huge group's backlog never delays 1:1. */
 export const FANOUT_QUEUES: Readonly<Record<Tier, string>> = Object.freeze({
@@ -14,6 +15,10 @@ export const FANOUT_QUEUES: Readonly<Record<Tier, string>> = Object.freeze({
 /** Pushes of read-fanout (huge) group messages to connected members. */
 export const NOTIFY_QUEUE = 'notify.huge';
 export const RECEIPT_QUEUE = 'receipts';
+/** v1.1: after-send hook calls, one job per stored message (after-send.ts). */
+export const AFTER_SEND_QUEUE = 'hooks.after-send';
+/** v1.1: offline notifications, one job per user per coalescing window (offline-notifier.ts). */
+export const OFFLINE_NOTIFY_QUEUE = 'hooks.notify';
 
 /** 1:1 work rides with small groups: both are the highest priority class. */
 export function fanoutQueueFor(tier: Tier | undefined): string {
@@ -47,6 +52,12 @@ export interface ReceiptJob {
   appinfo: string;
   readers: string[];
 }
+
+/** One window's notification, without the badge (counted when it runs) and its `type`. */
+export type OfflineNotifyJob = Omit<NotifyPayload, 'type' | 'badge'>;
+
+/** The after-send payload without its `type`: the settings (URL, secret) are read when it runs. */
+export type AfterSendJob = Omit<AfterSendPayload, 'type'>;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -88,9 +99,43 @@ export function parseReceiptJob(payload: Json): ReceiptJob {
   return payload as unknown as ReceiptJob;
 }
 
+export function parseAfterSendJob(payload: Json): AfterSendJob {
+  if (
+    !isObject(payload) ||
+    typeof payload.tenant !== 'string' ||
+    typeof payload.from !== 'string' ||
+    !isObject(payload.to) ||
+    typeof payload.appinfo !== 'string' ||
+    typeof payload.seq !== 'number' ||
+    typeof payload.sendTime !== 'number' ||
+    typeof payload.msgType !== 'string'
+  ) {
+    throw new Error('malformed after-send job');
+  }
+  return payload as unknown as AfterSendJob;
+}
+
+export function parseOfflineNotifyJob(payload: Json): OfflineNotifyJob {
+  if (
+    !isObject(payload) ||
+    typeof payload.tenant !== 'string' ||
+    typeof payload.user !== 'string' ||
+    !Array.isArray(payload.entries) ||
+    payload.entries.length === 0 ||
+    !payload.entries.every(isNotifyItem)
+  ) {
+    throw new Error('malformed offline notify job');
+  }
+  return payload as unknown as OfflineNotifyJob;
+}
+
 /** The per-group key a job is bounded and merged by (undefined: 1:1, no bound). */
 export function groupKeyOfPayload(p: Json): string | undefined {
   return isObject(p) && typeof p.groupKey === 'string' ? p.groupKey : undefined;
+}
+
+export function tenantOfPayload(p: Json): string | undefined {
+  return isObject(p) && typeof p.tenant === 'string' ? p.tenant : undefined;
 }
 
 export function senderKeyOfPayload(p: Json): string | undefined {
@@ -98,6 +143,6 @@ export function senderKeyOfPayload(p: Json): string | undefined {
 }
 
 /** Job payloads are plain data by construction (entries are JSON); this is the one cast. */
-export function toJson(value: FanoutJob | NotifyJob | ReceiptJob): Json {
+export function toJson(value: FanoutJob | NotifyJob | ReceiptJob | AfterSendJob | OfflineNotifyJob): Json {
   return value as unknown as Json;
 }

@@ -18,14 +18,18 @@ import {
   type GroupKey,
   type GroupRecord,
   type InboxKey,
+  type Json,
   type NewEntry,
   type WorkQueue,
 } from '@seqline/core';
+import { enqueueAfterSend } from './after-send.ts';
 import type { Caller, SendInput, SendResult } from './api.ts';
+import { beforeSend, type BodyToStore } from './before-send.ts';
 import type { MessagingContext } from './context.ts';
 import type { MessagingEnv, MessagingPolicy, MessagingStores, MessagingWriters } from './deps.ts';
 import { checkDirectMentions, checkGroupMentions, enqueueMentionCopies, withMentions } from './mentions.ts';
 import { fanoutQueueFor, NOTIFY_QUEUE, toJson, type FanoutJob, type NotifyJob } from './queues.ts';
+import { checkSendPolicy } from './send-policy.ts';
 
 export function fanoutJobId(tenant: string, appinfo: string): string {
   return `fanout:${tenant}:${appinfo}`;
@@ -51,7 +55,7 @@ function streamMarker(copy: NewEntry): NewEntry {
 }
 
 /** What a send uses: everything but the push bus (pushes follow appends, in the writers). */
-export type SendDeps = Pick<MessagingContext, 'stores' | 'writers' | 'queue' | 'shedder' | 'inFlight'> & {
+export type SendDeps = Pick<MessagingContext, 'stores' | 'writers' | 'queue' | 'shedder' | 'inFlight' | 'hooks'> & {
   policy: Pick<MessagingPolicy, 'readFanout'>;
   env: Pick<MessagingEnv, 'clock' | 'logger'>;
 };
@@ -83,21 +87,23 @@ async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: str
   d.shedder.admit(workClassOf('user'));
   const { tenant, user } = caller;
   checkDirectMentions(input.mentions, to);
+  // v1.1: the tenant's send policy, then its before-send hook, before anything is stored.
+  await checkSendPolicy(d, tenant, user, to);
+  const decided = await beforeSend(d, caller, input);
   const copy = withMentions(
     buildMessageCopy({
       appinfo: input.appinfo,
       from: user,
       sendTime: d.env.clock.now(),
       type: input.type,
-      body: input.body,
+      body: decided.body,
       conv: { type: 'user', id: to },
     }),
     input.mentions,
   );
   const inbox = inboxKey(tenant, user);
   if (to === user) {
-    const { seq, duplicate, entry } = await appendOwnCopy(d, inbox, [copy]);
-    return { seq, sendTime: entry.sendTime, duplicate };
+    return acknowledge(d, tenant, input, decided, await appendOwnCopy(d, inbox, [copy]));
   }
   // The recipient's copy goes with the sender's: its owner appends it right after (no second
   // round trip from here), and only when the sender's copy is new.
@@ -110,7 +116,26 @@ async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: str
     const job: FanoutJob = { tenant, entry, recipients: [to] };
     await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId(tenant, input.appinfo), toJson(job));
   }
-  return { seq, sendTime: entry.sendTime, duplicate };
+  return acknowledge(d, tenant, input, decided, { seq, duplicate, entry });
+}
+
+/**
+ * The last step before the ack: the after-send job (durable before the answer, so an
+ * acknowledged message reaches the app). The answer carries `body` (v1.1) when what is stored
+ * differs from what this request sent: the hook rewrote it, or a resend found another body.
+ */
+async function acknowledge(
+  d: SendDeps,
+  tenant: string,
+  input: SendInput,
+  decided: BodyToStore,
+  own: { seq: number; duplicate: boolean; entry: NewEntry },
+): Promise<SendResult> {
+  await enqueueAfterSend(d, tenant, own.seq, own.entry);
+  const result: SendResult = { seq: own.seq, sendTime: own.entry.sendTime, duplicate: own.duplicate };
+  const stored: Json = own.entry.body ?? null;
+  if (own.duplicate ? JSON.stringify(stored) !== JSON.stringify(input.body) : decided.rewritten) result.body = stored;
+  return result;
 }
 
 /** How long a 1:1 send waits for the recipient's owner before handing the copy to the queue. */
@@ -148,6 +173,7 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   }
   await checkGroupMentions(d.stores.groups, key, input.mentions);
   d.shedder.admit(workClassOf('group', group.tier));
+  const decided = await beforeSend(d, caller, input);
   const inbox = inboxKey(tenant, user);
   const copy = withMentions(
     buildMessageCopy({
@@ -155,7 +181,7 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
       from: user,
       sendTime: d.env.clock.now(),
       type: input.type,
-      body: input.body,
+      body: decided.body,
       conv: { type: 'group', id },
     }),
     input.mentions,
@@ -174,7 +200,7 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   } else {
     await enqueueWriteFanout(d, group, user, entry, duplicate);
   }
-  return { seq, sendTime: entry.sendTime, duplicate };
+  return acknowledge(d, tenant, input, decided, { seq, duplicate, entry });
 }
 
 /** Appends the sender's copy (first entry); on a duplicate, returns the original as stored. */

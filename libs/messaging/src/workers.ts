@@ -12,19 +12,28 @@
 import type { Json, JobContext, WorkQueue } from '@seqline/core';
 import { inboxKey } from '@seqline/core';
 import { BatchScheduler, type BatchStats } from './batch-scheduler.ts';
-import type { MessagingEnv, MessagingPolicy, MessagingWriters } from './deps.ts';
+import { runAfterSend } from './after-send.ts';
+import { runOfflineNotify, type BadgeDeps } from './offline-notify-job.ts';
+import type { MessagingEnv, MessagingHooks, MessagingPolicy, MessagingWriters } from './deps.ts';
 import { runGroupNotify, type NotifyDeps } from './group-notify.ts';
 import {
+  AFTER_SEND_QUEUE,
   FANOUT_QUEUES,
   groupKeyOfPayload,
   NOTIFY_QUEUE,
+  OFFLINE_NOTIFY_QUEUE,
+  parseAfterSendJob,
+  parseOfflineNotifyJob,
   parseFanoutJob,
   parseNotifyJob,
   parseReceiptJob,
   RECEIPT_QUEUE,
   senderKeyOfPayload,
+  tenantOfPayload,
+  type AfterSendJob,
   type FanoutJob,
   type NotifyJob,
+  type OfflineNotifyJob,
   type ReceiptJob,
 } from './queues.ts';
 import { runMergedFanout, type FanoutCounters } from './write-fanout.ts';
@@ -40,11 +49,13 @@ export interface WorkerTuning {
   holdTotal?: number;
   /** Members per push step of a huge-group notify. Default 1000. */
   notifyChunk?: number;
+  /** How long an offline-notify call may take (OFFLINE_NOTIFY_TIMEOUT_MS by default). */
+  offlineNotifyTimeoutMs?: number;
   /** How often raised limits are re-read while every slot is busy. Default 250 ms. */
   pokeMs?: number;
 }
 
-export type PoolName = 'small' | 'large' | 'huge' | 'notify' | 'receipts';
+export type PoolName = 'small' | 'large' | 'huge' | 'notify' | 'receipts' | 'afterSend' | 'offlineNotify';
 
 export interface WorkerStats {
   pools: Record<PoolName, BatchStats>;
@@ -70,7 +81,12 @@ export type WorkerDeps = NotifyDeps & {
   queue: WorkQueue;
   policy: Pick<MessagingPolicy, 'limits'>;
   env: Pick<MessagingEnv, 'logger'>;
-};
+  /** v1.1: the after-send calls (each tenant's settings, read when a job runs). */
+  hooks: MessagingHooks;
+} & BadgeDeps;
+
+/** After-send calls of one tenant in flight at once. */
+const AFTER_SEND_PER_TENANT = 8;
 
 export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Promise<Workers> {
   const appendConcurrency = tuning.appendConcurrency ?? 64;
@@ -100,6 +116,21 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
         await Promise.all(jobs.map((j) => d.writers.inbox.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
       },
     ),
+    // One call per batch (a failed call retries only itself); per tenant, so one slow app's
+    // hook cannot take every slot.
+    afterSend: new BatchScheduler<AfterSendJob>(
+      { pool: () => d.policy.limits().smallPool, perGroup: () => AFTER_SEND_PER_TENANT, maxBatch: 1 },
+      async (_key, jobs) => {
+        for (const job of jobs) await runAfterSend(d, job);
+      },
+    ),
+    // Offline notifications: like after-send, one call per batch, bounded per tenant.
+    offlineNotify: new BatchScheduler<OfflineNotifyJob>(
+      { pool: () => d.policy.limits().smallPool, perGroup: () => AFTER_SEND_PER_TENANT, maxBatch: 1 },
+      async (_key, jobs) => {
+        for (const job of jobs) await runOfflineNotify(d, job, tuning.offlineNotifyTimeoutMs);
+      },
+    ),
   };
 
   const consume = async <T>(
@@ -123,6 +154,8 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
   await consume(FANOUT_QUEUES.huge, pools.huge, parseFanoutJob, groupKeyOfPayload);
   await consume(NOTIFY_QUEUE, pools.notify, parseNotifyJob, groupKeyOfPayload);
   await consume(RECEIPT_QUEUE, pools.receipts, parseReceiptJob, senderKeyOfPayload);
+  await consume(AFTER_SEND_QUEUE, pools.afterSend, parseAfterSendJob, tenantOfPayload);
+  await consume(OFFLINE_NOTIFY_QUEUE, pools.offlineNotify, parseOfflineNotifyJob, tenantOfPayload);
 
   const all = Object.values(pools) as Array<{ poke(): void; resetHighWater(): void; waitingFor(k: string): number }>;
   const timer = setInterval(() => {
@@ -138,6 +171,8 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
         huge: pools.huge.stats(),
         notify: pools.notify.stats(),
         receipts: pools.receipts.stats(),
+        afterSend: pools.afterSend.stats(),
+        offlineNotify: pools.offlineNotify.stats(),
       },
       fanout: { ...counters },
       groupPushes,

@@ -43,7 +43,7 @@ async function within<T>(ms: number, probe: () => T | undefined): Promise<T> {
 describe('LiveSettings', () => {
   it('starts on the defaults at version 0 when nothing is stored', async () => {
     const l = await live((await engine()).settings);
-    expect(l.current()).toEqual({ tiers: DEFAULT_TIER_THRESHOLDS, limits: DEFAULT_LIMITS, version: 0 });
+    expect(l.current()).toEqual({ tiers: DEFAULT_TIER_THRESHOLDS, limits: DEFAULT_LIMITS, hooks: {}, version: 0 });
   });
 
   it('update validates, saves with the next version and applies here at once', async () => {
@@ -154,7 +154,7 @@ describe('LiveSettings', () => {
       async save(s, v) {
         if (!raced) {
           raced = true; // someone else saves first, from the same version
-          await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 7 } }, v);
+          await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 7 }, hooks: {} }, v);
         }
         return e.settings.save(s, v);
       },
@@ -188,7 +188,7 @@ describe('LiveSettings', () => {
     const l = await live(e.settings, 30);
     await l.update({ limits: { smallPool: 20 } });
     // Written around validation (as a buggy or newer process might).
-    await e.settings.save({ tiers: { ...DEFAULT_TIER_THRESHOLDS, smallBelow: 9000 }, limits: { ...DEFAULT_LIMITS } }, 1);
+    await e.settings.save({ tiers: { ...DEFAULT_TIER_THRESHOLDS, smallBelow: 9000 }, limits: { ...DEFAULT_LIMITS }, hooks: {} }, 1);
     await new Promise((r) => setTimeout(r, 150));
     expect(l.current().version).toBe(1);
     expect(l.tiers().smallBelow).toBe(DEFAULT_TIER_THRESHOLDS.smallBelow);
@@ -200,7 +200,7 @@ describe('LiveSettings', () => {
   it('a record saved by an older version (missing fields) gets defaults for them', async () => {
     const e = await engine();
     const { perTenantInFlight: _dropped, ...older } = { ...DEFAULT_LIMITS, smallPool: 3 };
-    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: older as typeof DEFAULT_LIMITS }, 0);
+    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: older as typeof DEFAULT_LIMITS, hooks: {} }, 0);
     const l = await live(e.settings);
     expect(l.limits()).toEqual({ ...DEFAULT_LIMITS, smallPool: 3 });
     expect(l.current().version).toBe(1);
@@ -215,7 +215,7 @@ describe('LiveSettings', () => {
     };
     const l = await live(flaky, 20);
     failing = true;
-    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 } }, 0);
+    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 }, hooks: {} }, 0);
     await new Promise((r) => setTimeout(r, 100));
     expect(l.limits().smallPool).toBe(DEFAULT_LIMITS.smallPool);
     failing = false;
@@ -226,7 +226,7 @@ describe('LiveSettings', () => {
     const e = await engine();
     const l = await live(e.settings, 20);
     await l.close();
-    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 } }, 0);
+    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 }, hooks: {} }, 0);
     await new Promise((r) => setTimeout(r, 100));
     expect(l.current().version).toBe(0);
   });

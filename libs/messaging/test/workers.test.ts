@@ -18,12 +18,13 @@ beforeAll(async () => {
   messaging = createMessaging(rig.deps);
   // Exactly what WorkerDeps names, nothing more: an access outside it would throw at run time.
   const narrow: WorkerDeps = {
-    stores: { groups: rig.deps.stores.groups },
+    stores: { groups: rig.deps.stores.groups, conversations: rig.deps.stores.conversations, groupStreams: rig.deps.stores.groupStreams },
     writers: { inbox: rig.deps.writers.inbox },
     queue: rig.deps.queue,
     push: rig.deps.push,
     policy: { limits: rig.deps.policy.limits },
     env: { logger: rig.deps.env.logger },
+    hooks: rig.deps.hooks,
   };
   workers = await startWorkers(narrow);
 });
@@ -45,9 +46,9 @@ async function eventually(what: string, check: () => Promise<boolean> | boolean)
 }
 
 describe('workers on their narrow deps', () => {
-  it('consume the three tier queues, notify and receipts, and no other queue', () => {
+  it('consume the three tier queues, notify, receipts and after-send, and no other queue', () => {
     expect(Object.keys(rig.queue.stats()).sort()).toEqual(
-      [FANOUT_QUEUES.huge, FANOUT_QUEUES.large, FANOUT_QUEUES.small, 'notify.huge', 'receipts'].sort(),
+      [FANOUT_QUEUES.huge, FANOUT_QUEUES.large, FANOUT_QUEUES.small, 'notify.huge', 'receipts', 'hooks.after-send', 'hooks.notify'].sort(),
     );
   });
 

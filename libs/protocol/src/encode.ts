@@ -160,3 +160,14 @@ export function encodePush(prevSeq: number, entries: Entry[], convs?: readonly C
 export function encodeGroupPush(group: string, prevGseq: number, entries: Entry[]): string {
   return JSON.stringify({ op: 'group.push', group, prevGseq, messages: entries.map((e) => toWireGroupMessage({ ...e, gseq: e.seq })) });
 }
+
+/**
+ * v1.1 `{"op": "kicked", "by": {"dev"?, "plat"?}}`: this session was displaced by a newer login
+ * (the login policy); the socket closes with 4409 next. `by` names the new session's device.
+ */
+export function encodeKicked(by: { dev?: string; plat?: string }): string {
+  const device: { dev?: string; plat?: string } = {};
+  if (by.dev !== undefined) device.dev = by.dev;
+  if (by.plat !== undefined) device.plat = by.plat;
+  return JSON.stringify({ op: 'kicked', by: device });
+}

@@ -4,7 +4,7 @@
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { BadRequestError, ID_PATTERN, UnauthorizedError, type Clock } from '@seqline/core';
+import { BadRequestError, ID_PATTERN, parseDevice, UnauthorizedError, type Clock, type Platform } from '@seqline/core';
 
 export const DEFAULT_TENANT = 'default';
 /** HS256 with a short secret is guessable offline; refuse secrets below this many bytes. */
@@ -17,6 +17,10 @@ export interface TokenClaims {
   tenant: string;
   /** Epoch ms. */
   expiresAt: number;
+  /** v1.1: the device id (`dev` claim), when the token names one. */
+  dev?: string;
+  /** v1.1: the platform (`plat` claim), when the token names one. */
+  plat?: Platform;
 }
 
 /**
@@ -32,6 +36,9 @@ export interface IssueTokenOptions {
   ttlSeconds: number;
   /** Issue time, epoch ms (default: now) — lets tests mint already-expired tokens. */
   now?: number;
+  /** v1.1: binds the token to a device id and platform (the login policy's view of it). */
+  dev?: string;
+  plat?: Platform;
 }
 
 export async function issueToken(options: IssueTokenOptions): Promise<string> {
@@ -42,7 +49,8 @@ export async function issueToken(options: IssueTokenOptions): Promise<string> {
   if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) {
     throw new BadRequestError('ttlSeconds: must be a positive number');
   }
-  return signHs256({ tid: tenant }, options.user, options.ttlSeconds, key, options.now);
+  const device = parseDevice(options.dev, options.plat, 'token');
+  return signHs256({ tid: tenant, ...device }, options.user, options.ttlSeconds, key, options.now);
 }
 
 /** Signs `claims` with `sub`, `iat` and `exp` (HS256); shared by user and admin tokens. */
@@ -98,7 +106,13 @@ export function createTokenVerifier(secret: TokenSecret, options: TokenVerifierO
     const tenant = payload['tid'] ?? DEFAULT_TENANT;
     if (typeof user !== 'string' || !ID_PATTERN.test(user)) throw new UnauthorizedError('invalid token: sub');
     if (typeof tenant !== 'string' || !ID_PATTERN.test(tenant)) throw new UnauthorizedError('invalid token: tid');
-    return { user, tenant, expiresAt: payload.exp * 1000 };
+    let device: { dev?: string; plat?: Platform };
+    try {
+      device = parseDevice(payload['dev'], payload['plat'], 'invalid token:');
+    } catch (err) {
+      throw new UnauthorizedError(err instanceof Error ? err.message : 'invalid token: dev/plat');
+    }
+    return { user, tenant, expiresAt: payload.exp * 1000, ...device };
   };
 }
 

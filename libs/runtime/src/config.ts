@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
-import { ConfigError, DEFAULT_SHARD_COUNT } from '@seqline/core';
+import { ConfigError, DEFAULT_SHARD_COUNT, type TenantHooks } from '@seqline/core';
 import { z } from 'zod';
+import { readHookDefaults } from './hook-defaults.ts';
 
 /** Settings of a distributed process (gateway or worker), validated once at the edge. */
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
@@ -53,13 +54,15 @@ export const distributedEnvSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
-export type DistributedConfig = z.infer<typeof distributedEnvSchema>;
+/** `hookDefaults`: the SEQLINE_HOOK_* / *_URL / *_POLICY variables (hook-defaults.ts), each tenant's starting point. */
+export type DistributedConfig = z.infer<typeof distributedEnvSchema> & { hookDefaults: TenantHooks };
 
 export function loadDistributedConfig(env: NodeJS.ProcessEnv): DistributedConfig {
   const parsed = distributedEnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const hooks = readHookDefaults(env);
+  if (!parsed.success || hooks.issues.length > 0) {
+    const lines = [...(parsed.error?.issues ?? []).map((i) => `${i.path.join('.')}: ${i.message}`), ...hooks.issues];
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  return parsed.data;
+  return { ...parsed.data, hookDefaults: hooks.hooks };
 }

@@ -3,10 +3,10 @@
  * NATS (routing, work queues, push). Gateways and workers compose their roles on top.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue } from '@seqline/bus';
+import { createNatsDeviceBus, createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue } from '@seqline/bus';
 import { CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher } from '@seqline/cache';
 import { RemoteInboxWriter } from '@seqline/cluster';
-import type { ConversationIndex, GroupStore, Logger } from '@seqline/core';
+import type { ConversationIndex, DeviceBusFactory, GroupStore, Logger } from '@seqline/core';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 import type { Redis } from 'ioredis';
 import type { DistributedConfig } from './config.ts';
@@ -31,6 +31,8 @@ export interface DistributedInfra {
   push: NatsPushBus;
   /** Routes appends to the shard owners over NATS. */
   writer: RemoteInboxWriter;
+  /** v1.1: a gateway's device bus (login policy, admin devices) on `<ns>.dev.*`. */
+  devices: DeviceBusFactory;
   keyPrefix: string;
   subjectPrefix: string;
   close(): Promise<void>;
@@ -96,6 +98,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
     queue,
     push,
     writer,
+    devices: (holder) => createNatsDeviceBus(nc, holder, { root: `${ns}.dev`, logger }),
     keyPrefix,
     subjectPrefix,
     close: () =>

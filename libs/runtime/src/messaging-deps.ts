@@ -1,13 +1,20 @@
 import { RemoteGroupStreamWriter } from '@seqline/cluster';
-import { systemClock, type Clock, type Logger } from '@seqline/core';
-import { LiveSettings, type MessagingDeps } from '@seqline/messaging';
+import { resolveHooks, systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
+import { LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
+import { createHttpHookTransport } from '@seqline/hooks';
 import { v7 as uuidv7 } from 'uuid';
 import type { DistributedInfra } from './distributed.ts';
+import { warnUnsignedHooks } from './hook-defaults.ts';
 
 export interface DistributedMessaging {
   deps: MessagingDeps;
   settings: LiveSettings;
   groupWriter: RemoteGroupStreamWriter;
+  /**
+   * Offline-notification windows, for a process that owns shards (a worker): its owners'
+   * `onAppended`. Close it before the queue closes (close() does too, later, for what is left).
+   */
+  offlineNotifier: OfflineNotifier;
   close(): Promise<void>;
 }
 
@@ -20,6 +27,9 @@ export async function distributedMessagingDeps(
   logger: Logger,
   clock: Clock = systemClock,
 ): Promise<DistributedMessaging> {
+  // The environment's hook defaults (SEQLINE_*_URL, SEQLINE_HOOK_SECRET…), parsed in config.ts.
+  const hookDefaults: TenantHooks = infra.config.hookDefaults;
+  warnUnsignedHooks(hookDefaults, logger);
   const settings = await LiveSettings.start({ store: infra.stores.settings, logger });
   const groupWriter = new RemoteGroupStreamWriter({
     nc: infra.nc,
@@ -27,6 +37,8 @@ export async function distributedMessagingDeps(
     subjectPrefix: infra.subjectPrefix,
     logger,
   });
+  const hooksOf: HooksOf = (tenant) => resolveHooks(hookDefaults, settings.tenantHooks(tenant));
+  const offlineNotifier = new OfflineNotifier({ queue: infra.queue, hooks: { of: hooksOf }, presence: infra.push, logger });
   const deps: MessagingDeps = {
     stores: {
       timeline: infra.readTimeline,
@@ -39,12 +51,16 @@ export async function distributedMessagingDeps(
     push: infra.push,
     policy: { tiers: () => settings.tiers(), limits: () => settings.limits(), readFanout: infra.config.SEQLINE_READ_FANOUT },
     env: { logger, clock, newId: () => uuidv7() },
+    // Process defaults (environment) under each tenant's live override.
+    hooks: { of: hooksOf, transport: createHttpHookTransport() },
   };
   return {
     deps,
     settings,
     groupWriter,
+    offlineNotifier,
     close: async () => {
+      await offlineNotifier.close();
       await groupWriter.close();
       await settings.close();
     },

@@ -4,7 +4,7 @@
  * the entries. On a failed append the allocated seqs are burnt and the head is re-read from
  * the store next time (the append may have landed after all, e.g. a timeout).
  */
-import type { AppendOutcome, DurableListener, Entry, NewEntry, TimelineStore } from '@seqline/core';
+import type { AppendOutcome, DurableListener, Entry, InboxKey, Logger, NewEntry, TimelineStore } from '@seqline/core';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import type { InboxState } from './inbox-queue.ts';
 import type { PushPublisher } from './push-publisher.ts';
@@ -16,6 +16,19 @@ export interface AppendContext {
   timeline: TimelineStore;
   recent: RecentAppinfos;
   pushes: PushPublisher;
+  /** The owner's append listener, wrapped so it cannot throw (InboxOwnerOptions.onAppended). */
+  appended?: (inbox: InboxKey, entries: Entry[]) => void;
+}
+
+/** The append is durable whatever the listener does: its failure is only logged. */
+export function neverThrowing(listener: (inbox: InboxKey, entries: Entry[]) => void, logger: Logger): AppendContext['appended'] {
+  return (inbox, entries) => {
+    try {
+      listener(inbox, entries);
+    } catch (err) {
+      logger.warn({ inbox, err }, 'append listener threw');
+    }
+  };
 }
 
 /** The usual append, one entry: writeMany's steps without its per-entry arrays and maps. */
@@ -43,6 +56,7 @@ export async function writeOne(
   if (!result.duplicate) {
     state.head = Math.max(headBefore, seq);
     ctx.pushes.publish(state.inbox, headBefore, [toStore]);
+    ctx.appended?.(state.inbox, [toStore]);
   }
   return [{ seq: result.seq, duplicate: result.duplicate }];
 }
@@ -86,6 +100,7 @@ export async function writeMany(
   if (last) {
     state.head = Math.max(headBefore, last.seq);
     ctx.pushes.publish(state.inbox, headBefore, stored);
+    ctx.appended?.(state.inbox, stored);
   }
   return resolveInBatchDuplicates(outcomes, entries);
 }

@@ -28,7 +28,7 @@ import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbo
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator, type SectionAllocatorOptions } from './section-allocator.ts';
 import { KeyBudget } from './key-budget.ts';
-import { writeMany, writeOne, type AppendContext } from './inbox-append.ts';
+import { neverThrowing, writeMany, writeOne, type AppendContext } from './inbox-append.ts';
 import { planReceipts } from './receipt-plan.ts';
 import { DEFAULT_PUSH_CONVS_WAIT_MS, PushConversations } from './push-conversations.ts';
 import { PushPublisher } from './push-publisher.ts';
@@ -73,7 +73,8 @@ export class InboxOwner implements InboxWriter {
     const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs, options.inboxStateBudget);
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
-    this.appendContext = { timeline: this.timeline, recent: this.recent, pushes: this.pushes };
+    const appended = options.onAppended && neverThrowing(options.onAppended, this.logger);
+    this.appendContext = { timeline: this.timeline, recent: this.recent, pushes: this.pushes, ...(appended && { appended }) };
     this.sectionOptions = {
       ceilings: options.ceilings,
       epoch: this.epoch,

@@ -1,4 +1,14 @@
-import type { Clock, ConversationIndex, ConversationRebuilder, Logger, PushBus, SeqCeilingStore, TimelineStore } from '@seqline/core';
+import type {
+  Clock,
+  ConversationIndex,
+  ConversationRebuilder,
+  Entry,
+  InboxKey,
+  Logger,
+  PushBus,
+  SeqCeilingStore,
+  TimelineStore,
+} from '@seqline/core';
 import type { RecentAppinfos } from './recent-appinfos.ts';
 import type { KeyBudget } from './key-budget.ts';
 
@@ -11,6 +21,12 @@ export interface InboxOwnerOptions {
    * touched conversations' states (`convs`). Without it pushes carry entries only.
    */
   conversations?: ConversationIndex;
+  /**
+   * Told of the entries each append newly stored (never duplicates), beside its push: the one
+   * place that sees every append of an inbox (offline notifications). Called synchronously,
+   * never awaited; whatever it throws is logged, never failing the append.
+   */
+  onAppended?: (inbox: InboxKey, entries: Entry[]) => void;
   /** How long a push may wait for that read before it goes without `convs`. Default 50 ms. */
   pushConvsWaitMs?: number;
   /** Rebuilds one inbox's index (rebuildConversations); without it that call fails INTERNAL. */

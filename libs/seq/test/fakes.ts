@@ -196,6 +196,9 @@ export class RecordingPushBus implements PushBus {
   subscribe(): () => void {
     return () => {};
   }
+  isOnline(): boolean | undefined {
+    return undefined;
+  }
   async close(): Promise<void> {}
   forInbox(inbox: string): PushMessage[] {
     return this.published.filter((m) => m.inbox === inbox);

@@ -22,14 +22,14 @@ describe('embedded settings across processes', () => {
     const dir = join(root, 'two-processes');
     const engine = await openEmbeddedEngine({ dir });
     try {
-      const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS } };
+      const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, hooks: {} };
       expect(await engine.settings.save(base, 0)).not.toBe(false);
       // The child saves version 2 with largeGroupConcurrency 2 through its own environment.
       const script = `
         import { openEmbeddedEngine } from '@seqline/store';
         const engine = await openEmbeddedEngine({ dir: ${JSON.stringify(dir)} });
         const current = await engine.settings.load();
-        const saved = await engine.settings.save({ tiers: current.tiers, limits: { ...current.limits, largeGroupConcurrency: 2 } }, current.version);
+        const saved = await engine.settings.save({ tiers: current.tiers, limits: { ...current.limits, largeGroupConcurrency: 2 }, hooks: current.hooks }, current.version);
         await engine.close();
         process.stdout.write(JSON.stringify(saved));
       `;

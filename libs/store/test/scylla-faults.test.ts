@@ -158,7 +158,7 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
         await stores.ceilings.raise(section, 10_000, 3);
         expect(await stores.jobs.put(job)).toBe(true);
         expect(await stores.jobs.put(job)).toBe(false);
-        const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS } };
+        const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, hooks: {} };
         expect(await settingsStores.settings.save(base, 0)).toEqual({ ...base, version: 1 });
         expect(await settingsStores.settings.save(base, 0)).toBe(false);
       } finally {

@@ -2,3 +2,4 @@
 export * from './contracts/index.ts';
 export * from './conversation-history.ts';
 export { requireServices, type ServiceProbe } from './services.ts';
+export * from './hook-receiver.ts';

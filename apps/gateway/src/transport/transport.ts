@@ -126,4 +126,6 @@ export const CLOSE_CODES = {
   tokenExpired: 4401,
   /** The user opened more sockets on this gateway than `perUserSockets`: this, the oldest, went. */
   tooManySockets: 4429,
+  /** v1.1: a newer login displaced this session (the tenant's login policy); do not reconnect. */
+  replaced: 4409,
 } as const;

@@ -53,6 +53,9 @@ export class RecordingPushBus implements PushBus {
   subscribe(): () => void {
     return () => {};
   }
+  isOnline(): boolean | undefined {
+    return undefined;
+  }
   async close(): Promise<void> {}
 }
 

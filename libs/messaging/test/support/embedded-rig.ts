@@ -5,8 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_LIMITS, silentLogger, systemClock, type InboxWriter } from '@seqline/core';
-import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus';
+import { DEFAULT_LIMITS, resolveHooks, silentLogger, systemClock, type InboxWriter, type TenantHooks } from '@seqline/core';
+import { createHttpHookTransport } from '@seqline/hooks';
+import { createLocalPushBus, createLocalWorkQueue, type BackoffPolicy, type LocalWorkQueue } from '@seqline/bus';
 import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import type { MessagingDeps, MessagingPolicy } from '../../src/index.ts';
@@ -23,6 +24,10 @@ export interface EmbeddedRig {
 export interface RigOptions {
   wrapInbox?: (owner: InboxOwner) => InboxWriter;
   loopLagMs?: MessagingPolicy['loopLagMs'];
+  /** Per-tenant hook settings (v1.1). */
+  hooks?: Record<string, TenantHooks>;
+  /** The work queue's retry schedule (tests of retries and dead letters). */
+  backoff?: Partial<BackoffPolicy>;
 }
 
 /** Small tiers so a few members reach every tier: small < 3 ≤ large < 5 ≤ huge. */
@@ -45,7 +50,7 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
     logger: silentLogger,
     epoch: await engine.ceilings.nextEpoch('group-writer'),
   });
-  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger });
+  const queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger, ...(options.backoff && { backoff: options.backoff }) });
   const deps: MessagingDeps = {
     stores: {
       timeline: engine.timeline,
@@ -63,6 +68,7 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
       ...(options.loopLagMs && { loopLagMs: options.loopLagMs }),
     },
     env: { logger: silentLogger, clock: systemClock, newId: () => `id-${Math.random().toString(36).slice(2)}` },
+    hooks: { of: (tenant) => resolveHooks({}, options.hooks?.[tenant]), transport: createHttpHookTransport() },
   };
   return {
     engine,

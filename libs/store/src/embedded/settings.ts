@@ -5,7 +5,7 @@
  * version and both win.
  */
 import type { Database } from 'lmdb';
-import { InternalError, type Limits, type Settings, type SettingsStore, type TierThresholds } from '@seqline/core';
+import { InternalError, type Limits, type Settings, type SettingsStore, type TenantHooks, type TierThresholds } from '@seqline/core';
 import type { WriteBatcher } from './write-batcher.ts';
 
 /** Sub-database of the engine's environment holding the record. */
@@ -39,6 +39,7 @@ export class LmdbSettingsStore implements SettingsStore {
 }
 
 /** A detached copy: callers may not alias what the store holds (or what it will write). */
-function copy(settings: { tiers: TierThresholds; limits: Limits }, version: number): Settings {
-  return { tiers: { ...settings.tiers }, limits: { ...settings.limits }, version };
+function copy(settings: { tiers: TierThresholds; limits: Limits; hooks?: Record<string, TenantHooks> }, version: number): Settings {
+  const hooks = Object.fromEntries(Object.entries(settings.hooks ?? {}).map(([tenant, h]) => [tenant, { ...h }]));
+  return { tiers: { ...settings.tiers }, limits: { ...settings.limits }, hooks, version };
 }

@@ -32,7 +32,8 @@ export class CqlSettingsStore implements SettingsStore {
     const row = (await this.cql.read(this.q.read, [this.name])).first();
     const version = optNum(row?.get('version'));
     if (row === null || version === undefined) return null;
-    return { ...(JSON.parse(str(row.get('value'), 'value')) as Values), version };
+    const value = JSON.parse(str(row.get('value'), 'value')) as Partial<Values>;
+    return { ...(value as Values), hooks: value.hooks ?? {}, version };
   }
 
   /** Saves of one process are sent one at a time (no Paxos contention with itself). */
@@ -40,7 +41,7 @@ export class CqlSettingsStore implements SettingsStore {
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
       return Promise.reject(new InternalError(`invalid expected settings version ${String(expectedVersion)}`));
     }
-    const value = JSON.stringify({ tiers: settings.tiers, limits: settings.limits });
+    const value = JSON.stringify({ tiers: settings.tiers, limits: settings.limits, hooks: settings.hooks });
     const version = expectedVersion + 1;
     const saved = (): Settings => ({ ...(JSON.parse(value) as Values), version });
     return this.serial.run(this.name, async () => {

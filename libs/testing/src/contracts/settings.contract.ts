@@ -12,12 +12,26 @@ import { acrossReopen, shuffled, uniqueName, type StoreOpener } from './harness.
 
 type Values = Omit<Settings, 'version'>;
 
-function values(smallPool: number, hysteresis = 0.1): Values {
+function values(smallPool: number, hysteresis = 0.1, hooks: Values['hooks'] = {}): Values {
   return {
     tiers: { ...DEFAULT_TIER_THRESHOLDS, hysteresis },
     limits: { ...DEFAULT_LIMITS, smallPool },
+    hooks,
   };
 }
+
+/** Two tenants' hook overrides, with every kind of value a store must keep exactly. */
+const HOOKS_A = {
+  secret: 'a-secret-of-sixteen-or-more-chars',
+  notifyUrl: 'https://push.example.com/notify',
+  notifyWindowMs: 0,
+  notifyPreview: true,
+  beforeSendTimeoutMs: 250,
+  beforeSendFailure: 'open',
+  sendPolicy: 'shared-group',
+  loginPolicy: 'one-per-platform',
+} as const;
+const HOOKS_B = { afterSendUrl: 'http://10.0.0.2:9000/after', loginPolicy: 'one' } as const;
 
 export function settingsStoreContract(name: string, open: StoreOpener<SettingsStore>): void {
   describe(`SettingsStore contract: ${name}`, () => {
@@ -80,7 +94,7 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
           for (;;) {
             const current = await store.load();
             const base = current ?? { ...values(0), version: 0 };
-            const next = { tiers: base.tiers, limits: { ...base.limits, smallPool: base.limits.smallPool + 1 } };
+            const next = { tiers: base.tiers, limits: { ...base.limits, smallPool: base.limits.smallPool + 1 }, hooks: base.hooks };
             if (await store.save(next, base.version)) return;
           }
         };
@@ -100,6 +114,42 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
         expect(loaded).toEqual({ ...values(2), version: 1 });
         if (loaded) loaded.limits.hugePool = 1;
         expect(await store.load()).toEqual({ ...values(2), version: 1 });
+      }));
+
+    it('hooks of two tenants round-trip exactly, and a tenant removed from the record is gone', () =>
+      withFreshStore(async (store) => {
+        const both = values(2, 0.1, { acme: { ...HOOKS_A }, 'beta-co': { ...HOOKS_B } });
+        expect(await store.save(both, 0)).toEqual({ ...both, version: 1 });
+        expect(await store.load()).toEqual({ ...both, version: 1 });
+        // A clear is a save without that tenant (LiveSettings drops an emptied override).
+        const cleared = values(2, 0.1, { 'beta-co': { ...HOOKS_B } });
+        expect(await store.save(cleared, 1)).toEqual({ ...cleared, version: 2 });
+        const loaded = await store.load();
+        expect(loaded).toEqual({ ...cleared, version: 2 });
+        expect(loaded?.hooks).not.toHaveProperty('acme');
+      }));
+
+    it('a key cleared from one tenant stays cleared; the other tenant is untouched', () =>
+      withFreshStore(async (store) => {
+        await store.save(values(2, 0.1, { acme: { ...HOOKS_A }, 'beta-co': { ...HOOKS_B } }), 0);
+        const { secret: _secret, notifyUrl: _url, ...rest } = HOOKS_A;
+        await store.save(values(2, 0.1, { acme: rest, 'beta-co': { ...HOOKS_B } }), 1);
+        const loaded = await store.load();
+        expect(loaded?.hooks['acme']).toEqual(rest);
+        expect(loaded?.hooks['acme']).not.toHaveProperty('secret');
+        expect(loaded?.hooks['beta-co']).toEqual(HOOKS_B);
+      }));
+
+    it('returned hooks are copies: mutating them changes nothing stored', () =>
+      withFreshStore(async (store) => {
+        const input = values(2, 0.1, { acme: { ...HOOKS_A } });
+        const saved = await store.save(input, 0);
+        (input.hooks['acme'] ?? {}).notifyUrl = 'https://evil.example.com/';
+        if (saved) (saved.hooks['acme'] ?? {}).loginPolicy = 'all';
+        const loaded = await store.load();
+        expect(loaded?.hooks).toEqual({ acme: HOOKS_A });
+        if (loaded) loaded.hooks['other'] = { loginPolicy: 'one' };
+        expect((await store.load())?.hooks).toEqual({ acme: HOOKS_A });
       }));
 
     it('settings and version survive a reopen, and the CAS continues from there', async () => {
