@@ -9,9 +9,10 @@ import { createNatsWorkQueue } from '@seqline/bus';
 import { silentLogger, type Json } from '@seqline/core';
 import { startHookReceiver, type HookReceiver } from '@seqline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClient, waitFor } from '../../server/test/harness.ts';
+import { waitFor } from '../../server/test/harness.ts';
 import { NOTIFY_SECRET, notifyEnv } from '../../server/test/offline-notify-scenarios.ts';
-import { Cluster, uniqueId } from './support/cluster.ts';
+import { uniqueId } from './support/cluster.ts';
+import { useOneNodeCluster } from './support/one-node-cluster.ts';
 import { NATS_URL, probeAll, requireServices } from './support/services.ts';
 
 interface NotifyBody {
@@ -21,36 +22,21 @@ interface NotifyBody {
 }
 
 if (requireServices(await probeAll(), 'offline notifications (hostile) on the distributed stack')) {
-  let cluster: Cluster | undefined;
   let receiver: HookReceiver;
-  const open: TestClient[] = [];
-  const connectClient = async (user: string) => {
-    const c = await TestClient.connect(cluster!.gateways[0]!.url, user, cluster!.tenant);
-    open.push(c);
-    return c;
-  };
+  beforeAll(async () => {
+    receiver = await startHookReceiver({ secret: NOTIFY_SECRET });
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+  const node = useOneNodeCluster({ env: () => notifyEnv(receiver) });
+  const connectClient = (user: string) => node.connect(user);
   const callsFor = (user: string) => receiver.calls.filter((c) => (c.json as NotifyBody | undefined)?.user === user);
   const acceptedFor = (user: string) =>
     receiver
       .accepted()
       .map((c) => c.json as NotifyBody)
       .filter((b) => b.user === user);
-
-  beforeAll(async () => {
-    receiver = await startHookReceiver({ secret: NOTIFY_SECRET });
-    cluster = await Cluster.start({ workers: 1, gateways: 1, env: notifyEnv(receiver) });
-    const probe = await connectClient('warmup');
-    await waitFor(
-      async () => (await probe.call('send', { appinfo: 'warmup', to: { user: 'warmup2' }, type: 'text', body: {} })).ok,
-      30_000,
-      'a first send',
-    );
-  }, 240_000);
-  afterAll(async () => {
-    for (const c of open) c.close();
-    await cluster?.close();
-    await receiver?.close();
-  }, 60_000);
 
   describe('offline notifications (distributed, hostile)', () => {
     it('a receiver answering 500 gets the notification once it recovers', async () => {
@@ -69,15 +55,15 @@ if (requireServices(await probeAll(), 'offline notifications (hostile) on the di
     });
 
     it('malformed jobs on hooks.notify reach no receiver and stop nothing', async () => {
-      const ns = cluster!.namespace;
+      const ns = node.cluster.namespace;
       const nc = await connect({ servers: NATS_URL });
       const queue = createNatsWorkQueue({ nc, logger: silentLogger, streamPrefix: ns.toUpperCase(), subjectPrefix: `${ns}.` });
       const before = receiver.calls.length;
       const bad: Json[] = [
         null,
         [1, 2],
-        { tenant: cluster!.tenant, user: 'x' },
-        { tenant: cluster!.tenant, user: 'x', entries: [{ seq: 'one' }] },
+        { tenant: node.cluster.tenant, user: 'x' },
+        { tenant: node.cluster.tenant, user: 'x', entries: [{ seq: 'one' }] },
       ];
       try {
         for (const [i, payload] of bad.entries()) await queue.enqueue('hooks.notify', uniqueId(`notify:bad${i}:`), payload);
@@ -91,7 +77,7 @@ if (requireServices(await probeAll(), 'offline notifications (hostile) on the di
       await waitFor(async () => acceptedFor(carol).length === 1, 20_000, 'a genuine notification');
       // Only carol's call arrived: the malformed jobs made none.
       expect(receiver.calls.slice(before).map((c) => (c.json as NotifyBody).user)).toEqual([carol]);
-      expect(cluster!.workers.every((w) => w.alive)).toBe(true);
+      expect(node.cluster.workers.every((w) => w.alive)).toBe(true);
     });
   });
 }

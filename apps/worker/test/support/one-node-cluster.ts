@@ -12,7 +12,8 @@ export interface OneNodeCluster {
   connect(user: string): Promise<TestClient>;
 }
 
-export function useOneNodeCluster(): OneNodeCluster {
+/** `env`: extra environment of both processes, read when the cluster starts (after earlier beforeAll hooks). */
+export function useOneNodeCluster(options: { env?: () => Record<string, string> } = {}): OneNodeCluster {
   let cluster: Cluster | undefined;
   const open: TestClient[] = [];
   const handle: OneNodeCluster = {
@@ -27,7 +28,7 @@ export function useOneNodeCluster(): OneNodeCluster {
     },
   };
   beforeAll(async () => {
-    cluster = await Cluster.start({ workers: 1, gateways: 1 });
+    cluster = await Cluster.start({ workers: 1, gateways: 1, ...(options.env && { env: options.env() }) });
     const probe = await handle.connect('warmup');
     await waitFor(
       async () => (await probe.call('send', { appinfo: 'warmup', to: { user: 'warmup2' }, type: 'text', body: {} })).ok,
