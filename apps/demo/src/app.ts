@@ -88,7 +88,8 @@ async function signIn(user: string): Promise<void> {
   const token = await fetchDevToken(user);
   // The SDK adds /v1/ws and, in a browser, puts the token in the ?token= query parameter.
   const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`;
-  const client = new SeqlineClient({ url, token });
+  // Each tab is a web device: under a tenant's `one-per-platform` policy a new tab signs the older out.
+  const client = new SeqlineClient({ url, token, device: { dev: `tab-${Math.random().toString(36).slice(2, 10)}`, plat: 'web' } });
   const empty = { entries: [], opened: new Map(), groupNames: new Map(), read: new Set<number>(), marked: new Map() };
   const s: Session = { user, client, ...empty, editing: null, current: null };
   session = s;
@@ -96,6 +97,9 @@ async function signIn(user: string): Promise<void> {
   client.on('state', (state) => {
     ui.status.dataset['state'] = state;
     ui.status.textContent = state;
+  });
+  client.on('kicked', ({ by }) => {
+    ui.status.textContent = `signed out: ${user} signed in on another ${by.plat ?? 'device'}`;
   });
   client.on('entries', (entries) => {
     window.seqlineDemo?.delivered.push(...entries.map((e) => e.seq));

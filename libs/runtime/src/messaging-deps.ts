@@ -12,9 +12,10 @@ export interface DistributedMessaging {
   groupWriter: RemoteGroupStreamWriter;
   /**
    * Offline-notification windows, for a process that owns shards (a worker): its owners'
-   * `onAppended`. Close it before the queue closes (close() does too, later, for what is left).
+   * `onAppended`. Built on first use, so a gateway never has one. Close it before the queue
+   * closes (close() does too, later, for what is left).
    */
-  offlineNotifier: OfflineNotifier;
+  readonly offlineNotifier: OfflineNotifier;
   close(): Promise<void>;
 }
 
@@ -38,7 +39,7 @@ export async function distributedMessagingDeps(
     logger,
   });
   const hooksOf: HooksOf = (tenant) => resolveHooks(hookDefaults, settings.tenantHooks(tenant));
-  const offlineNotifier = new OfflineNotifier({ queue: infra.queue, hooks: { of: hooksOf }, presence: infra.push, logger });
+  let notifier: OfflineNotifier | undefined;
   const deps: MessagingDeps = {
     stores: {
       timeline: infra.readTimeline,
@@ -58,9 +59,11 @@ export async function distributedMessagingDeps(
     deps,
     settings,
     groupWriter,
-    offlineNotifier,
+    get offlineNotifier() {
+      return (notifier ??= new OfflineNotifier({ queue: infra.queue, hooks: { of: hooksOf }, presence: infra.push, logger }));
+    },
     close: async () => {
-      await offlineNotifier.close();
+      await notifier?.close();
       await groupWriter.close();
       await settings.close();
     },
