@@ -1,7 +1,15 @@
 /** createGateway: WebSocket + HTTP front door over a Messaging implementation. */
 import { randomUUID } from 'node:crypto';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { InternalError, OverloadedError, RateLimitedError, toSeqlineError, UnauthorizedError, type SeqlineError } from '@seqline/core';
+import {
+  InternalError,
+  loginClock,
+  OverloadedError,
+  RateLimitedError,
+  toSeqlineError,
+  UnauthorizedError,
+  type SeqlineError,
+} from '@seqline/core';
 import type { Caller } from '@seqline/messaging';
 import { encodeHttpError, httpStatusOf, MAX_FRAME_BYTES } from '@seqline/protocol';
 import { createAdminApi } from './admin-api.ts';
@@ -71,6 +79,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     ...(options.deviceBus ? { bus: options.deviceBus } : {}),
   });
+  const acceptedAt = loginClock(Date.now);
 
   const transport = createTransport<SocketIdentity>(
     { logger, ...pick(options, 'transport', 'loadUws') },
@@ -128,6 +137,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           turn,
           isClosing,
           verifyToken: options.verifyToken,
+          acceptedAt,
           onClosed: (s) => {
             sessions.delete(s);
             devices.closed(s);

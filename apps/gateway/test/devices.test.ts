@@ -1,5 +1,5 @@
 /** The login policy on one gateway: who a new login displaces, and that it is told first. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoginPolicy, Platform } from '@seqline/core';
 import { issueToken } from '../src/index.ts';
 import { delay, SECRET, startGateway, TestClient, TRANSPORTS, type Started } from './harness.ts';
@@ -37,6 +37,7 @@ describe.each(TRANSPORTS)('login policy on one gateway (%s)', (transport) => {
   };
 
   afterEach(async () => {
+    vi.restoreAllMocks();
     for (const c of open.splice(0)) c.socket.terminate();
     await t.gateway.close();
   });
@@ -116,6 +117,19 @@ describe.each(TRANSPORTS)('login policy on one gateway (%s)', (transport) => {
     policy = 'one';
     await login({ plat: 'android' });
     expect((await a.closed).code).toBe(4409);
+  });
+
+  it('logins in one millisecond: each newer ios login signs out the one before, never the reverse', async () => {
+    await start('one-per-platform');
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now()); // every login of this test lands in the same ms
+    let previous = await login({ dev: 'phone-0', plat: 'ios' });
+    for (let i = 1; i <= 12; i++) {
+      const next = await login({ dev: `phone-${i}`, plat: 'ios' });
+      expect((await next.request('sync', { maxSeq: 0, limit: 1 })).ok).toBe(true);
+      expect((await closedWithin(previous, 2000))?.code).toBe(4409);
+      previous = next;
+    }
+    expect(await closedWithin(previous, 100)).toBeNull();
   });
 
   it('a kicked session that does not drain in time is told at the bound', async () => {

@@ -4,6 +4,7 @@ import {
   BadRequestError,
   displacedSessions,
   LOGIN_POLICIES,
+  loginClock,
   parseDevice,
   PLATFORMS,
   type DeviceSession,
@@ -88,6 +89,29 @@ describe('displacedSessions', () => {
         expect(displacedSessions('one-per-platform', live, { dev: 'browser', plat: 'web', session: 'new', since: 99 })).toEqual([]);
       }),
     );
+  });
+});
+
+describe('loginClock', () => {
+  it('property: strictly increasing whatever the wall clock does (same ms, backwards), and never behind it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 1_000 }), { minLength: 1, maxLength: 200 }), (walls) => {
+        let i = 0;
+        const clock = loginClock(() => walls[i] ?? 0);
+        const stamps = walls.map((_, k) => ((i = k), clock()));
+        stamps.forEach((stamp, k) => {
+          expect(stamp).toBeGreaterThanOrEqual(walls[k] ?? 0);
+          if (k > 0) expect(stamp).toBeGreaterThan(stamps[k - 1] ?? 0);
+        });
+      }),
+    );
+  });
+
+  it('logins of one millisecond displace in the order they came, whatever their random ids', () => {
+    const clock = loginClock(() => 5);
+    const ordered = [session('ffff', clock(), 'p1', 'ios'), session('0000', clock(), 'p2', 'ios')];
+    const newest = { session: '0000', since: ordered[1]?.since ?? 0, dev: 'p2', plat: 'ios' as const };
+    expect(ids(displacedSessions('one-per-platform', ordered, newest))).toEqual(['ffff']);
   });
 });
 

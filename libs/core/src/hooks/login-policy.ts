@@ -44,6 +44,16 @@ function isOlder(s: DeviceSession, incoming: IncomingDevice): boolean {
   return incoming.session === undefined || s.session < incoming.session;
 }
 
+/**
+ * A login clock for one gateway: epoch ms, but strictly increasing, so two logins that land in
+ * the same millisecond on one gateway are still ordered as they came (a tie would fall to the
+ * random session ids, and the older socket could survive the newer one).
+ */
+export function loginClock(now: () => number): () => number {
+  let last = -Infinity;
+  return () => (last = Math.max(now(), last + 1));
+}
+
 export function isPlatform(value: unknown): value is Platform {
   return typeof value === 'string' && (PLATFORMS as readonly string[]).includes(value);
 }
