@@ -3,7 +3,7 @@
  * libs/runtime messaging-deps.ts): the inbox owner and the group-stream writer on the LMDB
  * engine, the local work queue and push bus, and the operator settings watched in the engine.
  */
-import { resolveHooks, systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
+import { systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
 import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus/local';
 import { LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
 import { createHttpHookTransport } from '@seqline/hooks';
@@ -46,7 +46,7 @@ export async function embeddedMessagingDeps(
   const hookDefaults: TenantHooks = config.hookDefaults;
   warnUnsignedHooks(hookDefaults, logger);
   const settings = await LiveSettings.start({ store: engine.settings, logger });
-  const hooksOf: HooksOf = (tenant) => resolveHooks(hookDefaults, settings.tenantHooks(tenant));
+  const hooksOf: HooksOf = settings.hooksOf(hookDefaults);
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
   // Offline notifications are coalesced at the owner, the one writer that sees every append.
   const offlineNotifier = new OfflineNotifier({ queue, hooks: { of: hooksOf }, presence: push, logger });

@@ -11,6 +11,9 @@ import {
   ID_PATTERN,
   validateHooksPatch,
   validateTenantHooks,
+  resolveHooks,
+  type HooksOf,
+  type ResolvedHooks,
   type TenantHooks,
   DEFAULT_LIMITS,
   DEFAULT_TIER_THRESHOLDS,
@@ -96,6 +99,24 @@ export class LiveSettings {
   current(): Settings {
     return this.settings;
   }
+  /**
+   * The live hooks of each tenant: `processDefaults` under the tenant's stored override. Read
+   * on every send and append, so each tenant's resolution is kept until the settings change.
+   */
+  hooksOf(processDefaults: TenantHooks): HooksOf {
+    let version = -1;
+    const resolved = new Map<string, ResolvedHooks>();
+    return (tenant) => {
+      if (version !== this.settings.version) {
+        resolved.clear();
+        version = this.settings.version;
+      }
+      let hooks = resolved.get(tenant);
+      if (hooks === undefined) resolved.set(tenant, (hooks = Object.freeze(resolveHooks(processDefaults, this.tenantHooks(tenant)))));
+      return hooks;
+    };
+  }
+
   /** One tenant's stored hook override (absent: the process defaults apply). */
   tenantHooks(tenant: string): TenantHooks | undefined {
     return Object.hasOwn(this.settings.hooks, tenant) ? this.settings.hooks[tenant] : undefined;

@@ -231,3 +231,18 @@ describe('LiveSettings', () => {
     expect(l.current().version).toBe(0);
   });
 });
+
+describe('hooksOf', () => {
+  it('resolves a tenant once per settings version, and sees a change made anywhere', async () => {
+    const e = await engine();
+    const [here, elsewhere] = [await live(e.settings), await live(e.settings)];
+    const hooksOf = here.hooksOf({ notifyWindowMs: 500, loginPolicy: 'one' });
+    const first = hooksOf('acme');
+    expect(first).toMatchObject({ notifyWindowMs: 500, loginPolicy: 'one', notifyUrl: undefined });
+    expect(hooksOf('acme')).toBe(first); // no work per call while nothing changed
+    await elsewhere.update({ hooks: { tenant: 'acme', patch: { loginPolicy: 'all', notifyUrl: 'https://push.example.com/n' } } });
+    const next = await within(2000, () => (hooksOf('acme').loginPolicy === 'all' ? hooksOf('acme') : undefined));
+    expect(next).toMatchObject({ notifyWindowMs: 500, notifyUrl: 'https://push.example.com/n' });
+    expect(hooksOf('other')).toMatchObject({ loginPolicy: 'one' });
+  });
+});

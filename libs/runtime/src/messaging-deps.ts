@@ -1,5 +1,5 @@
 import { RemoteGroupStreamWriter } from '@seqline/cluster';
-import { resolveHooks, systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
+import { systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
 import { LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
 import { createHttpHookTransport } from '@seqline/hooks';
 import { v7 as uuidv7 } from 'uuid';
@@ -38,7 +38,7 @@ export async function distributedMessagingDeps(
     subjectPrefix: infra.subjectPrefix,
     logger,
   });
-  const hooksOf: HooksOf = (tenant) => resolveHooks(hookDefaults, settings.tenantHooks(tenant));
+  const hooksOf: HooksOf = settings.hooksOf(hookDefaults);
   let notifier: OfflineNotifier | undefined;
   const deps: MessagingDeps = {
     stores: {
