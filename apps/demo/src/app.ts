@@ -4,8 +4,8 @@
  * groups — all through the SDK, `@seqline/client`.
  * Everything shown is built with textContent (message bodies are other people's input).
  */
-import { SeqlineClient, type Conv, type Entry, type HiddenEntries } from '@seqline/client';
-import { convKey, listItems, mentionsIn, renderList, textOf } from './conversation-list.ts';
+import { SeqlineClient, type Conv, type Entry } from '@seqline/client';
+import { convKey, isHidden, listItems, mentionsIn, renderList, textOf } from './conversation-list.ts';
 
 /** What the page exposes for a look from the devtools (and the browser tests). */
 interface DemoDebug {
@@ -94,12 +94,15 @@ async function signIn(user: string): Promise<void> {
   const s: Session = { user, client, ...empty, editing: null, current: null };
   session = s;
   window.seqlineDemo = { user, delivered: [], maxSeq: () => client.maxSeq };
+  // Kept over the states that follow a kick (disconnected, closed): the reason is what the user needs.
+  let signedOut: string | null = null;
   client.on('state', (state) => {
     ui.status.dataset['state'] = state;
-    ui.status.textContent = state;
+    ui.status.textContent = signedOut ?? state;
   });
   client.on('kicked', ({ by }) => {
-    ui.status.textContent = `signed out: ${user} signed in on another ${by.plat ?? 'device'}`;
+    signedOut = `signed out: ${user} signed in on another ${by.plat ?? 'device'}`;
+    ui.status.textContent = signedOut;
   });
   client.on('entries', (entries) => {
     window.seqlineDemo?.delivered.push(...entries.map((e) => e.seq));
@@ -139,12 +142,6 @@ function signOut(): void {
   ui.status.dataset['state'] = 'signed-out';
   ui.status.textContent = 'signed out';
   ui.maxSeq.textContent = '0';
-}
-
-/** Deleted for me, or a message / group notice of a cleared conversation (on any device). */
-function isHidden(e: Entry, h: HiddenEntries): boolean {
-  if (h.by === 'delete') return h.seqs.includes(e.seq);
-  return convKey(e.conv) === convKey(h.conv) && (e.kind === 'msg' || e.kind === 'group') && e.seq <= (h.upToSeq ?? h.seq);
 }
 
 function isRecalled(s: Session, msg: Entry): boolean {

@@ -3,7 +3,7 @@
  * (unread and @-mention counts, last message), with chats opened here before they had any
  * message on top. The page counts nothing itself.
  */
-import type { Conv, Conversation, Entry } from '@seqline/client';
+import type { Conv, Conversation, Entry, HiddenEntries } from '@seqline/client';
 
 export interface ListItem {
   conv: Conv;
@@ -71,4 +71,10 @@ export function renderList(ul: HTMLUListElement, items: readonly ListItem[], vie
 export function mentionsIn(text: string): string[] {
   const names = [...text.matchAll(/(?:^|\s)@([A-Za-z0-9_.-]{1,64})/g)].map((m) => m[1] ?? '');
   return names.includes('all') ? ['@all'] : [...new Set(names)];
+}
+
+/** Deleted for me, or a message / group notice of a cleared conversation (on any device). */
+export function isHidden(e: Entry, h: HiddenEntries): boolean {
+  if (h.by === 'delete') return h.seqs.includes(e.seq);
+  return convKey(e.conv) === convKey(h.conv) && (e.kind === 'msg' || e.kind === 'group') && e.seq <= (h.upToSeq ?? h.seq);
 }

@@ -228,6 +228,24 @@ describe.skipIf(chromiumMissing !== null)('demo page and SDK in Chromium', () =>
     expect(await forbidden()).toBe(refusedBefore + 1); // the foreign upgrade, refused by the server
   }, 30_000);
 
+  it('one-per-platform: a second tab of a user signs the first out, which says so and never reconnects', async () => {
+    await demo.loginPolicy('one-per-platform');
+    try {
+      const [first, second] = [await open('tab 1'), await open('tab 2')];
+      await first.signIn('erin6');
+      await second.signIn('erin6');
+      await first.page.waitForSelector('#status:has-text("signed out: erin6 signed in on another web")', { timeout: 15_000 });
+      await second.openChat('frank6');
+      await second.send('from the newer tab');
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // past the SDK's first reconnect delay
+      expect(first.tap.urls).toHaveLength(1); // a kicked client that reconnected would kick the newer tab back
+      expect(await first.page.textContent('#status')).toBe('signed out: erin6 signed in on another web');
+      expect(await second.page.getAttribute('#status', 'data-state')).toBe('connected');
+    } finally {
+      await demo.loginPolicy(null);
+    }
+  }, 45_000);
+
   it('the SDK alone (not the demo) connects, sends, receives a push and syncs in the browser', async () => {
     const results = await sdkPageChecks(browser, demo);
     expect(results.bundleHasNodeImports).toBe(false);

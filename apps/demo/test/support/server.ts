@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@seqline/core';
-import { issueToken } from '@seqline/protocol';
+import { issueAdminToken, issueToken } from '@seqline/protocol';
 import { loadServerConfig, startEmbeddedServer, type RunningServer } from '../../../server/src/index.ts';
 import { freePort } from '../../../server/test/child-server.ts';
 import { buildDemo } from '../../build.ts';
@@ -21,6 +21,8 @@ export interface DemoServer {
   /** A free port whose origin (http://127.0.0.1:PORT) is allowed too: the SDK test page's. */
   sdkPagePort: number;
   token(user: string): Promise<string>;
+  /** Sets the default tenant's login policy live through the admin API (null: back to the default). */
+  loginPolicy(policy: 'all' | 'one-per-platform' | 'one' | null): Promise<void>;
   /** The user's inbox through the HTTP API (every page of it). */
   inbox(user: string): Promise<Array<{ seq: number; kind: string; appinfo: string; from: string; body?: unknown }>>;
   stop(): Promise<void>;
@@ -49,6 +51,15 @@ export async function startDemoServer(): Promise<DemoServer> {
     origin,
     sdkPagePort,
     token,
+    async loginPolicy(policy) {
+      const admin = await issueAdminToken({ secret: SECRET, name: 'browser-suite', ttlSeconds: 600 });
+      const res = await fetch(`${origin}/v1/admin/hooks/default`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ loginPolicy: policy }),
+      });
+      if (!res.ok) throw new Error(`admin hooks PUT: ${res.status} ${await res.text()}`);
+    },
     async inbox(user) {
       const auth = { authorization: `Bearer ${await token(user)}` };
       const out: Array<{ seq: number; kind: string; appinfo: string; from: string; body?: unknown }> = [];
