@@ -1,5 +1,5 @@
 /**
- * Architecture boundaries (DESIGN §3): apps → libs; adapters → core; core → nothing of ours;
+ * Architecture boundaries (docs/architecture.md, "Two deployments, one code path"): apps → libs; adapters → core; core → nothing of ours;
  * every lib is imported through its one public entry; no cycles.
  */
 module.exports = {

@@ -1,4 +1,4 @@
-/** One decoded request → one Messaging call → the op's documented result fields (PROTOCOL.md "Ops"). */
+/** One decoded request → one Messaging call → the op's documented result fields (docs/protocol.md "Ops"). */
 import { BadRequestError } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import { toWireConv, toWireEntry, toWireGroupMessage, type ClientRequest } from '@seqline/protocol';

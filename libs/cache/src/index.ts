@@ -1,5 +1,5 @@
 /**
- * Redis roles for distributed mode (DESIGN §6), each a decorator or adapter over a port so the
+ * Redis roles for distributed mode (docs/architecture.md, "Two deployments, one code path"), each a decorator or adapter over a port so the
  * rest of the code does not know Redis exists. Redis is never the only copy of anything
  * acknowledged: every cached answer is re-derivable from the durable stores, and any Redis
  * trouble degrades to reading them.

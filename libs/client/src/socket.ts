@@ -3,7 +3,7 @@ import { SeqlineClientError } from './errors.ts';
 /**
  * The WebSocket surface the SDK uses: the browser API (also Node ≥ 22's global and the `ws`
  * package's). A browser WebSocket cannot set headers: there the token travels in the `token`
- * query parameter (PROTOCOL.md); `ws` can send `Authorization: Bearer`.
+ * query parameter (docs/protocol.md); `ws` can send `Authorization: Bearer`.
  */
 export interface WebSocketLike {
   readonly readyState: number;

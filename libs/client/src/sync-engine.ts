@@ -30,7 +30,7 @@ export type PushOutcome = 'applied' | 'stale' | 'gap' | 'invalid';
  * The "no sync skip" half of the client. One number, max seq, is the boundary of what the app
  * has seen. Both paths that deliver entries (pushes and sync pages) run through one serial
  * queue and deliver only `seq > maxSeq`, so across both every inbox entry is delivered exactly
- * once, ascending. This relies on two server promises (PROTOCOL.md, DESIGN I2): a sync page
+ * once, ascending. This relies on two server promises (docs/protocol.md; I2 in docs/architecture.md): a sync page
  * lists *every* entry in (maxSeq, last seq of the page], and a push lists every entry in
  * (prevSeq, its last seq]. Hence a push with prevSeq <= maxSeq can be applied from maxSeq on;
  * one with prevSeq > maxSeq leaves a hole only a sync can fill.

@@ -1,5 +1,5 @@
 /**
- * The parts of the wire protocol (PROTOCOL.md v1) the client speaks. Kept here, not imported
+ * The parts of the wire protocol (docs/protocol.md v1) the client speaks. Kept here, not imported
  * from @seqline/protocol, so the SDK carries no server-side validation code at runtime.
  */
 import { parseKicked, type KickedFrame } from './kicked.ts';
@@ -112,7 +112,7 @@ export type Tier = 'small' | 'large' | 'huge';
 
 /**
  * Every op of v1: its arguments and its result (without `id` / `ok`). The group ops name the
- * group `group`, not `id` as PROTOCOL.md's table does: a frame's `id` is the request number,
+ * group `group`, not `id` as the protocol's table does: a frame's `id` is the request number,
  * so a group `id` would collide with it (the project's docs/protocol.md and the gateway agree).
  */
 export interface Ops {

@@ -1,7 +1,7 @@
 /**
  * Runs in a worker process: holds shard leases, runs one InboxOwner (and, given a group stream
  * store, one GroupStreamWriter) per owned shard and serves `inbox.append.<shard>` requests for
- * it (DESIGN §5).
+ * it (docs/architecture.md, "Single-writer inboxes").
  *
  * Balancing (best effort; safety comes from the leases alone): hosts heartbeat into a registry
  * of live owners; each shard is *wanted* by its rendezvous-hash owner among the live ones. A

@@ -1,4 +1,4 @@
-/** Protocol error codes (PROTOCOL.md). Every error that reaches a client carries one. */
+/** Protocol error codes (docs/protocol.md). Every error that reaches a client carries one. */
 export type ErrorCode =
   'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'TOO_LARGE' | 'RATE_LIMITED' | 'OVERLOADED' | 'RECALL_EXPIRED' | 'INTERNAL';
 

@@ -1,5 +1,5 @@
 /**
- * Per-user and per-tenant in-flight caps (I6, DESIGN §8): one user may not occupy more than
+ * Per-user and per-tenant in-flight caps (I6, docs/architecture.md, "Bounded work and overload"): one user may not occupy more than
  * its share of the workers, nor one tenant more than its. Pure bookkeeping; the caps are read
  * on every acquire so an operator's `limits set` applies at once.
  */

@@ -1,5 +1,5 @@
 /**
- * Overload shedding (DESIGN §8, WeCom's 柔性策略): under load, refuse the cheapest-to-lose work
+ * Overload shedding (docs/architecture.md, "Bounded work and overload", WeCom's 柔性策略): under load, refuse the cheapest-to-lose work
  * first — huge-group messages before large, large before small groups and 1:1. Pure policy:
  * callers measure event-loop lag and in-flight work and ask whether a class is admitted.
  */

@@ -27,7 +27,7 @@ export function parseOpArgs<O extends Op>(op: O, input: unknown, jsonText?: stri
   return { ok: true, args: parsed.data };
 }
 
-/** `groupId` is accepted for `group` (DESIGN.md's name); `group` wins when both are given. */
+/** `groupId` is accepted for `group` (the original design's name); `group` wins when both are given. */
 function withGroupAlias(input: unknown): unknown {
   if (typeof input !== 'object' || input === null) return input;
   const fields = input as Record<string, unknown>;

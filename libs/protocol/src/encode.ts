@@ -1,4 +1,4 @@
-/** Server → client frames (PROTOCOL.md "Frames", "Entry"). */
+/** Server → client frames (docs/protocol.md "Frames", "Entry"). */
 import {
   isGroupMessage,
   type ConversationState,

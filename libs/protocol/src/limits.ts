@@ -1,4 +1,4 @@
-/** Wire limits (PROTOCOL.md). One place, so the gateway, the HTTP API and clients agree. */
+/** Wire limits (docs/protocol.md). One place, so the gateway, the HTTP API and clients agree. */
 
 /** A message body, JSON-encoded, may not exceed this many bytes (UTF-8). */
 export const MAX_BODY_BYTES = 64 * 1024;

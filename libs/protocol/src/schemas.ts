@@ -1,5 +1,5 @@
 /**
- * Zod schemas of every op's arguments (PROTOCOL.md "Ops"). Arguments sit at the top level of
+ * Zod schemas of every op's arguments (docs/protocol.md "Ops"). Arguments sit at the top level of
  * a frame next to `id` and `op`; unknown keys are ignored so clients may send newer fields.
  *
  * The group ops' `id` argument would collide with the frame's own `id` (the client's request

@@ -1,5 +1,5 @@
 /**
- * The single writer of a set of inbox shards (DESIGN §5). Embedded mode runs one owner for all
+ * The single writer of a set of inbox shards (docs/architecture.md, "Single-writer inboxes"). Embedded mode runs one owner for all
  * shards; distributed mode runs one per owned shard set (`ownedShards`) behind NATS.
  *
  * Memory: per-inbox state (queue + cached head) exists only while an inbox is active and is

@@ -4,7 +4,7 @@
  * append reads nothing: the writer remembers each stream's head and dedup window between
  * appends (writer-state.ts), and appends of many streams share batches (append-pipeline.ts).
  * The check-then-write dedup is safe because each stream has a single writer per term
- * (DESIGN §5, WriteGuard.term); inside this process the appends of one stream are serialized.
+ * (docs/architecture.md, "Single-writer inboxes", WriteGuard.term); inside this process the appends of one stream are serialized.
  */
 import { assertStorableEntry, silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
 import { SeqLogAppendPipeline, type AppendPipelineOptions } from './append-pipeline.ts';
