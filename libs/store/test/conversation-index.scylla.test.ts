@@ -14,7 +14,6 @@ import {
   type AppendOutcome,
   type Entry,
   type InboxKey,
-  type TimelineStore,
   type WriteGuard,
 } from '@seqline/core';
 import {
@@ -35,6 +34,7 @@ import {
   appendAndCheck,
   expectIndexMatchesInbox,
   InboxModel,
+  truncatedTimeline,
   type HistoryStep,
 } from '../../testing/src/contracts/conversation-index.oracle.ts';
 import { Cql } from '../src/scylla/cql.ts';
@@ -91,7 +91,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       expect(await owner.conversations.headSeq(inbox)).toBe(watermark);
       expect(await successor.conversations.headSeq(inbox)).toBe(watermark);
       const upTo = await owner.timeline.readAfter(inbox, 0, 100_000);
-      const view = truncated(
+      const view = truncatedTimeline(
         owner.timeline,
         upTo.filter((e) => e.seq <= watermark),
       );
@@ -148,6 +148,22 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       );
       await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
       expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 10_004, lastSeq: 10_004 });
+    });
+
+    it('a resend is the first append after a crash: the next owner catches up though nothing new is stored', async () => {
+      const [inbox, bob] = [freshInbox(), { type: 'user', id: 'bob' } as const];
+      const m1 = { ...historyMsg('m1', bob, 'bob', [SELF]), seq: 1 };
+      await owner.timeline.append(inbox, [m1]);
+      await crashed.append(inbox, [{ ...historyReadConv('r2', SELF, bob, 1), seq: 2 }]);
+      await expectExactAtWatermark(inbox, 1);
+      const resent = await successor.timeline.append(
+        inbox,
+        [{ ...m1, seq: 10_003 }],
+        Object.assign(() => undefined, { term: 's@2' }),
+      );
+      expect(resent).toEqual<AppendOutcome[]>([{ seq: 1, duplicate: true }]);
+      await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
+      expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 1, asOfSeq: 2 });
     });
 
     it('a writer whose lease comes back under a new term does not trust what it remembered of the watermark', async () => {
@@ -271,23 +287,4 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
     });
   });
-}
-
-/** The timeline as it stood at `entries`' last seq (what the index should describe while it trails). */
-function truncated(timeline: TimelineStore, entries: Entry[]): TimelineStore {
-  const head = entries.at(-1)?.seq ?? 0;
-  return {
-    append: () => Promise.reject(new Error('read-only view')),
-    findSeqs: (inbox, appinfos) => timeline.findSeqs(inbox, appinfos),
-    getEntry: async (_inbox, seq) => entries.find((e) => e.seq === seq) ?? null,
-    readAfter: async (_inbox, afterSeq, limit) => entries.filter((e) => e.seq > afterSeq).slice(0, limit),
-    readBefore: async (_inbox, beforeSeq, limit) =>
-      entries
-        .filter((e) => e.seq < beforeSeq)
-        .reverse()
-        .slice(0, limit),
-    headSeq: async () => head,
-    addReaders: () => Promise.reject(new Error('read-only view')),
-    getReaders: (inbox, seq) => timeline.getReaders(inbox, seq),
-  };
 }

@@ -76,7 +76,7 @@ export class ConversationIndexWriter {
   indexAppended(inbox: InboxKey, entries: readonly Entry[], outcomes: readonly AppendOutcome[], guard?: WriteGuard): Promise<void> {
     const fresh = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
     const last = fresh.at(-1);
-    if (last === undefined) return Promise.resolve();
+    if (last === undefined) return this.catchUpUnknown(inbox, guard);
     return this.serializer
       .run(inbox, async () => {
         const mem = await this.remembered(inbox, guard?.term);
@@ -91,6 +91,20 @@ export class ConversationIndexWriter {
             fresh.filter((entry) => entry.seq > mem.watermark),
             guard,
           );
+      })
+      .catch((err: unknown) => this.failed(inbox, err));
+  }
+
+  /**
+   * An append of duplicates only: nothing new to index. But a writer that does not know the
+   * inbox yet (a new owner, or after a failure) may be its first appender since a predecessor
+   * left the index behind, and "whoever appends next catches up" holds for a resend too.
+   */
+  private catchUpUnknown(inbox: InboxKey, guard?: WriteGuard): Promise<void> {
+    if (this.memory.get(inbox, guard?.term) !== undefined) return Promise.resolve();
+    return this.serializer
+      .run(inbox, async () => {
+        await this.catchUpTo(inbox, await this.remembered(inbox, guard?.term), Number.MAX_SAFE_INTEGER, guard);
       })
       .catch((err: unknown) => this.failed(inbox, err));
   }

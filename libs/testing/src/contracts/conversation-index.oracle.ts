@@ -163,3 +163,22 @@ async function pageList(conversations: ConversationIndex, inbox: InboxKey, limit
 export function sortedSeqs(seqs: Iterable<number>): number[] {
   return [...seqs].sort((a, b) => a - b);
 }
+
+/** The timeline as it stood at `entries`' last seq (what the index should describe while it trails). */
+export function truncatedTimeline(timeline: TimelineStore, entries: Entry[]): TimelineStore {
+  const head = entries.at(-1)?.seq ?? 0;
+  return {
+    append: () => Promise.reject(new Error('read-only view')),
+    findSeqs: (inbox, appinfos) => timeline.findSeqs(inbox, appinfos),
+    getEntry: async (_inbox, seq) => entries.find((e) => e.seq === seq) ?? null,
+    readAfter: async (_inbox, afterSeq, limit) => entries.filter((e) => e.seq > afterSeq).slice(0, limit),
+    readBefore: async (_inbox, beforeSeq, limit) =>
+      entries
+        .filter((e) => e.seq < beforeSeq)
+        .reverse()
+        .slice(0, limit),
+    headSeq: async () => head,
+    addReaders: () => Promise.reject(new Error('read-only view')),
+    getReaders: (inbox, seq) => timeline.getReaders(inbox, seq),
+  };
+}
