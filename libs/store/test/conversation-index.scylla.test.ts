@@ -7,15 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FencedError,
-  inboxKey,
-  silentLogger,
-  type AppendOutcome,
-  type Entry,
-  type InboxKey,
-  type WriteGuard,
-} from '@seqline/core';
+import { FencedError, inboxKey, silentLogger, type AppendOutcome, type Entry, type InboxKey, type WriteGuard } from '@seqline/core';
 import {
   conversationIndexContract,
   defaultCast,
