@@ -1,22 +1,11 @@
 /** Runs apps/server as a child process (the real `npm start` entry), for crash tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SECRET } from './harness.ts';
 
-const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+export { freePort } from '@seqline/testing';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 
 export class ChildServer {
   private proc: ChildProcess | undefined;

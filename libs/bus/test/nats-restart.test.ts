@@ -6,28 +6,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SeqlineError, silentLogger } from '@seqline/core';
 import { connect } from '@nats-io/transport-node';
-import { eventually } from '@seqline/testing';
+import { eventually, freePort } from '@seqline/testing';
 import { createNatsWorkQueue, isNatsUnavailable, type NatsWorkQueue, type NatsWorkQueueOptions } from '../src/index.ts';
 
 const binary = process.env.NATS_SERVER_BIN ?? fileURLToPath(new URL('../../../.services/bin/nats-server', import.meta.url));
 const available = existsSync(binary);
 const required = process.env.REQUIRE_SERVICES === '1';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function startServer(port: number, storeDir: string): ChildProcess {
   return spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], { stdio: 'ignore' });

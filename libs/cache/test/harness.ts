@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { requireServices } from '@seqline/testing';
+import { freePort, requireServices } from '@seqline/testing';
+
+export { freePort };
 import type { Logger } from '@seqline/core';
 import { createCacheRedisClient } from '../src/index.ts';
 
@@ -104,15 +106,6 @@ export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
 export function tempDir(label: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `seqline-cache-${label}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** A TCP server that accepts connections and never answers: a hung Redis. */

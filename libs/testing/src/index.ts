@@ -3,3 +3,4 @@ export * from './contracts/index.ts';
 export * from './conversation-history.ts';
 export { requireServices, type ServiceProbe } from './services.ts';
 export * from './hook-receiver.ts';
+export { freePort } from './free-port.ts';
