@@ -2,10 +2,10 @@
  * seqline-admin end to end: the real CLI process against an in-process embedded server, with
  * the admin token minted from the server's data dir as an operator would.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createTokenVerifier, issueToken } from '@seqline/protocol';
+import { freePort } from '@seqline/testing';
 import { runBin, runCli, startCliServer, waitFor, type CliServer } from './cli-harness.ts';
 
 let s: CliServer;
@@ -17,15 +17,6 @@ afterAll(async () => {
 });
 
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
-    });
-  });
-}
 
 /** Creates a group over the client protocol (WebSocket), as a user would. */
 async function createGroup(owner: string, id: string, members: string[]): Promise<void> {
@@ -182,7 +173,7 @@ describe('seqline-admin credentials and reachability', () => {
   });
 
   it('a server that is not running is exit 3', async () => {
-    const r = await runCli(['--url', `http://127.0.0.1:${await closedPort()}`, '--admin-token', 'x', 'tiers', 'show']);
+    const r = await runCli(['--url', `http://127.0.0.1:${await freePort()}`, '--admin-token', 'x', 'tiers', 'show']);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/cannot reach the server at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
   });

@@ -4,9 +4,9 @@
  * REQUIRE_SERVICES=1.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Client } from 'cassandra-driver';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '@seqline/testing';
 import { runCli } from './cli-harness.ts';
 
 const CONTACT_POINTS = process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042';
@@ -28,18 +28,9 @@ async function clusterAnswers(): Promise<string | null> {
   }
 }
 
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
-    });
-  });
-}
-
 describe('schema migrate: unreachable cluster', () => {
   it('exits 3 with the contact points in the message', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const r = await runCli(['schema', 'migrate', '--contact-points', `127.0.0.1:${port}`, '--keyspace', 'nowhere']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`cannot reach the CQL cluster at 127.0.0.1:${port}`);
