@@ -58,7 +58,7 @@ export class ClientSession implements ConnectionListener {
     this.caller = identity.caller;
     this.device = identity.device;
     this.clock = deps.clock ?? systemClock;
-    this.openedAt = deps.acceptedAt?.() ?? this.clock.now();
+    this.openedAt = deps.acceptedAt();
     this.expiresAt = identity.expiresAt;
     this.refusals = new RefusalBudget(deps.limits.refusedFrames, this.clock);
     this.logger = deps.logger.child({ tenant: this.caller.tenant, user: this.caller.user });

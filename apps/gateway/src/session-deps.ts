@@ -41,7 +41,7 @@ export interface SessionDeps<S = unknown> {
   verifyToken: VerifyToken;
   clock?: Clock;
   /** When a socket was accepted (DeviceSession.since); strictly increasing on a gateway (core's loginClock). */
-  acceptedAt?: () => number;
+  acceptedAt: () => number;
   isClosing(): boolean;
   /** Called when the socket is closed for spending its refusal allowance (the gateway holds its user off). */
   onAbuse(session: S): void;

@@ -6,6 +6,7 @@
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loginClock } from '@seqline/core';
 import { ClientSession } from '../src/client-session.ts';
 import { InFlight } from '../src/in-flight.ts';
 import { GatewayMetrics } from '../src/metrics.ts';
@@ -162,6 +163,7 @@ describe('a frame that arrives past exp (before the expiry timer ran)', () => {
         turn: new TurnBatch(() => undefined),
         verifyToken: createTokenVerifier(SECRET),
         clock,
+        acceptedAt: loginClock(clock.now),
         isClosing: () => false,
         onAbuse: () => undefined,
         onClosed: () => undefined,

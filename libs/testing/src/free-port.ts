@@ -15,7 +15,8 @@ const SLICES = 16;
 const handedOut = new Set<number>();
 
 export async function freePort(): Promise<number> {
-  const pool = Number(process.env['VITEST_POOL_ID'] ?? process.pid) % SLICES;
+  const id = Number(process.env['VITEST_POOL_ID']);
+  const pool = (Number.isInteger(id) ? id : process.pid) % SLICES;
   const size = Math.floor((LAST - FIRST + 1) / SLICES);
   const start = FIRST + pool * size;
   for (let tries = 0; tries < size; tries++) {
