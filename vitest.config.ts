@@ -18,6 +18,8 @@ const HEAVY = [
   // They measure another user's sync p99 under a flood: a ratio that other files running beside them would skew.
   'apps/server/test/bad-frame-flood.hostile.test.ts',
   'apps/worker/test/gateway-abuse.hostile.test.ts',
+  // `npm start` as the README says: the README's port, and a build that rewrites dist/ (nothing may run beside it).
+  'apps/demo/test/first-ten-minutes.test.ts',
 ];
 const shared = { testTimeout: 30_000, hookTimeout: 120_000, pool: 'forks' as const };
 /**

@@ -157,7 +157,7 @@ export async function startDistributedStack(): Promise<DistributedStack> {
 }
 
 /** Deletes the NATS streams and Redis keys of a bench namespace. */
-async function cleanNamespace(namespace: string, redis: Redis): Promise<void> {
+export async function cleanNamespace(namespace: string, redis: Redis): Promise<void> {
   const nc = await natsConnect({ servers: 'nats://127.0.0.1:4222' });
   try {
     const jsm = await jetstreamManager(nc);

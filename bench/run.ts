@@ -44,6 +44,12 @@ const BENCHES: BenchSpec[] = [
     run: async () => (await import('./distributed.ts')).runDistributedBench(),
   },
   {
+    name: 'handover',
+    aliases: ['rolling-restart', 'readyz'],
+    what: 'fresh deployment to first acknowledged send; longest send stall and losses in a rolling restart of 2 workers under 500 msg/s',
+    run: async () => (await import('./handover.ts')).runHandoverBench(),
+  },
+  {
     name: 'conversations-distributed',
     aliases: ['convs-dist'],
     what: 'CQL appends with the conversation index vs without; list and bootstrap of a 10 000-conversation inbox (Cassandra)',
@@ -84,6 +90,12 @@ const BENCHES: BenchSpec[] = [
     aliases: ['notify'],
     what: 'LMDB appends to offline users with a notify URL (coalescing windows, durable jobs) against without',
     run: async () => (await import('./offline-notify.ts')).runOfflineNotifyBench(),
+  },
+  {
+    name: 'peers',
+    aliases: ['centrifugo'],
+    what: 'against Centrifugo (Redis and memory engines): 1:1 delivery and highest rate, catch-up, group delivery, CPU per message, RSS per idle socket',
+    run: async () => (await import('./peers.ts')).runPeersBench(),
   },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * Builds the demo page into `dist/` (or `outdir`): src/app.ts bundled for browsers with the SDK
- * (`@seqline/client` from its TypeScript source), index.html and style.css copied beside it.
+ * (`@seqline/client` from its TypeScript source), index.html, style.css and favicon.svg copied beside it.
  * `npm start` runs it first (the root `prestart`); the browser tests call buildDemo().
  */
 import { copyFile, mkdir, rm } from 'node:fs/promises';
@@ -32,7 +32,7 @@ export async function buildDemo(outdir = DEMO_DIST): Promise<string> {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
   await bundleForBrowser(join(HERE, 'src/app.ts'), join(outdir, 'app.js'));
-  for (const file of ['index.html', 'style.css']) await copyFile(join(HERE, 'src', file), join(outdir, file));
+  for (const file of ['index.html', 'style.css', 'favicon.svg']) await copyFile(join(HERE, 'src', file), join(outdir, file));
   return outdir;
 }
 

@@ -14,14 +14,16 @@ interface ConversationRow {
   mentions: number;
   clearedSeq: number;
   asOfSeq: number;
+  /** A group's name (absent for 1:1 chats). */
+  title?: string;
   last: Entry | null;
 }
 
 interface Difference {
   conversation: string;
   field: string;
-  index: number | null;
-  recount: number | null;
+  index: number | string | null;
+  recount: number | string | null;
 }
 
 export interface InboxConversationsView {
@@ -39,7 +41,7 @@ export function printInboxConversations(out: Output, view: InboxConversationsVie
 function describe(v: InboxConversationsView): string {
   const head = `conversations of ${v.user} (tenant ${v.tenant}): ${v.conversations.length}, inbox head seq ${v.headSeq}`;
   const rows = v.conversations.map((c) => [
-    `${c.conv.type}:${c.conv.id}`,
+    c.title === undefined ? `${c.conv.type}:${c.conv.id}` : `${c.conv.type}:${c.conv.id} ${oneLine(JSON.stringify(c.title), 30)}`,
     c.lastSeq,
     c.readSeq,
     c.unread,

@@ -20,6 +20,8 @@ interface GroupView {
   tenant: string;
   id: string;
   name: string;
+  /** Absent from servers before group.rename. */
+  nameRev?: number;
   admin: string;
   tier: string;
   naturalTier: string;
@@ -55,7 +57,7 @@ function describeGroup(g: GroupView): string {
   const tier = g.tier === g.naturalTier ? g.tier : `${g.tier} (its size alone gives ${g.naturalTier}: inside the hysteresis band)`;
   const summary = keyValues([
     ['group', `${g.id} (tenant ${g.tenant})`],
-    ['name', g.name],
+    ['name', (g.nameRev ?? 0) > 0 ? `${g.name} (renamed ${g.nameRev} times; members rename with group.rename)` : g.name],
     ['admin', g.admin],
     ['tier', tier],
     ['fanout', g.fanout === 'read' ? 'read (one copy in the group stream)' : 'write (a copy per member inbox)'],

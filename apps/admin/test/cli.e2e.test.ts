@@ -93,6 +93,8 @@ describe('seqline-admin group, inbox, dead letters', () => {
     expect(view).toMatchObject({
       id: 'ops',
       tenant: 'default',
+      name: 'Ops room',
+      nameRev: 0,
       tier: 'small',
       memberCount: 3,
       members: ['alice', 'bob', 'carol'],

@@ -4,8 +4,8 @@
  * groups — all through the SDK, `@seqline/client`.
  * Everything shown is built with textContent (message bodies are other people's input).
  */
-import { SeqlineClient, type Conv, type Entry } from '@seqline/client';
-import { convKey, isHidden, listItems, mentionsIn, renderList, textOf } from './conversation-list.ts';
+import { SeqlineClient, type Conv, type Conversation, type Entry } from '@seqline/client';
+import { convKey, convTitle, isHidden, listItems, mentionsIn, renderList, textOf } from './conversation-list.ts';
 
 /** What the page exposes for a look from the devtools (and the browser tests). */
 interface DemoDebug {
@@ -47,6 +47,7 @@ const ui = {
   lastSend: byId<HTMLParagraphElement>('last-send'),
   error: byId<HTMLParagraphElement>('error'),
   maxSeq: byId<HTMLSpanElement>('max-seq'),
+  footer: byId<HTMLElement>('session-footer'),
 };
 
 interface Session {
@@ -127,6 +128,7 @@ async function signIn(user: string): Promise<void> {
   ui.me.textContent = user;
   ui.signin.hidden = true;
   ui.app.hidden = false;
+  ui.footer.hidden = false;
   ui.signOut.hidden = false;
   await client.connect();
 }
@@ -136,6 +138,7 @@ function signOut(): void {
   session = null;
   delete window.seqlineDemo;
   ui.app.hidden = true;
+  ui.footer.hidden = true;
   ui.signOut.hidden = true;
   ui.signin.hidden = false;
   ui.me.textContent = '';
@@ -145,7 +148,10 @@ function signOut(): void {
 }
 
 function isRecalled(s: Session, msg: Entry): boolean {
-  return s.entries.some((e) => e.kind === 'recall' && e.recall?.appinfo === msg.appinfo && e.conv.id === msg.conv.id);
+  // An appinfo is unique per sender only: the recall names its message's sender (else its own `from`).
+  return s.entries.some(
+    (e) => e.kind === 'recall' && e.recall?.appinfo === msg.appinfo && (e.recall.from ?? e.from) === msg.from && e.conv.id === msg.conv.id,
+  );
 }
 
 /** Everyone who has read one of my messages, from the `receipt` entries pointing at it. */
@@ -155,14 +161,18 @@ function readers(s: Session, msg: Entry): string[] {
   return [...names].sort();
 }
 
-function convLabel(s: Session, conv: Conv): string {
-  return conv.type === 'group' ? `# ${s.groupNames.get(conv.id) ?? conv.id}` : conv.id;
+function convLabel(s: Session, conv: Conv, state = s.client.conversations().find((c) => convKey(c.conv) === convKey(conv))): string {
+  return convTitle(conv, state, s.groupNames.get(conv.id));
 }
 
 function render(): void {
   const s = session;
   if (!s) return;
-  const view = { current: s.current, label: (conv: Conv) => convLabel(s, conv), select };
+  const view = {
+    current: s.current,
+    label: (conv: Conv, state: Conversation | null) => convTitle(conv, state, s.groupNames.get(conv.id)),
+    select,
+  };
   renderList(ui.convs, listItems(s.client.conversations(), s.opened), view);
   renderChat(s);
 }

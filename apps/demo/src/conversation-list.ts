@@ -41,8 +41,18 @@ function preview(state: Conversation | null): string {
 
 export interface ListView {
   current: Conv | null;
-  label(conv: Conv): string;
+  label(conv: Conv, state: Conversation | null): string;
   select(conv: Conv): void;
+}
+
+/**
+ * What a conversation is called: a group by the name the server gives it (`title`, which follows
+ * group.rename), else by a name this page knows (it created the group), else by its id; a 1:1
+ * chat by the peer's id.
+ */
+export function convTitle(conv: Conv, state: Conversation | null | undefined, knownName?: string): string {
+  if (conv.type !== 'group') return conv.id;
+  return `# ${state?.title ?? knownName ?? conv.id}`;
 }
 
 /** One button per conversation: its name, unread count, @-mention count and last message. */
@@ -55,7 +65,7 @@ export function renderList(ul: HTMLUListElement, items: readonly ListItem[], vie
       button.dataset['unread'] = String(state?.unread ?? 0);
       button.dataset['mentions'] = String(state?.mentions ?? 0);
       button.setAttribute('aria-current', String(view.current !== null && convKey(view.current) === convKey(conv)));
-      button.append(view.label(conv));
+      button.append(view.label(conv, state));
       if (state !== null && state.unread > 0) button.append(badge('unread', String(state.unread)));
       if (state !== null && state.mentions > 0) button.append(badge('mentions', `@${state.mentions}`));
       button.append(badge('preview', preview(state)));

@@ -100,6 +100,8 @@ describe.skipIf(chromiumMissing !== null)('demo page and SDK in Chromium', () =>
     const group = await alice.createGroup('team', ['bob2']);
     expect(group).not.toBe('');
     await alice.send('hi team');
+    // bob's page never saw the name typed: the list names the group by the server's title, not its id.
+    await bob.page.waitForSelector(`#convs button[data-conv="group:${group}"]:has-text("# team")`, { timeout: 15_000 });
     await bob.select(`group:${group}`);
     await bob.waitTexts(['hi team']);
     await bob.send('hi alice, from the group');

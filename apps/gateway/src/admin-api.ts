@@ -20,7 +20,8 @@ import {
 } from '@seqline/core';
 import type { AdminService } from '@seqline/messaging';
 import { encodeHttpError, encodeHttpResult, httpStatusOf, MAX_FRAME_BYTES, type AdminTokenVerifier } from '@seqline/protocol';
-import { checkOrigin, type OriginPolicy } from './auth.ts';
+import { checkOrigin } from './auth.ts';
+import type { OriginPolicy } from './origin-policy.ts';
 import { toClientError } from './errors.ts';
 import type { InFlight } from './in-flight.ts';
 import type { GatewayMetrics } from './metrics.ts';

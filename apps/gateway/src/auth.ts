@@ -2,6 +2,7 @@
 import { ForbiddenError, parseDevice, UnauthorizedError, type Platform } from '@seqline/core';
 import type { Caller } from '@seqline/messaging';
 import { readRequestToken } from '@seqline/protocol';
+import type { OriginPolicy } from './origin-policy.ts';
 import type { TransportRequest } from './transport/transport.ts';
 
 /**
@@ -10,29 +11,10 @@ import type { TransportRequest } from './transport/transport.ts';
  */
 export type VerifyToken = (token: string) => { user: string; tenant: string } | Promise<{ user: string; tenant: string }>;
 
-export interface OriginPolicy {
-  /** True when a request with this Origin header value may proceed. */
-  allows(origin: string): boolean;
-}
-
-/**
- * `undefined` allows every origin: tokens are never ambient (no cookies), so a foreign page
- * cannot ride on a user's session. A list restricts browsers to those origins; "*" allows all.
- */
-export function originPolicy(allowedOrigins: string[] | undefined): OriginPolicy {
-  if (allowedOrigins === undefined || allowedOrigins.includes('*')) return { allows: () => true };
-  const allowed = new Set(allowedOrigins.map(normaliseOrigin));
-  return { allows: (origin) => allowed.has(normaliseOrigin(origin)) };
-}
-
-function normaliseOrigin(origin: string): string {
-  return origin.trim().replace(/\/+$/, '').toLowerCase();
-}
-
 /** Non-browser clients send no Origin and are not subject to the policy. */
 export function checkOrigin(req: TransportRequest, policy: OriginPolicy): void {
   const origin = req.header('origin');
-  if (origin !== undefined && !policy.allows(origin)) throw new ForbiddenError('origin not allowed');
+  if (origin !== undefined && !policy.allows(origin, req.header('host'))) throw new ForbiddenError('origin not allowed');
 }
 
 /**

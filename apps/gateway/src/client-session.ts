@@ -2,12 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import {
   ForbiddenError,
+  frameCost,
   OverloadedError,
   RateLimitedError,
   systemClock,
   UnauthorizedError,
   type Clock,
   type DeviceSession,
+  type FrameEventKind,
   type Logger,
   type SeqlineError,
 } from '@seqline/core';
@@ -16,13 +18,14 @@ import { decodeRequest, encodeError, encodeGroupPush, encodeKicked, encodePush, 
 import type { SocketDevice } from './auth.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
-import { frameCost, leadingRequestId, RefusalBudget } from './frame-charge.ts';
+import { leadingRequestId, REFUSAL_CLOSE_METRICS, SocketRefusals } from './frame-charge.ts';
 import type { SessionDeps, SocketIdentity } from './session-deps.ts';
 import { CLOSE_CODES, type ConnectionListener, type SocketConnection } from './transport/transport.ts';
 
 export type { SessionDeps, SessionLimits, SocketIdentity } from './session-deps.ts';
 
 const REPLACED = 'session replaced by another login';
+const HELD = 'held after too many refused frames; reconnect later';
 
 /** The longest delay setTimeout takes (about 24.8 days); a later expiry re-arms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -31,12 +34,15 @@ export class ClientSession implements ConnectionListener {
   readonly caller: Caller;
   /** When the socket was accepted (epoch ms): the oldest of a user's sockets goes first. */
   readonly openedAt: number;
-  private badStreak = 0;
   private inFlight = 0;
   private expiresAt: number | null;
   private expiryTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
-  private readonly refusals: RefusalBudget;
+  private readonly refusals: SocketRefusals;
+  /** Set once the refusal rule closed this socket, or its user was found held: no frame is read any more. */
+  private cutOff = false;
+  /** Its user is held (learnt after the socket opened): nothing waiting is served. */
+  private heldOff = false;
   private readonly clock: Clock;
   private readonly logger: Logger;
   /** `tenant:user`: the rate-limit key. */
@@ -44,7 +50,7 @@ export class ClientSession implements ConnectionListener {
   /** Unique per socket: the session id of `seqline-admin devices`. */
   readonly id = randomUUID();
   readonly device: SocketDevice;
-  /** Requests wait for this before they are served: the kicks of this login (see holdUntil). */
+  /** Requests wait for this before they are served: the kicks of this login, a hold check (see serveAfter). */
   private gate: Promise<void> | null = null;
   /** Set once a newer login displaced this session (see kick). */
   private kicking: Promise<void> | null = null;
@@ -60,7 +66,7 @@ export class ClientSession implements ConnectionListener {
     this.clock = deps.clock ?? systemClock;
     this.openedAt = deps.acceptedAt();
     this.expiresAt = identity.expiresAt;
-    this.refusals = new RefusalBudget(deps.limits.refusedFrames, this.clock);
+    this.refusals = new SocketRefusals(deps.limits, this.clock);
     this.logger = deps.logger.child({ tenant: this.caller.tenant, user: this.caller.user });
     this.rateKey = `${this.caller.tenant}:${this.caller.user}`;
     deps.metrics.connections.inc();
@@ -81,7 +87,7 @@ export class ClientSession implements ConnectionListener {
   }
 
   message(data: ArrayBuffer | Buffer): void {
-    if (!this.conn.isOpen) return; // closed by an earlier frame of the same read
+    if (!this.conn.isOpen || this.cutOff) return; // closed, or being closed, by an earlier frame of the same read
     if (this.expired()) return this.refuseExpired(data);
     // Charged before decoding, by size, valid or not: a sender over its rate costs no parsing.
     const allowed = this.deps.rateLimiter?.take(this.rateKey, frameCost(data.byteLength)) ?? true;
@@ -91,12 +97,9 @@ export class ClientSession implements ConnectionListener {
       if (allowed !== true) allowed.catch(() => undefined); // charged all the same; nothing to serve
       this.deps.metrics.frames.inc({ op: 'invalid' });
       this.reply(decoded.id, toClientError(decoded.error, this.logger, this.deps.metrics, { op: 'invalid' }));
-      if (++this.badStreak > this.deps.limits.maxConsecutiveBadFrames) {
-        this.forceClose(CLOSE_CODES.policyViolation, 'too many bad frames', 'bad_frames');
-      } else this.countRefusal(frameCost(data.byteLength));
-      return;
+      return this.charge('undecodable', data.byteLength);
     }
-    this.badStreak = 0;
+    this.charge('decoded', data.byteLength);
     const { request } = decoded;
     this.deps.metrics.frames.inc({ op: request.op });
     const refusal = this.admit();
@@ -143,12 +146,23 @@ export class ClientSession implements ConnectionListener {
     return { session: this.id, ...this.device, since: this.openedAt, gateway };
   }
 
-  /** No request of this socket is served before `told` settles: the sessions it displaces hear first. */
-  holdUntil(told: Promise<void>): void {
-    const gate = told.finally(() => {
-      if (this.gate === gate) this.gate = null;
-    });
+  /** No request is served before `told` settles, nor before what it waited for: displaced sessions hear first; holds are known. */
+  serveAfter(told: Promise<void>): void {
+    // The caller logs a failed displacement; waiting never fails a request.
+    const gate = Promise.all([this.gate, told.catch(() => undefined)])
+      .then(() => undefined)
+      .finally(() => {
+        if (this.gate === gate) this.gate = null;
+      });
     this.gate = gate;
+  }
+
+  /** Its user turned out to be held (by another gateway): what waits is refused, the socket closes (1008). */
+  refuseHeld(): void {
+    this.heldOff = true;
+    if (this.cutOff) return; // already being closed by the refusal rule, with its reason
+    this.cutOff = true;
+    this.forceClose(CLOSE_CODES.policyViolation, HELD, 'held');
   }
 
   /**
@@ -193,7 +207,7 @@ export class ClientSession implements ConnectionListener {
   private refuseRate(request: ClientRequest): void {
     this.end();
     this.reply(request.id, toClientError(new RateLimitedError(), this.logger, this.deps.metrics, { op: request.op }));
-    this.countRefusal();
+    this.charge('refused', 0);
   }
 
   /** Over the rate: answered from the frame's first bytes, never decoded. */
@@ -201,14 +215,17 @@ export class ClientSession implements ConnectionListener {
     this.deps.metrics.frames.inc({ op: 'rate_limited' });
     this.deps.metrics.errors.inc({ code: 'RATE_LIMITED' });
     this.reply(leadingRequestId(data), new RateLimitedError());
-    this.countRefusal();
+    this.charge('refused', data.byteLength);
   }
 
-  /** A sender that keeps being refused is cut off: its frames cost reads even when refused. */
-  private countRefusal(cost = 1): void {
-    if (this.refusals.spend(cost)) return;
-    this.forceClose(CLOSE_CODES.policyViolation, 'too many refused frames', 'refused_frames');
-    this.deps.onAbuse(this);
+  /** Core's refusal rule on this frame. A socket it closes holds its user first: frames cost reads even when refused. */
+  private charge(kind: FrameEventKind, bytes: number): void {
+    const verdict = this.refusals.charge(kind, bytes);
+    if (verdict.action === 'continue') return;
+    this.cutOff = true;
+    const close = () => this.forceClose(CLOSE_CODES.policyViolation, verdict.reason, REFUSAL_CLOSE_METRICS[verdict.reason]);
+    // Closed once the hold is recorded: a client that reconnects at once, through any gateway, is held.
+    void this.deps.onHold(this, verdict.holdMs).then(close, close);
   }
 
   private expired(): boolean {
@@ -253,6 +270,7 @@ export class ClientSession implements ConnectionListener {
       if (this.gate) await this.gate;
       // Rights are checked when used: a request not yet begun when the kick came is refused.
       if (this.kicking) throw new UnauthorizedError(REPLACED);
+      if (this.heldOff) throw new RateLimitedError(HELD);
       const result =
         request.op === 'auth' ? await this.renew(request.args.token) : await dispatch(this.deps.messaging, this.caller, request);
       this.sendFrame(encodeReply(request.id, result));

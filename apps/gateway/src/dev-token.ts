@@ -9,7 +9,7 @@
 import { BlockList, isIP } from 'node:net';
 import { BadRequestError, ForbiddenError, SeqlineError, TooLargeError, type Logger } from '@seqline/core';
 import { encodeHttpError, httpStatusOf, idSchema, MAX_FRAME_BYTES } from '@seqline/protocol';
-import type { OriginPolicy } from './auth.ts';
+import { isSameOrigin, parseHost, type OriginPolicy } from './origin-policy.ts';
 import type { HttpReply, HttpRequest } from './transport/transport.ts';
 
 export const DEV_TOKEN_PATH = '/dev/token';
@@ -38,17 +38,6 @@ export function isLoopbackHost(host: string | undefined): boolean {
   if (hostname === undefined) return false;
   if (hostname === 'localhost' || hostname.endsWith('.localhost')) return true;
   return isLoopbackAddress(hostname.replace(/^\[(.*)\]$/, '$1'));
-}
-
-/** A Host header as the URL parser reads it (127.1 → 127.0.0.1); undefined unless a plain host[:port]. */
-function parseHost(host: string | undefined): URL | undefined {
-  // Userinfo, a path or a query would make the parser read another host than a proxy would.
-  if (host === undefined || host === '' || /[/@?#\\\s]/.test(host)) return undefined;
-  try {
-    return new URL(`http://${host}`);
-  } catch {
-    return undefined;
-  }
 }
 
 const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip'];
@@ -89,21 +78,8 @@ function refuseUnlessLocal(req: HttpRequest, origins: OriginPolicy): void {
   const host = req.header('host');
   if (!isLoopbackHost(host)) throw new ForbiddenError('the dev token route answers requests to a loopback host name only');
   const origin = req.header('origin');
-  if (origin !== undefined && !isSameOrigin(origin, host ?? ''))
-    throw new ForbiddenError('the dev token route answers its own origin only');
-  if (origin !== undefined && !origins.allows(origin)) throw new ForbiddenError('origin not allowed');
-}
-
-/** A browser's Origin (`scheme://host[:port]`, nothing more) naming the same host and port as Host. */
-function isSameOrigin(origin: string, host: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return false;
-  }
-  const expected = parseHost(host)?.host;
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === origin.toLowerCase() && url.host === expected;
+  if (origin !== undefined && !isSameOrigin(origin, host)) throw new ForbiddenError('the dev token route answers its own origin only');
+  if (origin !== undefined && !origins.allows(origin, host)) throw new ForbiddenError('origin not allowed');
 }
 
 /** `{"user": id, "tenant"?: id}` and nothing else. */

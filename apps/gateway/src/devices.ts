@@ -10,8 +10,10 @@ import {
   type DeviceBusFactory,
   type DeviceHolder,
   type DeviceSession,
+  type DisplaceOutcome,
   type DisplaceRequest,
   type Displacement,
+  type KickRequest,
   type Logger,
   type LoginPolicy,
 } from '@seqline/core';
@@ -26,6 +28,8 @@ export interface GatewayDevicesOptions {
   /** How long a displaced session waits for its in-flight requests before it is told. */
   drainMs: number;
   logger: Logger;
+  /** Counts how each login's displacement ended (metrics). */
+  onDisplaced?: (outcome: DisplaceOutcome) => void;
 }
 
 export class GatewayDevices implements DeviceHolder {
@@ -33,12 +37,15 @@ export class GatewayDevices implements DeviceHolder {
   readonly bus: DeviceBus;
 
   constructor(private readonly options: GatewayDevicesOptions) {
-    this.bus = (options.bus ?? localDeviceBus)(this);
+    // One process holds every session: a login waits at most for their drain, plus a second.
+    const local: DeviceBusFactory = (holder) => localDeviceBus(holder, { logger: options.logger, maxWaitMs: options.drainMs + 1_000 });
+    this.bus = (options.bus ?? local)(this);
   }
 
   /**
-   * Registers a new socket and displaces what the tenant's policy says, on every gateway; the
-   * socket serves no request before every displaced session was told.
+   * Registers a new socket and displaces what the tenant's policy says: on this gateway at once,
+   * then on every other one; the socket serves no request before they were told (or the bus's
+   * bound). The displacement never fails the login: a failure is logged and counted.
    */
   opened(session: ClientSession): void {
     const { tenant, user } = session.caller;
@@ -49,7 +56,17 @@ export class GatewayDevices implements DeviceHolder {
     this.bus.hold(tenant, user);
     const policy = this.policyOf(tenant);
     if (policy === 'all') return; // nothing to displace: no round trip
-    session.holdUntil(this.bus.displace({ tenant, user, policy, incoming: session.describe(this.options.gateway) }));
+    // Async, so that a bus throwing at once is handled like one that rejects.
+    const round = (async () => this.bus.displace({ tenant, user, policy, incoming: session.describe(this.options.gateway) }))();
+    session.serveAfter(
+      round.then(
+        (outcome) => this.options.onDisplaced?.(outcome),
+        (err: unknown) => {
+          this.options.logger.error({ err, tenant, user }, 'displacement failed; the new login is served');
+          this.options.onDisplaced?.('failed');
+        },
+      ),
+    );
   }
 
   closed(session: ClientSession): void {
@@ -61,13 +78,17 @@ export class GatewayDevices implements DeviceHolder {
     this.bus.release(tenant, user);
   }
 
-  displace(request: DisplaceRequest): Displacement {
-    const here = [...(this.byUser.get(keyOf(request.tenant, request.user)) ?? [])].filter((s) => s.isLive);
-    const described = here.map((s) => s.describe(this.options.gateway));
-    const doomed = new Set(displacedSessions(request.policy, described, request.incoming).map((d) => d.session));
+  /** Every live session here came before the login (see core's displacedSessions). */
+  pick(request: DisplaceRequest): string[] {
+    return displacedSessions(request.policy, this.list(request.tenant, request.user), request.incoming).map((d) => d.session);
+  }
+
+  kick(request: KickRequest): Displacement {
+    const named = new Set(request.sessions);
+    const here = [...(this.byUser.get(keyOf(request.tenant, request.user)) ?? [])].filter((s) => s.isLive && named.has(s.id));
     const { dev, plat } = request.incoming;
     const by = { ...(dev !== undefined ? { dev } : {}), ...(plat !== undefined ? { plat } : {}) };
-    const kicks = here.filter((s) => doomed.has(s.id)).map((s) => s.kick(by, this.options.drainMs));
+    const kicks = here.map((s) => s.kick(by, this.options.drainMs));
     if (kicks.length > 0)
       this.options.logger.info(
         { tenant: request.tenant, user: request.user, displaced: kicks.length, by },

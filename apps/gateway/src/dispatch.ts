@@ -24,6 +24,7 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
         hasMore: r.hasMore,
         groups: r.groups.map((g) => ({ id: g.id, headGseq: g.headGseq, cursor: g.cursor })),
         convs: r.convs.map((c) => toWireConv(c)),
+        ...(r.convsPending !== undefined && { convsPending: r.convsPending.map((c) => ({ type: c.type, id: c.id })) }),
       };
     }
     case 'history': {
@@ -60,12 +61,17 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
       return { seq: r.seq };
     }
     case 'edit': {
-      const { appinfo, body, type } = request.args;
-      const r = await messaging.edit(caller, { appinfo, body, ...(type !== undefined ? { type } : {}) });
+      const { appinfo, body, type, editId } = request.args;
+      const r = await messaging.edit(caller, {
+        appinfo,
+        body,
+        ...(type !== undefined ? { type } : {}),
+        ...(editId !== undefined ? { editId } : {}),
+      });
       return { seq: r.seq };
     }
     case 'recall': {
-      const r = await messaging.recall(caller, request.args.appinfo);
+      const r = await messaging.recall(caller, request.args.appinfo, request.args.from);
       return { seq: r.seq };
     }
     case 'group.create': {
@@ -80,6 +86,10 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
     case 'group.remove': {
       const r = await messaging.removeMembers(caller, request.args.group, request.args.members);
       return { tier: r.tier, memberCount: r.memberCount };
+    }
+    case 'group.rename': {
+      const r = await messaging.renameGroup(caller, { id: request.args.group, name: request.args.name });
+      return { group: r.id, name: r.name };
     }
     case 'group.info': {
       const r = await messaging.groupInfo(caller, request.args.group);

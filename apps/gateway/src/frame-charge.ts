@@ -1,16 +1,19 @@
 /**
  * What a WebSocket frame costs its sender, decided before the frame is decoded: decoding (UTF-8,
- * JSON) is the expensive part, so a sender over its rate must be refused without it.
+ * JSON) is the expensive part, so a sender over its rate must be refused without it. The costs
+ * and the refusal rule are core's (connection-refusals.ts); this file holds a socket's side.
  */
-import { systemClock, type Clock } from '@seqline/core';
-
-/** Bytes one rate-limit token pays for, beyond the first. */
-export const BYTES_PER_TOKEN = 4096;
-
-/** Rate-limit tokens of a frame: 1 + floor(bytes / 4096), valid or not (a 64 KB frame costs 17). */
-export function frameCost(bytes: number): number {
-  return 1 + Math.floor(bytes / BYTES_PER_TOKEN);
-}
+import {
+  chargeFrame,
+  initialRefusalState,
+  systemClock,
+  type Clock,
+  type FrameEventKind,
+  type RefusalCloseReason,
+  type RefusalLimits,
+  type RefusalState,
+  type RefusalVerdict,
+} from '@seqline/core';
 
 /**
  * The request id of a frame that is refused unread, when `{"id": n` leads it (as every client
@@ -25,40 +28,27 @@ export function leadingRequestId(data: ArrayBuffer | Buffer): number | null {
   return Number.isSafeInteger(id) ? id : null;
 }
 
-export interface RefusalBudgetOptions {
-  /**
-   * Refusals a socket may collect at once, in frame-cost units: an undecodable frame spends its
-   * frameCost (it was read and parsed: a 64 KB one spends 17), a RATE_LIMITED one 1 (unread).
-   */
-  burst: number;
-  /** How fast that allowance comes back, per second. */
-  perSecond: number;
-}
+/** The forced-close metric (`reason` label) of each close the refusal rule decides. */
+export const REFUSAL_CLOSE_METRICS: Readonly<Record<RefusalCloseReason, string>> = Object.freeze({
+  'too many bad frames': 'bad_frames',
+  'too many refused frames': 'refused_frames',
+});
 
-/**
- * A socket's allowance of refused frames: a token bucket that a well-behaved client never
- * empties (it backs off on RATE_LIMITED and sends valid frames), unlike the streak of bad frames
- * in a row, which one valid frame every so often resets.
- */
-export class RefusalBudget {
-  private tokens: number;
-  private updatedAt: number;
+/** One socket's standing under the refusal rule: the state carried from frame to frame. */
+export class SocketRefusals {
+  private state: RefusalState;
 
   constructor(
-    private readonly options: RefusalBudgetOptions,
+    private readonly limits: RefusalLimits,
     private readonly clock: Clock = systemClock,
   ) {
-    this.tokens = options.burst;
-    this.updatedAt = clock.now();
+    this.state = initialRefusalState(limits, clock.now());
   }
 
-  /** Counts one refused frame of `cost`; false when the allowance is spent (close the socket). */
-  spend(cost = 1): boolean {
-    const now = this.clock.now();
-    this.tokens = Math.min(this.options.burst, this.tokens + ((now - this.updatedAt) * this.options.perSecond) / 1000);
-    this.updatedAt = now;
-    if (this.tokens < cost) return false;
-    this.tokens -= cost;
-    return true;
+  /** Charges one frame of `bytes`; the verdict says whether the socket goes on or is closed and its user held. */
+  charge(kind: FrameEventKind, bytes: number): RefusalVerdict {
+    const charged = chargeFrame(this.state, { kind, bytes }, this.limits, this.clock.now());
+    this.state = charged.state;
+    return charged.verdict;
   }
 }

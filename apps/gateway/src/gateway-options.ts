@@ -1,14 +1,21 @@
 /** What createGateway takes, and the checks of it made before anything starts. */
 import type { Registry } from 'prom-client';
-import { DEFAULT_LIMITS, type DeviceBusFactory, type Logger, type LoginPolicy } from '@seqline/core';
+import { DEFAULT_LIMITS, type DeviceBusFactory, type HoldStore, type Logger, type LoginPolicy } from '@seqline/core';
 import type { Messaging } from '@seqline/messaging';
 import type { AdminApiOptions } from './admin-api.ts';
 import type { VerifyToken } from './auth.ts';
 import type { DevTokenIssuer } from './dev-token.ts';
+import type { AllowedOrigins } from './origin-policy.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { StaticSite } from './static-site.ts';
 import type { TransportChoiceName } from './transport/transport.ts';
 import type { UwsLoadResult } from './transport/uws-loader.ts';
+
+/** A readiness answer; `detail` is added to the `/readyz` body (counts, never secrets). */
+export interface Readiness {
+  ready: boolean;
+  detail?: Record<string, number | boolean>;
+}
 
 export interface GatewayOptions {
   port: number;
@@ -17,31 +24,34 @@ export interface GatewayOptions {
   messaging: Messaging;
   verifyToken: VerifyToken;
   logger: Logger;
-  /** Browser origins allowed (requests with an Origin header). Undefined = any; "*" = any. */
-  allowedOrigins?: string[];
+  /** Browser origins allowed (requests with an Origin header): see AllowedOrigins. Undefined = any; "*" = any. */
+  allowedOrigins?: AllowedOrigins;
   /** Per-user token bucket (default 100/s, burst 200); false disables. Ignored when rateLimiter is given. */
   rateLimit?: { perSecond: number; burst: number } | false;
   /** A shared limiter (e.g. Redis) instead of the in-process token buckets. */
   rateLimiter?: RateLimiter;
   /** Unsent bytes per socket above which it is closed (default 1 MiB). */
   maxBackpressureBytes?: number;
-  /** Undecodable frames in a row before a socket is closed (default 20). */
+  /** Undecodable frames in a row tolerated (default 20): one more closes the socket (1008) and holds its user. */
   maxConsecutiveBadFrames?: number;
   /** Concurrent requests per socket before OVERLOADED (default 256). */
   maxInFlightPerConnection?: number;
   /**
    * Refusals a socket may collect, refilled at `perSecond`: an undecodable frame spends its cost
-   * (1 + bytes/4096), a RATE_LIMITED one 1; past it the socket is closed with 1008 (default burst 64, 8/s).
+   * (1 + bytes/4096), a RATE_LIMITED one 1; past it the socket is closed (1008) and its user held
+   * (default burst 64, 8/s).
    */
   refusedFrames?: { burst: number; perSecond: number };
-  /** After a user is refused by the rate limiter, refuse them without asking it for this long (default 50 ms). */
-  rateLimitHoldMs?: number;
+  /** After the rate limiter refuses a user, answer their frames from memory for this long without asking it (default 50 ms). */
+  rateRefusalCacheMs?: number;
   /**
-   * After a socket is closed for too many refused frames, its user's frames and upgrades on this
-   * gateway are refused (RATE_LIMITED, HTTP 429) for this long (default 5 000 ms): reconnecting
-   * in a loop buys the sender nothing.
+   * The hold: after the refusal rule closes a socket (a bad-frame streak or a spent allowance), its
+   * user's frames, HTTP calls and upgrades are refused (RATE_LIMITED, HTTP 429) for this long
+   * (default 5 000 ms; 0: closed, not held): reconnecting in a loop buys the sender nothing.
    */
-  abuseHoldMs?: number;
+  holdMs?: number;
+  /** Where holds are shared with the other gateways (RedisHoldStore); absent: this gateway alone. */
+  holdStore?: HoldStore;
   /**
    * Open sockets of one user on this gateway; a new one past it closes the user's oldest (4429).
    * Read at every accept. Default: the live `perUserSockets` limit of the admin service's
@@ -70,6 +80,12 @@ export interface GatewayOptions {
   site?: StaticSite;
   /** POST /dev/token for loopback clients only (embedded dev mode; never the distributed gateway). */
   devTokens?: DevTokenIssuer;
+  /**
+   * What `GET /readyz` asks before answering 200: whether sends can be served now (a distributed
+   * gateway probes the shard owners, ShardReadiness). Absent: ready once listening (the embedded
+   * server's owner serves before its gateway listens). Never ready while closing.
+   */
+  readiness?: () => Readiness | Promise<Readiness>;
   /** This gateway's name in `seqline-admin devices` (default: a random one). */
   gatewayId?: string;
   /** v1.1: the live login policy of a tenant (the hooks settings); default 'all' for every tenant. */
@@ -106,8 +122,8 @@ export function validateOptions(options: GatewayOptions): void {
   check('maxConsecutiveBadFrames', options.maxConsecutiveBadFrames, 0, Number.MAX_SAFE_INTEGER);
   check('maxInFlightPerConnection', options.maxInFlightPerConnection, 1, Number.MAX_SAFE_INTEGER);
   check('shutdownGraceMs', options.shutdownGraceMs, 0, Number.MAX_SAFE_INTEGER);
-  check('rateLimitHoldMs', options.rateLimitHoldMs, 0, 60_000);
-  check('abuseHoldMs', options.abuseHoldMs, 0, 3_600_000);
+  check('rateRefusalCacheMs', options.rateRefusalCacheMs, 0, 60_000);
+  check('holdMs', options.holdMs, 0, 3_600_000);
   if (typeof options.maxSocketsPerUser === 'number') check('maxSocketsPerUser', options.maxSocketsPerUser, 1, Number.MAX_SAFE_INTEGER);
   const refused = options.refusedFrames;
   if (refused !== undefined && !(refused.burst >= 1 && refused.perSecond > 0)) {

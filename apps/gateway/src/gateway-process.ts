@@ -1,4 +1,4 @@
-import { defaultLease, LeasedRateLimiter, RedisRateLimiter } from '@seqline/cache';
+import { defaultLease, LeasedRateLimiter, RedisHoldStore, RedisRateLimiter } from '@seqline/cache';
 import type { Logger } from '@seqline/core';
 import { AdminService, adminDepsOf, createMessaging } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier } from '@seqline/protocol';
@@ -37,7 +37,14 @@ export async function startGatewayProcess(config: DistributedConfig, logger: Log
       }),
       { lease: config.SEQLINE_RATE_LEASE ?? defaultLease(config.SEQLINE_RATE_BURST) },
     ),
+    // A user held on one gateway is held on all of them (fails open when Redis is down, as the limiter does).
+    holdStore: new RedisHoldStore({ redis: infra.redis, keyPrefix: infra.keyPrefix, logger }),
     transport: config.SEQLINE_TRANSPORT,
+    // Ready when every shard has an owner that takes an append now (one probe per shard).
+    readiness: async () => {
+      const { ready, shardCount, unserved } = await infra.shardReadiness.check();
+      return { ready, detail: { shards: shardCount, unserved: unserved.length } };
+    },
     gatewayId: config.SEQLINE_OWNER_ID,
     loginPolicyOf: (tenant) => messaging.deps.hooks.of(tenant).loginPolicy,
     deviceBus: infra.devices,

@@ -13,7 +13,8 @@ import {
 import type { Caller } from '@seqline/messaging';
 import { encodeHttpError, httpStatusOf, MAX_FRAME_BYTES } from '@seqline/protocol';
 import { createAdminApi } from './admin-api.ts';
-import { authenticate, originPolicy, socketDevice, type VerifyToken } from './auth.ts';
+import { authenticate, socketDevice, type VerifyToken } from './auth.ts';
+import { originPolicy } from './origin-policy.ts';
 import { GatewayDevices } from './devices.ts';
 import { ClientSession, expiryOf, type SessionLimits, type SocketIdentity } from './client-session.ts';
 import { createHttpApi } from './http-api.ts';
@@ -21,14 +22,15 @@ import { InFlight } from './in-flight.ts';
 import { TurnBatch } from './turn-batch.ts';
 import { socketCapOf, validateOptions, type GatewayOptions } from './gateway-options.ts';
 import { GatewayMetrics } from './metrics.ts';
-import { Holds, RefusalHold, TokenBucketRateLimiter } from './rate-limit.ts';
+import { RateRefusalCache, TokenBucketRateLimiter } from './rate-limit.ts';
+import { HeldUsersFirst, UserHolds } from './user-holds.ts';
 import { UserSockets } from './user-sockets.ts';
 import { createTransport } from './transport/select.ts';
 import { CLOSE_CODES, type HttpReply, type TransportName, type UpgradeDecision } from './transport/transport.ts';
 
 export const WS_PATH = '/v1/ws';
 
-export type { GatewayOptions } from './gateway-options.ts';
+export type { GatewayOptions, Readiness } from './gateway-options.ts';
 
 export interface Gateway {
   /** The bound port (the real one when options.port was 0). */
@@ -41,7 +43,10 @@ export interface Gateway {
   connectionCount(): number;
   /** Open sockets of one user on this gateway. */
   socketCount(tenant: string, user: string): number;
-  /** Stops accepting, lets in-flight requests answer (bounded), closes sockets with 1001. */
+  /**
+   * Stops accepting, lets in-flight requests answer (bounded by shutdownGraceMs), closes sockets
+   * with 1001, and resolves once every request has finished, answered or not.
+   */
   close(): Promise<void>;
 }
 
@@ -59,16 +64,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const baseLimiter =
     options.rateLimiter ??
     (options.rateLimit === false ? null : new TokenBucketRateLimiter(options.rateLimit ?? { perSecond: 100, burst: 200 }));
-  const rateLimiter = baseLimiter && new RefusalHold(baseLimiter, options.rateLimitHoldMs ?? 50);
+  const holds = new UserHolds({ shared: options.holdStore });
+  // Held users first, then the rate (its refusals cached briefly): every frame and HTTP call asks this.
+  const rateLimiter = new HeldUsersFirst(holds, baseLimiter && new RateRefusalCache(baseLimiter, options.rateRefusalCacheMs ?? 50));
   const socketCap = socketCapOf(options);
-  const abusers = new Holds();
-  const abuseHoldMs = options.abuseHoldMs ?? 5000;
   const maxBackpressureBytes = options.maxBackpressureBytes ?? 1024 * 1024;
   const limits: SessionLimits = {
     maxBackpressureBytes,
     maxConsecutiveBadFrames: options.maxConsecutiveBadFrames ?? 20,
     maxInFlightPerConnection: options.maxInFlightPerConnection ?? 256,
     refusedFrames: options.refusedFrames ?? { burst: 64, perSecond: 8 },
+    holdMs: options.holdMs ?? 5000,
   };
   let closing = false;
   const isClosing = () => closing;
@@ -77,6 +83,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     loginPolicyOf: options.loginPolicyOf ?? (() => 'all'),
     drainMs: options.kickDrainMs ?? 5000,
     logger,
+    onDisplaced: (outcome) => metrics.displacements.inc({ outcome }),
     ...(options.deviceBus ? { bus: options.deviceBus } : {}),
   });
   const acceptedAt = loginClock(Date.now);
@@ -110,8 +117,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const accept = (caller: Caller): UpgradeDecision<SocketIdentity> => {
           // The verifier tolerates clock skew; a socket is not opened past its token's own exp.
           if (expiresAt !== null && expiresAt <= Date.now()) return refuse(new UnauthorizedError('token expired'));
-          if (abusers.isHeld(`${caller.tenant}:${caller.user}`)) {
-            return refuse(new RateLimitedError('too many refused frames; reconnect later'));
+          // What this gateway knows, synchronously (uWS loses sockets upgraded after an await);
+          // another gateway's hold is learnt once the socket is open.
+          if (holds.isHeld(`${caller.tenant}:${caller.user}`)) {
+            return refuse(new RateLimitedError('held after too many refused frames; reconnect later'));
           }
           try {
             return { accept: true, session: { caller, expiresAt, device: socketDevice(req, claims) } };
@@ -142,13 +151,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             sessions.delete(s);
             devices.closed(s);
           },
-          onAbuse: (s) => {
-            // Its other sockets' frames and its upgrades: reconnecting in a loop buys nothing.
-            rateLimiter?.hold(s.rateKey, abuseHoldMs);
-            abusers.hold(s.rateKey, abuseHoldMs);
-          },
+          // Its other sockets' frames, its HTTP calls and its upgrades: reconnecting in a loop buys nothing.
+          onHold: (s, ms) => holds.hold(s.rateKey, ms),
         });
         if (conn.isOpen) {
+          // Nothing is served before the shared store says whether another gateway holds this user.
+          if (holds.isShared) {
+            session.serveAfter(holds.learn(session.rateKey).then((held) => (held ? session.refuseHeld() : undefined)));
+          }
           devices.opened(session);
           // Over the cap the oldest go: a phone that changed networks leaves a dead socket behind.
           for (const oldest of sessions.add(session, socketCap())) {
@@ -167,7 +177,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         inFlight,
         wsPath: WS_PATH,
         isClosing,
-        ...pick(options, 'site', 'devTokens'),
+        ...pick(options, 'site', 'devTokens', 'readiness'),
         ...(options.admin
           ? {
               admin: createAdminApi({
@@ -209,9 +219,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         closing = true;
         transport.stopListening();
         const drained = await inFlight.idle(options.shutdownGraceMs ?? 5000);
-        if (!drained) logger.warn({ inFlight: inFlight.size }, 'closing with requests still in flight');
+        if (!drained) logger.warn({ inFlight: inFlight.size }, 'closing sockets with requests still in flight; waiting for them to finish');
         for (const session of sessions.all()) session.close(CLOSE_CODES.goingAway, 'server shutting down');
         await transport.close();
+        // Past the grace the sockets close, but a request still running writes through the
+        // messaging service the caller closes next: give it a second grace to finish. One stuck
+        // for longer is abandoned; it was never answered, so its client resends (every op is
+        // idempotent by its appinfo or id) and nothing acknowledged is lost.
+        if (!(await inFlight.idle(options.shutdownGraceMs ?? 5000))) {
+          logger.warn({ inFlight: inFlight.size }, 'requests still unfinished after the grace; closing without them');
+        }
         await devices.bus.close();
         logger.info({ port }, 'gateway closed');
       })();

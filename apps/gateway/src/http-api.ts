@@ -1,6 +1,7 @@
 /**
- * HTTP routes: `POST /v1/send`, `GET /v1/sync`, `GET /healthz`, `GET /metrics`; optionally the
- * admin API, a static site (the demo page) and `POST /dev/token` (dev-token.ts).
+ * HTTP routes: `POST /v1/send`, `GET /v1/sync`, `GET /healthz` (liveness), `GET /readyz`
+ * (readiness: sends can be served now), `GET /metrics`; optionally the admin API, a static site
+ * (the demo page) and `POST /dev/token` (dev-token.ts).
  */
 import {
   BadRequestError,
@@ -24,11 +25,13 @@ import {
   type ParsedArgs,
 } from '@seqline/protocol';
 import { ADMIN_PREFIX } from './admin-api.ts';
-import { authenticate, singleAuthorization, type OriginPolicy, type VerifyToken } from './auth.ts';
+import { authenticate, singleAuthorization, type VerifyToken } from './auth.ts';
+import type { OriginPolicy } from './origin-policy.ts';
 import { createDevTokenRoute, DEV_TOKEN_PATH, type DevTokenIssuer } from './dev-token.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
 import type { InFlight } from './in-flight.ts';
+import type { Readiness } from './gateway-options.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { staticReply, type StaticSite } from './static-site.ts';
@@ -50,6 +53,8 @@ export interface HttpApiDeps {
   site?: StaticSite;
   /** Mounts POST /dev/token for loopback clients (embedded dev mode only); absent = 404. */
   devTokens?: DevTokenIssuer;
+  /** Asked by GET /readyz (GatewayOptions.readiness); absent = ready unless closing. */
+  readiness?: () => Readiness | Promise<Readiness>;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -59,6 +64,7 @@ type Route = { method: string; handle: (req: HttpRequest) => Promise<HttpReply> 
 export function createHttpApi(deps: HttpApiDeps): (req: HttpRequest) => Promise<HttpReply> {
   const routes = new Map<string, Route>([
     ['/healthz', { method: 'GET', handle: async () => healthz(deps) }],
+    ['/readyz', { method: 'GET', handle: () => readyz(deps) }],
     ['/metrics', { method: 'GET', handle: async () => metrics(deps) }],
     ['/v1/send', { method: 'POST', handle: (req) => apiCall(deps, req, 'send', parseSend(req)) }],
     ['/v1/sync', { method: 'GET', handle: (req) => apiCall(deps, req, 'sync', parseHttpSyncQuery(req.query)) }],
@@ -155,6 +161,21 @@ function healthz(deps: HttpApiDeps): HttpReply {
   return { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true }) };
 }
 
+async function readyz(deps: HttpApiDeps): Promise<HttpReply> {
+  const notReady = (body: object): HttpReply => ({ status: 503, headers: JSON_HEADERS, body: JSON.stringify({ ok: false, ...body }) });
+  if (deps.isClosing()) return notReady({ closing: true });
+  let answer: Readiness;
+  try {
+    answer = deps.readiness ? await deps.readiness() : { ready: true };
+  } catch (err) {
+    deps.logger.warn({ err }, 'readiness check failed');
+    return notReady({});
+  }
+  if (deps.isClosing()) return notReady({ closing: true });
+  if (!answer.ready) return notReady(answer.detail ?? {});
+  return { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true, ...answer.detail }) };
+}
+
 async function metrics(deps: HttpApiDeps): Promise<HttpReply> {
   const text = await deps.metrics.registry.metrics();
   return { status: 200, headers: { 'content-type': deps.metrics.registry.contentType }, body: text };
@@ -167,7 +188,7 @@ function errorReply(error: SeqlineError, status?: number, headers?: Record<strin
 /** Browsers ask before a cross-origin POST with Authorization; only allowed origins get a yes. */
 function preflight(deps: HttpApiDeps, req: HttpRequest, method: string): HttpReply {
   const origin = req.header('origin');
-  if (origin === undefined || !deps.origins.allows(origin)) return { status: 403, body: '' };
+  if (origin === undefined || !deps.origins.allows(origin, req.header('host'))) return { status: 403, body: '' };
   return {
     status: 204,
     headers: {
@@ -181,6 +202,6 @@ function preflight(deps: HttpApiDeps, req: HttpRequest, method: string): HttpRep
 
 function withCors(deps: HttpApiDeps, req: HttpRequest, reply: HttpReply): HttpReply {
   const origin = req.header('origin');
-  if (origin === undefined || !deps.origins.allows(origin)) return reply;
+  if (origin === undefined || !deps.origins.allows(origin, req.header('host'))) return reply;
   return { ...reply, headers: { ...reply.headers, 'access-control-allow-origin': origin, vary: 'Origin' } };
 }

@@ -1,5 +1,6 @@
-export { createGateway, WS_PATH, type Gateway, type GatewayOptions } from './gateway.ts';
-export { originPolicy, type OriginPolicy, type VerifyToken } from './auth.ts';
+export { createGateway, WS_PATH, type Gateway, type GatewayOptions, type Readiness } from './gateway.ts';
+export { type VerifyToken } from './auth.ts';
+export { originPolicy, type AllowedOrigins, type OriginPolicy } from './origin-policy.ts';
 export { TokenBucketRateLimiter, type RateLimiter, type TokenBucketOptions } from './rate-limit.ts';
 export { GatewayMetrics } from './metrics.ts';
 export { isNativeUws, loadNativeUws, uwsBinaryPath, UwsUnavailableError, type UwsLoadResult } from './transport/uws-loader.ts';

@@ -11,6 +11,7 @@ export class GatewayMetrics {
   readonly httpRequests: Counter<'route' | 'status'>;
   readonly pushes: Counter;
   readonly forcedCloses: Counter<'reason'>;
+  readonly displacements: Counter<'outcome'>;
 
   constructor(readonly registry: Registry) {
     const registers = [registry];
@@ -67,6 +68,14 @@ export class GatewayMetrics {
         name: 'seqline_gateway_forced_closes_total',
         help: 'Sockets closed by the gateway, by reason',
         labelNames: ['reason'],
+        registers,
+      });
+    this.displacements =
+      existing('seqline_gateway_login_displacements_total') ??
+      new Counter({
+        name: 'seqline_gateway_login_displacements_total',
+        help: 'Logins under a login policy, by how their displacement ended: told, bound (served before every displaced session was told), failed',
+        labelNames: ['outcome'],
         registers,
       });
   }

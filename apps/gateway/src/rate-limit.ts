@@ -1,5 +1,5 @@
 /** Per-user rate limiting behind a port, so a shared (Redis) limiter can replace the in-memory one. */
-import { systemClock, type Clock } from '@seqline/core';
+import { systemClock, TwoGenerationMap, type Clock } from '@seqline/core';
 
 export interface RateLimiter {
   /**
@@ -76,73 +76,35 @@ export class TokenBucketRateLimiter implements RateLimiter {
   }
 }
 
-/** Keys refused until a time, bounded in number (the oldest holds go first when it is full). */
-export class Holds {
-  private readonly until = new Map<string, number>();
-
-  constructor(
-    private readonly clock: Clock = systemClock,
-    private readonly maxKeys = 100_000,
-  ) {}
-
-  isHeld(key: string): boolean {
-    const until = this.until.get(key);
-    if (until === undefined) return false;
-    if (this.clock.now() < until) return true;
-    this.until.delete(key);
-    return false;
-  }
-
-  /** Holds `key` for `ms`; a longer hold already set stays. */
-  hold(key: string, ms: number): void {
-    if (ms <= 0) return;
-    const now = this.clock.now();
-    if ((this.until.get(key) ?? 0) >= now + ms) return;
-    if (this.until.size >= this.maxKeys) {
-      for (const [k, until] of this.until) if (until <= now) this.until.delete(k);
-      // Still full: forget the oldest. A forgotten hold costs a limiter call, never admits past the limiter.
-      for (const k of this.until.keys()) {
-        if (this.until.size < this.maxKeys) break;
-        this.until.delete(k);
-      }
-    }
-    this.until.delete(key); // re-inserted last: the Map's order is the order holds were set
-    this.until.set(key, now + ms);
-  }
-}
-
 /**
- * After `key` is refused, refuses it again at once for `holdMs` without asking `inner`: a
- * sender over its rate then costs no limiter call (no Redis round trip, no promise) and no
- * decoding until it may pass again. Tokens are not lost: a refusal takes none.
+ * Remembers the inner limiter's refusal of `key` for `cacheMs`: the key's next takes are refused
+ * from memory, so a sender over its rate costs no limiter call (no Redis round trip, no promise)
+ * and no decoding until it may pass again. Tokens are not lost: a refusal takes none. Not a hold
+ * (core's holds.ts): only the rate's answer, cached; upgrades are not refused by it.
  */
-export class RefusalHold implements RateLimiter {
-  private readonly holds: Holds;
+export class RateRefusalCache implements RateLimiter {
+  /** key → until (epoch ms), bounded: a forgotten refusal costs one limiter call. */
+  private readonly refusedUntil: TwoGenerationMap<string, number>;
 
   constructor(
     private readonly inner: RateLimiter,
-    private readonly holdMs: number,
-    clock: Clock = systemClock,
+    private readonly cacheMs: number,
+    private readonly clock: Clock = systemClock,
     maxKeys = 100_000,
   ) {
-    this.holds = new Holds(clock, maxKeys);
+    this.refusedUntil = new TwoGenerationMap(maxKeys);
   }
 
   take(key: string, cost?: number): boolean | Promise<boolean> {
-    if (this.holds.isHeld(key)) return false;
+    if ((this.refusedUntil.get(key) ?? 0) > this.clock.now()) return false;
     const allowed = this.inner.take(key, cost);
     if (allowed === true) return true;
     if (allowed === false) return this.refused(key);
     return allowed.then((ok) => ok || this.refused(key));
   }
 
-  /** Refuses `key` for `ms` (longer than the usual hold: an abuser); a longer hold already set stays. */
-  hold(key: string, ms: number): void {
-    this.holds.hold(key, ms);
-  }
-
   private refused(key: string): false {
-    this.holds.hold(key, this.holdMs);
+    if (this.cacheMs > 0) this.refusedUntil.set(key, this.clock.now() + this.cacheMs);
     return false;
   }
 }

@@ -1,22 +1,18 @@
 /** What a ClientSession is given: its limits, who it is, and the gateway's services. */
-import type { Clock, Logger } from '@seqline/core';
+import type { Clock, Logger, RefusalLimits } from '@seqline/core';
 import type { Caller, Messaging } from '@seqline/messaging';
 import type { SocketDevice, VerifyToken } from './auth.ts';
-import type { RefusalBudgetOptions } from './frame-charge.ts';
 import type { InFlight } from './in-flight.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { TurnBatch } from './turn-batch.ts';
 
-export interface SessionLimits {
+/** The refusal rule's limits (core's RefusalLimits: bad-frame streak, refusal allowance, hold) and the socket's own. */
+export interface SessionLimits extends RefusalLimits {
   /** A socket whose unsent bytes exceed this is closed; the client reconnects and syncs. */
   maxBackpressureBytes: number;
-  /** Undecodable frames in a row tolerated before the socket is closed. */
-  maxConsecutiveBadFrames: number;
   /** Requests of one socket served at once; more are refused with OVERLOADED. */
   maxInFlightPerConnection: number;
-  /** Refusals (undecodable frames by size, RATE_LIMITED ones) allowed over time; past it the socket is closed (1008). */
-  refusedFrames: RefusalBudgetOptions;
 }
 
 /** Who the socket is and until when (epoch ms; null = the verifier reports no expiry). */
@@ -43,8 +39,11 @@ export interface SessionDeps<S = unknown> {
   /** When a socket was accepted (DeviceSession.since); strictly increasing on a gateway (core's loginClock). */
   acceptedAt: () => number;
   isClosing(): boolean;
-  /** Called when the socket is closed for spending its refusal allowance (the gateway holds its user off). */
-  onAbuse(session: S): void;
+  /**
+   * The refusal rule closes the socket: the gateway holds its user for `holdMs`. The socket is
+   * closed once this settles (the hold recorded where every gateway reads it); never rejects.
+   */
+  onHold(session: S, holdMs: number): Promise<void>;
   /** Called once when the socket is gone. */
   onClosed(session: S): void;
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@seqline/core';
 import { createTokenVerifier, issueToken } from '../src/index.ts';
 import { createDevTokenRoute, isLoopbackAddress, isLoopbackHost, type DevTokenIssuer } from '../src/dev-token.ts';
-import { originPolicy } from '../src/auth.ts';
+import { originPolicy } from '../src/origin-policy.ts';
 import type { HttpRequest } from '../src/transport/transport.ts';
 import { SECRET, startGateway, TRANSPORTS, type Started } from './harness.ts';
 import { exchange, request } from './raw-http.ts';

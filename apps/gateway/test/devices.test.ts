@@ -1,6 +1,7 @@
 /** The login policy on one gateway: who a new login displaces, and that it is told first. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoginPolicy, Platform } from '@seqline/core';
+import { ClientSession } from '../src/client-session.ts';
 import { issueToken } from '../src/index.ts';
 import { delay, eventually, SECRET, startGateway, TestClient, TRANSPORTS, type Started } from './harness.ts';
 
@@ -129,6 +130,17 @@ describe.each(TRANSPORTS)('login policy on one gateway (%s)', (transport) => {
       previous = next;
     }
     expect(await closedWithin(previous, 100)).toBeNull();
+  });
+
+  it('a kick that rejects is logged and counted; the new login is served all the same', async () => {
+    await start('one-per-platform');
+    await login({ dev: 'phone-1', plat: 'ios' });
+    vi.spyOn(ClientSession.prototype, 'kick').mockRejectedValueOnce(new Error('socket gone while telling'));
+    const second = await login({ dev: 'phone-2', plat: 'ios' });
+    expect((await second.request('sync', { maxSeq: 0, limit: 1 })).ok).toBe(true);
+    expect(t.logger.records.some((r) => r.level === 'error' && r.msg === 'displacing sessions failed')).toBe(true);
+    const counted = await t.gateway.metrics.getSingleMetricAsString('seqline_gateway_login_displacements_total');
+    expect(counted).toContain('outcome="failed"} 1');
   });
 
   it('a kicked session that does not drain in time is told at the bound', async () => {

@@ -120,6 +120,9 @@ export class FakeMessaging implements Messaging {
   removeMembers(caller: Caller, id: string, members: string[]) {
     return this.record('removeMembers', caller, [id, members], { tier: 'small' as const, memberCount: 1 });
   }
+  renameGroup(caller: Caller, input: { id: string; name: string }) {
+    return this.record('renameGroup', caller, [input], { id: input.id, name: input.name });
+  }
   groupInfo(caller: Caller, id: string) {
     return this.record('groupInfo', caller, [id], {
       id,

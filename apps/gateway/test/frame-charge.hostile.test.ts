@@ -1,13 +1,16 @@
 /**
  * Bad frames are charged to their sender: every frame costs 1 + bytes/4096 rate-limit tokens,
  * taken before it is decoded, valid or not; a sender over its rate is answered RATE_LIMITED
- * without its frame being read; one that keeps being refused is closed (1008) and held off
- * (its upgrades answered 429) for a while — one valid frame now and then does not reset that.
+ * without its frame being read; one the refusal rule closes (1008) — a streak of bad frames, or
+ * its allowance of refusals spent, one valid frame now and then not resetting that — is held:
+ * its frames, HTTP calls and upgrades are refused (429) until the hold ends.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { frameCost, leadingRequestId, RefusalBudget } from '../src/frame-charge.ts';
-import { Holds, RefusalHold, TokenBucketRateLimiter } from '../src/rate-limit.ts';
-import { delay, startGateway, TestClient, TRANSPORTS, upgradeStatus, type Started } from './harness.ts';
+import { frameCost, LocalHoldStore } from '@seqline/core';
+import { leadingRequestId, SocketRefusals } from '../src/frame-charge.ts';
+import { RateRefusalCache, TokenBucketRateLimiter } from '../src/rate-limit.ts';
+import { HeldUsersFirst, UserHolds } from '../src/user-holds.ts';
+import { delay, http, startGateway, TestClient, TRANSPORTS, upgradeStatus, type Started } from './harness.ts';
 
 /** Valid UTF-8, JSON cut short: a parser reads all of it before failing. */
 const badFrame = (id: number, bytes = 64 * 1024) => {
@@ -34,12 +37,23 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
     expect(leadingRequestId(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))).toBe(3);
   });
 
-  it('a refusal allowance spends by cost and refills with time', () => {
+  it("a socket's refusals: spent by cost, refilled with time, closed and held past the allowance", () => {
     let now = 0;
-    const budget = new RefusalBudget({ burst: 20, perSecond: 10 }, { now: () => now });
-    expect([budget.spend(17), budget.spend(3), budget.spend(1)]).toEqual([true, true, false]);
-    now += 100;
-    expect([budget.spend(1), budget.spend(1)]).toEqual([true, false]);
+    const refusals = new SocketRefusals(
+      { maxConsecutiveBadFrames: 20, refusedFrames: { burst: 20, perSecond: 10 }, holdMs: 700 },
+      { now: () => now },
+    );
+    expect([refusals.charge('undecodable', 64 * 1024), refusals.charge('refused', 10), refusals.charge('refused', 10)]).toEqual([
+      { action: 'continue' },
+      { action: 'continue' },
+      { action: 'continue' },
+    ]);
+    expect(refusals.charge('refused', 10)).toEqual({ action: 'continue' }); // 20th unit
+    now += 100; // one unit back
+    expect([refusals.charge('refused', 10), refusals.charge('refused', 10)]).toEqual([
+      { action: 'continue' },
+      { action: 'close-and-hold', reason: 'too many refused frames', holdMs: 700 },
+    ]);
   });
 
   it('token buckets take a cost, at most the whole bucket', () => {
@@ -49,7 +63,7 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
     expect([small.take('u', 65), small.take('u')]).toEqual([true, false]); // charged as the whole bucket
   });
 
-  it('a refusal is held: the limiter is not asked again (sync or async) until the hold ends', async () => {
+  it('a refusal is cached: the limiter is not asked again (sync or async) until the cache ends', async () => {
     let now = 0;
     let calls = 0;
     let answer = false;
@@ -59,28 +73,45 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
         return Promise.resolve(answer);
       },
     };
-    const held = new RefusalHold(inner, 50, { now: () => now });
-    expect(await held.take('u', 3)).toBe(false);
-    expect([held.take('u'), held.take('u')]).toEqual([false, false]);
+    const cached = new RateRefusalCache(inner, 50, { now: () => now });
+    expect(await cached.take('u', 3)).toBe(false);
+    expect([cached.take('u'), cached.take('u')]).toEqual([false, false]);
     expect(calls).toBe(1);
     now = 50;
     answer = true;
-    expect(await held.take('u')).toBe(true);
-    held.hold('u', 1000);
-    held.hold('u', 10); // a shorter hold does not cut a longer one
-    now = 1049;
-    expect(held.take('u')).toBe(false);
+    expect(await cached.take('u')).toBe(true);
     expect(calls).toBe(2);
   });
 
-  it('holds are bounded in number: the oldest go first', () => {
-    const holds = new Holds({ now: () => 0 }, 2);
-    holds.hold('a', 100);
-    holds.hold('b', 100);
-    holds.hold('c', 100);
-    expect(['a', 'b', 'c'].map((k) => holds.isHeld(k))).toEqual([false, true, true]);
+  it('a held user is refused before the limiter is asked; others go to it', async () => {
+    let now = 0;
+    let calls = 0;
+    const holds = new UserHolds({ local: new LocalHoldStore({ now: () => now }) });
+    const limiter = new HeldUsersFirst(holds, { take: () => (calls++, true) });
+    await holds.hold('t:mallory', 1000);
+    await holds.hold('t:mallory', 10); // a shorter hold does not cut a longer one
+    now = 999;
+    expect([limiter.take('t:mallory', 17), limiter.take('t:bob')]).toEqual([false, true]);
+    expect(calls).toBe(1);
+    now = 1000;
+    expect(limiter.take('t:mallory')).toBe(true);
+    expect(new HeldUsersFirst(holds, null).take('t:anyone')).toBe(true); // no rate limit: only holds
   });
 });
+
+/** Upgrades until one is not refused 429, within `boundMs`; how long that took. */
+async function untilUpgradeAccepted(url: string, token: string, boundMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const answer = await upgradeStatus(url, { authorization: `Bearer ${token}` });
+    if (answer.status !== 429) {
+      expect(answer.status).toBe(101);
+      return Date.now() - started;
+    }
+    expect(Date.now() - started).toBeLessThan(boundMs);
+    await delay(25);
+  }
+}
 
 describe.each(TRANSPORTS)('bad frames are charged to their sender (%s)', (transport) => {
   let t: Started;
@@ -118,7 +149,7 @@ describe.each(TRANSPORTS)('bad frames are charged to their sender (%s)', (transp
   });
 
   it('19 bad frames and 1 valid, again and again: closed with 1008, then held off (429) until the hold ends', async () => {
-    t = await startGateway(transport, { rateLimit: { perSecond: 100, burst: 200 }, abuseHoldMs: 1500 });
+    t = await startGateway(transport, { rateLimit: { perSecond: 100, burst: 200 }, holdMs: 1500 });
     const mallory = await t.connect('mallory');
     const bob = await t.connect('bob');
     for (let round = 0; round < 5; round++) {
@@ -131,10 +162,52 @@ describe.each(TRANSPORTS)('bad frames are charged to their sender (%s)', (transp
     expect(refused.status).toBe(429);
     expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'RATE_LIMITED' } });
     expect(await bob.request('sync', { maxSeq: 0 })).toMatchObject({ ok: true }); // another user is served throughout
-    await delay(1600);
+    expect(await untilUpgradeAccepted(t.wsUrl(), token, 5_000)).toBeGreaterThan(1000);
     const back = await TestClient.connect(t.wsUrl(), { authorization: `Bearer ${token}` });
     expect(await back.request('sync', { maxSeq: 0 })).toMatchObject({ ok: true });
     expect(t.messaging.callsOf('send')).toHaveLength(0);
     await back.close();
+  });
+
+  it('21 bad frames in a row: closed 1008 for the streak, then held like a spent allowance (429) until the hold ends', async () => {
+    t = await startGateway(transport, { rateLimit: false, holdMs: 1500 });
+    const mallory = await t.connect('mallory');
+    const second = await t.connect('mallory'); // another socket of the same user, quiet
+    const bob = await t.connect('bob');
+    for (let i = 0; i < 21; i++) mallory.sendRaw('bad');
+    expect(await mallory.closed).toEqual({ code: 1008, reason: 'too many bad frames' });
+    const token = await t.token('mallory');
+    const refused = await upgradeStatus(t.wsUrl(), { authorization: `Bearer ${token}` });
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+    // Its other socket and its HTTP calls are held as well; another user is not.
+    expect(await second.request('sync', { maxSeq: 0 })).toMatchObject({ ok: false, error: { code: 'RATE_LIMITED' } });
+    const call = await http(t.httpUrl('/v1/sync?maxSeq=0'), { headers: { authorization: `Bearer ${token}` } });
+    expect(call.status).toBe(429);
+    expect(await bob.request('sync', { maxSeq: 0 })).toMatchObject({ ok: true });
+    expect(await untilUpgradeAccepted(t.wsUrl(), token, 5_000)).toBeGreaterThan(1000);
+    expect(await second.request('sync', { maxSeq: 0 })).toMatchObject({ ok: true });
+    expect(t.messaging.callsOf('sync').map((c) => c.caller.user)).toEqual(['bob', 'mallory']);
+    second.socket.terminate();
+  });
+
+  it('holdMs 0: the streak still closes the socket, and nobody is held', async () => {
+    t = await startGateway(transport, { rateLimit: false, holdMs: 0, maxConsecutiveBadFrames: 2 });
+    const mallory = await t.connect('mallory');
+    for (let i = 0; i < 3; i++) mallory.sendRaw(Buffer.from([0xff, 0xfe, 0x00]));
+    expect(await mallory.closed).toEqual({ code: 1008, reason: 'too many bad frames' });
+    const back = await t.connect('mallory');
+    expect(await back.request('sync', { maxSeq: 0 })).toMatchObject({ ok: true });
+    await back.close();
+  });
+
+  it('frames that arrive after the verdict are not read: only the first 21 get an answer', async () => {
+    t = await startGateway(transport, { rateLimit: false });
+    const mallory = await t.connect('mallory');
+    let answers = 0;
+    mallory.socket.on('message', () => answers++);
+    for (let i = 0; i < 40; i++) mallory.sendRaw('bad');
+    expect((await mallory.closed).code).toBe(1008);
+    expect(answers).toBe(21);
   });
 });

@@ -22,6 +22,34 @@ describe.each(TRANSPORTS)('HTTP API (%s)', (transport) => {
     expect(json(answer.body)).toEqual({ ok: true });
   });
 
+  it('GET /readyz: ready unless told otherwise; 503 with the detail while sends cannot be served; liveness unaffected', async () => {
+    t = await startGateway(transport);
+    expect(await http(t.httpUrl('/readyz'))).toMatchObject({ status: 200, body: '{"ok":true}' });
+    await t.gateway.close();
+
+    let answer: { ready: boolean; detail?: Record<string, number> } = { ready: false, detail: { shards: 4, unserved: 3 } };
+    let calls = 0;
+    t = await startGateway(transport, {
+      readiness: async () => {
+        calls++;
+        if (calls === 3) throw new Error('NATS is gone');
+        return answer;
+      },
+    });
+    const waiting = await http(t.httpUrl('/readyz'));
+    expect(waiting.status).toBe(503);
+    expect(json(waiting.body)).toEqual({ ok: false, shards: 4, unserved: 3 });
+    expect((await http(t.httpUrl('/healthz'))).status).toBe(200);
+    expect(await http(t.httpUrl('/readyz'), { method: 'HEAD' })).toMatchObject({ status: 503, body: '' });
+    // A readiness check that fails is a not-ready answer, not an error page.
+    expect(await http(t.httpUrl('/readyz'))).toMatchObject({ status: 503, body: '{"ok":false}' });
+    answer = { ready: true, detail: { shards: 4, unserved: 0 } };
+    const ready = await http(t.httpUrl('/readyz'));
+    expect(ready.status).toBe(200);
+    expect(json(ready.body)).toEqual({ ok: true, shards: 4, unserved: 0 });
+    expect((await http(t.httpUrl('/readyz'), { method: 'POST' })).status).toBe(405);
+  });
+
   it('POST /v1/send: same args and result as the op, caller from the token', async () => {
     t = await startGateway(transport);
     const answer = await http(t.httpUrl('/v1/send'), {

@@ -158,6 +158,7 @@ describe('a frame that arrives past exp (before the expiry timer ran)', () => {
           maxConsecutiveBadFrames: 20,
           maxInFlightPerConnection: 8,
           refusedFrames: { burst: 64, perSecond: 8 },
+          holdMs: 5000,
         },
         inFlight: new InFlight(),
         turn: new TurnBatch(() => undefined),
@@ -165,7 +166,7 @@ describe('a frame that arrives past exp (before the expiry timer ran)', () => {
         clock,
         acceptedAt: loginClock(clock.now),
         isClosing: () => false,
-        onAbuse: () => undefined,
+        onHold: () => Promise.resolve(),
         onClosed: () => undefined,
       },
     );

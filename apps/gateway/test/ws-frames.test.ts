@@ -44,6 +44,7 @@ describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
       ],
       ['group.add', { group: 'g7', members: ['carol'] }, 'addMembers', ['g7', ['carol']], { tier: 'small', memberCount: 3 }],
       ['group.remove', { groupId: 'g7', members: ['carol'] }, 'removeMembers', ['g7', ['carol']], { tier: 'small', memberCount: 1 }],
+      ['group.rename', { group: 'g7', name: 'crew' }, 'renameGroup', [{ id: 'g7', name: 'crew' }], { group: 'g7', name: 'crew' }],
       [
         'group.info',
         { group: 'big' },
@@ -96,6 +97,10 @@ describe.each(TRANSPORTS)('WebSocket frames (%s)', (transport) => {
       ['{"id":12,"op":"sync"}', 12, 'BAD_REQUEST', 'sync: maxSeq: is required'],
       ['{"id":13,"op":"send","appinfo":"a","to":{"user":"x:y"},"type":"t","body":1}', 13, 'BAD_REQUEST', 'send: to.user'],
       ['{"id":14,"op":"group.info","group":7}', 14, 'BAD_REQUEST', 'group.info: group'],
+      ['{"id":15,"op":"group.rename","group":"g7"}', 15, 'BAD_REQUEST', 'group.rename: name'],
+      ['{"id":16,"op":"group.rename","group":"g7","name":""}', 16, 'BAD_REQUEST', 'group.rename: name'],
+      [`{"id":17,"op":"group.rename","group":"g7","name":"${'n'.repeat(129)}"}`, 17, 'BAD_REQUEST', 'group.rename: name'],
+      ['{"id":18,"op":"group.rename","name":"crew"}', 18, 'BAD_REQUEST', 'group.rename: group'],
       [Buffer.from([0x7b, 0xff]), null, 'BAD_REQUEST', 'UTF-8'],
     ];
     for (const [raw, id, code, message] of bad) {

@@ -32,7 +32,7 @@ describe.each(TRANSPORTS)('push, backpressure and shutdown (%s)', (transport) =>
   });
 
   it('unsubscribes when the socket closes, whichever side closes it', async () => {
-    t = await startGateway(transport, { maxConsecutiveBadFrames: 0 });
+    t = await startGateway(transport, { maxConsecutiveBadFrames: 0, holdMs: 0 }); // reconnects at once below
     const c = await t.connect();
     await eventually(() => t.messaging.subscriberCount(alice) === 1);
     c.sendRaw('bad'); // server closes

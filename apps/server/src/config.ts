@@ -2,7 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateSecret } from '@seqline/protocol';
-import { ConfigError, type TenantHooks } from '@seqline/core';
+import { ConfigError, readOriginList, type TenantHooks } from '@seqline/core';
+import type { AllowedOrigins } from '@seqline/gateway';
 import { readHookDefaults } from '@seqline/runtime/hook-defaults';
 import { z } from 'zod';
 
@@ -15,15 +16,16 @@ const envSchema = z.object({
   SEQLINE_DATA_DIR: z.string().default('./data'),
   SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET must be at least 16 characters').optional(),
   SEQLINE_TRANSPORT: z.enum(['auto', 'uws', 'ws']).default('auto'),
+  /** Unset or blank: the default of loadServerConfig's `allowedOrigins`; a list that allows no browser is refused. */
   SEQLINE_ALLOWED_ORIGINS: z
     .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
+    .optional()
+    .transform((v, ctx) => {
+      const read = readOriginList(v);
+      if (read.ok) return read.origins;
+      ctx.addIssue({ code: 'custom', message: read.problem });
+      return z.NEVER;
+    }),
   SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
   SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
   SEQLINE_READ_FANOUT: z
@@ -44,8 +46,17 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
-/** `hookDefaults`: the hook variables, read by the same parser as the distributed processes (@seqline/runtime). */
-export type ServerConfig = z.infer<typeof envSchema> & { dataDir: string; secret: string; hookDefaults: TenantHooks };
+/**
+ * `hookDefaults`: the hook variables, read by the same parser as the distributed processes (@seqline/runtime).
+ * `allowedOrigins`: the browser origins the server accepts — SEQLINE_ALLOWED_ORIGINS when set; else, with
+ * the dev routes on, the page's own origin only (docs/decisions.md, "First ten minutes"); else any.
+ */
+export type ServerConfig = z.infer<typeof envSchema> & {
+  dataDir: string;
+  secret: string;
+  hookDefaults: TenantHooks;
+  allowedOrigins: AllowedOrigins;
+};
 
 export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   const parsed = envSchema.safeParse(env);
@@ -57,5 +68,6 @@ export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerCo
   const dataDir = resolve(parsed.data.SEQLINE_DATA_DIR);
   await mkdir(dataDir, { recursive: true });
   const secret = parsed.data.SEQLINE_SECRET ?? (await loadOrCreateSecret(dataDir));
-  return { ...parsed.data, dataDir, secret, hookDefaults: hooks.hooks };
+  const allowedOrigins = parsed.data.SEQLINE_ALLOWED_ORIGINS ?? (parsed.data.SEQLINE_DEV_ROUTES ? 'same-origin' : undefined);
+  return { ...parsed.data, dataDir, secret, hookDefaults: hooks.hooks, allowedOrigins };
 }

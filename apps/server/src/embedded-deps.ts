@@ -5,7 +5,7 @@
  */
 import { systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } from '@seqline/core';
 import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus/local';
-import { LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
+import { conversationStreamSides, LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
 import { createHttpHookTransport } from '@seqline/hooks';
 import { warnUnsignedHooks } from '@seqline/runtime/hook-defaults';
 import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
@@ -26,7 +26,12 @@ export interface EmbeddedMessaging {
   queue: LocalWorkQueue;
   /** The owner's offline-notification windows (stats). */
   offlineNotifier: OfflineNotifier;
-  /** Stops taking jobs (running ones finish), then closes the writers, the push bus and the settings watch. The engine stays open. */
+  /**
+   * Shuts down in order (docs/protocol.md, "Shutdown"): stops consuming jobs (running ones
+   * finish), stops the writers taking appends (those in flight finish), flushes the notification
+   * windows into the queue, closes the queue once its enqueues are stored, then the push bus and
+   * the settings watch. The engine stays open. Call after the gateway stopped taking requests.
+   */
   close(): Promise<void>;
 }
 
@@ -54,8 +59,10 @@ export async function embeddedMessagingDeps(
     timeline: engine.timeline,
     ceilings: engine.ceilings,
     push,
-    // Read once per append, so that its push carries the touched conversations (v1.1 `convs`).
+    // Each push carries the touched conversations (v1.1 `convs`): the index writer's states of the
+    // append, read-fanout groups with their stream side added.
     conversations: engine.conversations,
+    streamSides: conversationStreamSides({ stores: { groups: engine.groups, groupStreams: engine.groupStreams } }),
     // Rebuilds run in the inbox's queue, between its appends (seqline-admin conversations rebuild).
     conversationRebuilder: engine.conversationRebuilder,
     logger,
@@ -95,11 +102,11 @@ export async function embeddedMessagingDeps(
     queue,
     offlineNotifier,
     close: async () => {
-      // Open notification windows go into the queue while it still takes jobs.
-      await offlineNotifier.close();
-      await queue.close();
+      await queue.stopConsuming();
       await groupStream.close();
       await inbox.close();
+      await offlineNotifier.close();
+      await queue.close();
       await push.close();
       await settings.close();
     },

@@ -46,7 +46,7 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     logger,
     processMetrics: true,
     verifyToken: createTokenVerifier(config.secret),
-    allowedOrigins: config.SEQLINE_ALLOWED_ORIGINS,
+    allowedOrigins: config.allowedOrigins,
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
     loginPolicyOf: (tenant) => deps.hooks.of(tenant).loginPolicy,
@@ -63,6 +63,9 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
   });
 
   if (dev.site?.has('/')) logger.info({ port: gateway.port }, `demo page: http://localhost:${gateway.port}/`);
+  if (config.allowedOrigins === 'same-origin') {
+    logger.info({ allowedOrigins: 'same-origin' }, "browser pages: this server's own origin only (SEQLINE_ALLOWED_ORIGINS allows others)");
+  }
 
   let closing: Promise<void> | undefined;
   return {
@@ -72,8 +75,9 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     messaging,
     close: () =>
       (closing ??= (async () => {
+        // The gateway stops taking requests and waits for those in flight (sends enqueue their
+        // jobs); then jobs, appends, notification windows and the queue close in that order.
         await gateway.close();
-        // Stops the queue first (running jobs finish), then the writers; the poke timer goes after.
         await composed.close();
         workers.stop();
         await engine.close();

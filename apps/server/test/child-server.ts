@@ -50,6 +50,13 @@ export class ChildServer {
     });
   }
 
+  /** Resolves once the process has exited, however (a preload may SIGKILL it from inside). */
+  async exited(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise((r) => proc.once('exit', r));
+  }
+
   /** SIGKILL: no cleanup, no flush — the crash the promises must survive. */
   async kill9(): Promise<void> {
     const proc = this.proc;

@@ -177,7 +177,8 @@ export function describeConversations(mode: string, ctx: () => ConversationScena
       list = await seen.expectIndexEqualsRecount('the recall');
       expect(find(list, 'user', bob)).toMatchObject({ unread: 0 });
 
-      // Step 4: bob edits g[2] (the group's last message); others may not edit it.
+      // Step 4: bob edits g[2] (the group's last message); others may not edit it: an edit names
+      // the caller's own message (an appinfo is unique per sender), so theirs is not found.
       await bobDev.ok('edit', { appinfo: g[2], body: { g: 2, edited: true } });
       for (const [who, a] of [
         [phone, g[2]],
@@ -185,7 +186,7 @@ export function describeConversations(mode: string, ctx: () => ConversationScena
         [carolDev, g[2]],
       ] as const) {
         const r = await who.call('edit', { appinfo: a, body: 'hijack' });
-        expect(r.ok ? 'ok' : r.error.code, `edit of ${a} by ${who.user}`).toBe('FORBIDDEN');
+        expect(r.ok ? 'ok' : r.error.code, `edit of ${a} by ${who.user}`).toBe('NOT_FOUND');
       }
       await seen.waitForEntry('the edit', (e) => e.kind === 'edit' && e.edit?.appinfo === g[2]);
       list = await seen.expectIndexEqualsRecount('the edit');

@@ -148,7 +148,7 @@ describe('read-fanout groups over the wire', () => {
     const bobs = await say(bob!, group, 'not ok');
     expect(await carol!.call('recall', { appinfo: bobs.appinfo })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     await alice!.ok('recall', { appinfo: own.appinfo });
-    await alice!.ok('recall', { appinfo: bobs.appinfo }); // admin: not in her inbox, found in her group's stream
+    await alice!.ok('recall', { appinfo: bobs.appinfo, from: bob!.user }); // admin: not in her inbox, found in her group's stream
     const stream = await allHistory(carol!, group);
     const recalls = stream.filter((m) => m.kind === 'recall').map((m) => m.recall?.appinfo);
     expect(recalls).toEqual([own.appinfo, bobs.appinfo]);

@@ -205,13 +205,15 @@ describe('recall', () => {
     const sent = await sender!.ok<{ sendTime: number }>('send', { appinfo: a, to: { group: g.group }, type: 'text', body: {} });
     await waitFor(async () => msgs(await m2!.syncAll()).length === 1);
 
-    const forbidden = await m1!.call('recall', { appinfo: a });
+    // A recall names the message by sender and appinfo (the caller's own unless `from` says).
+    expect(await m1!.call('recall', { appinfo: a })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    const forbidden = await m1!.call('recall', { appinfo: a, from: sender!.user });
     expect(forbidden).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
 
     const r = await sender!.ok<{ seq: number }>('recall', { appinfo: a });
     for (const m of members) {
       const rec = await waitFor(async () => (await m.syncAll()).find((e) => e.kind === 'recall'));
-      expect(rec.recall).toEqual({ appinfo: a, sendTime: sent.sendTime });
+      expect(rec.recall).toEqual({ appinfo: a, sendTime: sent.sendTime, from: sender!.user });
     }
     expect((await sender!.syncAll()).find((e) => e.seq === r.seq)?.kind).toBe('recall');
 

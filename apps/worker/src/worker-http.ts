@@ -1,6 +1,7 @@
 /**
- * A worker's own small HTTP server, for orchestrators and Prometheus: `GET /healthz` (200 once
- * started, with the shards it serves) and `GET /metrics`. A worker has no client port, so
+ * A worker's own small HTTP server, for orchestrators and Prometheus: `GET /healthz` (liveness:
+ * 200 once started, with the shards it serves), `GET /readyz` (readiness: 200 only while it
+ * serves every shard it should, else 503) and `GET /metrics`. A worker has no client port, so
  * this is opt-in (SEQLINE_WORKER_HTTP_PORT).
  */
 import { createServer, type Server } from 'node:http';
@@ -11,6 +12,8 @@ import type { PushBusStats } from '@seqline/bus';
 /** What the endpoint reports on; a ShardOwnerHost is one. */
 export interface ShardSource {
   servingShards(): number[];
+  /** Whether it serves every shard it should (ShardOwnerHost.readiness). */
+  readiness(): { ready: boolean; serving: number[]; pending: number[] };
   /** appinfos held in memory to answer resends (bounded per process). */
   readonly rememberedAppinfos: number;
   /** inboxes and groups whose current seq is held in memory (bounded per process). */
@@ -134,6 +137,11 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
       res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ ok: true, shards: options.shards.servingShards().length }));
+    } else if (req.method === 'GET' && path === '/readyz') {
+      const { ready, serving, pending } = options.shards.readiness();
+      res
+        .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify(ready ? { ok: true, shards: serving.length } : { ok: false, shards: serving.length, pending: pending.length }));
     } else if (req.method === 'GET' && path === '/metrics') {
       registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),

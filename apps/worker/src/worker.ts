@@ -1,6 +1,6 @@
 import type { Logger } from '@seqline/core';
 import { ShardOwnerHost } from '@seqline/cluster';
-import { startWorkers, type Workers } from '@seqline/messaging';
+import { conversationStreamSides, startWorkers, type Workers } from '@seqline/messaging';
 import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
 import { startWorkerHttp, type WorkerHttp } from './worker-http.ts';
 
@@ -40,6 +40,8 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
       maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS,
       maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
       onAppended: messaging.offlineNotifier.listener,
+      // Pushes add the stream side to read-fanout groups' states, as sync does.
+      streamSides: conversationStreamSides(messaging.deps),
     },
   });
   await host.start();
@@ -60,13 +62,19 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
     workers,
     http,
     close: () =>
+      // In order (docs/protocol.md, "Shutdown"): each step's work is done before what it writes
+      // to closes, so no append or job of a graceful stop finds the queue closed.
       (closing ??= (async () => {
         await http?.close();
-        // Open notification windows go into the queue while it still takes jobs.
-        await messaging.offlineNotifier.close();
-        await infra.queue.close();
+        // 1. Stop consuming: running jobs finish (their appends reach the owners, their jobs the queue).
+        await infra.queue.stopConsuming();
         workers.stop();
+        // 2. The owners stop taking appends and finish those in flight (each tells the notifier).
         await host.close();
+        // 3. Every open notification window closes now and enqueues its job.
+        await messaging.offlineNotifier.close();
+        // 4. The queue refuses new jobs once those under way are stored; then the connections.
+        await infra.queue.close();
         await messaging.close();
         await infra.close();
       })()),

@@ -61,6 +61,19 @@ if (requireServices(await probeAll(), 'distributed stack (2 gateways, 2 workers)
       expect(served.reduce((a, b) => a + b, 0)).toBe(SHARDS);
     });
 
+    it('every worker and gateway answers /readyz 200 once every shard is served (liveness is /healthz)', async () => {
+      for (const w of cluster.workers) {
+        const ready = await fetch(w.httpUrl + '/readyz');
+        expect(ready.status).toBe(200);
+        expect(((await ready.json()) as { shards: number }).shards).toBe(w.serving.size);
+      }
+      for (const g of cluster.gateways) {
+        const ready = await fetch(g.httpUrl + '/readyz');
+        expect(ready.status).toBe(200);
+        expect(await ready.json()).toEqual({ ok: true, shards: SHARDS, unserved: 0 });
+      }
+    });
+
     it('a send on gateway 1 is pushed to the recipient through gateway 2 only', async () => {
       const [g1, g2] = cluster.gateways as [(typeof cluster.gateways)[0], (typeof cluster.gateways)[0]];
       const alice = await connect(0, uniqueId('alice'));
@@ -140,7 +153,7 @@ if (requireServices(await probeAll(), 'distributed stack (2 gateways, 2 workers)
       const recall = await alice.ok<{ seq: number }>('recall', { appinfo });
       expect((await alice.syncAll()).find((e) => e.seq === recall.seq)?.kind).toBe('recall');
       const theirs = await waitFor(async () => (await bob.syncAll()).find((e) => e.kind === 'recall'), 10_000, "recall in bob's inbox");
-      expect(theirs.recall).toEqual({ appinfo, sendTime: sent.sendTime });
+      expect(theirs.recall).toEqual({ appinfo, sendTime: sent.sendTime, from: alice.user });
       expect(msgs(await alice.syncAll()).filter((e) => e.appinfo === appinfo)).toHaveLength(1);
       expect(msgs(await bob.syncAll()).filter((e) => e.appinfo === appinfo)).toHaveLength(1);
     });
@@ -185,7 +198,7 @@ if (requireServices(await probeAll(), 'distributed stack (2 gateways, 2 workers)
       await owner.ok('recall', { appinfo });
       for (const m of members) {
         const rec = await waitFor(async () => (await m.syncAll()).find((e) => e.kind === 'recall'), 10_000, `recall for ${m.user}`);
-        expect(rec.recall).toEqual({ appinfo, sendTime: sent.sendTime });
+        expect(rec.recall).toEqual({ appinfo, sendTime: sent.sendTime, from: owner.user });
         expect(msgs(await m.syncAll()).filter((e) => e.appinfo === appinfo)).toHaveLength(1);
       }
     });

@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startWorkerHttp, type WorkerHttp } from '../src/worker-http.ts';
 
 /** A shard source with no shards and nothing remembered. */
-const idle = { servingShards: () => [], rememberedAppinfos: 0, rememberedSeqKeys: 0, cachedInboxes: 0 };
+const idle = {
+  servingShards: () => [],
+  readiness: () => ({ ready: true, serving: [], pending: [] }),
+  rememberedAppinfos: 0,
+  rememberedSeqKeys: 0,
+  cachedInboxes: 0,
+};
 
 describe('worker HTTP endpoint', () => {
   let http: WorkerHttp | undefined;
@@ -41,6 +47,27 @@ describe('worker HTTP endpoint', () => {
     expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('answers /readyz 200 only while it serves every shard it should; /healthz stays 200 meanwhile', async () => {
+    let state = { ready: false, serving: [3], pending: [1, 2] };
+    http = await startWorkerHttp({
+      port: 0,
+      host: '127.0.0.1',
+      shards: { ...idle, servingShards: () => state.serving, readiness: () => state },
+      processMetrics: false,
+    });
+    const base = `http://127.0.0.1:${http.port}`;
+    const waiting = await fetch(`${base}/readyz`);
+    expect(waiting.status).toBe(503);
+    expect(await waiting.json()).toEqual({ ok: false, shards: 1, pending: 2 });
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    state = { ready: true, serving: [1, 2, 3], pending: [] };
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ok: true, shards: 3 });
+    expect((await fetch(`${base}/readyz`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${base}/readyz/`)).status).toBe(404);
   });
 
   it('fails to start on a port already taken, instead of running without the endpoint', async () => {

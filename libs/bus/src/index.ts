@@ -14,4 +14,4 @@ export type { NatsPushBus, NatsPushBusOptions, PushBusStats } from './nats-push-
 export { subjectToken, fromSubjectToken } from './subject-token.ts';
 export { isNatsUnavailable, natsError } from './nats-unavailable.ts';
 export { createNatsDeviceBus } from './nats-device-bus.ts';
-export type { NatsDeviceBusOptions } from './nats-device-bus.ts';
+export type { NatsDeviceBus, NatsDeviceBusOptions } from './nats-device-bus.ts';

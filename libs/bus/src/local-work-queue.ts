@@ -43,14 +43,19 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
   const policy: BackoffPolicy = { ...DEFAULT_BACKOFF, ...options.backoff };
   const logger = options.logger.child({ component: 'local-work-queue' });
   const runtimes = new Map<string, QueueRuntime>();
+  /** No job starts any more (stopConsuming); enqueues still store theirs for the next start. */
+  let consuming = true;
+  let stopping: Promise<void> | undefined;
+  /** Enqueues refused (close). */
   let closed = false;
+  const enqueues = new Set<Promise<unknown>>();
 
   function assertOpen(): void {
     if (closed) throw new InternalError('work queue is closed');
   }
 
   function schedule(rt: QueueRuntime, job: StoredJob): void {
-    if (closed || rt.scheduled.has(job.id)) return;
+    if (!consuming || rt.scheduled.has(job.id)) return;
     rt.scheduled.add(job.id);
     const delay = job.notBefore - clock.now();
     if (delay <= 0) {
@@ -109,18 +114,41 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
     schedule(rt, failed);
   }
 
+  /** Nothing starts any more; resolves once the running handlers finished (a failed one is persisted for retry). */
+  function stopConsuming(): Promise<void> {
+    stopping ??= (async () => {
+      consuming = false;
+      const idle: Promise<void>[] = [];
+      for (const rt of runtimes.values()) {
+        for (const timer of rt.delayed.values()) clearTimeout(timer);
+        rt.delayed.clear();
+        rt.dispatcher.stop();
+        idle.push(rt.dispatcher.idle());
+      }
+      await Promise.all(idle);
+    })();
+    return stopping;
+  }
+
   return {
     async enqueue(queue: string, id: string, payload: Json): Promise<void> {
       assertOpen();
       const now = clock.now();
       const job: StoredJob = { id, queue, payload, attempts: 0, notBefore: now, createdAt: now };
-      const accepted = await jobs.put(job);
-      const rt = runtimes.get(queue);
-      if (accepted && rt) schedule(rt, job);
+      const stored = jobs.put(job);
+      enqueues.add(stored);
+      try {
+        const accepted = await stored;
+        const rt = runtimes.get(queue);
+        if (accepted && rt) schedule(rt, job);
+      } finally {
+        enqueues.delete(stored);
+      }
     },
 
     async consume(queue: string, handler: Handler, queueOptions: QueueOptions): Promise<void> {
       assertOpen();
+      if (!consuming) throw new InternalError('work queue stopped consuming');
       if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);
       const rt: QueueRuntime = {
         name: queue,
@@ -156,16 +184,13 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       return true;
     },
 
+    stopConsuming,
+
     async close(): Promise<void> {
+      await stopConsuming();
       closed = true;
-      const idle: Promise<void>[] = [];
-      for (const rt of runtimes.values()) {
-        for (const timer of rt.delayed.values()) clearTimeout(timer);
-        rt.delayed.clear();
-        rt.dispatcher.stop();
-        idle.push(rt.dispatcher.idle());
-      }
-      await Promise.all(idle);
+      // What was accepted before is stored before close resolves (each settles its own caller).
+      while (enqueues.size > 0) await Promise.allSettled([...enqueues]);
     },
 
     stats(): Record<string, QueueStats> {

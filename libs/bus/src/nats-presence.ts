@@ -52,7 +52,6 @@ function send(nc: NatsConnection, logger: Logger, subject: string, body: unknown
 
 /** Tells every directory which inboxes this bus holds. */
 export class PresenceAnnouncer {
-  readonly id = newId();
   private seq = 0;
   private readonly announced = new Set<string>();
   private readonly pending = new Map<string, boolean>();
@@ -62,9 +61,11 @@ export class PresenceAnnouncer {
   private readonly snapshotSub: Subscription;
   private readonly timer: NodeJS.Timeout;
 
+  /** `id` names this bus in every announcement (default: a random one). */
   constructor(
     private readonly nc: NatsConnection,
     private readonly options: PresenceOptions,
+    readonly id: string = newId(),
   ) {
     this.subjects = presenceSubjects(options.root);
     this.snapshotSub = nc.subscribe(this.subjects.snapshotOf(this.id), {

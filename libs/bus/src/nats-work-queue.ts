@@ -56,7 +56,11 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   const ackWaitMs = options.ackWaitMs ?? 30_000;
   const js = jetstream(nc);
   const runtimes = new Map<string, QueueRuntime>();
+  /** stopConsuming ran: no delivery starts; enqueues still publish. */
+  let stopping: Promise<void> | undefined;
+  /** close ran: enqueues refused. */
   let closed = false;
+  const publishes = new Set<Promise<unknown>>();
   let setup: Promise<{ jsm: JetStreamManager; dead: NatsDeadLetters }> | undefined;
 
   function ready(): Promise<{ jsm: JetStreamManager; dead: NatsDeadLetters }> {
@@ -191,20 +195,55 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     }, every);
   }
 
+  /**
+   * Stops every consumer: no delivery starts, those not started yet go back at once (rather than
+   * after the ack wait), and it resolves once the running handlers have finished and their acks
+   * and naks reached the server.
+   */
+  function stopConsuming(): Promise<void> {
+    stopping ??= (async () => {
+      await Promise.all(
+        [...runtimes.values()].map(async (rt) => {
+          rt.stopped = true;
+          rt.advisory?.unsubscribe();
+          rt.roomFreed?.();
+          await rt.batch?.close();
+          for (const delivery of rt.dispatcher.stop()) {
+            rt.held.delete(delivery);
+            delivery.msg.nak();
+          }
+          await rt.dispatcher.idle();
+          await rt.loop;
+          clearInterval(rt.heartbeat);
+        }),
+      );
+      // Acks and naks are plain publishes: flush so the server has them before we return.
+      if (!nc.isClosed()) await nc.flush();
+    })();
+    return stopping;
+  }
+
   return {
     async enqueue(queue: string, id: string, payload: Json): Promise<void> {
       assertUsable(queue);
       const job: JobEnvelope = { id, queue, payload, createdAt: clock.now() };
-      try {
+      const published = (async () => {
         await ready();
         await js.publish(topology.jobSubject(queue), JSON.stringify(job), { msgID: id });
+      })();
+      publishes.add(published);
+      try {
+        await published;
       } catch (err) {
         throw natsError(`job ${id} not queued`, err);
+      } finally {
+        publishes.delete(published);
       }
     },
 
     async consume(queue: string, handler: Handler, queueOptions: QueueOptions): Promise<void> {
       assertUsable(queue);
+      if (stopping !== undefined) throw new InternalError('work queue stopped consuming');
       if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);
       const { jsm, dead } = await ready();
       // One delivery beyond maxDeliver lets a consumer file a job whose last attempt crashed.
@@ -240,27 +279,13 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
       return dead.replay(id, clock.now());
     },
 
+    stopConsuming,
+
     async close(): Promise<void> {
-      if (closed) return;
+      await stopConsuming();
       closed = true;
-      await Promise.all(
-        [...runtimes.values()].map(async (rt) => {
-          rt.stopped = true;
-          rt.advisory?.unsubscribe();
-          rt.roomFreed?.();
-          await rt.batch?.close();
-          // Deliveries not started yet go back at once rather than after the ack wait.
-          for (const delivery of rt.dispatcher.stop()) {
-            rt.held.delete(delivery);
-            delivery.msg.nak();
-          }
-          await rt.dispatcher.idle();
-          await rt.loop;
-          clearInterval(rt.heartbeat);
-        }),
-      );
-      // Acks and naks are plain publishes: flush so the server has them before we return.
-      if (!nc.isClosed()) await nc.flush();
+      // Publishes under way get their PubAck (or fail to their callers) before close resolves.
+      while (publishes.size > 0) await Promise.allSettled([...publishes]);
     },
 
     stats(): Record<string, QueueStats> {

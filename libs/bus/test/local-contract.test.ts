@@ -1,5 +1,5 @@
-import { silentLogger } from '@seqline/core';
-import { pushBusContract, workQueueContract } from '@seqline/testing';
+import { localDeviceBus, silentLogger } from '@seqline/core';
+import { deviceBusContract, pushBusContract, workQueueContract } from '@seqline/testing';
 import { createLocalPushBus, createLocalWorkQueue } from '../src/index.ts';
 import { MemoryJobStore } from './memory-job-store.ts';
 
@@ -9,3 +9,7 @@ const fastBackoff = { initialMs: 20, maxMs: 100, giveUpAfterMs: 600 };
 
 workQueueContract('local on a JobStore double', () => createLocalWorkQueue({ jobs, logger: silentLogger, backoff: fastBackoff }));
 pushBusContract('local', () => createLocalPushBus());
+deviceBusContract('local', {
+  open: async (holder, { logger, maxWaitMs }) => ({ bus: localDeviceBus(holder, { logger, maxWaitMs }), delay: () => undefined }),
+  cleanup: async () => undefined,
+});

@@ -12,7 +12,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LruMap } from '@seqline/core';
-import type { GroupKey, GroupRecord, GroupStore, InboxKey, Membership, MembershipChangeAt } from '@seqline/core';
+import type {
+  GroupKey,
+  GroupMessageRef,
+  GroupRecord,
+  GroupStore,
+  InboxKey,
+  Membership,
+  MembershipChangeAt,
+  RecipientsRecord,
+} from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import { LuaScript } from './lua.ts';
 
@@ -103,6 +112,10 @@ export class CachedGroupStore implements GroupStore {
     return this.writing(key, () => this.inner.updateGroup(key, patch));
   }
 
+  async renameGroup(input: { key: GroupKey; name: string }): Promise<{ nameRev: number }> {
+    return this.writing(input.key, () => this.inner.renameGroup(input));
+  }
+
   async addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
     return this.writing(key, () => this.inner.addMembers(key, users, at));
   }
@@ -130,6 +143,15 @@ export class CachedGroupStore implements GroupStore {
   /** Not cached: it changes with every membership change of the user, in any group. */
   groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
     return this.inner.groupsOf(inbox);
+  }
+
+  /** Not cached: written once per group send and read only by a resend, a recall or an edit. */
+  recordRecipients(input: RecipientsRecord): Promise<void> {
+    return this.inner.recordRecipients(input);
+  }
+
+  recordedRecipients(input: GroupMessageRef): Promise<string[] | null> {
+    return this.inner.recordedRecipients(input);
   }
 
   stats(): GroupCacheStats {

@@ -7,6 +7,7 @@
 export { CachedTimelineStore, type CachedTimelineOptions, type TimelineCacheStats } from './timeline-cache.ts';
 export { CachedGroupStore, type CachedGroupOptions, type GroupCacheStats } from './group-cache.ts';
 export { RedisRateLimiter, type RedisRateLimiterOptions, type RedisRateLimiterStats } from './rate-limiter.ts';
+export { RedisHoldStore, type RedisHoldStoreOptions } from './hold-store.ts';
 export { defaultLease, LeasedRateLimiter, type LeasedRateLimiterOptions, type TokenBuckets } from './rate-limit-lease.ts';
 export { RedisEpochWatcher, type EpochChange, type RedisEpochWatcherOptions } from './epoch-watcher.ts';
 export { createCacheRedisClient, type CacheRedisClientOptions } from './redis-client.ts';

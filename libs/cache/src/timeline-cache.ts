@@ -1,13 +1,16 @@
 /**
  * TimelineStore decorator: the durable store stays the truth, Redis holds the most recent
- * entries of each inbox (to serve `sync` without the database) and recently stored appinfos
+ * entries of each inbox (to serve `sync` without the database) and recently stored dedup keys
  * (dedup fast path). Nothing is written to Redis before the durable append resolved, and a
  * cached answer is given only where the cache provably holds every entry of the range
  * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
  */
 import {
+  dedupKeyOf,
   hasLoneSurrogate,
+  type AppendListeners,
   type AppendOutcome,
+  type DedupKey,
   type DurableListener,
   type Entry,
   type InboxKey,
@@ -23,6 +26,12 @@ import type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache
 export type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
 
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
+
+/**
+ * The dedup fast path's Redis key kind: a sorted set of core's dedup keys (dedupKeyOf) → seq.
+ * Not `dd`, where the previous version kept plain appinfos: those members would read as keys.
+ */
+const DEDUP_KIND = 'dk';
 
 export class CachedTimelineStore implements TimelineStore {
   private readonly guard: RedisGuard;
@@ -56,10 +65,16 @@ export class CachedTimelineStore implements TimelineStore {
     if (!(this.maxEntries >= 1) || !(this.dedupMax >= 1)) throw new RangeError('cache sizes must be >= 1');
   }
 
-  async append(inbox: InboxKey, entries: Entry[], writeGuard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
+  /**
+   * Every listener goes to the durable store: `durable` is told once, by that store as soon as
+   * its entries are durable (a CQL store: before its conversation index write), else here once
+   * it resolved — before the cache write either way; `indexed` only the store can tell.
+   */
+  async append(inbox: InboxKey, entries: Entry[], writeGuard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
+    const durable = listeners?.durable && once(listeners.durable, this.guard.logger);
     let outcomes: AppendOutcome[];
     try {
-      outcomes = await this.inner.append(inbox, entries, writeGuard);
+      outcomes = await this.inner.append(inbox, entries, writeGuard, durable ? { ...listeners, durable } : listeners);
     } catch (err) {
       // The append may have landed anyway (a timeout): readers should go to the store.
       const key = this.guard.key('tl', inbox);
@@ -67,7 +82,7 @@ export class CachedTimelineStore implements TimelineStore {
       throw err;
     }
     // Durable now: what waits only for that (a 1:1 follow-up) may start during the cache write.
-    if (durable) tellDurable(durable, outcomes, this.guard.logger);
+    durable?.(outcomes);
     // Resolving only after the cache has the entries gives read-your-writes through the
     // cache, and the push (published after append resolves) never outruns it.
     await this.cacheAppended(inbox, entries, outcomes);
@@ -131,30 +146,31 @@ export class CachedTimelineStore implements TimelineStore {
 
   /**
    * "Present" in Redis is trusted: it was written after a durable append, and an inbox never
-   * forgets an appinfo. "Absent" proves nothing (Redis may have lost it): ask the store.
+   * forgets a dedup key. "Absent" proves nothing (Redis may have lost it): ask the store.
    */
-  async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
+  async findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    const { inbox } = input;
     // Redis keeps members as UTF-8: an unpaired surrogate would read as U+FFFD and match another
-    // appinfo. No store accepts such an appinfo, so there is nothing to find.
-    const wanted = [...new Set(appinfos)].filter((appinfo) => !hasLoneSurrogate(appinfo));
-    const key = this.guard.key('dd', inbox);
-    if (wanted.length === 0 || key === null) return this.inner.findSeqs(inbox, wanted);
+    // key. No store accepts such a key, so there is nothing to find.
+    const wanted = [...new Set(input.keys)].filter((k) => !hasLoneSurrogate(k));
+    const key = this.guard.key(DEDUP_KIND, inbox);
+    if (wanted.length === 0 || key === null) return this.inner.findSeqs({ inbox, keys: wanted });
     const cached = await this.guard.attempt('dedup-lookup', () => this.guard.redis.zmscore(key, ...wanted));
     if (!cached.ok) {
       this.counters.dedupMisses += wanted.length;
-      return this.inner.findSeqs(inbox, wanted);
+      return this.inner.findSeqs({ inbox, keys: wanted });
     }
-    const found = new Map<string, number>();
-    const missing: string[] = [];
-    wanted.forEach((appinfo, i) => {
+    const found = new Map<DedupKey, number>();
+    const missing: DedupKey[] = [];
+    wanted.forEach((k, i) => {
       const seq = Number(cached.value[i] ?? NaN);
-      if (Number.isSafeInteger(seq)) found.set(appinfo, seq);
-      else missing.push(appinfo);
+      if (Number.isSafeInteger(seq)) found.set(k, seq);
+      else missing.push(k);
     });
     this.counters.dedupHits += found.size;
     this.counters.dedupMisses += missing.length;
     if (missing.length > 0) {
-      for (const [appinfo, seq] of await this.inner.findSeqs(inbox, missing)) found.set(appinfo, seq);
+      for (const [k, seq] of await this.inner.findSeqs({ inbox, keys: missing })) found.set(k, seq);
     }
     return found;
   }
@@ -206,18 +222,18 @@ export class CachedTimelineStore implements TimelineStore {
   }
 
   /**
-   * After a durable append: adds its new entries to the cache and remembers its appinfos
+   * After a durable append: adds its new entries to the cache and remembers their dedup keys
    * (duplicates too: their outcome carries the original seq, an equally durable fact), in one
    * Redis call. A lost dedup write only makes a later lookup ask the durable index.
    */
   private async cacheAppended(inbox: InboxKey, entries: Entry[], outcomes: AppendOutcome[]): Promise<void> {
     const key = this.guard.key('tl', inbox);
-    const dedupKey = this.guard.key('dd', inbox);
+    const dedupKey = this.guard.key(DEDUP_KIND, inbox);
     if (key === null || dedupKey === null || entries.length === 0) return;
     const remembered: ScriptArg[] = [];
     entries.forEach((entry, i) => {
       const outcome = outcomes[i];
-      if (outcome !== undefined) remembered.push(outcome.seq, entry.appinfo);
+      if (outcome !== undefined) remembered.push(outcome.seq, dedupKeyOf(entry));
     });
     const stored = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
     const first = stored[0];
@@ -280,11 +296,16 @@ export class CachedTimelineStore implements TimelineStore {
   }
 }
 
-/** A listener's failure is its own: the append it listens to is durable and goes on. */
-function tellDurable(durable: DurableListener, outcomes: AppendOutcome[], logger: Logger): void {
-  try {
-    durable(outcomes);
-  } catch (err) {
-    logger.warn({ err }, 'durable listener threw');
-  }
+/** `durable`, told at most once; its failure is its own: the append it listens to is durable and goes on. */
+function once(durable: DurableListener, logger: Logger): DurableListener {
+  let told = false;
+  return (outcomes) => {
+    if (told) return;
+    told = true;
+    try {
+      durable(outcomes);
+    } catch (err) {
+      logger.warn({ err }, 'durable listener threw');
+    }
+  };
 }

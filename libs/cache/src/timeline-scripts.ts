@@ -86,9 +86,9 @@ end
 `;
 
 /**
- * remember(k, a, b): the dedup fast path at k remembers appinfo → seq (score) for the most
- * recent ARGV[a] appinfos of an inbox (at most; cut back by a sixteenth at once, like the
- * entries), for ARGV[a+1] ms after its last append; ARGV[a+2..b] are seq, appinfo pairs.
+ * remember(k, a, b): the dedup fast path at k remembers dedup key → seq (score) for the most
+ * recent ARGV[a] dedup keys of an inbox (at most; cut back by a sixteenth at once, like the
+ * entries), for ARGV[a+1] ms after its last append; ARGV[a+2..b] are seq, key pairs.
  */
 const REMEMBER_FUNCTION = `
 local function remember(k, a, b)
@@ -112,7 +112,7 @@ return merge(key, 1)
 /**
  * One append's two cache writes in one call (both keys carry the inbox's hash tag, so they
  * share a cluster slot): remember(KEYS[2], ...) then merge(KEYS[1], ...) in 'probe' mode.
- * ARGV = n (the number of seq/appinfo pairs), max kept, TTL ms, the 2n pairs, then MERGE_SCRIPT's
+ * ARGV = n (the number of seq/key pairs), max kept, TTL ms, the 2n pairs, then MERGE_SCRIPT's
  * arguments. Answers merge's answer.
  */
 export const APPEND_SCRIPT = new LuaScript(
@@ -165,7 +165,7 @@ return 0
 `,
 );
 
-/** remember(KEYS[1], 1, #ARGV): ARGV = max kept, TTL ms, then seq/appinfo pairs. */
+/** remember(KEYS[1], 1, #ARGV): ARGV = max kept, TTL ms, then seq/key pairs. */
 export const REMEMBER_APPINFOS_SCRIPT = new LuaScript(
   'dedup-remember',
   `${REMEMBER_FUNCTION}

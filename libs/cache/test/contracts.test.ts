@@ -8,7 +8,7 @@ import { afterAll } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { GroupStore, TimelineStore } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { groupStoreContract, timelineStoreContract, type StoreOpener } from '@seqline/testing';
+import { groupStoreContract, timelineDecoratorContract, timelineStoreContract, type StoreOpener } from '@seqline/testing';
 import { CachedGroupStore, CachedTimelineStore, createCacheRedisClient, type CachedTimelineOptions } from '../src/index.ts';
 import { connectRedis, deleteKeys, describeWithRedis, freePort, probeRedis, tempDir, uniquePrefix } from './harness.ts';
 
@@ -59,6 +59,11 @@ describeWithRedis('redis decorators (live Redis)', probe, () => {
     opener('tl-small', live, timeline({ maxEntries: 3, dedupMaxPerInbox: 2, headSeqFromCache: true })),
   );
   groupStoreContract('redis cache over LMDB', opener('grp', live, groups));
+  timelineDecoratorContract('redis cache', async (inner) => {
+    const redis = await live();
+    const store = new CachedTimelineStore(inner, { redis, keyPrefix: uniquePrefix() });
+    return { store, close: async () => (store.close(), redis.disconnect()) };
+  });
 });
 
 // No Redis at all: a closed port, so every Redis call fails at once and the store answers.
@@ -66,3 +71,8 @@ const closedPort = await freePort();
 const unreachable = async (): Promise<Redis> => createCacheRedisClient({ url: `redis://127.0.0.1:${closedPort}` });
 timelineStoreContract('redis cache over LMDB, Redis unreachable', opener('tl-down', unreachable, timeline({ headSeqFromCache: true })));
 groupStoreContract('redis cache over LMDB, Redis unreachable', opener('grp-down', unreachable, groups));
+timelineDecoratorContract('redis cache, Redis unreachable', async (inner) => {
+  const redis = await unreachable();
+  const store = new CachedTimelineStore(inner, { redis, keyPrefix: uniquePrefix() });
+  return { store, close: async () => (store.close(), redis.disconnect()) };
+});

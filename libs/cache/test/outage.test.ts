@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { groupKey, inboxKey, type Entry, type GroupRecord } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher } from '../src/index.ts';
 import { ThrottledWarning } from '../src/guard.ts';
 import {
@@ -46,7 +46,7 @@ describe('Redis hung or unreachable', () => {
       expect(await timeline.append(inbox, batch([1, 2, 3]))).toHaveLength(3);
       expect(await timeline.readAfter(inbox, 1, 10)).toEqual(batch([2, 3]));
       expect(await timeline.headSeq(inbox)).toBe(3);
-      expect((await timeline.findSeqs(inbox, ['m2'])).get('m2')).toBe(2);
+      expect((await timeline.findSeqs({ inbox, keys: [msgKey('m2')] })).get(msgKey('m2'))).toBe(2);
       const group: GroupRecord = {
         key: groupKey(tenant, 'g'),
         tenant,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { CachedTimelineStore, type CachedTimelineOptions } from '../src/index.ts';
 import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
 
@@ -53,14 +53,32 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
     ]);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
     const before = store.stats();
-    const found = await store.findSeqs(inbox, ['a', 'b', 'c', 'c']);
+    const found = await store.findSeqs({ inbox, keys: ['a', 'b', 'c', 'c'].map((a) => msgKey(a)) });
     expect([...found.entries()].sort()).toEqual([
-      ['a', 1],
-      ['b', 2],
-      ['c', 5],
+      [msgKey('a'), 1],
+      [msgKey('b'), 2],
+      [msgKey('c'), 5],
     ]);
     expect(store.stats().dedupHits - before.dedupHits).toBe(3);
     expect(store.stats().dedupMisses).toBe(before.dedupMisses);
+  });
+
+  it("keys by sender: two senders' same appinfo are two members; the previous version's plain-appinfo set is never read", async () => {
+    const store = cached();
+    const inbox = fresh();
+    // The previous version kept plain appinfos under `dd`; "carol/x" may have been one (anyone's).
+    await redis.zadd(`${keyPrefix}dd:0:{${inbox}}`, 7, msgKey('x', 'carol'));
+    expect(await store.append(inbox, [msgEntry(1, 'x', { from: 'alice' }), msgEntry(2, 'x', { from: 'carol' })])).toEqual([
+      { seq: 1, duplicate: false },
+      { seq: 2, duplicate: false },
+    ]);
+    const before = store.stats();
+    const found = await store.findSeqs({ inbox, keys: [msgKey('x', 'alice'), msgKey('x', 'carol'), msgKey('x', 'dave')] });
+    expect([...found.entries()].sort()).toEqual([
+      [msgKey('x', 'alice'), 1],
+      [msgKey('x', 'carol'), 2],
+    ]);
+    expect(store.stats().dedupHits - before.dedupHits).toBe(2);
   });
 
   it('"absent" in Redis falls back to the durable index', async () => {
@@ -68,18 +86,18 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
     const inbox = fresh();
     await store.append(inbox, batch(range(1, 4), 'x'));
     await inner.append(inbox, [msgEntry(5, 'bypass')]);
-    const found = await store.findSeqs(inbox, ['x1', 'x4', 'bypass', 'never']);
+    const found = await store.findSeqs({ inbox, keys: ['x1', 'x4', 'bypass', 'never'].map((a) => msgKey(a)) });
     expect([...found.entries()].sort()).toEqual([
-      ['bypass', 5],
-      ['x1', 1],
-      ['x4', 4],
+      [msgKey('bypass'), 5],
+      [msgKey('x1'), 1],
+      [msgKey('x4'), 4],
     ]);
-    await redis.del(`${keyPrefix}dd:0:{${inbox}}`);
-    expect((await store.findSeqs(inbox, ['x3'])).get('x3')).toBe(3);
+    await redis.del(`${keyPrefix}dk:0:{${inbox}}`);
+    expect((await store.findSeqs({ inbox, keys: [msgKey('x3')] })).get(msgKey('x3'))).toBe(3);
     // An append of duplicates only (nothing to cache) still remembers their original seqs.
     expect(await store.append(inbox, [msgEntry(9, 'x2')])).toEqual([{ seq: 2, duplicate: true }]);
     const before = store.stats();
-    expect((await store.findSeqs(inbox, ['x2'])).get('x2')).toBe(2);
+    expect((await store.findSeqs({ inbox, keys: [msgKey('x2')] })).get(msgKey('x2'))).toBe(2);
     expect(store.stats().dedupHits - before.dedupHits).toBe(1);
   });
 });

@@ -181,16 +181,20 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     const inbox = fresh();
     const told: unknown[] = [];
     let sizeWhenTold: Promise<number> | undefined;
-    const outcomes = await store.append(inbox, batch([1, 2]), undefined, (o) => {
-      told.push(o);
-      // Same connection as the store's: this read goes out before the cache write does.
-      sizeWhenTold = redis.zcard(tlKey(inbox));
+    const outcomes = await store.append(inbox, batch([1, 2]), undefined, {
+      durable: (o) => {
+        told.push(o);
+        // Same connection as the store's: this read goes out before the cache write does.
+        sizeWhenTold = redis.zcard(tlKey(inbox));
+      },
     });
     expect(told).toEqual([outcomes]);
     expect(await sizeWhenTold).toBe(0);
     expect(await redis.zcard(tlKey(inbox))).toBeGreaterThan(0);
-    const more = await store.append(inbox, batch([3]), undefined, () => {
-      throw new Error('listener bug');
+    const more = await store.append(inbox, batch([3]), undefined, {
+      durable: () => {
+        throw new Error('listener bug');
+      },
     });
     expect(more).toEqual([{ seq: 3, duplicate: false }]);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(batch([1, 2, 3]));

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { inboxKey, type TimelineStore } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { CachedTimelineStore } from '../src/index.ts';
 import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
 
@@ -37,7 +37,7 @@ describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
   it('keeps between 60 and 64 entries and 30 to 32 appinfos once full, and answers like the store', async () => {
     const inbox = inboxKey(uniqueTenant(), 'alice');
     const tl = `${keyPrefix}tl:0:{${inbox}}`;
-    const dd = `${keyPrefix}dd:0:{${inbox}}`;
+    const dd = `${keyPrefix}dk:0:{${inbox}}`;
     const sizes = new Set<number>();
     for (let seq = 1; seq <= 300; seq++) {
       await store.append(inbox, [msgEntry(seq, `m${seq}`)]);
@@ -59,10 +59,10 @@ describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
     expect(await store.readAfter(inbox, 300 - held - 1, 100)).toEqual(await inner.readAfter(inbox, 300 - held - 1, 100));
     expect(store.stats().readHits).toBe(hits + 1);
     // A resend of an appinfo still in the dedup set is found there, an older one in the store.
-    const found = await store.findSeqs(inbox, ['m300', 'm1']);
+    const found = await store.findSeqs({ inbox, keys: [msgKey('m300'), msgKey('m1')] });
     expect([...found.entries()].sort()).toEqual([
-      ['m1', 1],
-      ['m300', 300],
+      [msgKey('m1'), 1],
+      [msgKey('m300'), 300],
     ]);
   });
 });

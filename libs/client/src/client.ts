@@ -198,13 +198,20 @@ export class SeqlineClient {
     return this.request('clear', upToSeq === undefined ? { conv } : { conv, upToSeq });
   }
 
-  /** Edits one's own message (same window as recall; anyone else's is FORBIDDEN). */
-  edit(appinfo: string, body: Json, type?: string): Promise<OpResult<'edit'>> {
-    return this.request('edit', type === undefined ? { appinfo, body } : { appinfo, body, type });
+  /**
+   * Edits one's own message (same window as recall; anyone else's is FORBIDDEN), exactly once:
+   * the edit carries an `editId` (a UUIDv7 unless given), and an unanswered attempt is resent
+   * with the same one, which the server applies at most once. Pass the same editId to resume
+   * an edit after a crash.
+   */
+  edit(appinfo: string, body: Json, type?: string, editId: string = uuidv7()): Promise<OpResult<'edit'>> {
+    const args: OpArgs<'edit'> = type === undefined ? { appinfo, body, editId } : { appinfo, body, type, editId };
+    return withResends(() => this.request('edit', args), this.resendPolicy, { appinfo, editId });
   }
 
-  recall(appinfo: string): Promise<OpResult<'recall'>> {
-    return this.request('recall', { appinfo });
+  /** Recalls `from`'s message `appinfo`: your own by default; a group admin names the member. */
+  recall(appinfo: string, from?: string): Promise<OpResult<'recall'>> {
+    return this.request('recall', from === undefined ? { appinfo } : { appinfo, from });
   }
 
   createGroup(args: OpArgs<'group.create'>): Promise<OpResult<'group.create'>> {
@@ -217,6 +224,11 @@ export class SeqlineClient {
 
   removeMembers(group: string, members: string[]): Promise<OpResult<'group.remove'>> {
     return this.request('group.remove', { group, members });
+  }
+
+  /** Admin only: renames the group; every member's conversation `title` follows. */
+  renameGroup(group: string, name: string): Promise<OpResult<'group.rename'>> {
+    return this.request('group.rename', { group, name });
   }
 
   groupInfo(group: string): Promise<OpResult<'group.info'>> {

@@ -40,6 +40,7 @@ const CHECKS: { [O in OpName]: Check } = {
   'group.create': (r) => str(r['group']) && tier(r['tier']),
   'group.add': membership,
   'group.remove': membership,
+  'group.rename': (r) => str(r['group']) && str(r['name']),
   'group.info': (r) =>
     (r['group'] === undefined || str(r['group'])) &&
     str(r['name']) &&

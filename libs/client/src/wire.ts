@@ -42,7 +42,8 @@ export interface Entry {
   referSeq?: number;
   seqs?: number[];
   readBy?: string[];
-  recall?: { appinfo: string; sendTime: number };
+  /** `from`: the recalled message's sender (an appinfo is unique per sender); absent in older recalls. */
+  recall?: { appinfo: string; sendTime: number; from?: string };
   /** v1.1: users mentioned by a message (or "@all"). */
   mentions?: string[];
   /** v1.1, kind "edit": the message's new content. */
@@ -81,6 +82,12 @@ export interface Conversation {
   mentions: number;
   clearedSeq: number;
   asOfSeq: number;
+  /**
+   * Group conversations: the group's name (it follows group.rename). Absent for 1:1 chats (show
+   * the peer's id, or your app's name for it) and for a group whose notices in your inbox predate
+   * names (show its id, or ask group.info).
+   */
+  title?: string;
   lastGseq?: number;
   readGseq?: number;
   /** Read-fanout groups: true when `unread` is a lower bound (the server counts a bounded stretch of the stream). */
@@ -124,20 +131,23 @@ export interface Ops {
   sync: { args: { maxSeq: number; limit?: number }; result: SyncResult };
   history: { args: { beforeSeq?: number; limit?: number; conv?: Conv }; result: { entries: Entry[]; hasMore: boolean } };
   read: { args: ReadArgs; result: { seq: number } };
-  recall: { args: { appinfo: string }; result: { seq: number } };
+  /** `from`: whose message (default: you; a group admin names the member). */
+  recall: { args: { appinfo: string; from?: string }; result: { seq: number } };
   conversations: { args: { limit?: number; beforeLastSeq?: number; lastMessages?: number }; result: ConversationsResult };
   /** Delete for me: the entries vanish from this user's inbox on every device. */
   delete: { args: { seqs: number[] }; result: { seq: number } };
   /** Clear history for me, up to `upToSeq` (default: the conversation's last seq). */
   clear: { args: { conv: Conv; upToSeq?: number }; result: { seq: number } };
   /** The sender changes a message's body (same window as recall). */
-  edit: { args: { appinfo: string; body: Json; type?: string }; result: { seq: number } };
+  edit: { args: { appinfo: string; body: Json; type?: string; editId?: string }; result: { seq: number } };
   'group.create': {
     args: { name: string; members: string[]; group?: string };
     result: { group: string; tier: Tier };
   };
   'group.add': { args: { group: string; members: string[] }; result: { tier: Tier; memberCount: number } };
   'group.remove': { args: { group: string; members: string[] }; result: { tier: Tier; memberCount: number } };
+  /** The admin renames the group (create's limits: 1-128 characters); members' `title`s follow. */
+  'group.rename': { args: { group: string; name: string }; result: { group: string; name: string } };
   'group.info': {
     args: { group: string };
     result: { group?: string; name: string; tier: Tier; memberCount: number; fanout: 'write' | 'read'; headGseq: number };
@@ -234,6 +244,7 @@ export function isConversation(v: unknown): v is Conversation {
     isCount(v['mentions']) &&
     isSeq(v['clearedSeq']) &&
     isSeq(v['asOfSeq']) &&
+    (v['title'] === undefined || typeof v['title'] === 'string') &&
     optionalSeq(v['lastGseq']) &&
     optionalSeq(v['readGseq']) &&
     (v['messages'] === undefined || isEntryList(v['messages']))

@@ -27,6 +27,31 @@ async function rejection(p: Promise<unknown>): Promise<SeqlineClientError> {
   return err as SeqlineClientError;
 }
 
+describe('edit', () => {
+  it('carries a UUIDv7 editId and resends a lost reply with the same one: one edit stored', async () => {
+    client = testClient(server);
+    await client.connect();
+    server.misbehave.set('edit', { dropReplies: 1 });
+    const out = await client.edit('m1', { text: 'fixed' });
+    const attempts = server.requestsOf('edit').map((r) => r['editId']);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toMatch(UUID_V7);
+    expect(attempts[1]).toBe(attempts[0]);
+    expect(server.inbox.filter((e) => e.appinfo === `edit:alice:${String(attempts[0])}`)).toHaveLength(1);
+    expect(out.seq).toBe(server.inbox[0]!.seq);
+  });
+
+  it('takes the editId given (to resume an edit after a crash) and sends a new one per edit', async () => {
+    client = testClient(server);
+    await client.connect();
+    await client.edit('m1', { text: 'a' }, undefined, 'edit-1');
+    await client.edit('m1', { text: 'b' }, 'note');
+    const sent = server.requestsOf('edit');
+    expect(sent.map((r) => r['editId'])).toEqual(['edit-1', expect.stringMatching(UUID_V7)]);
+    expect(sent[1]).toMatchObject({ appinfo: 'm1', body: { text: 'b' }, type: 'note' });
+  });
+});
+
 describe('send', () => {
   it('generates a UUIDv7 appinfo and returns the stored seq', async () => {
     client = testClient(server);

@@ -123,6 +123,27 @@ describe('conversations through the SDK, on a real embedded server', () => {
     expect(a2.client.conversations()[0]?.conv.id).toBe(group); // newest activity first
   });
 
+  it("group conversations carry the group's name as `title`; renameGroup moves every member's title, 1:1 chats have none", async () => {
+    const u = users();
+    const [alice, bob] = [device(u.alice), device(u.bob)];
+    await Promise.all([alice.client.connect(), bob.client.connect()]);
+    const { group } = await alice.client.createGroup({ name: 'team', members: [u.bob] });
+    const conv: Conv = { type: 'group', id: group };
+    await waitFor(() => bob.conv(conv)?.title === 'team', "bob's list names the group");
+    await alice.client.send({ to: { user: u.bob }, type: 'text', body: { text: 'hi' } });
+    await waitFor(() => bob.conv({ type: 'user', id: u.alice }) !== undefined, 'the 1:1 chat is listed');
+    expect(bob.conv({ type: 'user', id: u.alice })?.title).toBeUndefined();
+
+    const renamed = await alice.client.renameGroup(group, 'crew');
+    expect(renamed).toEqual({ group, name: 'crew' });
+    await waitFor(() => bob.conv(conv)?.title === 'crew' && alice.conv(conv)?.title === 'crew', 'both lists follow the rename');
+    const title: string | undefined = bob.conv(conv)?.title; // typed on Conversation
+    expect(title).toBe('crew');
+    // Only the admin renames: a typed error, nothing changes.
+    await expect(bob.client.renameGroup(group, 'mine')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    expect((await bob.client.groupInfo(group)).name).toBe('crew');
+  });
+
   it('a fresh device bootstraps from `conversations` and does not replay the inbox from seq 0', async () => {
     const u = users();
     const bob = device(u.bob);

@@ -39,6 +39,7 @@ describe('the client SDK speaks the server protocol', () => {
       'group.create': true,
       'group.add': true,
       'group.remove': true,
+      'group.rename': true,
       'group.info': true,
       'group.history': true,
       'group.ack': true,

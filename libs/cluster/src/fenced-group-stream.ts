@@ -5,7 +5,7 @@
  * (written by whoever serves that user, compare-and-raise in the store), not to the single
  * writer of the stream.
  */
-import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey, WriteGuard } from '@seqline/core';
+import type { AppendOutcome, DedupKey, Entry, GroupKey, GroupStreamStore, InboxKey, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 import { leaseGuard } from './lease-guard.ts';
 
@@ -26,8 +26,8 @@ export class FencedGroupStreamStore implements GroupStreamStore {
     return this.inner.append(group, entries, leaseGuard(this.shard, this.epoch, this.blocker, guard));
   }
 
-  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.inner.findSeqs(group, appinfos);
+  findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.inner.findSeqs(input);
   }
 
   readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {

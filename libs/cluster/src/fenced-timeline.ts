@@ -4,7 +4,7 @@
  * check and the write leaving the process is as short as it can be without store support (see
  * README "Residual risk"). Reads pass through.
  */
-import type { AppendOutcome, DurableListener, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
+import type { AppendListeners, AppendOutcome, DedupKey, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 import { leaseGuard } from './lease-guard.ts';
 
@@ -18,9 +18,10 @@ export class FencedTimelineStore implements TimelineStore {
     private readonly epoch?: number,
   ) {}
 
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
+  /** `listeners` pass through whole: the store tells them (AppendListeners). */
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
     const refused = this.refusal();
-    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries, this.guarded(guard), durable);
+    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries, this.guarded(guard), listeners);
   }
 
   /** The lease check again before each of the store's write round trips (not only the first). */
@@ -33,8 +34,8 @@ export class FencedTimelineStore implements TimelineStore {
     return refused ? Promise.reject(refused) : this.inner.addReaders(inbox, seq, readers);
   }
 
-  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.inner.findSeqs(inbox, appinfos);
+  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.inner.findSeqs(input);
   }
 
   getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {

@@ -1,7 +1,9 @@
 export { RedisShardLeases } from './shard-leases.ts';
-export type { RedisShardLeasesOptions, ShardLease, LeaseState, LeaseLostListener } from './shard-leases.ts';
+export type { RedisShardLeasesOptions, ReleaseOptions, ShardLease, LeaseState, LeaseLostListener } from './shard-leases.ts';
 export { ShardOwnerHost } from './shard-owner-host.ts';
-export type { ShardOwnerHostOptions, ShardStatus } from './shard-owner-host.ts';
+export type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host.ts';
+export { ShardReadiness } from './shard-readiness.ts';
+export type { ShardReadinessOptions, ShardsReadiness } from './shard-readiness.ts';
 export type { SlotState } from './shard-slot.ts';
 export { RemoteInboxWriter } from './remote-inbox-writer.ts';
 export type { RemoteInboxWriterOptions } from './remote-inbox-writer.ts';
@@ -14,4 +16,4 @@ export { FencedGroupStreamStore } from './fenced-group-stream.ts';
 export { ShardLeaseLostError, toWireError, fromWireError } from './errors.ts';
 export type { WireError } from './errors.ts';
 export { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject, decodeRequest, decodeReply } from './wire.ts';
-export type { InboxRequest, GroupRequest, ShardRequest, InboxReply, WireOutcome } from './wire.ts';
+export type { InboxRequest, GroupRequest, ShardRequest, ReadyRequest, InboxReply, WireOutcome } from './wire.ts';

@@ -3,10 +3,12 @@
  * renewed and released with Lua compare-and-set. Redis only arbitrates *who* may write; it is
  * never trusted for anything that must not roll back:
  *
- * - the epoch comes from the durable SeqCeilingStore (`nextEpoch('shard-<n>')`), and a ceiling
+ * - the epoch comes from the durable SeqCeilingStore (`drawEpoch('shard-<n>')`), and a ceiling
  *   write with a stale epoch is fenced there;
  * - (a) a fresh lease is writable only after one full ttl + margin, because a previous holder
- *   may still believe it holds the shard (the key can vanish by FLUSHALL, restart, failover);
+ *   may still believe it holds the shard (the key can vanish by FLUSHALL, restart, failover) —
+ *   unless the durable record says nobody can (core's handoverWait: the shard never had an
+ *   epoch, or the epoch right before ours was released cleanly, recorded by `release`);
  * - (b) a holder fences itself when its last successful renewal STARTED more than
  *   ttl − margin ago (monotonic clock), so a paused process refuses writes on waking up;
  * - (c) a lease is valid only on the Redis instance (`run_id`) that granted it; a renewal that
@@ -14,56 +16,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { silentLogger } from '@seqline/core';
-import type { Logger, SeqCeilingStore } from '@seqline/core';
+import { handoverWait, silentLogger } from '@seqline/core';
+import type { DrawnEpoch, Logger, SeqCeilingStore } from '@seqline/core';
 import type { Redis } from 'ioredis';
+import type { LeaseLostListener, LeaseState, MutableLease, RedisShardLeasesOptions, ReleaseOptions, ShardLease } from './lease-types.ts';
 import { ACQUIRE_LUA, RELEASE_LUA, RENEW_LUA, parseCasReply, runScript } from './redis-scripts.ts';
 
-export interface RedisShardLeasesOptions {
-  redis: Redis;
-  /** Durable source of epochs (CQL LWT in distributed mode). */
-  ceilings: SeqCeilingStore;
-  /** Unique per process; must not contain '|'. */
-  ownerId: string;
-  /** Lease time to live. Default 10 s; renewed every ttl/3. */
-  ttlMs?: number;
-  /** Safety margin for rules (a) and (b). Default max(ttl/10, 50 ms). */
-  marginMs?: number;
-  /** Redis key prefix. Default `seqline:`. */
-  keyPrefix?: string;
-  logger?: Logger;
-  /** Monotonic clock in ms. Default `performance.now`. */
-  now?: () => number;
-}
-
-export interface ShardLease {
-  readonly shard: number;
-  /** `<ownerId>|<nonce>`: unique per acquisition, so a re-acquired shard is a new lease. */
-  readonly token: string;
-  /** From the ceiling store: every InboxOwner of this lease claims its section with it. */
-  readonly epoch: number;
-  /** run_id of the Redis instance that granted the lease. */
-  readonly runId: string;
-  /** Monotonic time before which this lease must not be written with (rule a). */
-  readonly writableAt: number;
-  /** Monotonic start time of the last successful acquire/renew (rule b). */
-  readonly renewStartedAt: number;
-  /** Set once the lease is lost or released; never cleared. */
-  readonly lostReason: string | undefined;
-}
-
-interface MutableLease {
-  shard: number;
-  token: string;
-  epoch: number;
-  runId: string;
-  writableAt: number;
-  renewStartedAt: number;
-  lostReason: string | undefined;
-}
-
-export type LeaseState = 'waiting' | 'writable' | 'fenced' | 'lost';
-export type LeaseLostListener = (lease: ShardLease, reason: string) => void;
+export type { LeaseLostListener, LeaseState, RedisShardLeasesOptions, ReleaseOptions, ShardLease } from './lease-types.ts';
 
 export class RedisShardLeases {
   readonly ownerId: string;
@@ -75,6 +34,7 @@ export class RedisShardLeases {
   private readonly ceilings: SeqCeilingStore;
   private readonly logger: Logger;
   private readonly now: () => number;
+  private readonly wallClock: () => number;
   private readonly held = new Map<number, MutableLease>();
   private readonly listeners = new Set<LeaseLostListener>();
   private timer: NodeJS.Timeout | undefined;
@@ -93,10 +53,16 @@ export class RedisShardLeases {
     this.keyPrefix = options.keyPrefix ?? 'seqline:';
     this.logger = (options.logger ?? silentLogger).child({ component: 'shard-leases', ownerId: this.ownerId });
     this.now = options.now ?? (() => performance.now());
+    this.wallClock = options.wallClock ?? Date.now;
   }
 
   keyOf(shard: number): string {
     return `${this.keyPrefix}lease:${shard}`;
+  }
+
+  /** The epoch scope of a shard in the ceiling store. */
+  scopeOf(shard: number): string {
+    return `shard-${shard}`;
   }
 
   /** Called (synchronously) whenever a held lease is lost; not for `release`. */
@@ -130,7 +96,8 @@ export class RedisShardLeases {
 
   /**
    * Takes the shard if nobody holds it; the new lease gets a fresh durable epoch and becomes
-   * writable after ttl + margin. Undefined when another holder has it.
+   * writable after ttl + margin, or sooner when the epoch record says nothing can conflict
+   * (handoverWait). Undefined when another holder has it.
    */
   async acquire(shard: number): Promise<ShardLease | undefined> {
     if (this.held.has(shard)) throw new Error(`shard ${shard} is already held here; release it first`);
@@ -140,27 +107,31 @@ export class RedisShardLeases {
     this.noteRunId(reply.runId);
     if (!reply.ok) return undefined;
     const grantedAt = this.now();
-    let epoch: number;
+    let drawn: DrawnEpoch;
     try {
-      epoch = await this.ceilings.nextEpoch(`shard-${shard}`);
+      drawn = await this.ceilings.drawEpoch({ scope: this.scopeOf(shard) });
     } catch (err) {
       await this.releaseToken(shard, token).catch(() => {
         /* expires by itself */
       });
       throw err;
     }
+    const waitOutMs = this.ttlMs + this.marginMs;
+    const { waitMs, reason } = handoverWait({ drawn, waitOutMs, wallNowMs: this.wallClock() });
     const lease: MutableLease = {
       shard,
       token,
-      epoch,
+      epoch: drawn.epoch,
       runId: reply.runId,
-      writableAt: grantedAt + this.ttlMs + this.marginMs,
+      // The full wait-out counts from the acquire reply; a shorter one from now.
+      writableAt: waitMs >= waitOutMs ? grantedAt + waitOutMs : this.now() + waitMs,
+      handover: reason,
       renewStartedAt: startedAt,
       lostReason: undefined,
     };
     if (this.held.has(shard)) throw new Error(`shard ${shard} acquired twice concurrently`);
     this.held.set(shard, lease);
-    this.logger.info({ shard, epoch, runId: reply.runId, waitMs: this.ttlMs + this.marginMs }, 'shard lease acquired');
+    this.logger.info({ shard, epoch: drawn.epoch, runId: reply.runId, waitMs, handover: reason }, 'shard lease acquired');
     return lease;
   }
 
@@ -187,17 +158,33 @@ export class RedisShardLeases {
   }
 
   /**
-   * Gives the shard up: stops writing with it at once, then deletes the key if it still holds
-   * this lease's token (also after a loss: a restarted Redis may have restored our key).
+   * Gives the shard up: stops writing with it at once; records the release durably when the
+   * caller vouches that its writers stopped and the lease was writable until now (see
+   * ReleaseOptions); then deletes the key if it still holds this lease's token (also after a
+   * loss: a restarted Redis may have restored our key). The record comes before the key goes, so
+   * the next holder finds it. Resolves whether the release was recorded.
    */
-  async release(lease: ShardLease): Promise<void> {
+  async release(lease: ShardLease, options: ReleaseOptions = {}): Promise<boolean> {
     const own = this.held.get(lease.shard);
+    const wasWritable = own === lease && this.stateOf(lease) === 'writable';
     if (own === lease) {
       own.lostReason ??= 'released';
       this.held.delete(lease.shard);
     }
+    let recorded = false;
+    if (options.stopped === true && wasWritable) {
+      try {
+        recorded = await this.ceilings.recordRelease({ scope: this.scopeOf(lease.shard), epoch: lease.epoch, atMs: this.wallClock() });
+      } catch (err) {
+        this.logger.warn(
+          { shard: lease.shard, epoch: lease.epoch, err: errMessage(err) },
+          'could not record the release (the next holder waits out)',
+        );
+      }
+    }
     await this.releaseToken(lease.shard, lease.token);
-    this.logger.info({ shard: lease.shard, epoch: lease.epoch }, 'shard lease released');
+    this.logger.info({ shard: lease.shard, epoch: lease.epoch, recorded }, 'shard lease released');
+    return recorded;
   }
 
   /** Shard → owner id holding its key now (null when free). */

@@ -49,3 +49,13 @@ export interface ShardStatus {
   state: SlotState;
   epoch: number;
 }
+
+/** A host's `/readyz` (ShardOwnerHost.readiness). */
+export interface HostReadiness {
+  /** It serves every shard it should (see ShardOwnerHost.readiness). */
+  ready: boolean;
+  /** Shards it serves now, ascending. */
+  serving: number[];
+  /** Shards it should serve and does not yet (acquiring, waiting out, held by another), ascending. */
+  pending: number[];
+}

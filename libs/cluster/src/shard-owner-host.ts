@@ -8,23 +8,31 @@
  * host takes a wanted shard as soon as its lease is free, takes any other candidate shard
  * whose lease has been free for a full ttl (its preferred owner is not taking it), and gives
  * back shards it is not the preferred owner of once the membership has been stable for a ttl.
+ *
+ * A host announces the shards it gives back and the ones it starts serving (shard-notices.ts):
+ * the other hosts balance at once, callers retry at once, so a clean handover (which skips the
+ * wait-out) takes milliseconds, not up to ttl/3 of noticing plus a backoff.
  */
 import { performance } from 'node:perf_hooks';
 import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
+import type { Subscription } from '@nats-io/transport-node';
+import { BalancingRounds } from './balancing-rounds.ts';
 import { LiveOwners } from './live-owners.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
+import { announce, listen } from './shard-notices.ts';
 import { RemoteInboxWriter } from './remote-inbox-writer.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
+import { ShardLeaseLostError } from './errors.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
 import type { SharedWriterMemory } from './shard-writers.ts';
 import type { InFlight } from './shard-slot.ts';
-import type { ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
+import type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
-export type { ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
+export type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
 
 export class ShardOwnerHost {
   readonly ownerId: string;
@@ -45,8 +53,10 @@ export class ShardOwnerHost {
   private readonly shared: SharedWriterMemory;
   private readonly acquiring = new Set<number>();
   private readonly freeSince = new Map<number, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
+  private readonly rounds: BalancingRounds;
+  /** The shards this host was the preferred owner of in its last round; undefined before the first. */
+  private wanted: ReadonlySet<number> | undefined;
+  private releases: Subscription | undefined;
   private state: 'new' | 'running' | 'closing' | 'closed' = 'new';
 
   constructor(options: ShardOwnerHostOptions) {
@@ -75,6 +85,7 @@ export class ShardOwnerHost {
       if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
     }
     this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
+    this.rounds = new BalancingRounds(() => this.tick(), this.leases.renewIntervalMs, this.logger);
     this.inFlight = { count: 0, max: options.maxInFlight ?? 10_000 };
     this.shared = sharedWriterMemory(options.ownerOptions);
     // Short deadline: a follow-up is raced against its own timeout, and its fallback is a job.
@@ -94,8 +105,24 @@ export class ShardOwnerHost {
     this.state = 'running';
     this.leases.onLost((lease, reason) => this.onLeaseLost(lease, reason));
     this.leases.start();
-    await this.runTick();
-    this.schedule();
+    this.releases = listen(this.options.nc, this.subjectPrefix, 'released', ({ owner }) => {
+      if (owner !== this.ownerId && this.state === 'running') this.rounds.kick();
+    });
+    await this.rounds.start();
+  }
+
+  /**
+   * Ready when this host serves every shard it should: those it is the preferred owner of among
+   * the live hosts (within `desiredShards`) and those it holds and is not giving back. Never
+   * before the first balancing round, nor once closing.
+   */
+  readiness(): HostReadiness {
+    const serving = this.servingShards();
+    const mine = new Set(this.wanted ?? []);
+    for (const slot of this.slots.values()) if (slot.state !== 'stopping' && slot.state !== 'stopped') mine.add(slot.shard);
+    const pending = [...mine].filter((s) => !serving.includes(s)).sort((a, b) => a - b);
+    const ready = this.state === 'running' && this.wanted !== undefined && pending.length === 0;
+    return { ready, serving, pending };
   }
 
   /** Shards whose requests this host answers now. */
@@ -123,35 +150,24 @@ export class ShardOwnerHost {
     return [...this.slots.values()].map((s) => ({ shard: s.shard, state: s.state, epoch: s.epoch })).sort((a, b) => a.shard - b.shard);
   }
 
-  /** Hands every shard back (finishing queued work first) and leaves the registry. */
+  /**
+   * Leaves the registry first (so the other hosts prefer themselves for its shards), then hands
+   * every shard back — finishing queued work, recording the clean release, announcing it — so
+   * a successor serves each shard as soon as it is released.
+   */
   async close(): Promise<void> {
     if (this.state === 'closed' || this.state === 'closing') return;
     this.state = 'closing';
-    if (this.timer) clearTimeout(this.timer);
-    await this.ticking;
+    await this.rounds.stop();
+    await this.registry.leave(this.ownerId).catch((err: unknown) => this.logger.warn({ err: errMessage(err) }, 'registry leave failed'));
     await Promise.all([...this.slots.values()].map((slot) => this.drop(slot, 'host closing')));
     this.leases.stop();
+    this.releases?.unsubscribe();
     await this.forward.close();
-    await this.registry.leave(this.ownerId).catch((err: unknown) => this.logger.warn({ err: errMessage(err) }, 'registry leave failed'));
     this.state = 'closed';
   }
 
   // ------------------------------------------------------------------ balancing
-
-  private schedule(): void {
-    if (this.state !== 'running') return;
-    this.timer = setTimeout(() => {
-      void this.runTick().finally(() => this.schedule());
-    }, this.leases.renewIntervalMs);
-    this.timer.unref();
-  }
-
-  private runTick(): Promise<void> {
-    this.ticking = this.tick().catch((err: unknown) => {
-      this.logger.warn({ err: errMessage(err) }, 'shard balancing round failed');
-    });
-    return this.ticking;
-  }
 
   private async tick(): Promise<void> {
     for (const slot of this.slots.values()) {
@@ -162,6 +178,7 @@ export class ShardOwnerHost {
     const now = this.now();
     const ttl = this.leases.ttlMs;
     const wanted = new Set(this.candidates.filter((s) => preferredOwner(s, live) === this.ownerId));
+    this.wanted = wanted;
 
     if (now - this.owners.stableSince >= ttl) {
       for (const slot of this.slots.values()) {
@@ -234,6 +251,7 @@ export class ShardOwnerHost {
       logger: this.logger,
       now: this.now,
       onUnwritable: (slot, reason) => void this.drop(slot, reason),
+      onServing: (slot) => announce(o.nc, this.subjectPrefix, 'serving', { owner: this.ownerId, shard: slot.shard }, this.logger),
       followUp: (outcomes, next) => this.followUp(outcomes, next),
     });
   }
@@ -243,8 +261,16 @@ export class ShardOwnerHost {
     return runFollowUp(outcomes, next, (inbox, entries) => this.appendAnywhere(inbox, entries), this.logger);
   }
 
+  /**
+   * A shard this host holds but cannot write now (waiting out, handing over) has no other owner
+   * to forward to: the follow-up fails at once and the caller falls back to its durable path
+   * instead of waiting for its timeout.
+   */
   private appendAnywhere(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
-    return this.slots.get(shardOf(inbox, this.shardCount))?.appendHere(inbox, entries) ?? this.forward.append(inbox, entries);
+    const shard = shardOf(inbox, this.shardCount);
+    const slot = this.slots.get(shard);
+    if (!slot) return this.forward.append(inbox, entries);
+    return slot.appendHere(inbox, entries) ?? Promise.reject(new ShardLeaseLostError(shard, `shard is ${slot.state} here`));
   }
 
   private onLeaseLost(lease: ShardLease, reason: string): void {
@@ -254,20 +280,28 @@ export class ShardOwnerHost {
 
   /**
    * Stops serving the shard, lets its owner finish (queued writes of a lost lease fail at the
-   * fence), then deletes the lease key if it is still ours. The next round may take it again,
-   * with a new epoch and a new wait-out.
+   * fence), then releases the lease — recorded as clean only when the owner closed cleanly and
+   * the lease was still writable (RedisShardLeases.release) — and announces it. The next round
+   * may take it again with a new epoch: at once after a clean release, else after a wait-out.
    */
   private async drop(slot: ShardSlot, reason: string): Promise<void> {
     if (slot.state === 'stopping' || slot.state === 'stopped') return slot.stop();
     this.logger.info({ shard: slot.shard, epoch: slot.epoch, reason }, 'dropping shard');
+    let stopped = true;
     try {
       await slot.stop();
     } catch (err) {
+      stopped = false;
       this.logger.warn({ shard: slot.shard, err: errMessage(err) }, 'shard owner did not close cleanly');
     }
     if (this.slots.get(slot.shard) === slot) this.slots.delete(slot.shard);
-    await this.leases.release(slot.lease).catch((err: unknown) => {
+    try {
+      await this.leases.release(slot.lease, { stopped });
+    } catch (err) {
       this.logger.warn({ shard: slot.shard, err: errMessage(err) }, 'lease release failed (it expires by itself)');
-    });
+    }
+    announce(this.options.nc, this.subjectPrefix, 'released', { owner: this.ownerId, shard: slot.shard }, this.logger);
+    // Replies still owed (a request waiting for its 1:1 follow-up) go out before close() returns.
+    await slot.settled();
   }
 }

@@ -3,7 +3,8 @@
  * RemoteGroupStreamWriter: routes a request to the owner of `shardOf(key)` and retries it
  * until a deadline. Retrying is safe because every write op is idempotent by appinfo (a retry
  * of an append that did land returns the original seq), so no-responders, timeouts and
- * retryable owner errors (handover, fencing, overload) are retried with full-jitter backoff;
+ * retryable owner errors (handover, fencing, overload) are retried with full-jitter backoff
+ * (cut short when the shard's new owner announces itself, shard-notices.ts);
  * final errors are rethrown at once as their SeqlineError class; at the deadline the caller
  * gets OverloadedError.
  */
@@ -13,6 +14,7 @@ import type { Logger, NewEntry } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { fromWireError } from './errors.ts';
 import { RequestMux } from './request-mux.ts';
+import { ServingWatch } from './shard-notices.ts';
 import { DEFAULT_SUBJECT_PREFIX, decodeReply, encodeJson, encodeWithEntries, routingKey, shardSubject } from './wire.ts';
 import type { AppendHead, InboxReply, ShardRequest } from './wire.ts';
 
@@ -26,8 +28,9 @@ export interface RemoteWriterOptions {
   /** One request's timeout. Default 3 s. */
   requestTimeoutMs?: number;
   /**
-   * Total time a call keeps retrying. Default 20 s: a shard handover at the default lease ttl
-   * (10 s) costs up to ttl/3 (noticing) + ttl + margin (wait-out) ≈ 14.4 s.
+   * Total time a call keeps retrying. Default 20 s: a planned handover takes well under a second,
+   * but one after a lost lease costs up to ttl/3 (noticing) + ttl + margin (wait-out) ≈ 14.4 s at
+   * the default lease ttl (10 s).
    */
   deadlineMs?: number;
   /** First retry delay, doubled per attempt up to `maxBackoffMs` (full jitter). Default 50 ms. */
@@ -55,6 +58,8 @@ export class ShardRequester {
   private readonly logger: Logger;
   private closed = false;
   private mux: RequestMux | undefined;
+  /** Ends a backoff early when the shard's new owner announces itself (a handover). */
+  private readonly serving: ServingWatch;
 
   /** `what` names the callee in errors and logs (`inbox owner`, `group stream owner`). */
   constructor(
@@ -71,12 +76,14 @@ export class ShardRequester {
     this.maxBackoffMs = options.maxBackoffMs ?? 1000;
     this.maxEntries = options.maxEntriesPerRequest ?? 512;
     this.logger = (options.logger ?? silentLogger).child({ component });
+    this.serving = new ServingWatch(this.nc, this.subjectPrefix);
   }
 
   /** Later calls fail with OverloadedError; the NATS connection belongs to the caller. */
   close(): void {
     this.closed = true;
     this.mux?.close();
+    this.serving.close();
   }
 
   /**
@@ -102,13 +109,13 @@ export class ShardRequester {
         if (this.nc.isClosed()) throw new OverloadedError(`${this.what} unavailable: NATS connection closed`);
         // No responders (no owner yet), timeout (owner paused or gone), malformed reply.
         lastError = err instanceof Error ? err.message : String(err);
-        await this.backoff(attempt, deadline);
+        await this.backoff(attempt, deadline, shard);
         continue;
       }
       if (reply.ok) return reply;
       if (!reply.error.retryable) throw fromWireError(reply.error);
       lastError = `${reply.error.code}: ${reply.error.message}`;
-      await this.backoff(attempt, deadline);
+      await this.backoff(attempt, deadline, shard);
     }
     this.logger.warn({ shard, op: req.op, key, lastError }, `${this.what} unavailable`);
     throw new OverloadedError(`${this.what} unavailable (shard ${shard}: ${lastError})`);
@@ -151,10 +158,11 @@ export class ShardRequester {
     return this.maxEntries;
   }
 
-  private async backoff(attempt: number, deadline: number): Promise<void> {
+  /** Full jitter; cut short when a host announces that it now serves the shard. */
+  private async backoff(attempt: number, deadline: number, shard: number): Promise<void> {
     const cap = Math.min(this.maxBackoffMs, this.initialBackoffMs * 2 ** Math.min(attempt, 20));
     const delay = Math.min(Math.random() * cap, Math.max(0, deadline - performance.now()));
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    await this.serving.sleep(shard, delay);
   }
 }
 

@@ -13,8 +13,8 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { ShardLeaseLostError, toWireError } from './errors.ts';
 import type { WireError } from './errors.ts';
 import type { RedisShardLeases, ShardLease } from './shard-leases.ts';
-import { decodeRequest, encodeJson, routingKey } from './wire.ts';
-import type { InboxReply, ShardRequest } from './wire.ts';
+import { decodeOwnerRequest, encodeJson, routingKey } from './wire.ts';
+import type { InboxReply, ReadyRequest, ShardRequest } from './wire.ts';
 
 export type SlotState = 'starting' | 'waiting' | 'serving' | 'stopping' | 'stopped';
 
@@ -40,6 +40,8 @@ export interface ShardSlotDeps {
   now(): number;
   /** The slot found itself unable to write (self-fenced, fenced): the host drops it. */
   onUnwritable(slot: ShardSlot, reason: string): void;
+  /** The slot serves requests from now on. */
+  onServing(slot: ShardSlot): void;
   /** Runs an append request's `then` once the append is durable (the host routes it). */
   followUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend): Promise<FollowUpResult>;
 }
@@ -48,6 +50,10 @@ export class ShardSlot {
   readonly shard: number;
   readonly lease: ShardLease;
   private stateNow: SlotState = 'starting';
+  /** Takes writes: from activation until its subscription has drained. */
+  private accepting = false;
+  /** Requests being handled (their replies not sent yet). */
+  private readonly handling = new Set<Promise<void>>();
   private sub: Subscription | undefined;
   private wake: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
@@ -92,11 +98,13 @@ export class ShardSlot {
       queue: this.deps.queueGroup,
       callback: (err, msg) => {
         if (err) this.deps.logger.warn({ shard: this.shard, err: err.message }, 'shard subscription error');
-        else void this.handle(msg);
+        else this.track(this.handle(msg));
       },
     });
+    this.accepting = true;
     this.stateNow = 'serving';
     this.deps.logger.info({ shard: this.shard, epoch: this.epoch }, 'serving shard');
+    this.deps.onServing(this);
     return true;
   }
 
@@ -109,22 +117,37 @@ export class ShardSlot {
     return this.writeBlocker() === undefined ? this.deps.owner.append(inbox, entries) : undefined;
   }
 
-  /** Unsubscribes and lets both writers finish (or fail, once fenced) what they queued. */
+  /**
+   * Drains the subscription — requests already on their way here are still handled, not lost
+   * to a 3 s caller timeout — then lets both writers finish (or fail, once fenced) what they
+   * queued. Once it resolves nothing writes with this lease any more.
+   */
   stop(): Promise<void> {
     this.stopping ??= this.doStop();
     return this.stopping;
+  }
+
+  /** Resolves once every request handled here has been answered (a 1:1 follow-up may still run after stop). */
+  async settled(): Promise<void> {
+    while (this.handling.size > 0) await Promise.all([...this.handling]);
   }
 
   private async doStop(): Promise<void> {
     this.stateNow = 'stopping';
     this.wake?.();
     try {
-      this.sub?.unsubscribe();
+      await this.sub?.drain();
     } catch (err) {
-      this.deps.logger.warn({ shard: this.shard, err: String(err) }, 'unsubscribe failed');
+      this.deps.logger.warn({ shard: this.shard, err: String(err) }, 'subscription drain failed');
     }
+    this.accepting = false;
     await Promise.all([this.deps.owner.close(), this.deps.groupWriter?.close()]);
     this.stateNow = 'stopped';
+  }
+
+  private track(handled: Promise<void>): void {
+    this.handling.add(handled);
+    void handled.finally(() => this.handling.delete(handled));
   }
 
   private async handle(msg: Msg): Promise<void> {
@@ -147,11 +170,15 @@ export class ShardSlot {
       if (this.stateNow === 'serving') this.deps.onUnwritable(this, blocker);
       return failure(toWireError(new ShardLeaseLostError(this.shard, blocker)));
     }
-    let req: ShardRequest;
+    let req: ShardRequest | ReadyRequest;
     try {
-      req = decodeRequest(msg.data);
+      req = decodeOwnerRequest(msg.data);
     } catch (err) {
       return failure(toWireError(err));
+    }
+    if (req.op === 'ready') {
+      if (req.shard === this.shard) return { ok: true };
+      return failure({ code: 'INTERNAL', message: `probe of shard ${req.shard} reached shard ${this.shard}`, retryable: false });
     }
     const key = routingKey(req);
     const shard = shardOf(key, this.deps.shardCount);
@@ -170,9 +197,9 @@ export class ShardSlot {
     }
   }
 
-  /** Why this slot may not write now (not serving, or rule (b)), or undefined. */
+  /** Why this slot may not write now (not serving or draining, or rule (b)), or undefined. */
   private writeBlocker(): string | undefined {
-    return this.stateNow === 'serving' ? this.deps.leases.writeBlocker(this.lease) : `shard is ${this.stateNow}`;
+    return this.accepting ? this.deps.leases.writeBlocker(this.lease) : `shard is ${this.stateNow}`;
   }
 
   private async run(req: ShardRequest): Promise<InboxReply> {

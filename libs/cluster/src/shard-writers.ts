@@ -39,6 +39,7 @@ export type OwnerTuning = Pick<
   | 'clock'
   | 'pushConvsWaitMs'
   | 'onAppended'
+  | 'streamSides'
 >;
 
 /** What the shard writers of one process share: each bound is the process's, not a shard's. */

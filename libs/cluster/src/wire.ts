@@ -34,6 +34,16 @@ export type GroupRequest = { op: 'gappend'; group: GroupKey; entries: NewEntry[]
 
 export type ShardRequest = InboxRequest | GroupRequest;
 
+/**
+ * A readiness probe (ShardReadiness): answered `{ok: true}` only by an owner that serves the
+ * shard now and passes the same checks as a write (rule b first). Not a ShardRequest: it writes
+ * nothing and is routed by shard number, not by key.
+ */
+export interface ReadyRequest {
+  op: 'ready';
+  shard: number;
+}
+
 /** An append request without its entries. */
 export type AppendHead = { op: 'append'; inbox: InboxKey } | { op: 'gappend'; group: GroupKey };
 
@@ -60,7 +70,7 @@ export function routingKey(req: ShardRequest): string {
   return 'group' in req ? req.group : req.inbox;
 }
 
-export function encodeJson(value: ShardRequest | InboxReply): Uint8Array {
+export function encodeJson(value: ShardRequest | ReadyRequest | InboxReply): Uint8Array {
   return encoder.encode(JSON.stringify(value));
 }
 
@@ -88,8 +98,22 @@ function parseJson(data: Uint8Array): unknown {
 
 /** Owner side: a typed request or BadRequestError. */
 export function decodeRequest(data: Uint8Array): ShardRequest {
+  const req = decodeOwnerRequest(data);
+  if (req.op === 'ready') throw new BadRequestError('unknown op ready');
+  return req;
+}
+
+/** Owner side, as the owner reads its subject: a shard request or a readiness probe. */
+export function decodeOwnerRequest(data: Uint8Array): ShardRequest | ReadyRequest {
   const raw = parseJson(data);
   if (!isObj(raw)) throw new BadRequestError('request is not an object');
+  if (raw.op === 'ready') {
+    const { shard } = raw;
+    if (typeof shard !== 'number' || !Number.isSafeInteger(shard) || shard < 0 || Object.keys(raw).length !== 2) {
+      throw new BadRequestError('ready takes only a shard number');
+    }
+    return { op: 'ready', shard };
+  }
   if (raw.op === 'gappend' || raw.op === 'ghead') return decodeGroupRequest(raw);
   if (!isInboxKey(raw.inbox)) throw new BadRequestError('request needs an inbox key');
   const inbox = raw.inbox as InboxKey;

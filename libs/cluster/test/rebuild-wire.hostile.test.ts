@@ -116,7 +116,16 @@ describe.skipIf(!services.ok)('rebuild over NATS', () => {
 
   it('a deposed owner refuses to rebuild: the lease is checked first, the rebuilder never called', async () => {
     calls.length = 0;
-    const lease: ShardLease = { shard: 0, token: 'x|1', epoch: 7, runId: 'r', writableAt: 0, renewStartedAt: 0, lostReason: 'lost' };
+    const lease: ShardLease = {
+      shard: 0,
+      token: 'x|1',
+      epoch: 7,
+      runId: 'r',
+      writableAt: 0,
+      handover: 'not-released',
+      renewStartedAt: 0,
+      lostReason: 'lost',
+    };
     const { owner } = shardWriters(lease, {
       ...sharedWriterMemory(undefined),
       timeline: svc.store.engine.timeline,

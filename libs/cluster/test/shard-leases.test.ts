@@ -15,7 +15,7 @@ describe.skipIf(!services.ok)('RedisShardLeases', () => {
   let redis: Redis;
   let store: TempStore;
   const prefix = uniqueId('seqline-test:leases:');
-  const make = (ownerId: string, extra: { logger?: MemoryLogger; ttlMs?: number } = {}) =>
+  const make = (ownerId: string, extra: { logger?: MemoryLogger; ttlMs?: number; wallClock?: () => number } = {}) =>
     new RedisShardLeases({
       redis,
       ceilings: store.engine.ceilings,
@@ -23,7 +23,10 @@ describe.skipIf(!services.ok)('RedisShardLeases', () => {
       ttlMs: extra.ttlMs ?? TTL,
       keyPrefix: prefix,
       logger: extra.logger,
+      wallClock: extra.wallClock,
     });
+  /** What a holder that crashed leaves behind: an epoch drawn, never released. */
+  const crashedHolder = (shard: number) => store.engine.ceilings.drawEpoch({ scope: `shard-${shard}` });
 
   beforeAll(async () => {
     redis = newRedis();
@@ -53,10 +56,12 @@ describe.skipIf(!services.ok)('RedisShardLeases', () => {
     await b.release(again as ShardLease);
   });
 
-  it('makes a fresh lease writable only after ttl + margin (rule a)', async () => {
+  it('makes a fresh lease writable only after ttl + margin when the previous holder did not release (rule a)', async () => {
+    await crashedHolder(2);
     const a = make('a');
     const t0 = performance.now();
     const lease = (await a.acquire(2)) as ShardLease;
+    expect(lease.handover).toBe('not-released');
     a.start();
     try {
       expect(a.stateOf(lease)).toBe('waiting');
@@ -109,6 +114,105 @@ describe.skipIf(!services.ok)('RedisShardLeases', () => {
     expect(a.stateOf(again)).toBe('waiting');
     expect(a.stateOf(lease)).toBe('lost');
     await a.release(again);
+  });
+
+  it('makes a lease of a shard that never had an epoch writable at once', async () => {
+    const a = make('a');
+    const lease = (await a.acquire(10)) as ShardLease;
+    expect(lease).toMatchObject({ epoch: 1, handover: 'never-owned' });
+    expect(a.stateOf(lease)).toBe('writable');
+    await a.release(lease);
+  });
+
+  it('records a clean release and the next holder is writable at once; without `stopped` nothing is recorded', async () => {
+    const a = make('a');
+    const b = make('b');
+    await crashedHolder(11);
+    const first = (await a.acquire(11)) as ShardLease;
+    a.start();
+    try {
+      await waitFor('writable', () => a.stateOf(first) === 'writable', 5000, 5);
+      expect(await a.release(first, { stopped: true })).toBe(true);
+      expect(a.writeBlocker(first)).toBe('released');
+      const second = (await b.acquire(11)) as ShardLease;
+      expect(second).toMatchObject({ epoch: first.epoch + 1, handover: 'released' });
+      expect(b.stateOf(second)).toBe('writable');
+      // The caller did not vouch that its writers stopped: the next holder waits out.
+      expect(await b.release(second)).toBe(false);
+      const third = (await a.acquire(11)) as ShardLease;
+      expect(third).toMatchObject({ epoch: second.epoch + 1, handover: 'not-released' });
+      expect(a.stateOf(third)).toBe('waiting');
+      await a.release(third);
+    } finally {
+      a.stop();
+    }
+  });
+
+  it('records nothing for a lease given up while still waiting out, nor for a lost or a self-fenced one', async () => {
+    const a = make('a');
+    // Waiting: its predecessor may still be writing, so its release could not vouch for it.
+    await crashedHolder(12);
+    const waiting = (await a.acquire(12)) as ShardLease;
+    expect(a.stateOf(waiting)).toBe('waiting');
+    expect(await a.release(waiting, { stopped: true })).toBe(false);
+    expect(((await a.acquire(12)) as ShardLease).handover).toBe('not-released');
+
+    // Lost: its key vanished, another holder may have the shard.
+    const fresh = (await a.acquire(13)) as ShardLease;
+    expect(a.stateOf(fresh)).toBe('writable');
+    await redis.del(a.keyOf(13));
+    await a.renewAll();
+    expect(a.stateOf(fresh)).toBe('lost');
+    expect(await a.release(fresh, { stopped: true })).toBe(false);
+    expect(((await a.acquire(13)) as ShardLease).handover).toBe('not-released');
+
+    // Self-fenced: it could not renew in time (rule b).
+    let jump = 0;
+    const paused = new RedisShardLeases({
+      redis,
+      ceilings: store.engine.ceilings,
+      ownerId: 'p',
+      ttlMs: TTL,
+      keyPrefix: prefix,
+      now: () => performance.now() + jump,
+    });
+    const lease = (await paused.acquire(14)) as ShardLease;
+    expect(paused.stateOf(lease)).toBe('writable');
+    jump = TTL;
+    expect(paused.stateOf(lease)).toBe('fenced');
+    expect(await paused.release(lease, { stopped: true })).toBe(false);
+    expect(((await a.acquire(14)) as ShardLease).handover).toBe('not-released');
+  });
+
+  it('does not trust a release once a later epoch was drawn (a holder in between may be writing)', async () => {
+    const a = make('a');
+    const b = make('b');
+    const first = (await a.acquire(15)) as ShardLease;
+    expect(await a.release(first, { stopped: true })).toBe(true);
+    // A holder that drew the next epoch and crashed before it could write or release.
+    const between = await crashedHolder(15);
+    expect(between.before).toEqual({ epoch: first.epoch, released: { epoch: first.epoch, atMs: expect.any(Number) } });
+    const next = (await b.acquire(15)) as ShardLease;
+    expect(next).toMatchObject({ epoch: between.epoch + 1, handover: 'not-released' });
+    expect(b.stateOf(next)).toBe('waiting');
+    // The in-between holder cannot record a release of its own now either.
+    expect(await store.engine.ceilings.recordRelease({ scope: 'shard-15', epoch: between.epoch, atMs: Date.now() })).toBe(false);
+    await b.release(next);
+  });
+
+  it("after a clean release, waits until its own wall clock has passed the releaser's", async () => {
+    const a = make('a');
+    const behind = make('b', { wallClock: () => Date.now() - 300 });
+    const first = (await a.acquire(16)) as ShardLease;
+    expect(await a.release(first, { stopped: true })).toBe(true);
+    const t0 = performance.now();
+    const next = (await behind.acquire(16)) as ShardLease;
+    expect(next.handover).toBe('released');
+    expect(behind.stateOf(next)).toBe('waiting');
+    await waitFor('writable', () => behind.stateOf(next) === 'writable', 5000, 5);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(performance.now() - t0).toBeLessThan(TTL + behind.marginMs);
+    await behind.release(next);
   });
 
   it('release deletes only the key of its own lease', async () => {

@@ -3,7 +3,7 @@
  * whoever stores it first in an inbox owns it there. Two rules keep that claim from being
  * abused (docs/security.md):
  * - client appinfos never contain ':', and every id the server makes for its own entries
- *   (`recall:…`, `receipt:…`, `group:…`, `tick:…`, `read:…`) does, so a client can neither
+ *   (`recall:…`, `receipt:…`, `group:…`, `tick:…`, `read:…`: server-ids.ts) does, so a client can neither
  *   forge a server entry nor squat the id of one to suppress it;
  * - a send that meets its appinfo already stored is a resend only when the stored entry is
  *   the same sender's message to the same conversation; anything else is refused.

@@ -75,7 +75,16 @@ export interface WorkQueue {
   consume(queue: string, handler: (payload: Json, ctx: JobContext) => Promise<void>, options: QueueOptions): Promise<void>;
   deadLetters(): Promise<StoredJob[]>;
   replay(id: string): Promise<boolean>;
-  /** Stops taking jobs and waits for running ones. */
+  /**
+   * Stops consuming: no job starts from now on, and it resolves once the running handlers have
+   * finished (their jobs done, retried or left pending for the next start). Enqueueing still
+   * works: a running handler, or an owner flushing its windows, can still hand over jobs.
+   */
+  stopConsuming(): Promise<void>;
+  /**
+   * Stops consuming (as stopConsuming), then refuses new enqueues and resolves once the
+   * enqueues already under way are stored: the last thing to close before the stores.
+   */
   close(): Promise<void>;
 }
 

@@ -33,14 +33,16 @@ export function convForRecipient(conv: { type: 'user' | 'group'; id: string }, s
   return conv.type === 'user' ? { type: 'user', id: sender } : { type: 'group', id: conv.id };
 }
 
-export type GroupEvent = 'create' | 'add' | 'remove' | 'tier';
+export type GroupEvent = 'create' | 'add' | 'remove' | 'rename' | 'tier';
 
 export interface GroupEventInput {
   group: string;
   actor: string;
   event: GroupEvent;
   members?: string[];
+  /** The group's name when the event was made, with its revision (GroupRecord.nameRev): the title of every conversation view. */
   name?: string;
+  nameRev?: number;
   tier?: Tier;
   time: number;
   appinfo: string;
@@ -52,6 +54,7 @@ export function buildGroupEventEntry(input: GroupEventInput): NewEntry {
   const body: { [key: string]: Json } = { event: input.event, group: input.group, actor: input.actor };
   if (input.members !== undefined) body['members'] = [...input.members];
   if (input.name !== undefined) body['name'] = input.name;
+  if (input.name !== undefined && input.nameRev !== undefined) body['nameRev'] = input.nameRev;
   if (input.tier !== undefined) body['tier'] = input.tier;
   return {
     kind: 'group',

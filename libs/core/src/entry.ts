@@ -15,6 +15,12 @@ export interface Conv {
 export interface RecallRef {
   appinfo: string;
   sendTime: number;
+  /**
+   * The recalled message's sender (appinfos are unique per sender only; a group admin may recall
+   * another member's message). Absent in recalls stored before it was recorded: then the
+   * recall's own `from`.
+   */
+  from?: string;
 }
 
 /** kind "edit" (v1.1): the new content of the message `appinfo` (sent at `sendTime`). */
@@ -34,7 +40,10 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export interface Entry {
   seq: number;
   kind: EntryKind;
-  /** Dedup key: unique per inbox. Same in every copy of a message. */
+  /**
+   * Chosen by the sender, unique per sender (a server entry's has a ':'); the same in every copy
+   * of a message. An inbox de-duplicates by dedupKeyOf(entry): sender and appinfo.
+   */
   appinfo: string;
   conv: Conv;
   from: string;

@@ -3,11 +3,12 @@
  * embedded engine and the distributed services. Each port has one contract suite.
  */
 import type { TenantHooks } from './hooks/types.ts';
+import type { DedupKey } from './dedup-key.ts';
 import type { AppendOutcome, Entry, NewEntry } from './entry.ts';
 import type { GroupKey, InboxKey } from './ids.ts';
 import type { Tier, TierThresholds } from './tiers.ts';
 import type { Limits } from './config.ts';
-import type { ConversationRebuildReport } from './conversations/port.ts';
+import type { ConversationRebuildReport, IndexedConversations } from './conversations/port.ts';
 
 // ---------------------------------------------------------------- timeline
 
@@ -30,21 +31,46 @@ export interface WriteGuard {
 /** Told an append's outcomes once its entries are durable, maybe before the append resolves. */
 export type DurableListener = (outcomes: AppendOutcome[]) => void;
 
+/** Told what an append's conversation index write left the conversations it touched. */
+export type IndexedListener = (indexed: IndexedConversations) => void;
+
+/**
+ * What the caller of an append listens to. Each is told at most once, before the append
+ * resolves; a decorator forwards every field to the store it wraps (and still tells each once).
+ */
+export interface AppendListeners {
+  /**
+   * The outcomes, as soon as the entries are durable: a store that has more to do after that
+   * (its conversation index, a cache write) may tell it first. A caller must not count on it.
+   */
+  durable?: DurableListener;
+  /**
+   * The states of the conversations the append's entries touched, as the store's index writer
+   * computed them while writing them (not read back): told once that write succeeded. Not told
+   * by a store without a conversation index, nor when the index write failed (it then trails
+   * the entries until the next append catches it up).
+   */
+  indexed?: IndexedListener;
+}
+
 export interface TimelineStore {
   /**
    * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
-   * order. Idempotent by appinfo: an entry whose appinfo is already in this inbox is not
-   * written and its original seq is returned with `duplicate: true` (also when the same
-   * appinfo appears twice in one call; a CQL store dedups against the inbox's last two non-empty
+   * order. Idempotent by dedup key (core's dedupKeyOf: sender and appinfo for a message, the
+   * appinfo for a server entry): an entry whose key is already in this inbox is not written and
+   * its original seq is returned with `duplicate: true` (also when the same key appears twice
+   * in one call; a CQL store dedups against the inbox's last two non-empty
    * buckets, ≥ 65 536 seqs — docs/decisions.md). Entries and the appinfo index are written atomically;
    * durable when the promise resolves. A seq not above the inbox head is a bug: it throws.
-   * `guard` runs before every write the append makes (see WriteGuard). A store that has more
-   * to do after the entries are durable (a cache write) may call `durable` once, with the
-   * outcomes, as soon as they are; a caller must not count on it being called at all.
+   * `guard` runs before every write the append makes (see WriteGuard); `listeners` hear of the
+   * entries durable and of the conversation states the append left (AppendListeners).
    */
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]>;
-  /** appinfo → seq for those of the given appinfos stored in this inbox. */
-  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>>;
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]>;
+  /**
+   * key → seq for those of `keys` stored in this inbox. Keys come from core's rule (messageKey,
+   * dedupKeyOf, serverEntryKey): a message is named by its sender and appinfo.
+   */
+  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
   getEntry(inbox: InboxKey, seq: number): Promise<Entry | null>;
   /** Entries with seq > afterSeq, ascending, at most limit. */
   readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]>;
@@ -64,6 +90,12 @@ export interface GroupRecord {
   tenant: string;
   id: string;
   name: string;
+  /**
+   * Counts the renames (absent: 0, the name given at creation). Every group notice carries it
+   * with the name, so each member's conversation title ends on the newest name, whatever order
+   * the notices reach the inbox in (core's titleWins).
+   */
+  nameRev?: number;
   /** The creator; may recall others' messages. */
   admin: string;
   tier: Tier;
@@ -96,6 +128,12 @@ export interface GroupStore {
   createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean>;
   getGroup(key: GroupKey): Promise<GroupRecord | null>;
   updateGroup(key: GroupKey, patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>): Promise<void>;
+  /**
+   * Sets the group's name and increments its nameRev, atomically: concurrent renames (from any
+   * process) each get a revision of their own, and the record keeps the highest one's name.
+   * Returns the new revision; NotFoundError when the group does not exist.
+   */
+  renameGroup(input: { key: GroupKey; name: string }): Promise<{ nameRev: number }>;
   /** Opens a window for each user not currently a member; returns the users actually added. */
   addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]>;
   /** Closes the open window of each current member; returns the users actually removed. */
@@ -110,13 +148,40 @@ export interface GroupStore {
   listMemberships(key: GroupKey): Promise<Membership[]>;
   /** Groups this user has ever been a member of (any window), as group keys. */
   groupsOf(inbox: InboxKey): Promise<GroupKey[]>;
+  /**
+   * Records the recipients a write-fanout send of `sender`'s message `appinfo` snapshot (core's
+   * copy-holders.ts), before its fanout job is enqueued. Keyed by the attempt's `sendTime` too:
+   * each attempt records beside its own copy's append, and the copy that was stored (its
+   * sendTime) names the record that counts. Idempotent: the same record again replaces it.
+   * Kept at least RECIPIENTS_RETENTION_MS after `sendTime`.
+   */
+  recordRecipients(input: RecipientsRecord): Promise<void>;
+  /** The recipients recorded for that message, null when none is (any more). */
+  recordedRecipients(input: GroupMessageRef): Promise<string[] | null>;
+}
+
+/**
+ * A message of a group, as the write-fanout snapshots name it: appinfos are unique per sender,
+ * and the send time tells the attempt whose copy was stored from a resend's.
+ */
+export interface GroupMessageRef {
+  key: GroupKey;
+  sender: string;
+  appinfo: string;
+  sendTime: number;
+}
+
+/** The recipients a write-fanout send took (GroupStore.recordRecipients). */
+export interface RecipientsRecord extends GroupMessageRef {
+  recipients: readonly string[];
 }
 
 /** Read-fanout group streams: one copy per message, numbered by gseq. */
 export interface GroupStreamStore {
   /** Same contract as TimelineStore.append, on (group, gseq). */
   append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]>;
-  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>>;
+  /** key → gseq for those of `keys` stored in this stream (see TimelineStore.findSeqs). */
+  findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
   readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]>;
   readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]>;
   headSeq(group: GroupKey): Promise<number>;
@@ -129,6 +194,20 @@ export interface GroupStreamStore {
 
 // ---------------------------------------------------------------- seq ceilings
 
+/** A scope's epoch record as it stood just before an epoch was drawn (the handover record). */
+export interface EpochRecord {
+  /** The last epoch drawn. */
+  epoch: number;
+  /** The last clean release recorded (recordRelease): which epoch, at what wall-clock ms. */
+  released?: { epoch: number; atMs: number };
+}
+
+export interface DrawnEpoch {
+  epoch: number;
+  /** The scope's record before this draw; undefined when no epoch was ever drawn for it. */
+  before: EpochRecord | undefined;
+}
+
 /**
  * Persisted section ceilings (WeChat seqsvr): no seq above a section's ceiling is handed out
  * before the ceiling is durable. Writes carry the owner's epoch; a stale epoch is fenced.
@@ -136,6 +215,18 @@ export interface GroupStreamStore {
 export interface SeqCeilingStore {
   /** A new, never-before-returned epoch for `scope` (persisted counter). */
   nextEpoch(scope: string): Promise<number>;
+  /**
+   * `nextEpoch`, also returning the scope's record as it stood just before this draw, in the
+   * same atomic step: whether the previous holder released cleanly (core's handoverWait reads it).
+   */
+  drawEpoch(input: { scope: string }): Promise<DrawnEpoch>;
+  /**
+   * Records that the holder of `epoch` has stopped writing for good (everything it wrote has
+   * settled), at `atMs` on its wall clock. Applied only while `epoch` is still the scope's last
+   * drawn epoch, atomically with that check; false when a later epoch exists (the record would
+   * then vouch for nothing: that later holder may be writing).
+   */
+  recordRelease(input: { scope: string; epoch: number; atMs: number }): Promise<boolean>;
   /**
    * Takes ownership of a section for `epoch` (must be >= the stored epoch, else FencedError)
    * and returns its persisted ceiling (0 when new).
@@ -163,7 +254,7 @@ export interface FollowUpAppend {
 /**
  * What became of a follow-up append: `appended` (it resolved in time); `skipped` (an entry of
  * the first append was a duplicate, so the caller decides what to deliver); `failed` (it threw
- * or timed out; being idempotent by appinfo, it may still land later without harm).
+ * or timed out; being idempotent by dedup key, it may still land later without harm).
  */
 export type FollowUpResult = 'appended' | 'skipped' | 'failed';
 
@@ -188,7 +279,8 @@ export interface InboxWriter {
    */
   appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend>;
   /**
-   * Merges `readers` into the receipt state of the message `appinfo` in this inbox and, when
+   * Merges `readers` into the receipt state of the inbox owner's own message `appinfo` (the
+   * receipt goes to its sender, whose inbox this is) and, when
    * the set grew, appends one `receipt` entry carrying all readers. Concurrent calls for one
    * inbox are serialized and merged (no lost update). No-op if the message is not there.
    */
@@ -219,7 +311,8 @@ export interface GroupAppendOutcome extends AppendOutcome {
  * The only way entries enter a read-fanout group stream: the group's single writer, which
  * allocates gseqs (GroupStreamWriter in process, or the owner of the group's shard over NATS).
  * Every implementation promises, per group (groups are independent):
- * - idempotent by appinfo: an entry whose appinfo is already in the stream — stored by an
+ * - idempotent by dedup key (as TimelineStore.append): an entry whose key is already in the
+ *   stream — stored by an
  *   earlier call, a concurrent one, an earlier writer, or earlier in the same call — is not
  *   stored again; its outcome is the original gseq with `duplicate: true` (within the store's
  *   dedup horizon, see TimelineStore.append);
@@ -269,4 +362,12 @@ export interface SettingsStore {
 // ---------------------------------------------------------------- conversation index (v1.1)
 
 // Declared beside its rules (conversations/port.ts) to keep this file short; exported from here.
-export type { ConversationIndex, ConversationListPage, ConversationRebuilder, ConversationRebuildReport } from './conversations/port.ts';
+export type {
+  ConversationIndex,
+  ConversationListPage,
+  ConversationRebuilder,
+  ConversationRebuildReport,
+  ConversationStreamSides,
+  IndexedConversations,
+  IndexedState,
+} from './conversations/port.ts';

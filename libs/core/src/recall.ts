@@ -1,6 +1,7 @@
 /** Recall rules (I5): only the sender, or a group admin in a group, within 24 h. */
 import type { Entry, NewEntry } from './entry.ts';
 import { ForbiddenError, NotFoundError, RecallExpiredError } from './errors.ts';
+import { recallAppinfo } from './server-ids.ts';
 
 export const RECALL_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -35,11 +36,6 @@ export function checkRecall(input: RecallCheck): void {
   }
 }
 
-/** Appinfo of the recall entry for a message; deterministic so a retried recall dedups. */
-export function recallAppinfo(originalAppinfo: string): string {
-  return `recall:${originalAppinfo}`;
-}
-
 /**
  * The `recall` control entry for one inbox. `conv` is copied from `original`, so pass the copy
  * of the message in the inbox the entry is written to (1:1 copies differ in conv.id).
@@ -47,10 +43,11 @@ export function recallAppinfo(originalAppinfo: string): string {
 export function buildRecallEntry(original: Entry, caller: string, now: number): NewEntry {
   return {
     kind: 'recall',
-    appinfo: recallAppinfo(original.appinfo),
+    // Deterministic, so a retried recall dedups; it names the message's sender (server-ids.ts).
+    appinfo: recallAppinfo({ sender: original.from, appinfo: original.appinfo }),
     conv: { type: original.conv.type, id: original.conv.id },
     from: caller,
     sendTime: now,
-    recall: { appinfo: original.appinfo, sendTime: original.sendTime },
+    recall: { appinfo: original.appinfo, sendTime: original.sendTime, from: original.from },
   };
 }

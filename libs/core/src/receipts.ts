@@ -3,8 +3,10 @@
  * of a read message then gets a `receipt` entry listing every reader so far (merged, so two
  * readers at the same time never lose each other).
  */
+import { dedupKeyOf, type DedupKey } from './dedup-key.ts';
 import type { Conv, Entry, NewEntry } from './entry.ts';
 import { BadRequestError } from './errors.ts';
+import { receiptAppinfo } from './server-ids.ts';
 
 /**
  * `from` of receipt entries. A receipt is the server's merge of many reads (readBy is sorted,
@@ -21,15 +23,6 @@ export function mergeReaders(current: readonly string[], added: readonly string[
   return { readers: [...all].sort(), grew: all.size > before.size };
 }
 
-/**
- * Appinfo of the receipt for entry `referSeq` once it has `readerCount` readers. Deterministic:
- * a retried receipt dedups in the sender's inbox, and since readBy only grows each count
- * appears at most once.
- */
-export function receiptAppinfo(referSeq: number, readerCount: number): string {
-  return `receipt:${referSeq}:${readerCount}`;
-}
-
 export interface ReadTarget {
   /** The sender whose inbox gets a receipt. */
   senderUser: string;
@@ -41,14 +34,15 @@ export interface ReadTarget {
 
 /**
  * From the entries a reader marked read, the messages whose senders should get a receipt:
- * `msg` entries not sent by the reader, once per appinfo, in input order.
+ * `msg` entries not sent by the reader, once per message (sender and appinfo: two senders may
+ * share an appinfo), in input order.
  */
 export function readTargets(entries: readonly Entry[], reader: string): ReadTarget[] {
-  const seen = new Set<string>();
+  const seen = new Set<DedupKey>();
   const out: ReadTarget[] = [];
   for (const e of entries) {
-    if (e.kind !== 'msg' || e.from === reader || seen.has(e.appinfo)) continue;
-    seen.add(e.appinfo);
+    if (e.kind !== 'msg' || e.from === reader || seen.has(dedupKeyOf(e))) continue;
+    seen.add(dedupKeyOf(e));
     const conv: Conv = e.conv.type === 'user' ? { type: 'user', id: reader } : { type: e.conv.type, id: e.conv.id };
     out.push({ senderUser: e.from, appinfo: e.appinfo, conv });
   }

@@ -26,7 +26,13 @@ describe('client appinfos', () => {
   it('never equal an id the server makes for its own entries', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1, maxLength: 100 }), fc.nat(), fc.nat(), (a, seq, n) => {
-        for (const serverId of [recallAppinfo(a), receiptAppinfo(seq, n), `tick:${a}`, `read:${a}`, `group:${a}:create`]) {
+        for (const serverId of [
+          recallAppinfo({ sender: 'alice', appinfo: a }),
+          receiptAppinfo(seq, n),
+          `tick:${a}`,
+          `read:${a}`,
+          `group:${a}:create`,
+        ]) {
           expect(isClientAppinfo(serverId)).toBe(false);
         }
       }),

@@ -32,7 +32,7 @@ const PEOPLE = [ME, 'bob', 'carol'];
 /** Picks are resolved against the inbox when the op runs (the entries do not exist yet when generated). */
 type Op =
   | { t: 'send'; conv: number; from: number; mentions: string[] | undefined }
-  | { t: 'group'; conv: number; event: 'create' | 'add' | 'remove' | 'tier' }
+  | { t: 'group'; conv: number; event: 'create' | 'add' | 'remove' | 'rename' | 'tier'; name: string | undefined; rev: number | undefined }
   | { t: 'read'; conv: number; pick: number; raw: number; picked: boolean }
   | { t: 'readV1'; picks: number[]; missing: boolean }
   | { t: 'recall'; pick: number; bySender: boolean }
@@ -56,11 +56,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({
       t: fc.constant('group' as const),
       conv: fc.constantFrom(3, 4),
-      event: fc.constantFrom('create', 'add', 'remove', 'tier'),
+      event: fc.constantFrom('create', 'add', 'remove', 'rename', 'tier'),
+      name: fc.option(fc.constantFrom('alpha', 'beta', 'gamma'), { nil: undefined }),
+      rev: fc.option(fc.nat({ max: 3 }), { nil: undefined }),
     }),
   },
   {
@@ -116,8 +118,12 @@ function entryFor(op: Op, ix: InMemoryConversationIndex, n: number): NewEntry | 
       const from = conv.type === 'group' ? (PEOPLE[op.from] as string) : op.from % 2 === 0 ? ME : conv.id;
       return msg(`m${n}`, conv, from, op.mentions);
     }
-    case 'group':
-      return groupEvent(`group:${(CONVS[op.conv] as Conv).id}:${n}`, (CONVS[op.conv] as Conv).id, op.event, 'bob');
+    case 'group': {
+      // Names and revisions in any order (fanout jobs of one group race), with or without a
+      // revision (notices from before renames), or no name at all (notices from before names).
+      const named = { ...(op.name !== undefined && { name: op.name }), ...(op.rev !== undefined && { nameRev: op.rev }) };
+      return groupEvent(`group:${(CONVS[op.conv] as Conv).id}:${n}`, (CONVS[op.conv] as Conv).id, op.event, 'bob', named);
+    }
     case 'read': {
       // A seq of the inbox (maybe of another conversation, maybe stale), or any number (maybe past the head).
       const upTo = op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
@@ -165,6 +171,22 @@ function entryFor(op: Op, ix: InMemoryConversationIndex, n: number): NewEntry | 
   }
 }
 
+/**
+ * The title stated plainly: of the conversation's group notices (not group.tier) that carry a
+ * name, the one with the highest revision (absent: 0), the later one on a tie; none for 1:1.
+ */
+function newestName(entries: readonly Entry[], key: string): string | undefined {
+  let best: { name: string; rev: number } | undefined;
+  for (const e of entries) {
+    if (e.kind !== 'group' || e.type === 'group.tier' || conversationKey(e.conv) !== key) continue;
+    const body = e.body as { name?: unknown; nameRev?: unknown };
+    if (typeof body.name !== 'string') continue;
+    const rev = typeof body.nameRev === 'number' ? body.nameRev : 0;
+    if (best === undefined || rev >= best.rev) best = { name: body.name, rev };
+  }
+  return best?.name;
+}
+
 function run(ops: Array<[Op, number]>): InMemoryConversationIndex {
   const ix = new InMemoryConversationIndex(ME);
   ops.forEach(([op, gap], n) => {
@@ -202,6 +224,7 @@ describe('conversation index: no drift', () => {
             expect(isActivity(last) && last.seq > rec.clearedSeq && !ix.deleted.has(last.seq)).toBe(true);
             expect(conversationKey(last.conv)).toBe(key);
           }
+          expect(rec.title, `title of ${key}`).toBe(newestName(ix.entries, key));
         }
       }),
       { numRuns: 100 },

@@ -15,12 +15,14 @@ import {
   buildRecallEntry,
   conversationItemKey,
   conversationKey,
+  dedupKeyOf,
   indexEntrySync,
   recountInboxIndex,
   withLatestEdit,
 } from '../src/index.ts';
 import type {
   Conv,
+  DedupKey,
   ConvRecord,
   ConversationChanges,
   ConversationFacts,
@@ -43,19 +45,19 @@ export class InMemoryConversationIndex {
   /** Lookup rounds each applied entry needed. */
   readonly rounds: number[] = [];
   private readonly bySeq = new Map<number, Entry>();
-  private readonly byAppinfo = new Map<string, Entry>();
+  private readonly byKey = new Map<DedupKey, Entry>();
   private head = 0;
 
   constructor(readonly self: string) {}
 
   /** Appends like a store (a known appinfo is a duplicate: nothing happens) and indexes the entry. */
   append(input: NewEntry, gap = 0): Entry | null {
-    if (this.byAppinfo.has(input.appinfo)) return null;
+    if (this.byKey.has(dedupKeyOf(input))) return null;
     this.head += 1 + gap;
     const entry: Entry = { ...input, seq: this.head };
     this.entries.push(entry);
     this.bySeq.set(entry.seq, entry);
-    this.byAppinfo.set(entry.appinfo, entry);
+    this.byKey.set(dedupKeyOf(entry), entry);
     let rounds = 0;
     const changes = indexEntrySync(entry, this.self, (need, facts) => {
       rounds++;
@@ -96,7 +98,7 @@ export class InMemoryConversationIndex {
 
   private answer(need: FactsRequest, facts: ConversationFacts): void {
     for (const key of need.convKeys) facts.records.set(key, this.records.get(key) ?? null);
-    for (const a of need.appinfos) facts.byAppinfo.set(a, this.byAppinfo.get(a) ?? null);
+    for (const k of need.keys) facts.byKey.set(k, this.byKey.get(k) ?? null);
     for (const s of need.seqs) facts.bySeq.set(s, this.bySeq.get(s) ?? null);
     for (const s of need.edits) facts.edits.set(s, this.edits.get(s) ?? null);
     for (const { convKey, upToSeq } of need.unreadUpTo) {
@@ -165,8 +167,14 @@ export function msg(appinfo: string, conv: Conv, from: string, mentions?: string
   return e;
 }
 
-export function groupEvent(appinfo: string, group: string, event: 'create' | 'add' | 'remove' | 'tier', actor: string): NewEntry {
-  return buildGroupEventEntry({ appinfo, group, event, actor, time: T0 });
+export function groupEvent(
+  appinfo: string,
+  group: string,
+  event: 'create' | 'add' | 'remove' | 'rename' | 'tier',
+  actor: string,
+  named: { name?: string; nameRev?: number } = {},
+): NewEntry {
+  return buildGroupEventEntry({ appinfo, group, event, actor, time: T0, ...named });
 }
 
 export function readConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {

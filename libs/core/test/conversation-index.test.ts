@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { InternalError, applyToConversations, conversationFactsNeeded, emptyFacts, recountConversations } from '../src/index.ts';
+import {
+  InternalError,
+  applyToConversations,
+  conversationFactsNeeded,
+  emptyFacts,
+  messageKey,
+  recountConversations,
+} from '../src/index.ts';
 import type { Conv, Entry } from '../src/index.ts';
 import {
   InMemoryConversationIndex,
@@ -78,6 +85,48 @@ describe('conversation index: messages and mentions', () => {
   });
 });
 
+describe('conversation index: titles', () => {
+  it("a group's title is the name its notices carry; a rename replaces it, an older revision arriving late does not", () => {
+    const { add, rec } = setup();
+    add(groupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
+    expect(rec('group:g1')).toMatchObject({ title: 'team', titleRev: 0 });
+    const renamed = add(groupEvent('group:g1:rename:2', 'g1', 'rename', 'bob', { name: 'crew', nameRev: 2 }));
+    expect(rec('group:g1')).toMatchObject({ title: 'crew', titleRev: 2, lastSeq: renamed.seq, unread: 0 });
+    // Fanout jobs race: the rename to revision 1 and an add made before it land after revision 2.
+    add(groupEvent('group:g1:rename:1', 'g1', 'rename', 'bob', { name: 'squad', nameRev: 1 }));
+    add(groupEvent('group:g1:add:x', 'g1', 'add', 'bob', { name: 'team', nameRev: 0 }));
+    expect(rec('group:g1')).toMatchObject({ title: 'crew', titleRev: 2 });
+    // The same revision again (an add made after the rename) keeps it.
+    add(groupEvent('group:g1:add:y', 'g1', 'add', 'bob', { name: 'crew', nameRev: 2 }));
+    expect(rec('group:g1')).toMatchObject({ title: 'crew', titleRev: 2 });
+  });
+
+  it('a notice without a name (written before names were carried) leaves the title; without a revision it is the creation name', () => {
+    const { add, rec } = setup();
+    add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    expect(rec('group:g1')?.title).toBeUndefined();
+    expect(rec('group:g1')).not.toHaveProperty('title');
+    add(groupEvent('group:g1:add:x', 'g1', 'add', 'bob', { name: 'legacy' }));
+    expect(rec('group:g1')).toMatchObject({ title: 'legacy', titleRev: 0 });
+    add(groupEvent('group:g1:remove:x', 'g1', 'remove', 'bob'));
+    expect(rec('group:g1')).toMatchObject({ title: 'legacy', titleRev: 0 });
+  });
+
+  it('1:1 chats have none; group.tier names nothing; deleting or clearing the notices keeps the title', () => {
+    const { add, rec, ix } = setup();
+    add(msg('a1', BOB, 'bob'));
+    expect(rec('user:bob')).not.toHaveProperty('title');
+    add(groupEvent('group:g2:tier', 'g2', 'tier', 'bob', { name: 'never', nameRev: 9 }));
+    expect(ix.records.has('group:g2')).toBe(false);
+    const created = add(groupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
+    add(groupEvent('group:g1:tier', 'g1', 'tier', 'bob', { name: 'never', nameRev: 9 }));
+    expect(rec('group:g1')).toMatchObject({ title: 'team' });
+    add(deleteOf('delete:1', ME, [created.seq]));
+    add(clearOf('clear:1', ME, G1));
+    expect(rec('group:g1')).toMatchObject({ title: 'team', titleRev: 0, lastMsgSeq: 0 });
+  });
+});
+
 describe('conversation index: reads', () => {
   it('read {conv, upToSeq} never moves back and is clamped to lastSeq', () => {
     const { add, rec } = setup();
@@ -112,6 +161,22 @@ describe('conversation index: reads', () => {
 });
 
 describe('conversation index: recall, edit, delete, clear', () => {
+  it('two senders of one appinfo: a recall or an edit reaches the message of the sender it names only', () => {
+    const { add, rec, ix } = setup();
+    add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    const bobs = add(msg('local-1', G1, 'bob'));
+    const carols = add(msg('local-1', G1, 'carol'));
+    expect(rec('group:g1')).toMatchObject({ unread: 2, lastMsgSeq: carols.seq });
+    // The admin (bob) recalls carol's local-1: the recall names its sender.
+    add(recallOf(carols, 'bob'));
+    expect(rec('group:g1')).toMatchObject({ unread: 1, lastMsgSeq: bobs.seq });
+    // carol's edit of "her" local-1 never reaches bob's.
+    add(editOf({ ...bobs, from: 'carol' }, 'carol', 5, 'forged'));
+    expect(ix.lastOf('group:g1')?.body).toEqual({ text: 'local-1' });
+    add(editOf(bobs, 'bob', 6, 'edited by bob'));
+    expect(ix.lastOf('group:g1')?.body).toEqual({ text: 'edited by bob' });
+  });
+
   it('recalling the last message moves last to the newest still visible and uncounts it', () => {
     const { add, rec, ix } = setup();
     const a1 = add(msg('a1', BOB, 'bob'));
@@ -124,7 +189,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
     expect(ix.lastOf('user:bob')).toBeNull();
   });
 
-  it('a recall of a read message, of a control entry or of an unknown appinfo changes no count', () => {
+  it('a recall of a read message, of a control entry or of an unknown appinfo changes no count, but is seen (asOfSeq)', () => {
     const { add, rec } = setup();
     const a1 = add(msg('a1', BOB, 'bob'));
     const r = add(readConv('read:1', ME, BOB, a1.seq));
@@ -132,8 +197,22 @@ describe('conversation index: recall, edit, delete, clear', () => {
     expect(rec('user:bob')).toMatchObject({ unread: 0, lastMsgSeq: 0 });
     const before = rec('user:bob');
     add(recallOf(r, ME));
-    add(recallOf({ ...a1, appinfo: 'nope' }, 'bob'));
-    expect(rec('user:bob')).toEqual(before);
+    const missed = add(recallOf({ ...a1, appinfo: 'nope' }, 'bob'));
+    // Every entry naming a conversation brings its state to it, hit or miss (sync, push convs).
+    expect(rec('user:bob')).toEqual({ ...before, asOfSeq: missed.seq });
+  });
+
+  it('a recall or an edit of a message this inbox holds no copy of moves its conversation to it, nothing else', () => {
+    const { add, rec } = setup();
+    const notice = add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    const elsewhere: Entry = { ...notice, seq: 999_999, kind: 'msg', appinfo: 'in-the-stream', from: 'bob', type: 'text', body: {} };
+    const recall = add(recallOf(elsewhere, 'alice'));
+    expect(rec('group:g1')).toMatchObject({ lastSeq: notice.seq, lastMsgSeq: notice.seq, unread: 0, asOfSeq: recall.seq });
+    const edit = add(editOf({ ...elsewhere, appinfo: 'also-elsewhere' }, 'bob', 5, 'x'));
+    expect(rec('group:g1')).toMatchObject({ lastSeq: notice.seq, asOfSeq: edit.seq });
+    // A conversation this inbox has nothing of is not created by them.
+    add(recallOf({ ...elsewhere, appinfo: 'in-g9', conv: { type: 'group', id: 'g9' } }, 'alice'));
+    expect(rec('group:g9')).toBeUndefined();
   });
 
   it('an edit by the sender shows in last; by anyone else it is ignored; the latest editedAt wins', () => {
@@ -225,7 +304,8 @@ describe('conversation index: the two-step API', () => {
       recall: { appinfo: 'a9', sendTime: 0 },
     };
     const facts = emptyFacts();
-    facts.byAppinfo.set('a9', later);
+    facts.byKey.set(messageKey('bob', 'a9'), later);
+    facts.records.set('user:bob', null); // the recall names it (asked whatever its target)
     expect(conversationFactsNeeded(recall, facts, ME)).toBeNull();
     expect(applyToConversations(recall, facts, ME).records).toEqual([]);
     expect(recountConversations([recall, later], ME).get('user:bob')?.unread).toBe(1);

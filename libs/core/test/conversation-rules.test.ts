@@ -14,6 +14,8 @@ import {
   countsAsUnread,
   editWins,
   emptyConvRecord,
+  groupTitleOf,
+  titleWins,
   hiddenFromOwner,
   isActivity,
   mentionsUser,
@@ -150,5 +152,37 @@ describe('conversationTouch', () => {
     expect(conversationTouch({ ...base, seq: 6, kind: 'delete', seqs: [3] })).toEqual({ namedSeqs: [3] });
     expect(conversationTouch({ ...base, seq: 7, kind: 'receipt', referSeq: 1, readBy: ['bob'] })).toBeNull();
     expect(conversationTouch({ ...base, seq: 8, kind: 'tick' })).toBeNull();
+  });
+});
+
+describe('group titles', () => {
+  const notice = (body: unknown, type = 'group.rename'): Entry =>
+    ({ seq: 3, kind: 'group', appinfo: 'group:g1:x', conv: { type: 'group', id: 'g1' }, from: 'bob', sendTime: 1, type, body }) as Entry;
+
+  it('a notice names the group with its revision (absent: 0); anything else names nothing', () => {
+    expect(groupTitleOf(notice({ name: 'crew', nameRev: 2 }))).toEqual({ name: 'crew', rev: 2 });
+    expect(groupTitleOf(notice({ name: 'team' }, 'group.create'))).toEqual({ name: 'team', rev: 0 });
+    for (const body of [
+      {},
+      { name: 7 },
+      { name: 'x', nameRev: -1 },
+      { name: 'x', nameRev: 1.5 },
+      { name: 'x', nameRev: '2' },
+      ['x'],
+      null,
+      'x',
+    ]) {
+      expect(groupTitleOf(notice(body)), JSON.stringify(body)).toBeNull();
+    }
+    expect(groupTitleOf(notice({ name: 'x', nameRev: 1 }, 'group.tier'))).toBeNull();
+    expect(groupTitleOf({ ...notice({ name: 'x' }), kind: 'msg' })).toBeNull();
+    expect(groupTitleOf({ ...notice({ name: 'x' }), conv: { type: 'user', id: 'bob' } })).toBeNull();
+  });
+
+  it('a higher revision wins, the same one again wins (later), a lower one never', () => {
+    expect(titleWins(null, { name: 'a', rev: 0 })).toBe(true);
+    expect(titleWins({ name: 'a', rev: 1 }, { name: 'b', rev: 2 })).toBe(true);
+    expect(titleWins({ name: 'a', rev: 1 }, { name: 'a', rev: 1 })).toBe(true);
+    expect(titleWins({ name: 'b', rev: 2 }, { name: 'a', rev: 1 })).toBe(false);
   });
 });

@@ -5,7 +5,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergeConversationMessages, newerMessage, StreamTally, type Entry, type GroupMessage } from '../src/index.ts';
+import {
+  dedupKeyOf,
+  mergeConversationMessages,
+  newerMessage,
+  recalledKey,
+  StreamTally,
+  type Entry,
+  type GroupMessage,
+} from '../src/index.ts';
 
 const SELF = 'me';
 const USERS = [SELF, 'ann', 'ben'];
@@ -39,7 +47,8 @@ function streamOf(ops: Op[]): Entry[] {
         ...base,
         seq,
         kind: 'msg',
-        appinfo: `m${seq}`,
+        // Each sender counts its own appinfos: two senders' local-1 share the stream.
+        appinfo: `local-${msgs.filter((x) => x.from === o.from).length + 1}`,
         from: o.from,
         sendTime: seq,
         type: 't',
@@ -57,9 +66,9 @@ function streamOf(ops: Op[]): Entry[] {
         ...base,
         seq,
         kind: 'recall',
-        appinfo: `recall:${target.appinfo}`,
+        appinfo: `recall:${target.from}:${target.appinfo}`,
         from: target.from,
-        recall: { appinfo: target.appinfo, sendTime: target.sendTime },
+        recall: { appinfo: target.appinfo, sendTime: target.sendTime, from: target.from },
       });
     } else {
       const from = o.bySender ? target.from : 'ben' === target.from ? 'ann' : 'ben';
@@ -73,22 +82,33 @@ function streamOf(ops: Op[]): Entry[] {
       });
     }
   });
-  return rows.filter((r, i) => rows.findIndex((x) => x.appinfo === r.appinfo) === i);
+  return rows.filter((r, i) => rows.findIndex((x) => dedupKeyOf(x) === dedupKeyOf(r)) === i);
 }
 
 /** The oracle: forward, as the rules read. */
 function oracle(rows: Entry[], cursor: number, tailWanted: number) {
-  const recalled = new Set(rows.filter((r) => r.kind === 'recall').map((r) => r.recall!.appinfo));
-  const visible = rows.filter((r) => r.kind === 'msg' && !recalled.has(r.appinfo));
+  const recalled = new Set(rows.filter((r) => r.kind === 'recall').map((r) => recalledKey(r.from, r.recall!)));
+  const visible = rows.filter((r) => r.kind === 'msg' && !recalled.has(dedupKeyOf(r)));
   const counted = visible.filter((m) => m.seq > cursor && m.from !== SELF && !(m.mentions ?? []).includes(SELF));
   const shownEdit = (m: Entry) => {
     let shown: Entry['edit'] | undefined;
     for (const e of rows)
-      if (e.kind === 'edit' && e.edit!.appinfo === m.appinfo && e.from === m.from && (!shown || e.edit!.editedAt >= shown.editedAt))
+      // An edit by its sender of an earlier message (rules.ts, editHits): an appinfo is unique per sender only.
+      if (
+        e.kind === 'edit' &&
+        e.edit!.appinfo === m.appinfo &&
+        e.from === m.from &&
+        e.seq > m.seq &&
+        (!shown || e.edit!.editedAt >= shown.editedAt)
+      )
         shown = e.edit;
     return shown;
   };
+  // A message the member holds an inbox copy of is the inbox side's: only its gseq is kept.
+  const holds = (m: Entry) => m.from === SELF || (m.mentions ?? []).includes(SELF);
+  const held = new Map(rows.filter((r) => r.kind === 'msg' && holds(r)).map((m) => [dedupKeyOf(m), m.seq]));
   const tail = visible
+    .filter((m) => !holds(m))
     .slice()
     .reverse()
     .slice(0, tailWanted)
@@ -96,7 +116,7 @@ function oracle(rows: Entry[], cursor: number, tailWanted: number) {
       const edit = shownEdit(m);
       return { appinfo: m.appinfo, gseq: m.seq, body: edit ? edit.body : m.body };
     });
-  return { unread: counted.length, mentions: counted.filter((m) => (m.mentions ?? []).includes('@all')).length, tail };
+  return { unread: counted.length, mentions: counted.filter((m) => (m.mentions ?? []).includes('@all')).length, tail, held };
 }
 
 describe('StreamTally', () => {
@@ -110,6 +130,7 @@ describe('StreamTally', () => {
         const want = oracle(rows, cursor, tailWanted);
         expect({ unread: got.unread, mentions: got.mentions }).toEqual({ unread: want.unread, mentions: want.mentions });
         expect(got.tail.map((m) => ({ appinfo: m.appinfo, gseq: m.gseq, body: m.body }))).toEqual(want.tail);
+        expect(got.held).toEqual(want.held);
       }),
       { numRuns: 500 },
     );
@@ -123,7 +144,7 @@ describe('StreamTally', () => {
     expect(t.needsRowsAtOrBelow(5)).toBe(false);
   });
 
-  it('shows one message once: the stream copy wins over the inbox copy; the newer by sendTime is last', () => {
+  it('shows one message once: a stream copy in the tail wins over an inbox copy; the newer by sendTime is last', () => {
     const inboxCopy: Entry = { ...base, seq: 40, kind: 'msg', appinfo: 'x', from: 'ann', sendTime: 10 };
     const streamCopy: GroupMessage = { ...inboxCopy, seq: 3, gseq: 3 };
     const notice: Entry = { ...base, seq: 41, kind: 'group', appinfo: 'group:g:add:1', from: 'ann', sendTime: 11, type: 'group.add' };
@@ -132,5 +153,16 @@ describe('StreamTally', () => {
     expect(newerMessage(null, undefined)).toBeNull();
     expect(mergeConversationMessages([notice, inboxCopy], [streamCopy], 5)).toEqual([streamCopy, notice]);
     expect(mergeConversationMessages([notice, inboxCopy], [streamCopy], 1)).toEqual([notice]);
+  });
+
+  it('a message the member holds a copy of comes from the inbox side (recalled or edited there), in stream form when passed', () => {
+    const mine: Entry = { ...base, seq: 40, kind: 'msg', appinfo: 'mine', from: SELF, sendTime: 10, body: 'edited in the inbox' };
+    const other: GroupMessage = { ...base, seq: 5, gseq: 5, kind: 'msg', appinfo: 'other', from: 'ann', sendTime: 9 };
+    const held = new Map([[dedupKeyOf(mine), 6]]);
+    expect(mergeConversationMessages([mine], [other], 5, held)).toEqual([other, { ...mine, seq: 6, gseq: 6 }]);
+    // Recalled or deleted in the inbox: not in the inbox side, and the tally never tails it.
+    expect(mergeConversationMessages([], [other], 5, held)).toEqual([other]);
+    // Not passed by the tally (older than its walk): the inbox copy as it is.
+    expect(mergeConversationMessages([mine], [], 5)).toEqual([mine]);
   });
 });

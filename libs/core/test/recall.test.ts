@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ForbiddenError, NotFoundError, RECALL_WINDOW_MS, RecallExpiredError, buildRecallEntry, checkRecall } from '../src/index.ts';
+import {
+  ForbiddenError,
+  NotFoundError,
+  RECALL_WINDOW_MS,
+  RecallExpiredError,
+  buildRecallEntry,
+  checkRecall,
+  dedupKeyOf,
+  recalledKey,
+} from '../src/index.ts';
 import type { Entry } from '../src/index.ts';
 
 const T0 = 1_763_700_000_000;
@@ -88,11 +97,12 @@ describe('buildRecallEntry', () => {
   it('points at the original and copies its conv', () => {
     expect(buildRecallEntry(direct, 'alice', T0 + 10)).toEqual({
       kind: 'recall',
-      appinfo: 'recall:a-1',
+      appinfo: 'recall:alice:a-1',
       conv: { type: 'user', id: 'bob' },
       from: 'alice',
       sendTime: T0 + 10,
-      recall: { appinfo: 'a-1', sendTime: T0 },
+      // The message's sender is named: an appinfo is unique per sender only.
+      recall: { appinfo: 'a-1', sendTime: T0, from: 'alice' },
     });
   });
 
@@ -101,6 +111,12 @@ describe('buildRecallEntry', () => {
     const b = buildRecallEntry(inGroup, 'admin', 2);
     expect(a.from).toBe('admin');
     expect(a.appinfo).toBe(b.appinfo);
+    // It names the member's message, not one the admin sent with the same appinfo.
+    expect(a.recall?.from).toBe(inGroup.from);
+    expect(a.recall && recalledKey(a.from, a.recall)).toBe(dedupKeyOf(inGroup));
+    expect(recalledKey('alice', { appinfo: 'g-1', sendTime: 1 })).toBe(dedupKeyOf(inGroup)); // a recall stored without `from`
+    // Named by the message (its sender), not by who recalls: the sender's own recall is the same entry.
+    expect(buildRecallEntry(inGroup, inGroup.from, 3).appinfo).toBe(a.appinfo);
     expect(a.conv).not.toBe(inGroup.conv);
   });
 });

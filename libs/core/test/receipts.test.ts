@@ -114,6 +114,15 @@ describe('readTargets', () => {
     expect(readTargets([e, e], bob)).toHaveLength(1);
   });
 
+  it("yields each sender's message once: two senders of one appinfo both get a receipt", () => {
+    const alices = { ...msg(1, 'alice', { type: 'group', id: 'g1' }), appinfo: 'local-1' };
+    const carols = { ...msg(2, 'carol', { type: 'group', id: 'g1' }), appinfo: 'local-1' };
+    expect(readTargets([alices, carols, alices], bob).map((t) => [t.senderUser, t.appinfo])).toEqual([
+      ['alice', 'local-1'],
+      ['carol', 'local-1'],
+    ]);
+  });
+
   it('groups targets by sender', () => {
     const more = [...entries, msg(7, 'alice', { type: 'user', id: 'alice' })];
     const by = targetsBySender(readTargets(more, bob));

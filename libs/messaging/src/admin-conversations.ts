@@ -35,9 +35,9 @@ export interface ConversationDifference {
   /** `user:bob`, `group:g1`. */
   conversation: string;
   /** `missing` / `extra`: the conversation is only in the recount / only in the index. */
-  field: CheckedField | 'missing' | 'extra';
-  index: number | null;
-  recount: number | null;
+  field: CheckedField | 'title' | 'missing' | 'extra';
+  index: number | string | null;
+  recount: number | string | null;
 }
 
 export interface ConversationCheck {
@@ -146,6 +146,7 @@ export function compare(index: readonly ConvRecord[], recount: ReadonlyMap<strin
     for (const field of CHECKED_FIELDS) {
       if (rec[field] !== truth[field]) out.push({ conversation: key, field, index: rec[field], recount: truth[field] });
     }
+    if (rec.title !== truth.title) out.push({ conversation: key, field: 'title', index: rec.title ?? null, recount: truth.title ?? null });
   }
   for (const [key, truth] of recount) {
     if (!seen.has(key)) out.push({ conversation: key, field: 'missing', index: null, recount: truth.lastSeq });

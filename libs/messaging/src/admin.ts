@@ -124,6 +124,8 @@ export interface GroupView {
   tenant: string;
   id: string;
   name: string;
+  /** Renames so far (0: the name given at creation). */
+  nameRev: number;
   admin: string;
   tier: Tier;
   /** The tier its size alone gives (differs from `tier` inside the hysteresis band). */
@@ -212,6 +214,7 @@ export class AdminService {
       tenant,
       id,
       name: group.name,
+      nameRev: group.nameRev ?? 0,
       admin: group.admin,
       tier: group.tier,
       naturalTier: naturalTier(group.memberCount, this.d.settings.current().tiers),

@@ -4,17 +4,13 @@
  * acknowledged — so an acknowledged message reaches the app at least once, whatever crashes,
  * with the queue's retries and dead-letter. Keyed by appinfo: a resend re-enqueues the same id.
  */
-import type { AfterSendPayload, NewEntry, WorkQueue } from '@seqline/core';
+import { afterSendJobId, type AfterSendPayload, type NewEntry, type WorkQueue } from '@seqline/core';
 import { deliverHook } from '@seqline/hooks';
 import type { MessagingEnv, MessagingHooks } from './deps.ts';
 import { AFTER_SEND_QUEUE, toJson, type AfterSendJob } from './queues.ts';
 
 /** How long one after-send call may take before it counts as failed (and is retried). */
 export const AFTER_SEND_TIMEOUT_MS = 10_000;
-
-export function afterSendJobId(tenant: string, appinfo: string): string {
-  return `after-send:${tenant}:${appinfo}`;
-}
 
 export type AfterSendEnqueueDeps = { queue: WorkQueue; hooks: Pick<MessagingHooks, 'of'> };
 
@@ -34,7 +30,7 @@ export async function enqueueAfterSend(d: AfterSendEnqueueDeps, tenant: string, 
     msgType: entry.type ?? '',
     body: entry.body ?? null,
   };
-  await d.queue.enqueue(AFTER_SEND_QUEUE, afterSendJobId(tenant, entry.appinfo), toJson(job));
+  await d.queue.enqueue(AFTER_SEND_QUEUE, afterSendJobId({ tenant, sender: entry.from, appinfo: entry.appinfo }), toJson(job));
 }
 
 export type AfterSendRunDeps = { hooks: MessagingHooks; env: Pick<MessagingEnv, 'logger'> };

@@ -36,8 +36,13 @@ export interface SyncResult {
   headSeq: number;
   hasMore: boolean;
   groups: GroupNews[];
-  /** v1.1: every conversation the returned entries touch, as the index has it now. */
+  /** v1.1: every conversation the returned entries touch, each at or past its newest entry here. */
   convs: ConversationState[];
+  /**
+   * Touched conversations whose state the index had not reached within the wait (so not in
+   * `convs`); absent when none.
+   */
+  convsPending?: Conv[];
 }
 
 export interface HistoryResult {
@@ -112,6 +117,11 @@ export interface EditInput {
   body: Json;
   /** Absent: the message keeps its type. */
   type?: string;
+  /**
+   * The client's id for this edit (a client appinfo; the SDK sends a UUIDv7): a retry with it
+   * redoes the same edit instead of making another. Absent: each call is a new edit.
+   */
+  editId?: string;
 }
 
 export interface Messaging {
@@ -119,7 +129,11 @@ export interface Messaging {
   sync(caller: Caller, maxSeq: number, limit: number): Promise<SyncResult>;
   history(caller: Caller, beforeSeq: number, limit: number): Promise<HistoryResult>;
   read(caller: Caller, seqs: number[]): Promise<{ seq: number }>;
-  recall(caller: Caller, appinfo: string): Promise<{ seq: number }>;
+  /**
+   * Recalls `sender`'s message `appinfo` (appinfos are unique per sender): the caller's own by
+   * default; a group admin names the member whose message it recalls.
+   */
+  recall(caller: Caller, appinfo: string, sender?: string): Promise<{ seq: number }>;
   /** v1.1: the caller's conversations, newest activity first. */
   conversations(caller: Caller, input: ConversationsInput): Promise<ConversationsResult>;
   /** v1.1 `history {conv}`: one conversation's visible entries, newest first. */
@@ -135,6 +149,8 @@ export interface Messaging {
   createGroup(caller: Caller, input: { name: string; members: string[]; id?: string }): Promise<{ id: string; tier: Tier }>;
   addMembers(caller: Caller, id: string, members: string[]): Promise<{ tier: Tier; memberCount: number }>;
   removeMembers(caller: Caller, id: string, members: string[]): Promise<{ tier: Tier; memberCount: number }>;
+  /** The admin renames the group; every member's conversation title follows (a group.rename notice). */
+  renameGroup(caller: Caller, input: { id: string; name: string }): Promise<{ id: string; name: string }>;
   groupInfo(caller: Caller, id: string): Promise<GroupInfo>;
   groupHistory(caller: Caller, input: GroupHistoryInput): Promise<GroupHistoryResult>;
   groupAck(caller: Caller, id: string, gseq: number): Promise<{ cursor: number }>;

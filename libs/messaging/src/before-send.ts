@@ -7,6 +7,7 @@
 import {
   ForbiddenError,
   inboxKey,
+  messageKey,
   onBeforeSendFailure,
   parseBeforeSendAnswer,
   type BeforeSendDecision,
@@ -42,7 +43,8 @@ export async function beforeSend(d: BeforeSendDeps, caller: Caller, input: SendI
   if (url === undefined) return asSent;
   // A resend of a stored message was allowed once already: its append answers duplicate with
   // the original. (A denied message was never stored, so its resend asks again.)
-  if ((await d.stores.timeline.findSeqs(inboxKey(caller.tenant, caller.user), [input.appinfo])).has(input.appinfo)) return asSent;
+  const own = messageKey(caller.user, input.appinfo);
+  if ((await d.stores.timeline.findSeqs({ inbox: inboxKey(caller.tenant, caller.user), keys: [own] })).has(own)) return asSent;
   const payload: BeforeSendPayload = {
     type: 'before_send',
     tenant: caller.tenant,

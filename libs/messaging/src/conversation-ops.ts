@@ -9,12 +9,15 @@ import {
   buildConversationReadEntry,
   buildDeleteEntry,
   clampLimit,
+  clearAppinfo,
   CONVERSATION_HISTORY_DEFAULT_LIMIT,
   CONVERSATION_HISTORY_MAX_LIMIT,
+  deleteAppinfo,
   inboxKey,
   InternalError,
   mergeConversationMessages,
   NotFoundError,
+  readAppinfo,
   type Conv,
   type ConversationIndex,
   type ConversationState,
@@ -61,10 +64,11 @@ export async function conversations(
   if (input.lastMessages === 0) return { convs: listed.map(({ state }) => ({ state })), headSeq, hasMore: page.hasMore };
   const limit = pLimit(LAST_MESSAGES_CONCURRENCY);
   const convs = await Promise.all(
-    listed.map(({ state, tail }) =>
+    listed.map(({ state, tail, held }) =>
       limit(async (): Promise<ListedConversation> => {
         const { entries } = await d.stores.conversations.conversationEntries(inbox, state.conv, { limit: input.lastMessages });
-        const messages = state.stream === undefined ? entries.reverse() : mergeConversationMessages(entries, tail, input.lastMessages);
+        const messages =
+          state.stream === undefined ? entries.reverse() : mergeConversationMessages(entries, tail, input.lastMessages, held);
         return { state, messages };
       }),
     ),
@@ -112,7 +116,8 @@ export async function appendOwn(d: OwnEntryDeps, inbox: InboxKey, entry: NewEntr
 export async function readConversation(d: OwnEntryDeps, caller: Caller, conv: Conv, upToSeq: number): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
   await ownConversation(d, inbox, conv, 'read');
-  return appendOwn(d, inbox, buildConversationReadEntry(caller.user, conv, upToSeq, d.env.clock.now(), `read:${d.env.newId()}`));
+  const appinfo = readAppinfo({ reader: caller.user, made: d.env.newId() });
+  return appendOwn(d, inbox, buildConversationReadEntry(caller.user, conv, upToSeq, d.env.clock.now(), appinfo));
 }
 
 /**
@@ -122,7 +127,8 @@ export async function readConversation(d: OwnEntryDeps, caller: Caller, conv: Co
 export async function clearConversation(d: OwnEntryDeps, caller: Caller, conv: Conv, upToSeq?: number): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const state = await ownConversation(d, inbox, conv, 'clear');
-  const entry = buildClearEntry(caller.user, conv, upToSeq ?? state.lastSeq, d.env.clock.now(), `clear:${d.env.newId()}`);
+  const appinfo = clearAppinfo({ owner: caller.user, made: d.env.newId() });
+  const entry = buildClearEntry(caller.user, conv, upToSeq ?? state.lastSeq, d.env.clock.now(), appinfo);
   return appendOwn(d, inbox, entry);
 }
 
@@ -147,5 +153,6 @@ export async function deleteForMe(
   if (missing.length > 0) {
     throw new NotFoundError(`delete: not in your inbox: seq ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
   }
-  return appendOwn(d, inbox, buildDeleteEntry(caller.user, unique, d.env.clock.now(), `delete:${d.env.newId()}`));
+  const appinfo = deleteAppinfo({ owner: caller.user, made: d.env.newId() });
+  return appendOwn(d, inbox, buildDeleteEntry(caller.user, unique, d.env.clock.now(), appinfo));
 }

@@ -44,6 +44,8 @@ export interface MessagingPolicy {
   readFanout: boolean;
   /** Event-loop lag in ms for load shedding; default: this process's loop, measured. */
   loopLagMs?: () => number;
+  /** How long a sync waits at most for the conversation index to reach its entries (default 500 ms). */
+  syncConvsWaitMs?: number;
   sheddingPolicy?: SheddingPolicy;
 }
 

@@ -6,25 +6,36 @@
  * see its latest edit (core's withLatestEdit).
  */
 import {
+  BadRequestError,
   buildEditEntry,
   checkRecall,
+  editAppinfo,
+  editCopiesJobId,
+  editJobId,
+  EditIdTakenError,
   ForbiddenError,
   groupKey,
+  holdersBesides,
   inboxKey,
   InternalError,
+  isClientAppinfo,
+  isSameEdit,
+  messageKey,
   NotFoundError,
+  OverloadedError,
   RecallExpiredError,
-  recallAppinfo,
-  wasMemberAt,
+  recallAppinfoLookups,
+  serverEntryKey,
+  splitKey,
   type Entry,
   type InboxKey,
   type NewEntry,
 } from '@seqline/core';
 import type { Caller, EditInput } from './api.ts';
 import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
-import { fanoutQueueFor, toJson, type FanoutJob } from './queues.ts';
-import { enqueueCopies, streamCopyHolders } from './mentions.ts';
-import { appendToStream, type StreamAppendDeps } from './send.ts';
+import { groupRouteOf } from './copy-routes.ts';
+import { enqueueCopies } from './mentions.ts';
+import { appendToStream, stripSeq, type StreamAppendDeps } from './send.ts';
 
 export type EditDeps = StreamAppendDeps & {
   stores: Pick<MessagingStores, 'timeline' | 'groups' | 'groupStreams'>;
@@ -32,7 +43,16 @@ export type EditDeps = StreamAppendDeps & {
   env: Pick<MessagingEnv, 'clock' | 'newId'>;
 };
 
+/**
+ * A client editId (the SDK sets a UUIDv7) makes the edit's appinfo the same on every attempt:
+ * a retry finds the entry stored by an earlier one and redoes the fanout step, which is
+ * idempotent (the fanout job and every inbox dedup by that appinfo), so a crash between the
+ * append and the enqueue loses nothing. Without one, every call is a new edit.
+ */
 export async function edit(d: EditDeps, caller: Caller, input: EditInput): Promise<{ seq: number }> {
+  if (input.editId !== undefined && !isClientAppinfo(input.editId)) {
+    throw new BadRequestError("edit: editId must be 1-128 characters without ':', control characters or unpaired surrogates");
+  }
   const inbox = inboxKey(caller.tenant, caller.user);
   const message = await ownCopy(d, inbox, input.appinfo);
   const now = d.env.clock.now();
@@ -40,16 +60,28 @@ export async function edit(d: EditDeps, caller: Caller, input: EditInput): Promi
   if (await wasRecalled(d, inbox, message.appinfo)) throw new NotFoundError('edit: the message was recalled');
 
   // One appinfo for every copy of this edit, so a retried fanout job dedups in each inbox.
-  const entry = buildEditEntry(caller.user, message, input, now, `edit:${d.env.newId()}`);
+  const made = input.editId ?? d.env.newId();
+  const entry = buildEditEntry(caller.user, message, input, now, editAppinfo({ editor: caller.user, made }));
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new InternalError('append returned no outcome');
-  await followMessage(d, caller, message, entry);
+  const stored = outcome.duplicate ? await retriedEdit(d, inbox, outcome.seq, entry, made) : entry;
+  await followMessage(d, caller, message, stored);
   return { seq: outcome.seq };
+}
+
+/** The edit an earlier attempt stored under this editId: this one again, or a refusal. */
+async function retriedEdit(d: Pick<EditDeps, 'stores'>, inbox: InboxKey, seq: number, sent: NewEntry, editId: string): Promise<NewEntry> {
+  const stored = await d.stores.timeline.getEntry(inbox, seq);
+  // Unreadable right after its append: the client retries; never guess what was stored.
+  if (!stored) throw new OverloadedError('the edit stored under this editId is not readable yet, retry');
+  if (!isSameEdit(stored, sent)) throw new EditIdTakenError(editId);
+  return stripSeq(stored);
 }
 
 /** The caller's copy of the message (a sender always has one, read-fanout included). */
 async function ownCopy(d: Pick<EditDeps, 'stores'>, inbox: InboxKey, appinfo: string): Promise<Entry | null> {
-  const seq = (await d.stores.timeline.findSeqs(inbox, [appinfo])).get(appinfo);
+  const key = messageKey(splitKey(inbox).id, appinfo); // the caller's own message
+  const seq = (await d.stores.timeline.findSeqs({ inbox, keys: [key] })).get(key);
   return seq === undefined ? null : d.stores.timeline.getEntry(inbox, seq);
 }
 
@@ -68,39 +100,29 @@ function checkEditable(caller: string, message: Entry | null, now: number): asse
 }
 
 async function wasRecalled(d: Pick<EditDeps, 'stores'>, inbox: InboxKey, appinfo: string): Promise<boolean> {
-  const marker = recallAppinfo(appinfo);
-  return (await d.stores.timeline.findSeqs(inbox, [marker])).has(marker);
+  // The caller is the sender (only the sender edits); markers of the previous version too.
+  const markers = recallAppinfoLookups({ sender: splitKey(inbox).id, appinfo });
+  return (await d.stores.timeline.findSeqs({ inbox, keys: markers.map(serverEntryKey) })).size > 0;
 }
 
 /**
- * Where the message went, the edit goes: the group stream when it is there; else the inboxes
- * of those who got a copy — the 1:1 peer, or the group's members at the message's sendTime.
+ * Where the message went, the edit goes: into the group stream for a read-fanout message, and
+ * into the inboxes of every other holder of a copy (core's copy-holders.ts: the 1:1 peer, the
+ * snapshot its send recorded, or the sender and the members a stream message names).
  */
 async function followMessage(d: EditDeps, caller: Caller, message: Entry, entry: NewEntry): Promise<void> {
   const { tenant } = caller;
-  if (message.conv.type === 'group') {
-    const key = groupKey(tenant, message.conv.id);
-    if ((await d.stores.groupStreams.findSeqs(key, [message.appinfo])).has(message.appinfo)) {
-      await appendToStream(d, tenant, key, message.conv.id, entry);
-      // The members it names hold a copy in their inboxes (mentions.ts): the edit goes there too.
-      const holders = streamCopyHolders(message).filter((u) => u !== caller.user);
-      if (holders.length > 0) {
-        const group = await d.stores.groups.getGroup(key);
-        await enqueueCopies(d, tenant, group, entry, holders, `edit-copies:${tenant}:${entry.appinfo}`);
-      }
-      return;
-    }
-    const group = await d.stores.groups.getGroup(key);
-    const recipients = (await d.stores.groups.listMemberships(key))
-      .filter((m) => m.user !== caller.user && wasMemberAt(m, message.sendTime))
-      .map((m) => m.user);
-    if (recipients.length === 0) return;
-    const job: FanoutJob = { tenant, entry, recipients, groupKey: key };
-    await d.queue.enqueue(fanoutQueueFor(group?.tier), `edit:${tenant}:${entry.appinfo}`, toJson(job));
+  const ref = { tenant, author: entry.from, appinfo: entry.appinfo };
+  if (message.conv.type !== 'group') {
+    // runMergedFanout gives the peer's copy conv = `from` (the sender, who is the editor).
+    await enqueueCopies(d, tenant, null, entry, holdersBesides(message, { way: 'direct' }, caller.user), editJobId(ref));
     return;
   }
-  if (message.conv.id === caller.user) return; // a note to self has one copy
-  // runMergedFanout gives the peer's copy conv = `from` (the sender, who is the editor).
-  const job: FanoutJob = { tenant, entry, recipients: [message.conv.id] };
-  await d.queue.enqueue(fanoutQueueFor(undefined), `edit:${tenant}:${entry.appinfo}`, toJson(job));
+  const key = groupKey(tenant, message.conv.id);
+  const route = await groupRouteOf(d, key, message);
+  if (route.way === 'stream') await appendToStream(d, tenant, key, message.conv.id, entry);
+  const holders = holdersBesides(message, route, caller.user);
+  if (holders.length === 0) return;
+  const group = await d.stores.groups.getGroup(key);
+  await enqueueCopies(d, tenant, group, entry, holders, route.way === 'stream' ? editCopiesJobId(ref) : editJobId(ref));
 }

@@ -6,7 +6,19 @@
  * {conv, upToSeq}` to the member's inbox — only when the inbox side has something unread the
  * ack covers, so a plain ack stays one cursor write (plus one index read).
  */
-import { countsAsUnread, groupKey, inboxKey, type Conv, type Entry, type GroupKey, type InboxKey, type Membership } from '@seqline/core';
+import {
+  countsAsUnread,
+  dedupKeyOf,
+  groupKey,
+  inboxKey,
+  readAppinfo,
+  type Conv,
+  type DedupKey,
+  type Entry,
+  type GroupKey,
+  type InboxKey,
+  type Membership,
+} from '@seqline/core';
 import type { Caller } from './api.ts';
 import { appendOwn, type OwnEntryDeps } from './conversation-ops.ts';
 import type { MessagingStores } from './deps.ts';
@@ -38,7 +50,7 @@ export async function readInboxSideOnAck(
   if (upTo <= state.readSeq) return;
   await appendOwn(d, inbox, {
     kind: 'read',
-    appinfo: `read:${d.env.newId()}`,
+    appinfo: readAppinfo({ reader: caller.user, made: d.env.newId() }),
     conv,
     from: caller.user,
     sendTime: d.env.clock.now(),
@@ -73,14 +85,11 @@ async function coveredInboxSeq(
   const counted = above.filter((e) => countsAsUnread(e, self)).sort((a, b) => a.seq - b.seq);
   const gseqs =
     counted.length === 0
-      ? new Map<string, number>()
-      : await d.stores.groupStreams.findSeqs(
-          key,
-          counted.map((e) => e.appinfo),
-        );
+      ? new Map<DedupKey, number>()
+      : await d.stores.groupStreams.findSeqs({ group: key, keys: counted.map(dedupKeyOf) });
   let upTo = readSeq;
   for (const e of counted) {
-    const gseq = gseqs.get(e.appinfo);
+    const gseq = gseqs.get(dedupKeyOf(e));
     if (gseq === undefined) continue;
     if (gseq > cursor) break;
     upTo = e.seq;

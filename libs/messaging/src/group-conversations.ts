@@ -10,10 +10,14 @@
 import {
   groupKey,
   inboxKey,
+  inStreamForm,
   StreamTally,
   newerMessage,
+  splitKey,
   visibleRange,
   type ConversationState,
+  type ConversationStreamSides,
+  type Entry,
   type GroupKey,
   type GroupMessage,
   type GseqRange,
@@ -39,6 +43,8 @@ export interface WithStreamSide {
   state: ConversationState;
   /** The stream's newest visible messages, newest first (empty for conversations without a stream). */
   tail: GroupMessage[];
+  /** Gseqs of the stream messages passed that the member holds an inbox copy of (core's StreamTally). */
+  held: ReadonlyMap<string, number>;
 }
 
 /** The newest gseq the member may read: the head clipped to its windows; 0 when none. */
@@ -51,6 +57,19 @@ export function lastVisibleGseq(m: Membership | null, head: number): number {
   return last;
 }
 
+/**
+ * withStreamSides as core's ConversationStreamSides, for an inbox owner's pushes: the inbox
+ * names the member. A group without a stream costs one head read of it.
+ */
+export function conversationStreamSides(d: GroupConversationDeps): ConversationStreamSides {
+  return {
+    async withStreamSides({ inbox, states }) {
+      const { tenant, id } = splitKey(inbox);
+      return (await withStreamSides(d, { tenant, user: id }, states, 1)).map(({ state }) => state);
+    },
+  };
+}
+
 /** Adds the stream side to every group conversation whose group has a stream; others pass through. */
 export async function withStreamSides(
   d: GroupConversationDeps,
@@ -61,9 +80,13 @@ export async function withStreamSides(
   const limit = pLimit(GROUP_CONCURRENCY);
   return Promise.all(
     states.map((state) =>
-      state.conv.type === 'group' ? limit(() => withStreamSide(d, caller, state, tailWanted)) : Promise.resolve({ state, tail: [] }),
+      state.conv.type === 'group' ? limit(() => withStreamSide(d, caller, state, tailWanted)) : Promise.resolve(noStream(state)),
     ),
   );
+}
+
+function noStream(state: ConversationState): WithStreamSide {
+  return { state, tail: [], held: new Map() };
 }
 
 async function withStreamSide(
@@ -74,12 +97,12 @@ async function withStreamSide(
 ): Promise<WithStreamSide> {
   const key = groupKey(caller.tenant, state.conv.id);
   const head = await d.stores.groupStreams.headSeq(key);
-  if (head === 0) return { state, tail: [] };
+  if (head === 0) return noStream(state);
   const [membership, cursor] = await Promise.all([
     d.stores.groups.getMembership(key, caller.user),
     d.stores.groupStreams.getCursor(key, inboxKey(caller.tenant, caller.user)),
   ]);
-  if (membership === null) return { state, tail: [] };
+  if (membership === null) return noStream(state);
   const tally = new StreamTally(caller.user, cursor, Math.max(1, tailWanted));
   const capped = await scanBackwards(d, key, visibleRange(membership), head, cursor, tally);
   const t = tally.result();
@@ -88,11 +111,17 @@ async function withStreamSide(
       ...state,
       unread: state.unread + t.unread,
       mentions: state.mentions + t.mentions,
-      last: newerMessage(state.last, t.tail[0]),
+      // A message the member holds a copy of is the inbox's (recalled or edited there), in stream form.
+      last: nullableInStreamForm(newerMessage(state.last, t.tail[0]), t.held),
       stream: { lastGseq: lastVisibleGseq(membership, head), readGseq: cursor, unreadCapped: capped },
     },
     tail: t.tail.slice(0, tailWanted),
+    held: t.held,
   };
+}
+
+function nullableInStreamForm(entry: Entry | null, held: ReadonlyMap<string, number>): Entry | null {
+  return entry === null ? null : inStreamForm(entry, held);
 }
 
 /**

@@ -5,6 +5,9 @@ import {
   buildGroupEventEntry,
   fanoutModeFor,
   ForbiddenError,
+  groupCreateAppinfo,
+  groupEventAppinfo,
+  groupEventJobId,
   groupKey,
   isCurrentMember,
   isServerMadeId,
@@ -26,9 +29,10 @@ import { fanoutQueueFor, toJson, type FanoutJob } from './queues.ts';
 
 /**
  * Group rules (recorded in docs/decisions.md): the creator is the admin; any current member may
- * add members; only the admin removes others, and anyone may remove themself (leave).
+ * add members; only the admin removes others, and anyone may remove themself (leave); only the
+ * admin renames (group-rename.ts).
  */
-type GroupReadDeps = { stores: Pick<MessagingStores, 'groups'> };
+export type GroupReadDeps = { stores: Pick<MessagingStores, 'groups'> };
 
 /** Creating a group: its record and members, the creation event through the tier's queue. */
 export type CreateGroupDeps = GroupReadDeps & {
@@ -47,7 +51,7 @@ export type ChangeMembersDeps = Pick<MessagingContext, 'membershipLocks' | 'queu
 
 export type GroupInfoDeps = { stores: Pick<MessagingStores, 'groups' | 'groupStreams'>; policy: Pick<MessagingPolicy, 'readFanout'> };
 
-async function requireGroup(d: GroupReadDeps, key: GroupKey, id: string): Promise<GroupRecord> {
+export async function requireGroup(d: GroupReadDeps, key: GroupKey, id: string): Promise<GroupRecord> {
   const g = await d.stores.groups.getGroup(key);
   if (!g) throw new NotFoundError(`group ${id} not found`);
   return g;
@@ -60,7 +64,7 @@ async function requireMember(d: GroupReadDeps, key: GroupKey, caller: Caller, id
 }
 
 /** Writes a `group` control entry into the given members' inboxes, through the group's tier queue. */
-async function announce(
+export async function announce(
   d: { queue: WorkQueue },
   tenant: string,
   key: GroupKey,
@@ -70,7 +74,7 @@ async function announce(
 ): Promise<void> {
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant, groupKey: key, entry, recipients };
-  await d.queue.enqueue(fanoutQueueFor(tier), `group:${tenant}:${entry.appinfo}`, toJson(job));
+  await d.queue.enqueue(fanoutQueueFor(tier), groupEventJobId({ tenant, group: entry.conv.id, appinfo: entry.appinfo }), toJson(job));
 }
 
 /**
@@ -150,9 +154,10 @@ export async function createGroup(
     event: 'create',
     members,
     name: input.name,
+    nameRev: 0,
     tier,
     time: now,
-    appinfo: `group:${id}:create`,
+    appinfo: groupCreateAppinfo(id),
   });
   await announce(d, caller.tenant, key, tier, members, entry);
   return { id, tier };
@@ -199,6 +204,9 @@ async function applyChange(
   const after = await d.stores.groups.listMembers(key);
   const tier = tierFor(after.length, group.tier, t);
   await d.stores.groups.updateGroup(key, { memberCount: after.length, tier });
+  // The name is read after the membership write, and a rename lists the members after its own
+  // write: a rename from another process is either in this notice or reaches the new member.
+  const named = changed.length > 0 ? await requireGroup(d, key, id) : group;
 
   if (changed.length > 0) {
     const entry = groupEvent(tier, {
@@ -206,8 +214,10 @@ async function applyChange(
       actor: caller.user,
       event: op,
       members: changed,
+      name: named.name,
+      nameRev: named.nameRev ?? 0,
       time: at.time,
-      appinfo: `group:${id}:${op}:${d.env.newId()}`,
+      appinfo: groupEventAppinfo({ group: id, event: op, made: d.env.newId() }),
     });
     // Degradation: a huge group's membership news is not fanned out to every member (they read
     // group.info); only those added or removed are told. Elsewhere everyone is, removed members
@@ -225,7 +235,7 @@ async function applyChange(
       fanout: modeAfter,
       gseq: at.gseq,
       time: at.time,
-      appinfo: `group:${id}:tier:${d.env.newId()}`,
+      appinfo: groupEventAppinfo({ group: id, event: 'tier', made: d.env.newId() }),
     });
     await announce(d, caller.tenant, key, tier, after, entry);
     d.env.logger.info({ group: key, from: group.tier, to: tier, members: after.length, gseq: at.gseq }, 'group switched fanout mode');

@@ -5,12 +5,11 @@ export { startWorkers, type WorkerDeps, type Workers, type WorkerStats, type Wor
 export type { BatchStats } from './batch-scheduler.ts';
 export { FANOUT_QUEUES, NOTIFY_QUEUE, RECEIPT_QUEUE, fanoutQueueFor, type FanoutJob, type NotifyJob, type ReceiptJob } from './queues.ts';
 export { AFTER_SEND_QUEUE, type AfterSendJob } from './queues.ts';
-export { afterSendJobId } from './after-send.ts';
 export { OFFLINE_NOTIFY_QUEUE, type OfflineNotifyJob } from './queues.ts';
-export { OfflineNotifier, offlineNotifyJobId, type OfflineNotifierDeps, type OfflineNotifierStats } from './offline-notifier.ts';
+export { OfflineNotifier, type OfflineNotifierDeps, type OfflineNotifierStats } from './offline-notifier.ts';
 export { BADGE_MAX_PAGES, OFFLINE_NOTIFY_TIMEOUT_MS, unreadBadge } from './offline-notify-job.ts';
-export { streamMarkerAppinfo } from './send.ts';
 export { buildTierEntry } from './groups.ts';
+export { conversationStreamSides } from './group-conversations.ts';
 export { LiveSettings, type LiveSettingsOptions, type SettingsListener, type SettingsPatch } from './live-settings.ts';
 export * from './admin.ts';
 // Kept here rather than in admin.ts, which is at its length bound.

@@ -7,7 +7,8 @@ import {
   BadRequestError,
   isCurrentMember,
   MENTION_ALL,
-  wasMemberAt,
+  mentionCopyRecipients,
+  mentionJobId,
   type GroupKey,
   type GroupRecord,
   type GroupStore,
@@ -44,29 +45,13 @@ export function withMentions(copy: NewEntry, mentions: readonly string[] | undef
  * Read-fanout: a message naming members gets a copy in each named member's inbox too (not for
  * `@all`: that would be write-fanout to the whole group), so the inbox index counts the mention
  * exactly and the inbox append pushes it. Through the durable fanout queue, before the send is
- * acknowledged; a resend enqueues again (same job id, inbox dedup by appinfo) for those who were
- * members when the message was first sent.
+ * acknowledged. Whom is core's mentionCopyRecipients — every member named, all of whom were
+ * members when the send checked them — so a resend enqueues again (same job id, inbox dedup)
+ * for the same users, and a recall or an edit reaches the same inboxes (copy-holders.ts).
  */
-export async function enqueueMentionCopies(
-  d: { stores: { groups: Pick<GroupStore, 'getMembership'> }; queue: WorkQueue },
-  group: GroupRecord,
-  entry: NewEntry,
-  resend: boolean,
-): Promise<void> {
-  const named = (entry.mentions ?? []).filter((u) => u !== MENTION_ALL && u !== entry.from);
-  if (named.length === 0) return;
-  const memberships = resend ? await Promise.all(named.map((u) => d.stores.groups.getMembership(group.key, u))) : [];
-  const recipients = resend ? named.filter((_, i) => wasMemberAt(memberships[i] ?? null, entry.sendTime)) : named;
-  await enqueueCopies(d, group.tenant, group, entry, recipients, `mention:${group.tenant}:${entry.appinfo}`);
-}
-
-/**
- * The inboxes that hold a copy of a read-fanout message besides the stream: its sender's (the
- * sender's own copy) and those of the members it names. A recall or an edit of it goes there
- * too, or those copies would go on counting and showing the old text.
- */
-export function streamCopyHolders(message: { from: string; mentions?: string[] }): string[] {
-  return [...new Set([message.from, ...(message.mentions ?? []).filter((u) => u !== MENTION_ALL)])];
+export async function enqueueMentionCopies(d: { queue: WorkQueue }, group: GroupRecord, entry: NewEntry): Promise<void> {
+  const id = mentionJobId({ tenant: group.tenant, sender: entry.from, appinfo: entry.appinfo });
+  await enqueueCopies(d, group.tenant, group, entry, mentionCopyRecipients(entry), id);
 }
 
 /** A fanout job of `entry` to `recipients` in the group's tier queue (nothing when none). */

@@ -3,6 +3,7 @@ import type { Caller, Messaging } from './api.ts';
 import { KeyedLock, type MessagingContext } from './context.ts';
 import type { MessagingDeps } from './deps.ts';
 import { changeMembers, createGroup, groupInfo } from './groups.ts';
+import { renameGroup } from './group-rename.ts';
 import { groupAck, groupHistory, groupReaders } from './group-stream-ops.ts';
 import { createShedder, InFlightCounter, processLoopLagMs } from './load.ts';
 import { clearConversation, conversationHistory, conversations, deleteForMe, readConversation } from './conversation-ops.ts';
@@ -39,7 +40,7 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     sync: (c, maxSeq, limit) => guarded(c, () => sync(d, c, maxSeq, limit)),
     history: (c, beforeSeq, limit) => guarded(c, () => history(d, c, beforeSeq, limit)),
     read: (c, seqs) => guarded(c, () => read(d, c, seqs)),
-    recall: (c, appinfo) => guarded(c, () => recall(d, c, appinfo)),
+    recall: (c, appinfo, sender) => guarded(c, () => recall(d, c, appinfo, sender)),
     conversations: (c, input) => guarded(c, () => conversations(d, c, input)),
     conversationHistory: (c, conv, beforeSeq, limit) => guarded(c, () => conversationHistory(d, c, conv, beforeSeq, limit)),
     readConversation: (c, conv, upToSeq) => guarded(c, () => readConversation(d, c, conv, upToSeq)),
@@ -49,6 +50,7 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     createGroup: (c, input) => guarded(c, () => createGroup(d, c, input)),
     addMembers: (c, id, members) => guarded(c, () => changeMembers(d, c, id, members, 'add')),
     removeMembers: (c, id, members) => guarded(c, () => changeMembers(d, c, id, members, 'remove')),
+    renameGroup: (c, input) => guarded(c, () => renameGroup(d, c, input)),
     groupInfo: (c, id) => guarded(c, () => groupInfo(d, c, id)),
     groupHistory: (c, input) => guarded(c, () => groupHistory(d, c, input)),
     groupAck: (c, id, gseq) => guarded(c, () => groupAck(d, c, id, gseq)),

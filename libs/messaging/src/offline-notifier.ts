@@ -14,6 +14,7 @@
  */
 import {
   notifyItemsOf,
+  offlineNotifyJobId,
   splitKey,
   type Entry,
   type InboxKey,
@@ -61,10 +62,6 @@ interface Window {
   items: NotifyItem[];
   omitted: number;
   timer: NodeJS.Timeout | undefined;
-}
-
-export function offlineNotifyJobId(tenant: string, user: string, firstSeq: number): string {
-  return `notify:${tenant}:${user}:${firstSeq}`;
 }
 
 export class OfflineNotifier {
@@ -153,7 +150,7 @@ export class OfflineNotifier {
       return;
     }
     const job: OfflineNotifyJob = { tenant: window.tenant, user: window.user, entries: window.items };
-    const id = offlineNotifyJobId(window.tenant, window.user, first.seq);
+    const id = offlineNotifyJobId({ tenant: window.tenant, user: window.user, firstSeq: first.seq });
     // From a microtask: a queue that throws synchronously is caught like one that rejects.
     const enqueue = Promise.resolve()
       .then(() => this.deps.queue.enqueue(OFFLINE_NOTIFY_QUEUE, id, toJson(job)))

@@ -3,8 +3,8 @@
  * group stream; receipts are set unions; pushes carry prevSeq), so a redelivery after a crash
  * is harmless — that is what lets the queue promise at-least-once.
  */
-import type { AfterSendPayload, Entry, Json, NewEntry, NotifyPayload, Tier } from '@seqline/core';
-import { isNotifyItem } from '@seqline/core';
+import { z } from 'zod';
+import { ENTRY_KINDS, type AfterSendPayload, type Entry, type Json, type NewEntry, type NotifyPayload, type Tier } from '@seqline/core';
 
 /** Write-fanout, one queue (and worker pool) per tier: a huge group's backlog never delays 1:1. */
 export const FANOUT_QUEUES: Readonly<Record<Tier, string>> = Object.freeze({
@@ -63,71 +63,108 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Payloads come back from a queue as JSON; check the shape once before use. */
-export function parseFanoutJob(payload: Json): FanoutJob {
-  if (!isObject(payload) || typeof payload.tenant !== 'string' || !Array.isArray(payload.recipients) || !isObject(payload.entry)) {
-    throw new Error('malformed fanout job');
+/**
+ * Job payloads as zod schemas, one per job kind, checked once where a job comes off its queue.
+ * A job is checked, never rewritten: the payload itself is handed on, not zod's copy (which
+ * drops a `__proto__` key of a message body: the body would no longer be what was sent), and
+ * objects are loose, so a field this version does not know (a newer producer's, during a
+ * rolling upgrade) reaches the stores and hooks as it came.
+ */
+const conv = z.looseObject({ type: z.enum(['user', 'group']), id: z.string() });
+const json: z.ZodType<Json> = z.json();
+
+/** An entry before its seq: the fields every entry has are required, the others typed when present. */
+const newEntry = z.looseObject({
+  kind: z.enum(ENTRY_KINDS),
+  appinfo: z.string(),
+  conv,
+  from: z.string(),
+  sendTime: z.number(),
+  type: z.string().optional(),
+  body: json.optional(),
+  referSeq: z.number().optional(),
+  seqs: z.array(z.number()).optional(),
+  readBy: z.array(z.string()).optional(),
+  recall: z.looseObject({ appinfo: z.string(), sendTime: z.number(), from: z.string().optional() }).optional(),
+  mentions: z.array(z.string()).optional(),
+  edit: z.looseObject({ appinfo: z.string(), sendTime: z.number(), type: z.string(), body: json, editedAt: z.number() }).optional(),
+  upToSeq: z.number().optional(),
+});
+
+/** The same rule as core's isNotifyItem: a positive safe-integer seq, a user or group conv. */
+const notifyItem = z.looseObject({
+  seq: z.int().positive(),
+  conv,
+  from: z.string(),
+  appinfo: z.string(),
+  mention: z.boolean(),
+  preview: z.string().optional(),
+});
+
+/** The schema of each job kind, and the name its malformed jobs are dead-lettered under. */
+export const JOB_SCHEMAS = {
+  fanout: z.looseObject({
+    tenant: z.string(),
+    groupKey: z.string().optional(),
+    entry: newEntry,
+    recipients: z.array(z.string()),
+  }) satisfies z.ZodType<FanoutJob>,
+  notify: z.looseObject({
+    tenant: z.string(),
+    groupKey: z.string(),
+    group: z.string(),
+    entry: newEntry.extend({ seq: z.number() }),
+    prevGseq: z.number(),
+  }) satisfies z.ZodType<NotifyJob>,
+  receipt: z.looseObject({
+    tenant: z.string(),
+    sender: z.string(),
+    appinfo: z.string(),
+    readers: z.array(z.string()),
+  }) satisfies z.ZodType<ReceiptJob>,
+  'after-send': z.looseObject({
+    tenant: z.string(),
+    from: z.string(),
+    to: z.union([z.looseObject({ user: z.string() }), z.looseObject({ group: z.string() })]),
+    appinfo: z.string(),
+    seq: z.number(),
+    sendTime: z.number(),
+    msgType: z.string(),
+    // Every producer writes it (null for a message without one).
+    body: json,
+  }) satisfies z.ZodType<AfterSendJob>,
+  'offline notify': z.looseObject({
+    tenant: z.string(),
+    user: z.string(),
+    entries: z.array(notifyItem).min(1),
+  }) satisfies z.ZodType<OfflineNotifyJob>,
+};
+
+export type JobKind = keyof typeof JOB_SCHEMAS;
+
+/** A job whose payload does not match its kind's schema: dead-lettered under this message. */
+export class MalformedJobError extends Error {
+  constructor(kind: JobKind, options?: { cause?: unknown }) {
+    super(`malformed ${kind} job`, options);
+    this.name = 'MalformedJobError';
   }
-  return payload as unknown as FanoutJob;
 }
 
-export function parseNotifyJob(payload: Json): NotifyJob {
-  if (
-    !isObject(payload) ||
-    typeof payload.tenant !== 'string' ||
-    typeof payload.groupKey !== 'string' ||
-    typeof payload.group !== 'string' ||
-    !isObject(payload.entry) ||
-    typeof payload.entry.seq !== 'number' ||
-    typeof payload.prevGseq !== 'number'
-  ) {
-    throw new Error('malformed notify job');
-  }
-  return payload as unknown as NotifyJob;
+/**
+ * The one check of a payload read back from a queue (JSON) against its job kind. Returns the
+ * payload itself: the schema's output type (checked against each job type above) is what it holds.
+ */
+export function parseJob<K extends JobKind>(kind: K, payload: Json): z.output<(typeof JOB_SCHEMAS)[K]> {
+  const checked = JOB_SCHEMAS[kind].safeParse(payload);
+  if (!checked.success) throw new MalformedJobError(kind, { cause: checked.error });
+  return payload as z.output<(typeof JOB_SCHEMAS)[K]>;
 }
 
-export function parseReceiptJob(payload: Json): ReceiptJob {
-  if (
-    !isObject(payload) ||
-    typeof payload.tenant !== 'string' ||
-    typeof payload.sender !== 'string' ||
-    typeof payload.appinfo !== 'string' ||
-    !Array.isArray(payload.readers)
-  ) {
-    throw new Error('malformed receipt job');
-  }
-  return payload as unknown as ReceiptJob;
-}
-
-export function parseAfterSendJob(payload: Json): AfterSendJob {
-  if (
-    !isObject(payload) ||
-    typeof payload.tenant !== 'string' ||
-    typeof payload.from !== 'string' ||
-    !isObject(payload.to) ||
-    typeof payload.appinfo !== 'string' ||
-    typeof payload.seq !== 'number' ||
-    typeof payload.sendTime !== 'number' ||
-    typeof payload.msgType !== 'string'
-  ) {
-    throw new Error('malformed after-send job');
-  }
-  return payload as unknown as AfterSendJob;
-}
-
-export function parseOfflineNotifyJob(payload: Json): OfflineNotifyJob {
-  if (
-    !isObject(payload) ||
-    typeof payload.tenant !== 'string' ||
-    typeof payload.user !== 'string' ||
-    !Array.isArray(payload.entries) ||
-    payload.entries.length === 0 ||
-    !payload.entries.every(isNotifyItem)
-  ) {
-    throw new Error('malformed offline notify job');
-  }
-  return payload as unknown as OfflineNotifyJob;
-}
+export const parseFanoutJob = (payload: Json): FanoutJob => parseJob('fanout', payload);
+export const parseNotifyJob = (payload: Json): NotifyJob => parseJob('notify', payload);
+export const parseReceiptJob = (payload: Json): ReceiptJob => parseJob('receipt', payload);
+export const parseAfterSendJob = (payload: Json): AfterSendJob => parseJob('after-send', payload);
+export const parseOfflineNotifyJob = (payload: Json): OfflineNotifyJob => parseJob('offline notify', payload);
 
 /** The per-group key a job is bounded and merged by (undefined: 1:1, no bound). */
 export function groupKeyOfPayload(p: Json): string | undefined {

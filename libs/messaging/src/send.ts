@@ -4,6 +4,9 @@ import {
   buildMessageCopy,
   checkResend,
   convForRecipient,
+  dedupKeyOf,
+  fanoutJobId,
+  groupNotifyJobId,
   OverloadedError,
   fanoutModeFor,
   ForbiddenError,
@@ -11,7 +14,8 @@ import {
   inboxKey,
   isCurrentMember,
   NotFoundError,
-  wasMemberAt,
+  serverEntryKey,
+  streamMarkerAppinfo,
   workClassOf,
   type Entry,
   type FanoutMode,
@@ -30,26 +34,15 @@ import type { MessagingEnv, MessagingPolicy, MessagingStores, MessagingWriters }
 import { checkDirectMentions, checkGroupMentions, enqueueMentionCopies, withMentions } from './mentions.ts';
 import { fanoutQueueFor, NOTIFY_QUEUE, toJson, type FanoutJob, type NotifyJob } from './queues.ts';
 import { checkSendPolicy } from './send-policy.ts';
-
-export function fanoutJobId(tenant: string, appinfo: string): string {
-  return `fanout:${tenant}:${appinfo}`;
-}
-
-export function notifyJobId(tenant: string, group: string, appinfo: string): string {
-  return `notify:${tenant}:${group}:${appinfo}`;
-}
+import { recordSnapshot, resentRecipients } from './copy-routes.ts';
 
 /**
- * Appinfo of the marker stored with the sender's copy of a read-fanout message. The fanout mode
- * is decided once, at send time; the marker (a `tick` entry: "this group's stream has news")
- * is appended in the same atomic append as the copy, so a resend — even after the group
- * changed tier — finds which way the original went and takes the same way: a message is never
- * both written to inboxes and appended to the stream.
+ * The marker stored with the sender's copy of a read-fanout message. The fanout mode is decided
+ * once, at send time; the marker (a `tick` entry: "this group's stream has news") is appended in
+ * the same atomic append as the copy, so a resend — even after the group changed tier — finds
+ * which way the original went and takes the same way: a message is never both written to
+ * inboxes and appended to the stream.
  */
-export function streamMarkerAppinfo(appinfo: string): string {
-  return `tick:${appinfo}`;
-}
-
 function streamMarker(copy: NewEntry): NewEntry {
   return { kind: 'tick', appinfo: streamMarkerAppinfo(copy.appinfo), conv: copy.conv, from: copy.from, sendTime: copy.sendTime };
 }
@@ -114,7 +107,7 @@ async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: str
   const delivered = duplicate ? await deliverDirect(d, tenant, to, entry) : chained.next === 'appended';
   if (!delivered) {
     const job: FanoutJob = { tenant, entry, recipients: [to] };
-    await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId(tenant, input.appinfo), toJson(job));
+    await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId({ tenant, sender: user, appinfo: input.appinfo }), toJson(job));
   }
   return acknowledge(d, tenant, input, decided, { seq, duplicate, entry });
 }
@@ -189,16 +182,22 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   const modeNow = fanoutModeFor(group.tier, d.policy.readFanout);
   const entries = [copy];
   // A copy already stored means a resend: never add a marker to it (it would change the decision).
-  if (modeNow === 'read' && !(await d.stores.timeline.findSeqs(inbox, [copy.appinfo])).has(copy.appinfo)) {
+  if (modeNow === 'read' && !(await d.stores.timeline.findSeqs({ inbox, keys: [dedupKeyOf(copy)] })).has(dedupKeyOf(copy))) {
     entries.push(streamMarker(copy));
   }
-  const { seq, duplicate, entry } = await appendOwnCopy(d, inbox, entries);
+  // Write-fanout: the snapshot is recorded beside the sender's copy (one commit where the store
+  // groups writes), and before the fanout job exists; a resend, a recall and an edit read it back.
+  const [{ seq, duplicate, entry }, snapshot] = await Promise.all([
+    appendOwnCopy(d, inbox, entries),
+    modeNow === 'write' ? recordSnapshot(d, group, copy) : undefined,
+  ]);
   const mode: FanoutMode = duplicate ? await originalMode(d, inbox, copy.appinfo) : modeNow;
   if (mode === 'read') {
     await appendToStream(d, tenant, key, id, entry);
-    await enqueueMentionCopies(d, group, entry, duplicate);
+    await enqueueMentionCopies(d, group, entry);
   } else {
-    await enqueueWriteFanout(d, group, user, entry, duplicate);
+    const recipients = !duplicate && snapshot !== undefined ? snapshot : await resentRecipients(d, group, entry);
+    await enqueueWriteFanout(d, group, user, entry, recipients);
   }
   return acknowledge(d, tenant, input, decided, { seq, duplicate, entry });
 }
@@ -232,27 +231,22 @@ async function ownCopyOf(
 
 /** Which way a stored message went: read-fanout iff its marker is in the sender's inbox. */
 async function originalMode(d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, appinfo: string): Promise<FanoutMode> {
-  const seq = (await d.stores.timeline.findSeqs(inbox, [streamMarkerAppinfo(appinfo)])).get(streamMarkerAppinfo(appinfo));
+  const marker = serverEntryKey(streamMarkerAppinfo(appinfo));
+  const seq = (await d.stores.timeline.findSeqs({ inbox, keys: [marker] })).get(marker);
   if (seq === undefined) return 'write';
   return (await d.stores.timeline.getEntry(inbox, seq))?.kind === 'tick' ? 'read' : 'write';
 }
 
 async function enqueueWriteFanout(
-  d: { stores: Pick<MessagingStores, 'groups'>; queue: WorkQueue },
+  d: { queue: WorkQueue },
   group: GroupRecord,
   sender: string,
   entry: NewEntry,
-  resend: boolean,
+  recipients: string[],
 ): Promise<void> {
-  // On a resend, only those who were members when the message was first sent get it.
-  const recipients = resend
-    ? (await d.stores.groups.listMemberships(group.key))
-        .filter((m) => m.user !== sender && wasMemberAt(m, entry.sendTime))
-        .map((m) => m.user)
-    : (await d.stores.groups.listMembers(group.key)).filter((m) => m !== sender);
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant: group.tenant, entry, recipients, groupKey: group.key };
-  await d.queue.enqueue(fanoutQueueFor(group.tier), fanoutJobId(group.tenant, entry.appinfo), toJson(job));
+  await d.queue.enqueue(fanoutQueueFor(group.tier), fanoutJobId({ tenant: group.tenant, sender, appinfo: entry.appinfo }), toJson(job));
 }
 
 /**
@@ -265,7 +259,7 @@ export async function appendToStream(d: StreamAppendDeps, tenant: string, key: G
   const prevGseq = outcome.prevSeq ?? (await d.stores.groupStreams.readBefore(key, outcome.seq, 1))[0]?.seq ?? 0;
   const stored: Entry = { ...entry, seq: outcome.seq };
   const job: NotifyJob = { tenant, groupKey: key, group: id, entry: stored, prevGseq };
-  await d.queue.enqueue(NOTIFY_QUEUE, notifyJobId(tenant, id, entry.appinfo), toJson(job));
+  await d.queue.enqueue(NOTIFY_QUEUE, groupNotifyJobId({ tenant, group: id, gseq: outcome.seq }), toJson(job));
   return outcome.seq;
 }
 

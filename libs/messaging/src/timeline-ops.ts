@@ -5,22 +5,30 @@ import {
   checkRecall,
   clampLimit,
   groupKey,
+  holdersBesides,
   inboxKey,
+  messageKey,
   NotFoundError,
+  readAppinfo,
   readTargets,
-  type ConversationState,
+  recallCopiesJobId,
+  recallJobId,
+  receiptJobId,
+  type DedupKey,
   type Entry,
   type GroupRecord,
+  type MessageRoute,
   type WorkQueue,
 } from '@seqline/core';
 import type { Caller, HistoryResult, SyncResult } from './api.ts';
 import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
-import { withStreamSides } from './group-conversations.ts';
 import { listGroupNews } from './group-news.ts';
-import { enqueueCopies, streamCopyHolders } from './mentions.ts';
+import { enqueueCopies } from './mentions.ts';
+import { groupRouteOf } from './copy-routes.ts';
 import { fanoutQueueFor, RECEIPT_QUEUE, toJson, type FanoutJob, type ReceiptJob } from './queues.ts';
 import { appendToStream, type StreamAppendDeps } from './send.ts';
-import { touchedConversations, visibleAfter, visibleBefore, type VisibleReadDeps } from './visible-timeline.ts';
+import { syncConvs, type SyncConvsDeps } from './sync-convs.ts';
+import { visibleAfter, visibleBefore, type VisibleReadDeps } from './visible-timeline.ts';
 
 /** A read: the reader's inbox, its `read` entry, one receipt job per sender. */
 export type ReadDeps = {
@@ -39,9 +47,10 @@ export type RecallDeps = StreamAppendDeps & {
 
 /**
  * Sync: the entries after maxSeq the owner still sees (deleted and cleared ones are skipped,
- * see visibleAfter), the read-fanout groups with news, and (v1.1) the conversations touched.
+ * see visibleAfter), the read-fanout groups with news, and (v1.1) the conversations touched,
+ * each at or past its entries (sync-convs.ts: waited for within a bound, else named pending).
  */
-export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
+export async function sync(d: SyncConvsDeps, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit);
   // Independent reads, in parallel (a cache miss would otherwise chain them). A head read
@@ -52,15 +61,8 @@ export async function sync(d: { stores: MessagingStores }, caller: Caller, maxSe
     listGroupNews(d, caller),
   ]);
   const headSeq = Math.max(head, items.at(-1)?.seq ?? 0);
-  const touched = await touchedConversations(d, inbox, items);
-  // The groups with stream news are touched too: their conversation's stream side moved.
-  const named = new Set(touched.filter((c) => c.conv.type === 'group').map((c) => c.conv.id));
-  const news = await Promise.all(
-    groups.filter((g) => !named.has(g.id)).map((g) => d.stores.conversations.getConversation(inbox, { type: 'group', id: g.id })),
-  );
-  const states = [...touched, ...news.filter((c): c is ConversationState => c !== null)];
-  const convs = (await withStreamSides(d, caller, states, 1)).map(({ state }) => state);
-  return { entries: items, headSeq, hasMore, groups, convs };
+  const { convs, pending } = await syncConvs(d, caller, inbox, items, groups);
+  return { entries: items, headSeq, hasMore, groups, convs, ...(pending.length > 0 && { convsPending: pending }) };
 }
 
 /** Backward paging over the entries the owner still sees; beforeSeq <= 0 means "from the newest". */
@@ -89,13 +91,14 @@ export async function read(d: ReadDeps, caller: Caller, seqs: number[]): Promise
     caller.user,
     found.map((e) => e.seq),
     d.env.clock.now(),
-    `read:${d.env.newId()}`,
+    readAppinfo({ reader: caller.user, made: d.env.newId() }),
   );
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new Error('append returned no outcome');
   for (const t of readTargets(found, caller.user)) {
     const job: ReceiptJob = { tenant: caller.tenant, sender: t.senderUser, appinfo: t.appinfo, readers: [caller.user] };
-    await d.queue.enqueue(RECEIPT_QUEUE, `receipt:${caller.tenant}:${t.senderUser}:${t.appinfo}:${caller.user}`, toJson(job));
+    const id = receiptJobId({ tenant: caller.tenant, sender: t.senderUser, appinfo: t.appinfo, reader: caller.user });
+    await d.queue.enqueue(RECEIPT_QUEUE, id, toJson(job));
   }
   return { seq: outcome.seq };
 }
@@ -106,12 +109,15 @@ export async function read(d: ReadDeps, caller: Caller, seqs: number[]): Promise
  * read-fanout (found by looking the appinfo up in the stream: the recall follows the message,
  * whatever the group's tier is now). A group admin recalling a read-fanout message has no
  * copy of it in their inbox; it is found in the streams of the groups they administer.
+ * Appinfos are unique per sender: `sender` names whose message (the caller's own by default;
+ * a group admin names the member).
  */
-export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Promise<{ seq: number }> {
+export async function recall(d: RecallDeps, caller: Caller, appinfo: string, sender = caller.user): Promise<{ seq: number }> {
   const inbox = inboxKey(caller.tenant, caller.user);
-  const seq = (await d.stores.timeline.findSeqs(inbox, [appinfo])).get(appinfo);
+  const key = messageKey(sender, appinfo);
+  const seq = (await d.stores.timeline.findSeqs({ inbox, keys: [key] })).get(key);
   let message = seq === undefined ? null : await d.stores.timeline.getEntry(inbox, seq);
-  message ??= await findInAdministeredStreams(d, caller, appinfo);
+  message ??= await findInAdministeredStreams(d, caller, key);
   let group: GroupRecord | null = null;
   if (message?.conv.type === 'group') group = await d.stores.groups.getGroup(groupKey(caller.tenant, message.conv.id));
   // Admin rights as they are now: an admin who left the group recalls nothing but their own.
@@ -123,25 +129,25 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Pr
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new Error('append returned no outcome');
 
-  if (group && (await d.stores.groupStreams.findSeqs(group.key, [appinfo])).has(appinfo)) {
+  // Exactly the inboxes holding a copy (core's copy-holders.ts), whatever the group is now.
+  const route: MessageRoute = group ? await groupRouteOf(d, group.key, message) : { way: 'direct' };
+  const holders = holdersBesides(message, route, caller.user);
+  if (group && route.way === 'stream') {
     await appendToStream(d, caller.tenant, group.key, group.id, entry);
-    const holders = streamCopyHolders(message).filter((u) => u !== caller.user);
-    await enqueueCopies(d, caller.tenant, group, entry, holders, `recall-copies:${caller.tenant}:${appinfo}`);
+    const copiesId = recallCopiesJobId({ tenant: caller.tenant, sender: message.from, appinfo });
+    await enqueueCopies(d, caller.tenant, group, entry, holders, copiesId);
     return { seq: outcome.seq };
   }
-  const others = group
-    ? (await d.stores.groups.listMembers(group.key)).filter((m) => m !== caller.user)
-    : [message.conv.id].filter((m) => m !== caller.user);
-  if (others.length > 0) {
+  if (holders.length > 0) {
     // The recall entry's conv is the caller's view; runMergedFanout re-derives each recipient's
     // view for 1:1 from `from`, which must then be the other party of the original conversation.
     const fan: FanoutJob = {
       tenant: caller.tenant,
       entry,
-      recipients: others,
+      recipients: holders,
       ...(group ? { groupKey: group.key } : {}),
     };
-    await d.queue.enqueue(fanoutQueueFor(group?.tier), `recall:${caller.tenant}:${appinfo}`, toJson(fan));
+    await d.queue.enqueue(fanoutQueueFor(group?.tier), recallJobId({ tenant: caller.tenant, sender: message.from, appinfo }), toJson(fan));
   }
   return { seq: outcome.seq };
 }
@@ -149,12 +155,12 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string): Pr
 async function findInAdministeredStreams(
   d: { stores: Pick<MessagingStores, 'groups' | 'groupStreams'> },
   caller: Caller,
-  appinfo: string,
+  message: DedupKey,
 ): Promise<Entry | null> {
   const keys = await d.stores.groups.groupsOf(inboxKey(caller.tenant, caller.user));
   const found = await Promise.all(
     keys.map(async (key) => {
-      const gseq = (await d.stores.groupStreams.findSeqs(key, [appinfo])).get(appinfo);
+      const gseq = (await d.stores.groupStreams.findSeqs({ group: key, keys: [message] })).get(message);
       if (gseq === undefined) return null;
       const admin = (await d.stores.groups.getGroup(key))?.admin;
       if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership(key, caller.user))) return null;

@@ -1,7 +1,7 @@
 /**
  * The inbox as its owner sees it (v1.1): entries deleted for them or cleared are skipped by sync
- * and history, and a sync answer names the conversations its entries touch. Reads only: the
- * stores maintain the conversation index on append.
+ * and history, and a sync answer names the conversations its entries touch (sync-convs.ts).
+ * Reads only: the stores maintain the conversation index on append.
  */
 import {
   conversationKey,
@@ -9,7 +9,6 @@ import {
   isActivity,
   type Conv,
   type ConversationIndex,
-  type ConversationState,
   type Entry,
   type InboxKey,
   type TimelineStore,
@@ -66,27 +65,47 @@ export function visibleBefore(d: VisibleReadDeps, inbox: InboxKey, beforeSeq: nu
   return visiblePage(d, inbox, (cursor, count) => d.stores.timeline.readBefore(inbox, cursor, count), beforeSeq, limit);
 }
 
+/** A conversation a page touches, and the newest entry of the page touching it. */
+export interface ConversationTouch {
+  conv: Conv;
+  seq: number;
+}
+
 /**
- * The conversations `entries` touch, as the index has them now (apply.ts states which): an
- * activity entry, a conversation read, a clear, a recall or an edit its `conv` (recall and edit
- * entries carry their message's conv); a v1 read or a delete those of the activity entries it
- * names. Conversations the index does not hold (yet, or any more) are left out.
+ * The conversations `entries` (ascending) touch, by key, each with the newest entry touching
+ * it (apply.ts states which): an activity entry, a conversation read, a clear, a recall or an
+ * edit its `conv` (recall and edit entries carry their message's conv); a v1 read or a delete
+ * those of the activity entries it names, looked up in the page first, then in the inbox.
  */
-export async function touchedConversations(d: VisibleReadDeps, inbox: InboxKey, entries: readonly Entry[]): Promise<ConversationState[]> {
-  const convs = new Map<string, Conv>();
-  const named = new Set<number>();
+export async function conversationTouches(
+  d: VisibleReadDeps,
+  inbox: InboxKey,
+  entries: readonly Entry[],
+): Promise<Map<string, ConversationTouch>> {
+  const touches = new Map<string, ConversationTouch>();
+  const touch = (conv: Conv, seq: number) => {
+    const key = conversationKey(conv);
+    if ((touches.get(key)?.seq ?? 0) < seq) touches.set(key, { conv, seq });
+  };
+  const naming: Array<{ seq: number; named: number[] }> = [];
   for (const e of entries) {
     const touched = conversationTouch(e);
     if (touched === null) continue;
-    if ('conv' in touched) convs.set(conversationKey(touched.conv), touched.conv);
-    else for (const seq of touched.namedSeqs) named.add(seq);
+    if ('conv' in touched) touch(touched.conv, e.seq);
+    else naming.push({ seq: e.seq, named: touched.namedSeqs });
   }
   const inPage = new Map(entries.map((e) => [e.seq, e]));
   const limit = pLimit(LOOKUP_CONCURRENCY);
-  const targets = await Promise.all(
-    [...named].map((seq) => limit(async () => inPage.get(seq) ?? (await d.stores.timeline.getEntry(inbox, seq)))),
+  const wanted = [...new Set(naming.flatMap((n) => n.named))];
+  const found = await Promise.all(
+    wanted.map((seq) => limit(async () => inPage.get(seq) ?? (await d.stores.timeline.getEntry(inbox, seq)))),
   );
-  for (const t of targets) if (t !== null && isActivity(t)) convs.set(conversationKey(t.conv), t.conv);
-  const states = await Promise.all([...convs.values()].map((conv) => d.stores.conversations.getConversation(inbox, conv)));
-  return states.filter((s): s is ConversationState => s !== null);
+  const targets = new Map(wanted.map((seq, i) => [seq, found[i] ?? null]));
+  for (const { seq, named } of naming) {
+    for (const n of named) {
+      const t = targets.get(n);
+      if (t !== undefined && t !== null && t.seq < seq && isActivity(t)) touch(t.conv, seq);
+    }
+  }
+  return touches;
 }

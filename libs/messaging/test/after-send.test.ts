@@ -4,11 +4,11 @@
  * past the retry window (a short one here) and replayed; the settings read when a job runs.
  * The receiver's own check refuses a tampered body and a replayed old call.
  */
-import { inboxKey, type TenantHooks } from '@seqline/core';
+import { afterSendJobId, inboxKey, type TenantHooks } from '@seqline/core';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '@seqline/hooks';
 import { startHookReceiver, type HookReceiver, type ReceivedHookCall } from '@seqline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AFTER_SEND_QUEUE, afterSendJobId, createMessaging, startWorkers, type Messaging, type Workers } from '../src/index.ts';
+import { AFTER_SEND_QUEUE, createMessaging, startWorkers, type Messaging, type Workers } from '../src/index.ts';
 import { openEmbeddedRig, type EmbeddedRig } from './support/embedded-rig.ts';
 
 const SECRET = 'after-send-secret-0123456789';
@@ -88,14 +88,14 @@ describe('after-send', () => {
     await until('three failed tries', () => callsFor(a).length >= 3);
     receiver.setMode({ kind: 'ok' });
     await until('delivery', () => acceptedFor(a).length === 1);
-    expect((await rig.queue.deadLetters()).map((j) => j.id)).not.toContain(afterSendJobId('t', a));
+    expect((await rig.queue.deadLetters()).map((j) => j.id)).not.toContain(afterSendJobId({ tenant: 't', sender: 'alice', appinfo: a }));
   });
 
   it('is dead-lettered past the retry window, and delivered once replayed', async () => {
     receiver.setMode({ kind: 'status', status: 500 });
     const a = app();
     await messaging.send(alice, { appinfo: a, to: { user: 'bo' }, type: 'text', body: {} });
-    const id = afterSendJobId('t', a);
+    const id = afterSendJobId({ tenant: 't', sender: 'alice', appinfo: a });
     await until('the dead letter', async () => (await rig.queue.deadLetters()).some((j) => j.id === id), GIVE_UP_MS + 5_000);
     const tries = callsFor(a).length;
     expect(tries).toBeGreaterThan(2);
@@ -123,7 +123,9 @@ describe('after-send', () => {
       receiver.setMode({ kind: 'ok' });
       await new Promise((r) => setTimeout(r, 300));
       expect(callsFor(a)).toHaveLength(seen);
-      expect((await rig.queue.deadLetters()).some((j) => j.id === afterSendJobId('t', a))).toBe(false);
+      expect((await rig.queue.deadLetters()).some((j) => j.id === afterSendJobId({ tenant: 't', sender: 'alice', appinfo: a }))).toBe(
+        false,
+      );
       // And without a URL at send time, no job at all.
       const items = workers.stats().pools.afterSend.items;
       await messaging.send(alice, { appinfo: app(), to: { user: 'bo' }, type: 'text', body: {} });

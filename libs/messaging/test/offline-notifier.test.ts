@@ -52,7 +52,7 @@ describe('OfflineNotifier', () => {
     expect(jobs).toEqual([
       {
         queue: OFFLINE_NOTIFY_QUEUE,
-        id: `notify:t:bob:${a.seq}`,
+        id: `offline-notify:t:bob:${a.seq}`,
         payload: {
           tenant: 't',
           user: 'bob',

@@ -56,7 +56,8 @@ const attempts = (t: string) => receiver.calls.filter((c) => (c.json as NotifyBo
 let apps = 0;
 const send = (t: string, from: string, to: string) =>
   rig.messaging.send({ tenant: t, user: from }, { appinfo: `hx${++apps}`, to: { user: to }, type: 'text', body: { text: 'hi' } });
-const pending = async (t: string) => (await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE)).filter((j) => j.id.startsWith(`notify:${t}:`));
+const pending = async (t: string) =>
+  (await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE)).filter((j) => j.id.startsWith(`offline-notify:${t}:`));
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -84,7 +85,7 @@ describe('a receiver that fails', () => {
     ).toEqual(['bob', 'carol', 'dave']);
     // The job is removed right after its call was answered: wait for it, never race it.
     await eventually('the job done', async () => (await pending(t)).length === 0);
-    expect((await rig.queue.deadLetters()).filter((j) => j.id.startsWith(`notify:${t}:`))).toEqual([]);
+    expect((await rig.queue.deadLetters()).filter((j) => j.id.startsWith(`offline-notify:${t}:`))).toEqual([]);
   });
 
   it('past the retry window: dead-lettered, then replayed and delivered', async () => {
@@ -93,7 +94,7 @@ describe('a receiver that fails', () => {
     await send(t, 'alice', 'bob');
     await eventually('a failed try', () => attempts(t) >= 1);
     rig.clock.offset += GIVE_UP_MS + 60_000;
-    const deadOf = async () => (await rig.queue.deadLetters()).filter((j) => j.id.startsWith(`notify:${t}:bob:`));
+    const deadOf = async () => (await rig.queue.deadLetters()).filter((j) => j.id.startsWith(`offline-notify:${t}:bob:`));
     await eventually('dead-lettered', async () => (await deadOf()).length === 1);
     const [dead] = await deadOf();
     expect(dead?.lastError).toMatch(/503/);

@@ -1,6 +1,6 @@
 /** Load shedding at send, with an injected event-loop lag, over the real embedded engine. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboxKey, OverloadedError } from '@seqline/core';
+import { inboxKey, messageKey, OverloadedError } from '@seqline/core';
 import { createMessaging, type Messaging } from '../src/index.ts';
 import { openEmbeddedRig, type EmbeddedRig } from './support/embedded-rig.ts';
 
@@ -29,7 +29,7 @@ async function outcome(to: { user: string } | { group: string }): Promise<'ok' |
   } catch (err) {
     expect(err).toBeInstanceOf(OverloadedError);
     // Refused before anything was stored: a later retry is a first send.
-    expect((await rig.engine.timeline.findSeqs(inboxKey('t', 'alice'), [appinfo])).size).toBe(0);
+    expect((await rig.engine.timeline.findSeqs({ inbox: inboxKey('t', 'alice'), keys: [messageKey('alice', appinfo)] })).size).toBe(0);
     return 'OVERLOADED';
   }
 }

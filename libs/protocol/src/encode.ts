@@ -23,7 +23,8 @@ export interface WireEntry {
   /** Extension (docs/protocol.md): kind "read", every seq read; referSeq is the highest. */
   seqs?: number[];
   readBy?: string[];
-  recall?: { appinfo: string; sendTime: number };
+  /** `from`: the recalled message's sender (appinfos are unique per sender only); absent in older recalls. */
+  recall?: { appinfo: string; sendTime: number; from?: string };
   /** v1.1, kind "msg": user ids mentioned, or ["@all"]. */
   mentions?: string[];
   /** v1.1: kind "edit" (the edit itself), or a "msg" read through the index with its latest edit applied. */
@@ -51,6 +52,8 @@ export interface WireConv {
   mentions: number;
   clearedSeq: number;
   asOfSeq: number;
+  /** Group conversations: the group's name as your inbox last heard it; absent for 1:1 chats. */
+  title?: string;
   /** `conversations {lastMessages}` only: its last visible messages, ascending. */
   messages?: WireEntry[];
   /** Read-fanout groups only (v1.1): the newest gseq you may read, your group cursor. */
@@ -88,7 +91,10 @@ export function toWireEntry(entry: Entry): WireEntry {
   if (entry.referSeq !== undefined) wire.referSeq = entry.referSeq;
   if (entry.seqs !== undefined) wire.seqs = entry.seqs;
   if (entry.readBy !== undefined) wire.readBy = entry.readBy;
-  if (entry.recall !== undefined) wire.recall = { appinfo: entry.recall.appinfo, sendTime: entry.recall.sendTime };
+  if (entry.recall !== undefined) {
+    const { appinfo, sendTime, from } = entry.recall;
+    wire.recall = from === undefined ? { appinfo, sendTime } : { appinfo, sendTime, from };
+  }
   if (entry.mentions !== undefined) wire.mentions = [...entry.mentions];
   if (entry.edit !== undefined) wire.edit = toWireEdit(entry.edit);
   if (entry.upToSeq !== undefined) wire.upToSeq = entry.upToSeq;
@@ -114,6 +120,7 @@ export function toWireConv(state: ConversationState, messages?: readonly Entry[]
     clearedSeq: state.clearedSeq,
     asOfSeq: state.asOfSeq,
   };
+  if (state.title !== undefined) wire.title = state.title;
   if (messages !== undefined) wire.messages = messages.map(toWireConvEntry);
   if (state.stream !== undefined) {
     wire.lastGseq = state.stream.lastGseq;

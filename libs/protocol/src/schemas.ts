@@ -145,10 +145,13 @@ export const clearArgsSchema = z.object({ conv: convSchema, upToSeq: positiveSeq
 
 /**
  * Recall names a stored message, which may predate the client-appinfo pattern: any appinfo is
- * looked up, and core's recall rule accepts only a `msg` (never a server entry).
+ * looked up, and core's recall rule accepts only a `msg` (never a server entry). An appinfo is
+ * unique per sender only: `from` names the message's sender (default: the caller; a group admin
+ * recalling a member's message names the member).
  */
 export const recallArgsSchema = z.object({
   appinfo: z.string().min(1, 'must not be empty').max(MAX_APPINFO_LENGTH, `must be at most ${MAX_APPINFO_LENGTH} characters`),
+  from: idSchema.optional(),
 });
 
 /** v1.1: new content for the caller's own message `appinfo` (looked up as given, like recall). */
@@ -156,10 +159,15 @@ export const editArgsSchema = z.object({
   appinfo: recallArgsSchema.shape.appinfo,
   body: bodySchema,
   type: typeSchema.optional(),
+  /** The client's id for this edit, validated like a client appinfo: a retry with it is the same edit. */
+  editId: appinfoSchema.optional(),
 });
 
+/** A group's name: group.create and group.rename share it. */
+export const groupNameSchema = z.string().min(1, 'must not be empty').max(MAX_GROUP_NAME_LENGTH);
+
 export const groupCreateArgsSchema = z.object({
-  name: z.string().min(1, 'must not be empty').max(MAX_GROUP_NAME_LENGTH),
+  name: groupNameSchema,
   members: membersSchema,
   /** Chosen group id; the server generates one when absent. */
   group: idSchema.optional(),
@@ -171,6 +179,8 @@ export const groupMembersArgsSchema = z.object({
 });
 
 export const groupInfoArgsSchema = z.object({ group: idSchema });
+
+export const groupRenameArgsSchema = z.object({ group: idSchema, name: groupNameSchema });
 
 export const groupHistoryArgsSchema = z
   .object({
@@ -215,6 +225,7 @@ export const opArgsSchemas = {
   'group.create': groupCreateArgsSchema,
   'group.add': groupMembersArgsSchema,
   'group.remove': groupMembersArgsSchema,
+  'group.rename': groupRenameArgsSchema,
   'group.info': groupInfoArgsSchema,
   'group.history': groupHistoryArgsSchema,
   'group.ack': groupAckArgsSchema,
@@ -237,6 +248,7 @@ export type ReadArgs = OpArgs<'read'>;
 export type RecallArgs = OpArgs<'recall'>;
 export type GroupCreateArgs = OpArgs<'group.create'>;
 export type GroupMembersArgs = OpArgs<'group.add'>;
+export type GroupRenameArgs = OpArgs<'group.rename'>;
 export type GroupInfoArgs = OpArgs<'group.info'>;
 export type GroupHistoryArgs = OpArgs<'group.history'>;
 export type GroupAckArgs = OpArgs<'group.ack'>;

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { ConfigError, DEFAULT_SHARD_COUNT, type TenantHooks } from '@seqline/core';
+import { ConfigError, DEFAULT_SHARD_COUNT, readOriginList, type TenantHooks } from '@seqline/core';
 import { z } from 'zod';
 import { readHookDefaults } from './hook-defaults.ts';
 
@@ -46,7 +46,16 @@ export const distributedEnvSchema = z.object({
   SEQLINE_WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('0.0.0.0'),
   SEQLINE_TRANSPORT: z.enum(['auto', 'uws', 'ws']).default('auto'),
-  SEQLINE_ALLOWED_ORIGINS: list.default([]),
+  /** Unset or blank: any origin (docs/protocol.md, "Browser origins"); a list that allows no browser is refused. */
+  SEQLINE_ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const read = readOriginList(v);
+      if (read.ok) return read.origins;
+      ctx.addIssue({ code: 'custom', message: read.problem });
+      return z.NEVER;
+    }),
   SEQLINE_RATE_PER_SEC: z.coerce.number().positive().default(200),
   SEQLINE_RATE_BURST: z.coerce.number().positive().default(400),
   /** Tokens a gateway takes from a user's shared bucket at once (1 = a Redis call per frame); unset = burst/40, 1 to 10. */

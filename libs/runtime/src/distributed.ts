@@ -5,7 +5,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsDeviceBus, createNatsPushBus, createNatsWorkQueue, type NatsPushBus, type NatsWorkQueue } from '@seqline/bus';
 import { CachedGroupStore, CachedTimelineStore, createCacheRedisClient, RedisEpochWatcher } from '@seqline/cache';
-import { RemoteInboxWriter } from '@seqline/cluster';
+import { RemoteInboxWriter, ShardReadiness } from '@seqline/cluster';
 import type { ConversationIndex, DeviceBusFactory, GroupStore, Logger } from '@seqline/core';
 import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 import type { Redis } from 'ioredis';
@@ -31,6 +31,8 @@ export interface DistributedInfra {
   push: NatsPushBus;
   /** Routes appends to the shard owners over NATS. */
   writer: RemoteInboxWriter;
+  /** Whether every shard has an owner that takes appends now (a gateway's `/readyz`). */
+  shardReadiness: ShardReadiness;
   /** v1.1: a gateway's device bus (login policy, admin devices) on `<ns>.dev.*`. */
   devices: DeviceBusFactory;
   keyPrefix: string;
@@ -83,6 +85,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
     followPresence: role.followPresence,
   });
   const writer = new RemoteInboxWriter({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix, logger });
+  const shardReadiness = new ShardReadiness({ nc, shardCount: config.SEQLINE_SHARDS, subjectPrefix });
 
   let closing: Promise<void> | undefined;
   return {
@@ -98,6 +101,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
     queue,
     push,
     writer,
+    shardReadiness,
     devices: (holder) => createNatsDeviceBus(nc, holder, { root: `${ns}.dev`, logger }),
     keyPrefix,
     subjectPrefix,
@@ -105,6 +109,7 @@ export async function openDistributedInfra(config: DistributedConfig, logger: Lo
       (closing ??= (async () => {
         await queue.close();
         await writer.close();
+        shardReadiness.close();
         await push.close();
         readTimeline.close();
         writeTimeline.close();

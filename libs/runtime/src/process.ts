@@ -14,13 +14,19 @@ export function stopOnSignals(proc: Stoppable, logger: Logger & { flush?: () => 
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight work');
+    // Holds the event loop until close() settles: a step that waits on nothing Node counts (an
+    // unref'd timer, a bare promise) would otherwise let the process exit 0 half-way through
+    // the shutdown, before the notification windows and the queue are flushed.
+    const holdOpen = setInterval(() => undefined, 60_000);
     proc.close().then(
       () => {
+        clearInterval(holdOpen);
         logger.info({}, 'stopped');
         logger.flush?.();
         process.exit(0);
       },
       (err: unknown) => {
+        clearInterval(holdOpen);
         logger.error({ err }, 'shutdown failed');
         logger.flush?.();
         process.exit(1);

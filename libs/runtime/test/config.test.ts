@@ -30,6 +30,17 @@ describe('loadDistributedConfig', () => {
     expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(5000);
   });
 
+  it('SEQLINE_ALLOWED_ORIGINS: unset or blank allows any origin; a list is kept; one that names no origin is refused', () => {
+    expect(loadDistributedConfig(SECRET).SEQLINE_ALLOWED_ORIGINS).toBeUndefined();
+    expect(loadDistributedConfig({ ...SECRET, SEQLINE_ALLOWED_ORIGINS: ' ' }).SEQLINE_ALLOWED_ORIGINS).toBeUndefined();
+    expect(loadDistributedConfig({ ...SECRET, SEQLINE_ALLOWED_ORIGINS: 'https://App.example.com/' }).SEQLINE_ALLOWED_ORIGINS).toEqual([
+      'https://app.example.com',
+    ]);
+    for (const value of [',', 'app.example.com']) {
+      expect(() => loadDistributedConfig({ ...SECRET, SEQLINE_ALLOWED_ORIGINS: value })).toThrow(/SEQLINE_ALLOWED_ORIGINS/);
+    }
+  });
+
   it('refuses bad values with one ConfigError naming each of them', () => {
     const load = () =>
       loadDistributedConfig({

@@ -1,5 +1,5 @@
-/** Cheap dedup before allocating: appinfos already stored, and repeats within one batch. */
-import type { AppendOutcome, NewEntry } from '@seqline/core';
+/** Cheap dedup before allocating: dedup keys already stored, and repeats within one batch. */
+import { dedupKeyOf, type AppendOutcome, type DedupKey, type NewEntry } from '@seqline/core';
 
 export interface FreshEntry {
   /** Position in the batch. */
@@ -9,23 +9,26 @@ export interface FreshEntry {
 
 /**
  * Splits a batch into entries already stored (outcome filled, duplicate) and first occurrences
- * of new appinfos (`fresh`, in batch order). Later repeats of a fresh appinfo are left
- * undefined: they get the seq of their first occurrence once it is known.
+ * of new dedup keys (`fresh`, in batch order). Later repeats of a fresh key are left undefined:
+ * they get the seq of their first occurrence once it is known. `keys` are the entries' keys
+ * (dedupKeyOf), `stored` the seqs of those already stored.
  */
 export function dedupAgainst(
   entries: readonly NewEntry[],
-  stored: ReadonlyMap<string, number>,
+  keys: readonly DedupKey[],
+  stored: ReadonlyMap<DedupKey, number>,
 ): { outcomes: (AppendOutcome | undefined)[]; fresh: FreshEntry[] } {
   const outcomes = new Array<AppendOutcome | undefined>(entries.length).fill(undefined);
   const fresh: FreshEntry[] = [];
   // A single entry (the usual append) cannot repeat itself: no set for it.
-  const seen = entries.length > 1 ? new Set<string>() : undefined;
+  const seen = entries.length > 1 ? new Set<DedupKey>() : undefined;
   entries.forEach((entry, index) => {
-    const seq = stored.get(entry.appinfo);
+    const key = keys[index] as DedupKey;
+    const seq = stored.get(key);
     if (seq !== undefined) outcomes[index] = { seq, duplicate: true };
     else if (seen === undefined) fresh.push({ index, entry });
-    else if (!seen.has(entry.appinfo)) {
-      seen.add(entry.appinfo);
+    else if (!seen.has(key)) {
+      seen.add(key);
       fresh.push({ index, entry });
     }
   });
@@ -35,15 +38,15 @@ export function dedupAgainst(
 /** Fills each in-batch repeat with its first occurrence's seq, marked duplicate. */
 export function resolveInBatchDuplicates(outcomes: readonly (AppendOutcome | undefined)[], entries: readonly NewEntry[]): AppendOutcome[] {
   if (!outcomes.includes(undefined)) return outcomes as AppendOutcome[];
-  const first = new Map<string, AppendOutcome>();
+  const first = new Map<DedupKey, AppendOutcome>();
   return outcomes.map((o, i) => {
-    const appinfo = (entries[i] as NewEntry).appinfo;
+    const key = dedupKeyOf(entries[i] as NewEntry);
     if (o !== undefined) {
-      if (!first.has(appinfo)) first.set(appinfo, o);
+      if (!first.has(key)) first.set(key, o);
       return o;
     }
-    const original = first.get(appinfo);
-    if (original === undefined) throw new Error(`no outcome for appinfo ${appinfo}`);
+    const original = first.get(key);
+    if (original === undefined) throw new Error(`no outcome for dedup key ${key}`);
     return { seq: original.seq, duplicate: true };
   });
 }

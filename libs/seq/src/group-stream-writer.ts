@@ -5,7 +5,7 @@
  * into one store round trip. Dedup by appinfo, so a resent or redelivered message is stored
  * once and the original gseq is returned. Embedded mode runs one writer for every shard.
  */
-import { shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
+import { dedupKeyOf, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   Entry,
   GroupAppendOutcome,
@@ -225,12 +225,10 @@ export class GroupStreamWriter implements GroupStreamAppender {
   /** Dedups, allocates, appends durably. Seqs of a failed append are burnt (never reused). */
   private async write(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]> {
     const alloc = await this.allocatorFor(shardOf(group, this.shardCount));
-    const [head, found] = await Promise.all([
-      this.streams.headSeq(group),
-      this.streams.findSeqs(group, [...new Set(entries.map((e) => e.appinfo))]),
-    ]);
+    const keys = entries.map(dedupKeyOf);
+    const [head, found] = await Promise.all([this.streams.headSeq(group), this.streams.findSeqs({ group, keys: [...new Set(keys)] })]);
     alloc.observe(group, head);
-    const { outcomes, fresh } = dedupAgainst(entries, found);
+    const { outcomes, fresh } = dedupAgainst(entries, keys, found);
     if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
 
     const seqs = await alloc.next(group, fresh.length);

@@ -1,10 +1,22 @@
 /**
  * The writing half of an inbox owner's append (InboxOwner.write): seqs taken from the section
- * allocator, entries appended durably (the store dedups), then the push. Outcomes align with
- * the entries. On a failed append the allocated seqs are burnt and the head is re-read from
+ * allocator, entries appended durably (the store dedups), then the push, with the conversation
+ * states the store's index writer computed in the same append. Outcomes align with the
+ * entries. On a failed append the allocated seqs are burnt and the head is re-read from
  * the store next time (the append may have landed after all, e.g. a timeout).
  */
-import type { AppendOutcome, DurableListener, Entry, InboxKey, Logger, NewEntry, TimelineStore } from '@seqline/core';
+import {
+  dedupKeyOf,
+  type AppendOutcome,
+  type DedupKey,
+  type DurableListener,
+  type Entry,
+  type InboxKey,
+  type IndexedConversations,
+  type Logger,
+  type NewEntry,
+  type TimelineStore,
+} from '@seqline/core';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
 import type { InboxState } from './inbox-queue.ts';
 import type { PushPublisher } from './push-publisher.ts';
@@ -40,22 +52,24 @@ export async function writeOne(
   durable?: DurableListener,
 ): Promise<AppendOutcome[]> {
   const headBefore = state.head as number;
-  const known = ctx.recent.lookupOne(state.inbox, entry.appinfo);
+  const key = dedupKeyOf(entry);
+  const known = ctx.recent.lookupOne(state.inbox, key);
   if (known !== undefined) return [{ seq: known, duplicate: true }];
   const seq = alloc.tryTakeSync(state.inbox, 1) ?? (await alloc.next(state.inbox, 1))[0]!;
   const toStore: Entry = { ...entry, seq };
   let result: AppendOutcome | undefined;
+  let indexed: IndexedConversations | undefined;
   try {
-    [result] = await ctx.timeline.append(state.inbox, [toStore], undefined, durable);
+    [result] = await ctx.timeline.append(state.inbox, [toStore], undefined, { durable, indexed: (i) => (indexed = i) });
     if (result === undefined) throw new Error('store returned no outcome for 1 entry');
   } catch (err) {
     state.head = undefined;
     throw err;
   }
-  ctx.recent.remember(state.inbox, entry.appinfo, result.seq);
+  ctx.recent.remember(state.inbox, key, result.seq);
   if (!result.duplicate) {
     state.head = Math.max(headBefore, seq);
-    ctx.pushes.publish(state.inbox, headBefore, [toStore]);
+    ctx.pushes.publish(state.inbox, headBefore, [toStore], indexed);
     ctx.appended?.(state.inbox, [toStore]);
   }
   return [{ seq: result.seq, duplicate: result.duplicate }];
@@ -70,21 +84,17 @@ export async function writeMany(
   const headBefore = state.head as number;
   // A recent resend is answered from memory; any other is deduped inside the store's append
   // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
-  const { outcomes, fresh } = dedupAgainst(
-    entries,
-    ctx.recent.lookup(
-      state.inbox,
-      entries.map((e) => e.appinfo),
-    ),
-  );
+  const keys = entries.map(dedupKeyOf);
+  const { outcomes, fresh } = dedupAgainst(entries, keys, ctx.recent.lookup(state.inbox, keys));
   if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
 
   // Seqs under the durable ceiling are taken without a hop; a raise is awaited only when due.
   const first = alloc.tryTakeSync(state.inbox, fresh.length) ?? (await alloc.next(state.inbox, fresh.length))[0]!;
   const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: first + k }));
   let results: AppendOutcome[];
+  let indexed: IndexedConversations | undefined;
   try {
-    results = await ctx.timeline.append(state.inbox, toStore);
+    results = await ctx.timeline.append(state.inbox, toStore, undefined, { indexed: (i) => (indexed = i) });
     if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
   } catch (err) {
     state.head = undefined;
@@ -93,13 +103,13 @@ export async function writeMany(
   const stored: Entry[] = [];
   results.forEach((r, k) => {
     outcomes[(fresh[k] as { index: number }).index] = { seq: r.seq, duplicate: r.duplicate };
-    ctx.recent.remember(state.inbox, (toStore[k] as Entry).appinfo, r.seq);
+    ctx.recent.remember(state.inbox, keys[(fresh[k] as { index: number }).index] as DedupKey, r.seq);
     if (!r.duplicate) stored.push(toStore[k] as Entry);
   });
   const last = stored[stored.length - 1];
   if (last) {
     state.head = Math.max(headBefore, last.seq);
-    ctx.pushes.publish(state.inbox, headBefore, stored);
+    ctx.pushes.publish(state.inbox, headBefore, stored, indexed);
     ctx.appended?.(state.inbox, stored);
   }
   return resolveInBatchDuplicates(outcomes, entries);

@@ -59,7 +59,8 @@ export class InboxOwner implements InboxWriter {
     this.logger = options.logger.child({ component: 'inbox-owner', epoch: options.epoch });
     const index = options.conversations;
     const waitMs = options.pushConvsWaitMs ?? DEFAULT_PUSH_CONVS_WAIT_MS;
-    this.pushes = new PushPublisher(options.push, index && new PushConversations(index, this.timeline, waitMs, this.logger), this.logger);
+    const convs = index && new PushConversations(index, this.timeline, options.streamSides, waitMs, this.logger);
+    this.pushes = new PushPublisher(options.push, convs, this.logger);
     this.rebuilder = options.conversationRebuilder;
     this.clock = options.clock ?? systemClock;
     this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;

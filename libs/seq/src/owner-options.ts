@@ -2,6 +2,7 @@ import type {
   Clock,
   ConversationIndex,
   ConversationRebuilder,
+  ConversationStreamSides,
   Entry,
   InboxKey,
   Logger,
@@ -17,17 +18,25 @@ export interface InboxOwnerOptions {
   ceilings: SeqCeilingStore;
   push: PushBus;
   /**
-   * v1.1: the inboxes' conversation index, read once per append so that its push carries the
-   * touched conversations' states (`convs`). Without it pushes carry entries only.
+   * v1.1: the inboxes' conversation index. With it, each push carries the touched
+   * conversations' states (`convs`): those the store's index writer computed in the append
+   * (AppendListeners.indexed), read from here only where the writer did not hold them (or did
+   * not tell). Without it pushes carry entries only.
    */
   conversations?: ConversationIndex;
+  /**
+   * Adds a read-fanout group's stream side to the group states a push carries (a bounded read of
+   * the group stream, as sync does). Without it group states go out as the inbox index holds
+   * them: right only for a deployment without read-fanout.
+   */
+  streamSides?: ConversationStreamSides;
   /**
    * Told of the entries each append newly stored (never duplicates), beside its push: the one
    * place that sees every append of an inbox (offline notifications). Called synchronously,
    * never awaited; whatever it throws is logged, never failing the append.
    */
   onAppended?: (inbox: InboxKey, entries: Entry[]) => void;
-  /** How long a push may wait for that read before it goes without `convs`. Default 50 ms. */
+  /** How long a push may wait for those reads before it goes without `convs`. Default 50 ms. */
   pushConvsWaitMs?: number;
   /** Rebuilds one inbox's index (rebuildConversations); without it that call fails INTERNAL. */
   conversationRebuilder?: ConversationRebuilder;

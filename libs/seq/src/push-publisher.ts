@@ -1,10 +1,11 @@
 /**
- * How an inbox owner publishes the push of an append: at once without a conversation index;
- * with one, after a bounded read of the touched conversations' states (PushConversations). The
- * pushes of one inbox leave in append order even then — a read that finishes early waits for
- * the push before it — so a client never sees a prevSeq gap the owner made.
+ * How an inbox owner publishes the push of an append: at once without a conversation index, or
+ * when the states the store's index writer computed in the append are all it needs; after a
+ * bounded read otherwise (PushConversations). The pushes of one inbox leave in append order
+ * even then — a push ready early waits for the ones before it — so a client never sees a
+ * prevSeq gap the owner made.
  */
-import type { Entry, InboxKey, Logger, PushBus, PushMessage } from '@seqline/core';
+import type { Entry, InboxKey, IndexedConversations, Logger, PushBus, PushMessage } from '@seqline/core';
 import type { PushConversations } from './push-conversations.ts';
 
 export class PushPublisher {
@@ -18,14 +19,15 @@ export class PushPublisher {
   ) {}
 
   /** Never throws and never waits: the append is durable whatever becomes of its push. */
-  publish(inbox: InboxKey, prevSeq: number, entries: Entry[]): void {
+  publish(inbox: InboxKey, prevSeq: number, entries: Entry[], indexed?: IndexedConversations): void {
     if (this.convs === undefined) return this.send({ inbox, prevSeq, entries });
-    const reading = this.convs.read(inbox, entries); // never rejects
+    const states = this.convs.states(inbox, entries, indexed); // never rejects
     const before = this.tails.get(inbox);
+    if ('now' in states && before === undefined) return this.send(withConvs({ inbox, prevSeq, entries }, states.now));
     const sent = (async () => {
-      const convs = await reading;
+      const convs = 'now' in states ? states.now : await states.later;
       await before;
-      this.send(convs === undefined ? { inbox, prevSeq, entries } : { inbox, prevSeq, entries, convs });
+      this.send(withConvs({ inbox, prevSeq, entries }, convs));
     })();
     this.tails.set(inbox, sent);
     void sent.finally(() => {
@@ -46,4 +48,8 @@ export class PushPublisher {
       this.logger.warn({ inbox: msg.inbox, err }, 'push publish failed');
     }
   }
+}
+
+function withConvs(msg: PushMessage, convs: PushMessage['convs']): PushMessage {
+  return convs === undefined ? msg : { ...msg, convs };
 }

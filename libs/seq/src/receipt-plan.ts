@@ -1,5 +1,5 @@
 /** Which receipt entries a run of merged addReceipt calls needs (reads only; no writes). */
-import { buildReceiptEntry, mergeReaders } from '@seqline/core';
+import { buildReceiptEntry, messageKey, mergeReaders, splitKey } from '@seqline/core';
 import type { InboxKey, Logger, NewEntry, TimelineStore } from '@seqline/core';
 
 export interface ReceiptPlan {
@@ -13,7 +13,8 @@ export interface ReceiptPlan {
 
 /**
  * For each read message found in the inbox whose reader set grows, the receipt entry carrying
- * all readers. Messages not in the inbox, and sets that do not grow, need nothing.
+ * all readers. `byAppinfo` names the inbox owner's own messages (a receipt goes to the sender,
+ * whose inbox this is). Messages not in the inbox, and sets that do not grow, need nothing.
  */
 export async function planReceipts(
   timeline: TimelineStore,
@@ -22,10 +23,12 @@ export async function planReceipts(
   now: number,
   logger: Logger,
 ): Promise<ReceiptPlan[]> {
-  const found = await timeline.findSeqs(inbox, [...byAppinfo.keys()]);
+  const sender = splitKey(inbox).id;
+  const keys = [...byAppinfo.keys()].map((appinfo) => messageKey(sender, appinfo));
+  const found = await timeline.findSeqs({ inbox, keys });
   const plans = await Promise.all(
     [...byAppinfo].map(async ([appinfo, readers]) => {
-      const seq = found.get(appinfo);
+      const seq = found.get(messageKey(sender, appinfo));
       if (seq === undefined) return undefined;
       const [current, original] = await Promise.all([timeline.getReaders(inbox, seq), timeline.getEntry(inbox, seq)]);
       const merged = mergeReaders(current, readers);

@@ -2,10 +2,12 @@
  * Test doubles of the ports, for unit tests of libs/seq only (the product adapters live in
  * libs/store). Each records what the tests need to check ordering and durability.
  */
-import { FencedError } from '@seqline/core';
+import { dedupKeyOf, FencedError } from '@seqline/core';
 import type {
+  DedupKey,
+  AppendListeners,
   AppendOutcome,
-  DurableListener,
+  DrawnEpoch,
   Entry,
   InboxKey,
   Logger,
@@ -30,15 +32,28 @@ export class FakeCeilingStore implements SeqCeilingStore {
   /** Thrown (once) by the next raise. */
   failNextRaise: Error | undefined;
   private readonly epochs = new Map<string, number>();
+  private readonly releases = new Map<string, { epoch: number; atMs: number }>();
 
   durableCeiling(section: string): number {
     return this.sections.get(section)?.ceiling ?? 0;
   }
 
   async nextEpoch(scope: string): Promise<number> {
-    const e = (this.epochs.get(scope) ?? 0) + 1;
+    return (await this.drawEpoch({ scope })).epoch;
+  }
+
+  async drawEpoch({ scope }: { scope: string }): Promise<DrawnEpoch> {
+    const last = this.epochs.get(scope);
+    const released = this.releases.get(scope);
+    const e = (last ?? 0) + 1;
     this.epochs.set(scope, e);
-    return e;
+    return { epoch: e, before: last === undefined ? undefined : { epoch: last, ...(released ? { released } : {}) } };
+  }
+
+  async recordRelease({ scope, epoch, atMs }: { scope: string; epoch: number; atMs: number }): Promise<boolean> {
+    if (this.epochs.get(scope) !== epoch) return false;
+    this.releases.set(scope, { epoch, atMs });
+    return true;
   }
 
   async claim(section: string, epoch: number): Promise<number> {
@@ -98,7 +113,7 @@ export class FakeTimelineStore implements TimelineStore {
     return [...(this.inboxes.get(inbox)?.entries ?? [])];
   }
 
-  async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
+  async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
     this.appendCalls++;
     if (this.beforeAppend) await this.beforeAppend(inbox, entries);
     await Promise.resolve();
@@ -108,34 +123,34 @@ export class FakeTimelineStore implements TimelineStore {
     const outcomes: AppendOutcome[] = [];
     const toWrite: Entry[] = [];
     for (const e of entries) {
-      const original = b.index.get(e.appinfo) ?? seen.get(e.appinfo);
+      const original = b.index.get(dedupKeyOf(e)) ?? seen.get(dedupKeyOf(e));
       if (original !== undefined) {
         outcomes.push({ seq: original, duplicate: true });
         continue;
       }
       if (e.seq <= head) throw new Error(`seq ${e.seq} not above head ${head} in ${inbox}`);
       head = e.seq;
-      seen.set(e.appinfo, e.seq);
+      seen.set(dedupKeyOf(e), e.seq);
       toWrite.push(structuredClone(e));
       outcomes.push({ seq: e.seq, duplicate: false });
     }
     for (const e of toWrite) {
       b.entries.push(e);
-      b.index.set(e.appinfo, e.seq);
+      b.index.set(dedupKeyOf(e), e.seq);
     }
     this.afterAppend?.(inbox, entries);
     if (this.laterWork) {
-      durable?.(outcomes);
+      listeners?.durable?.(outcomes);
       await this.laterWork;
     }
     return outcomes;
   }
 
-  async findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
+  async findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
     await Promise.resolve();
-    const b = this.box(inbox);
-    const out = new Map<string, number>();
-    for (const a of appinfos) {
+    const b = this.box(input.inbox);
+    const out = new Map<DedupKey, number>();
+    for (const a of input.keys) {
       const s = b.index.get(a);
       if (s !== undefined) out.set(a, s);
     }

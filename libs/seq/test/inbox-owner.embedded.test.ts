@@ -42,7 +42,7 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     expect(results[5]).toEqual([{ seq: results[9]![0]!.seq, duplicate: false }]);
     expect(results[9]![0]!.duplicate).toBe(true);
 
-    const target = msg('alice', 'read me');
+    const target = msg('a', 'read me');
     const [stored] = await o.append(users[0]!, [target]);
     const readers = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
     await Promise.all(readers.map((r) => o.addReceipt(users[0]!, target.appinfo, [r])));

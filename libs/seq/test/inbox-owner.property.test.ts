@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FencedError } from '@seqline/core';
-import type { AppendOutcome, Entry, InboxKey, NewEntry, TimelineStore } from '@seqline/core';
+import { dedupKeyOf, FencedError } from '@seqline/core';
+import type { AppendOutcome, DedupKey, Entry, InboxKey, NewEntry, TimelineStore } from '@seqline/core';
 import type { InboxOwner } from '../src/index.ts';
 import { FakeCeilingStore, FakeTimelineStore, RecordingPushBus } from './fakes.ts';
 import { inbox, msg, ownerOn } from './harness.ts';
@@ -42,8 +42,8 @@ class TaggedTimeline implements TimelineStore {
     this.attempted.set(key, [...(this.attempted.get(key) ?? []), ...entries.map((e) => e.seq)]);
     return this.inner.append(key, entries);
   }
-  findSeqs(k: InboxKey, a: string[]) {
-    return this.inner.findSeqs(k, a);
+  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }) {
+    return this.inner.findSeqs(input);
   }
   getEntry(k: InboxKey, s: number) {
     return this.inner.getEntry(k, s);
@@ -158,12 +158,12 @@ describe('InboxOwner under random interleavings', () => {
               if (older.length > 0 && mine.length > 0) expect(Math.min(...mine)).toBeGreaterThan(Math.max(...older));
             }
           }
-          const storedSeq = (key: string, appinfo: string): number | undefined => store.inboxes.get(key)?.index.get(appinfo);
+          const storedSeq = (key: string, entry: NewEntry): number | undefined => store.inboxes.get(key)?.index.get(dedupKeyOf(entry));
           for (const call of calls) {
             expect(call.result !== undefined || call.error !== undefined).toBe(true);
             if (call.result) {
               // Dedup is consistent: every caller gets the seq the store holds for its appinfo.
-              call.result.forEach((o, i) => expect(o.seq).toBe(storedSeq(call.key, call.entries[i]!.appinfo)));
+              call.result.forEach((o, i) => expect(o.seq).toBe(storedSeq(call.key, call.entries[i]!)));
             } else if (!(call.error instanceof FencedError)) {
               const message = (call.error as Error).message;
               const zombie = call.gen < owners.length && /not above head/.test(message);

@@ -1,15 +1,27 @@
 /**
  * InboxOwner on the real LMDB engine with its conversation index: each push carries the
- * touched conversations' states (v1.1 `convs`), read once per append; a lagging, slow or
- * failing index never holds a push back (it goes without `convs`, in order); a rebuild runs in
- * the inbox's queue, after the appends queued before it.
+ * touched conversations' states (v1.1 `convs`), taken from what the index writer computed in
+ * the append (no index read), read only where the writer did not hold them; a lagging, slow or
+ * failing read never holds a push back (it goes without `convs`, in order); read-fanout groups
+ * get their stream side; a rebuild runs in the inbox's queue, after the appends queued before it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InternalError, type ConversationIndex, type ConversationRebuilder, type InboxKey, type NewEntry } from '@seqline/core';
+import {
+  InternalError,
+  type Conv,
+  type ConversationIndex,
+  type ConversationRebuilder,
+  type ConversationStreamSides,
+  type Entry,
+  type InboxKey,
+  type NewEntry,
+  type TimelineStore,
+} from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { historyEditOf, historyMsg, historyReadConv } from '@seqline/testing';
 import { InboxOwner } from '../src/index.ts';
 import { MemoryLogger, RecordingPushBus } from './fakes.ts';
 import { inbox, msg } from './harness.ts';
@@ -25,15 +37,24 @@ interface Setup {
   logger: MemoryLogger;
 }
 
+/**
+ * `untold`: the timeline tells no conversation states (a store whose index write failed, or one
+ * that keeps none), so the owner reads them from the index.
+ */
 async function setup(
   index?: (real: ConversationIndex) => ConversationIndex,
-  extra: { pushConvsWaitMs?: number; conversationRebuilder?: ConversationRebuilder | null } = {},
+  extra: {
+    pushConvsWaitMs?: number;
+    conversationRebuilder?: ConversationRebuilder | null;
+    untold?: boolean;
+    streamSides?: ConversationStreamSides;
+  } = {},
 ): Promise<Setup> {
   const engine = await openEmbeddedEngine({ dir: join(root, `d${++dirs}`) });
   const push = new RecordingPushBus();
   const logger = new MemoryLogger();
   const owner = new InboxOwner({
-    timeline: engine.timeline,
+    timeline: extra.untold === true ? untold(engine.timeline) : engine.timeline,
     ceilings: engine.ceilings,
     push,
     logger,
@@ -41,6 +62,7 @@ async function setup(
     conversations: index ? index(engine.conversations) : engine.conversations,
     conversationRebuilder: extra.conversationRebuilder === null ? undefined : (extra.conversationRebuilder ?? engine.conversationRebuilder),
     pushConvsWaitMs: extra.pushConvsWaitMs,
+    streamSides: extra.streamSides,
   });
   return { engine, owner, push, logger };
 }
@@ -67,8 +89,26 @@ function overriding(real: ConversationIndex, patch: Partial<ConversationIndex>):
   };
 }
 
+/** The real timeline, but its appends tell nothing of the index (the listener is not passed on). */
+function untold(real: TimelineStore): TimelineStore {
+  return {
+    append: (i, e, guard) => real.append(i, e, guard),
+    findSeqs: (input) => real.findSeqs(input),
+    getEntry: (i, seq) => real.getEntry(i, seq),
+    readAfter: (i, after, limit) => real.readAfter(i, after, limit),
+    readBefore: (i, before, limit) => real.readBefore(i, before, limit),
+    headSeq: (i) => real.headSeq(i),
+    addReaders: (i, seq, readers) => real.addReaders(i, seq, readers),
+    getReaders: (i, seq) => real.getReaders(i, seq),
+  };
+}
+
 const bobInbox = inbox('bob');
 const fromAlice = (text: string): NewEntry => msg('alice', text);
+let made = 0;
+const readOf = (conv: Conv, upToSeq: number): NewEntry => historyReadConv(`read:${++made}`, 'bob', conv, upToSeq);
+const groupMsg = (group: string, from: string, text: string): NewEntry =>
+  historyMsg(`g${++made}`, { type: 'group', id: group }, from, undefined, { text });
 
 describe('InboxOwner push convs', () => {
   it('carries the touched conversations, exact at the pushed entries, with the unread the index counts', async () => {
@@ -86,8 +126,55 @@ describe('InboxOwner push convs', () => {
     await engine.close();
   });
 
-  it('an index behind the pushed entries: the push goes without convs (the client syncs), logged at debug', async () => {
-    const { owner, push, engine, logger } = await setup((real) => overriding(real, { headSeq: async () => 0 }));
+  it('takes the states the index writer computed in the append: no index read, the same states the index then holds', async () => {
+    const reads: string[] = [];
+    const counting = (real: ConversationIndex) =>
+      overriding(real, {
+        headSeq: (i) => (reads.push('headSeq'), real.headSeq(i)),
+        getConversation: (i, c) => (reads.push('getConversation'), real.getConversation(i, c)),
+      });
+    const { owner, push, engine } = await setup(counting);
+    const first = fromAlice('one');
+    const [m1] = await owner.append(bobInbox, [first]);
+    const three = fromAlice('three');
+    const [m3] = (await owner.append(bobInbox, [msg('carol', 'two'), three])).slice(1);
+    // A conversation read, then an edit of the last message by its sender: `last` stays, then changes.
+    await owner.append(bobInbox, [readOf({ type: 'user', id: 'alice' }, m1!.seq)]);
+    const third: Entry = { ...three, seq: m3!.seq };
+    await owner.append(bobInbox, [historyEditOf(third, 'alice', 1_800_000_000_000, 'three, edited')]);
+    const got = await pushes(push, bobInbox, 4);
+    expect(reads).toEqual([]);
+    for (const p of got) {
+      expect(p.convs?.length).toBeGreaterThan(0);
+      for (const c of p.convs!) {
+        expect(c.asOfSeq).toBeGreaterThanOrEqual(p.entries.findLast((e) => e.conv.id === c.conv.id)?.seq ?? 0);
+      }
+    }
+    const latest = got.at(-1)!.convs!;
+    expect(latest).toEqual([await engine.conversations.getConversation(bobInbox, { type: 'user', id: 'alice' })]);
+    expect(latest[0]!.last).toMatchObject({ seq: m3!.seq, body: { text: 'three, edited' } });
+    expect(got[2]!.convs).toEqual([
+      expect.objectContaining({ readSeq: m1!.seq, unread: 1, last: expect.objectContaining({ seq: m3!.seq }) }),
+    ]);
+    await owner.close();
+    await engine.close();
+  });
+
+  it('a conversation an entry names without changing it is read: absent when the index has none', async () => {
+    const reads: string[] = [];
+    const { owner, push, engine } = await setup((real) =>
+      overriding(real, { getConversation: (i, c) => (reads.push(c.id), real.getConversation(i, c)) }),
+    );
+    await owner.append(bobInbox, [readOf({ type: 'user', id: 'nobody' }, 5), fromAlice('hi')]);
+    const [p] = await pushes(push, bobInbox, 1);
+    expect(reads).toEqual(['nobody']);
+    expect(p!.convs?.map((c) => c.conv.id)).toEqual(['alice']);
+    await owner.close();
+    await engine.close();
+  });
+
+  it('a store that did not tell the states (a failed index write) and an index behind: the push goes without convs, logged at debug', async () => {
+    const { owner, push, engine, logger } = await setup((real) => overriding(real, { headSeq: async () => 0 }), { untold: true });
     await owner.append(bobInbox, [fromAlice('lagging')]);
     const [p] = await pushes(push, bobInbox, 1);
     expect(p!.entries).toHaveLength(1);
@@ -110,7 +197,7 @@ describe('InboxOwner push convs', () => {
             return real.getConversation(i, c);
           },
         }),
-      { pushConvsWaitMs: 30 },
+      { pushConvsWaitMs: 30, untold: true },
     );
     const started = Date.now();
     await owner.append(bobInbox, [fromAlice('slow')]);
@@ -122,6 +209,29 @@ describe('InboxOwner push convs', () => {
     // In order: each push's prevSeq is the previous push's last seq.
     expect(got.map((p) => p.prevSeq)).toEqual([0, got[0]!.entries[0]!.seq, got[1]!.entries[0]!.seq]);
     expect(got[2]!.convs?.[0]?.unread).toBe(3);
+    await owner.close();
+    await engine.close();
+  });
+
+  it('a read-fanout group: the stream side is added to its state, other states pass as computed', async () => {
+    const seen: string[][] = [];
+    const streamSides: ConversationStreamSides = {
+      withStreamSides: async ({ states }) => {
+        seen.push(states.map((s) => s.conv.id));
+        return states.map((s) =>
+          s.conv.type === 'group' ? { ...s, unread: s.unread + 7, stream: { lastGseq: 9, readGseq: 2, unreadCapped: false } } : s,
+        );
+      },
+    };
+    const { owner, push, engine } = await setup(undefined, { streamSides });
+    await owner.append(bobInbox, [fromAlice('one')]);
+    await owner.append(bobInbox, [groupMsg('g1', 'alice', 'hi all')]);
+    const [p1, p2] = await pushes(push, bobInbox, 2);
+    expect(seen).toEqual([['g1']]); // a push without a group state does not ask
+    expect(p1!.convs?.[0]?.stream).toBeUndefined();
+    expect(p2!.convs).toEqual([
+      expect.objectContaining({ conv: { type: 'group', id: 'g1' }, unread: 8, stream: { lastGseq: 9, readGseq: 2, unreadCapped: false } }),
+    ]);
     await owner.close();
     await engine.close();
   });

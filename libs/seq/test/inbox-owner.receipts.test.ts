@@ -46,7 +46,7 @@ describe('InboxOwner receipts', () => {
     const r = rig();
     const o = r.owner(1);
     const alice = inbox('alice');
-    const m = msg('bob', 'hi');
+    const m = msg('alice', 'hi');
     await o.append(alice, [m]);
     await o.addReceipt(alice, 'nope', ['bob']);
     await o.addReceipt(alice, m.appinfo, []);
@@ -59,7 +59,7 @@ describe('InboxOwner receipts', () => {
     const r = rig();
     const o = r.owner(1);
     const alice = inbox('alice');
-    const m = msg('bob', 'hi');
+    const m = msg('alice', 'hi');
     const appended = o.append(alice, [m]);
     const receipted = o.addReceipt(alice, m.appinfo, ['bob']);
     await Promise.all([appended, receipted]);
@@ -70,7 +70,7 @@ describe('InboxOwner receipts', () => {
     const r = rig();
     const o = r.owner(1);
     const alice = inbox('alice');
-    const ms = [msg('bob', 'a'), msg('bob', 'b')];
+    const ms = [msg('alice', 'a'), msg('alice', 'b')];
     const out = await o.append(alice, ms);
     await Promise.all([
       o.addReceipt(alice, ms[0]!.appinfo, ['x']),
@@ -83,11 +83,23 @@ describe('InboxOwner receipts', () => {
     expect(lastFor(out[1]!.seq)?.readBy).toEqual(['y']);
   });
 
+  it("goes to the inbox owner's own message, not to another sender's message with the same appinfo", async () => {
+    const r = rig();
+    const o = r.owner(1);
+    const alice = inbox('alice');
+    const theirs = msg('bob', 'from bob', 'local-1');
+    const own = msg('alice', 'from alice', 'local-1');
+    const [, mine] = await o.append(alice, [theirs, own]);
+    await o.addReceipt(alice, 'local-1', ['carol']);
+    expect(receipts(r.timeline.all(alice)).map((e) => e.referSeq)).toEqual([mine!.seq]);
+    expect(await r.timeline.getReaders(alice, mine!.seq)).toEqual(['carol']);
+  });
+
   it('a failure between the receipt entry and the reader merge is healed by a retry without a second copy', async () => {
     const r = rig();
     const o = r.owner(1);
     const alice = inbox('alice');
-    const m = msg('bob', 'hi');
+    const m = msg('alice', 'hi');
     const [stored] = await o.append(alice, [m]);
     r.timeline.failNextAddReaders = new Error('timeout');
     await expect(o.addReceipt(alice, m.appinfo, ['bob'])).rejects.toThrow('timeout');

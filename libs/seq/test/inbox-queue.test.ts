@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewEntry } from '@seqline/core';
+import { dedupKeyOf, type NewEntry } from '@seqline/core';
 import { takeRun } from '../src/inbox-queue.ts';
 import type { InboxOp } from '../src/inbox-queue.ts';
 import { dedupAgainst, resolveInBatchDuplicates } from '../src/dedup.ts';
@@ -36,7 +36,7 @@ describe('dedup', () => {
     const a = msg('x', 'a');
     const b = msg('x', 'b');
     const entries: NewEntry[] = [a, b, a, b, msg('x', 'c')];
-    const { outcomes, fresh } = dedupAgainst(entries, new Map([[b.appinfo, 7]]));
+    const { outcomes, fresh } = dedupAgainst(entries, entries.map(dedupKeyOf), new Map([[dedupKeyOf(b), 7]]));
     expect(fresh.map((f) => f.index)).toEqual([0, 4]);
     outcomes[0] = { seq: 10, duplicate: false };
     outcomes[4] = { seq: 11, duplicate: false };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { msgEntry } from '@seqline/testing';
+import { msgEntry, msgKey } from '@seqline/testing';
 import { bigintValue, textValue } from '../src/scylla/cql-values.ts';
 import {
   MAX_SHARED_BATCH_BYTES,
@@ -11,9 +11,11 @@ import {
   statementBytes,
 } from '../src/scylla/append-plan.ts';
 
+const NONE = { found: new Map(), displaced: new Map() };
+
 describe('planAppend', () => {
   it('dedups against the stored and within the call, and checks seqs above the head', () => {
-    const known = new Map([['old', 3]]);
+    const known = { found: new Map([[msgKey('old'), 3]]), displaced: new Map() };
     const plan = planAppend('s', [msgEntry(11, 'a'), msgEntry(12, 'old'), msgEntry(13, 'a'), msgEntry(14, 'b')], 10, known);
     expect(plan.outcomes).toEqual([
       { seq: 11, duplicate: false },
@@ -24,16 +26,39 @@ describe('planAppend', () => {
     expect(plan.toWrite.map((e) => e.seq)).toEqual([11, 14]);
     expect(plan.head).toBe(14);
     expect(plan.contiguous).toBe(false); // 12 and 13 were burnt
-    expect(() => planAppend('s', [msgEntry(10, 'c')], 10, new Map())).toThrow(/not above head/);
+    expect(() => planAppend('s', [msgEntry(10, 'c')], 10, NONE)).toThrow(/not above head/);
+  });
+
+  it('dedups by sender: the same appinfo from two senders is two entries', () => {
+    const known = { found: new Map([[msgKey('x', 'alice'), 3]]), displaced: new Map() };
+    const plan = planAppend(
+      's',
+      [msgEntry(11, 'x', { from: 'alice' }), msgEntry(12, 'x', { from: 'carol' }), msgEntry(13, 'x', { from: 'carol' })],
+      10,
+      known,
+    );
+    expect(plan.outcomes).toEqual([
+      { seq: 3, duplicate: true },
+      { seq: 12, duplicate: false },
+      { seq: 12, duplicate: true },
+    ]);
+  });
+
+  it("re-keys a previous-layout row first when a new entry's row would overwrite it (same bucket only)", () => {
+    // carol's old message "alice/x" is indexed under its plain appinfo, which is alice's new key for "x".
+    const displaced = { bucket: 0, seq: 2, key: msgKey('alice/x', 'carol') };
+    const known = { found: new Map(), displaced: new Map([[msgKey('x', 'alice'), displaced]]) };
+    expect(planAppend('s', [msgEntry(11, 'x', { from: 'alice' })], 10, known).rekeys).toEqual([displaced]);
+    expect(planAppend('s', [msgEntry(70_000, 'x', { from: 'alice' })], 10, known).rekeys).toEqual([]);
   });
 
   it('contiguous appends need no leftover clearing; far buckets are named', () => {
-    expect(planAppend('s', [msgEntry(1, 'a'), msgEntry(2, 'b')], 0, new Map())).toMatchObject({
+    expect(planAppend('s', [msgEntry(1, 'a'), msgEntry(2, 'b')], 0, NONE)).toMatchObject({
       contiguous: true,
       farBuckets: [],
       buckets: [0],
     });
-    const far = planAppend('s', [msgEntry(70_000, 'a'), msgEntry(140_000, 'b')], 5, new Map());
+    const far = planAppend('s', [msgEntry(70_000, 'a'), msgEntry(140_000, 'b')], 5, NONE);
     expect(far).toMatchObject({ contiguous: false, buckets: [1, 2], farBuckets: [1, 2] });
   });
 });
@@ -77,7 +102,8 @@ describe('packBatches', () => {
       expect(new Set(group.map((s) => `${String(s.params[0])}/${String(s.params[1])}`)).size).toBe(1);
       expect(group.filter((s) => s.query === 'ENTRY')).toHaveLength(group.length / 2);
     }
-    expect(groups[2]?.statements[1]?.params).toEqual([textValue('s'), bigintValue(1), textValue('far'), bigintValue(70_000)]);
+    // The dedup row is keyed by sender and appinfo; the entry keeps the appinfo as sent.
+    expect(groups[2]?.statements[1]?.params).toEqual([textValue('s'), bigintValue(1), textValue(msgKey('far')), bigintValue(70_000)]);
     for (const group of groups) expect(group.bytes).toBe(group.statements.reduce((sum, s) => sum + statementBytes(s), 0));
   });
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { open, type Key } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BadRequestError, InternalError, inboxKey, type Entry } from '@seqline/core';
-import { conversationIndexContract, historyMsg, msgEntry, uniqueName, type StoreOpener } from '@seqline/testing';
+import { conversationIndexContract, historyMsg, msgEntry, msgKey, uniqueName, type StoreOpener } from '@seqline/testing';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 
 const root = mkdtempSync(join(tmpdir(), 'seqline-conversations-'));
@@ -59,7 +59,7 @@ describe('conversation index on LMDB', () => {
     expect(refused.status === 'rejected' && refused.reason).toBeInstanceOf(InternalError);
     expect(fine.status).toBe('fulfilled');
     expect(await engine.timeline.headSeq(inbox)).toBe(1);
-    expect(await engine.timeline.findSeqs(inbox, ['m2', 'm3'])).toEqual(new Map());
+    expect(await engine.timeline.findSeqs({ inbox, keys: [msgKey('m2'), msgKey('m3')] })).toEqual(new Map());
     expect(await engine.conversations.headSeq(inbox)).toBe(1);
     expect((await engine.conversations.getConversation(inbox, bob))?.lastSeq).toBe(1);
     expect(await engine.conversations.headSeq(other)).toBe(1);

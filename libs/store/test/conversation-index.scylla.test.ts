@@ -122,9 +122,17 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
         { ...historyReadConv('r3', SELF, bob, 1), seq: 3 },
       ];
       // `durable` is told once the entries are stored, before the index is written: depose there.
-      const outcomes = await owner.timeline.append(inbox, entries, guard, () => {
-        deposed = true;
+      // The index write is then refused, so `indexed` is never told.
+      let indexedTold = false;
+      const outcomes = await owner.timeline.append(inbox, entries, guard, {
+        durable: () => {
+          deposed = true;
+        },
+        indexed: () => {
+          indexedTold = true;
+        },
       });
+      expect(indexedTold).toBe(false);
       expect(outcomes).toEqual<AppendOutcome[]>([
         { seq: 2, duplicate: false },
         { seq: 3, duplicate: false },

@@ -3,17 +3,27 @@
  * index from the inbox. A correct index is reported as such and left byte for byte; an index
  * tampered with behind the engine's back (a record, an item's unread flag, the list order, all
  * rows dropped) is reported with the conversations that differed and afterwards equals core's
- * recount again; a rebuild racing appends is serialised with them.
+ * recount again; a rebuild racing appends is serialised with them. And the fault contract: the
+ * k-th row write of a rebuild failing, for every k, leaves nothing of it (one child transaction).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { open, type Key } from 'lmdb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { conversationKey, inboxKey, recountInboxIndex, type Entry, type InboxKey } from '@seqline/core';
-import { defaultCast, historyEntryFor, historyMsg, historyOpArb, uniqueName } from '@seqline/testing';
+import {
+  conversationRebuildFaultContract,
+  defaultCast,
+  historyEntryFor,
+  historyMsg,
+  historyOpArb,
+  uniqueName,
+  WriteFaults,
+} from '@seqline/testing';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { ConversationRows } from '../src/embedded/conversation-dbs.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'seqline-conv-rebuild-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -170,3 +180,39 @@ describe('conversation rebuild on LMDB', () => {
     await engine.close();
   });
 });
+
+/** The rebuild's row writes (ConversationRows' putRow, removeRow, putWatermark) go through `faults`. */
+function wrapRowWrites(faults: WriteFaults): () => void {
+  const spies = (['putRow', 'removeRow', 'putWatermark'] as const).map((method) => {
+    const original = ConversationRows.prototype[method] as (this: ConversationRows, ...args: unknown[]) => void;
+    return vi.spyOn(ConversationRows.prototype, method).mockImplementation(function (this: ConversationRows, ...args: unknown[]) {
+      faults.writeSync(() => original.apply(this, args));
+    });
+  });
+  return () => spies.forEach((spy) => spy.mockRestore());
+}
+
+conversationRebuildFaultContract(
+  'LMDB',
+  async () => {
+    const dir = join(root, uniqueName('faults'));
+    let engine = await openEmbeddedEngine({ dir });
+    const faults = new WriteFaults();
+    const unwrap = wrapRowWrites(faults);
+    return {
+      stores: () => ({ timeline: engine.timeline, conversations: engine.conversations }),
+      rebuild: (inbox) => engine.conversationRebuilder.rebuildConversations(inbox),
+      dropIndex: async (inbox) => {
+        engine = await tamper(dir, engine, async (rows) => {
+          for (const key of rows.getKeys({ start: [inbox], end: [inbox, '\u{10FFFF}'] })) await rows.remove(key);
+        });
+      },
+      faults,
+      close: async () => {
+        unwrap();
+        await engine.close();
+      },
+    };
+  },
+  { messages: 12, minWriteSteps: 10, timeoutMs: 120_000 },
+);

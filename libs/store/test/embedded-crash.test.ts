@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inboxKey, type InboxKey } from '@seqline/core';
+import { dedupKeyOf, inboxKey, type InboxKey } from '@seqline/core';
 import { openEmbeddedEngine } from '@seqline/store';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -77,12 +77,9 @@ describe('embedded engine crash durability', () => {
           for (const seq of acked.get(inbox) ?? []) {
             expect((await engine.timeline.getEntry(inbox, seq))?.appinfo).toBe(`${inbox}-${seq}`);
           }
-          const index = await engine.timeline.findSeqs(
-            inbox,
-            entries.map((e) => e.appinfo),
-          );
+          const index = await engine.timeline.findSeqs({ inbox, keys: entries.map(dedupKeyOf) });
           expect(index.size).toBe(entries.length);
-          for (const entry of entries) expect(index.get(entry.appinfo)).toBe(entry.seq);
+          for (const entry of entries) expect(index.get(dedupKeyOf(entry))).toBe(entry.seq);
         }
       } finally {
         await engine.close();

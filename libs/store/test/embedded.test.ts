@@ -14,6 +14,7 @@ import {
   type StoreOpener,
 } from '@seqline/testing';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
+import { LMDB_GROUP_STREAM, LMDB_TIMELINE, previousLmdbLayout } from './previous-layout.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'seqline-embedded-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -29,6 +30,7 @@ function opener<T>(pick: (engine: EmbeddedEngine) => T): StoreOpener<T> {
 timelineStoreContract(
   'embedded LMDB',
   opener((engine) => engine.timeline),
+  { previousLayout: previousLmdbLayout((dataKey) => join(root, dataKey), LMDB_TIMELINE) },
 );
 groupStoreContract(
   'embedded LMDB',
@@ -37,6 +39,7 @@ groupStoreContract(
 groupStreamStoreContract(
   'embedded LMDB',
   opener((engine) => engine.groupStreams),
+  { previousLayout: previousLmdbLayout((dataKey) => join(root, dataKey), LMDB_GROUP_STREAM) },
 );
 seqCeilingStoreContract(
   'embedded LMDB',

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, silentLogger, type Entry } from '@seqline/core';
-import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { TIMELINE_TABLES, entryParams, type ScyllaStores } from '@seqline/store/scylla';
 import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
 import { CqlSeqLog } from '../src/scylla/seq-log.ts';
@@ -83,7 +83,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(n).toBe(2);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
       expect(await a.timeline.headSeq(inbox)).toBe(2);
-      expect((await a.timeline.findSeqs(inbox, ['g3', 'g10'])).size).toBe(0);
+      expect((await a.timeline.findSeqs({ inbox, keys: [msgKey('g3'), msgKey('g10')] })).size).toBe(0);
     });
 
     it('a failed write landing after the next append cleared its gap never surfaces', async () => {
@@ -97,12 +97,12 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(await rawSeqs(inbox, 0)).toEqual([1, 2]);
       expect(await b.timeline.getEntry(inbox, 3)).toBeNull();
       // Its dedup row outlives the entry: it is never believed.
-      expect((await b.timeline.findSeqs(inbox, ['lost'])).size).toBe(0);
+      expect((await b.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).size).toBe(0);
       expect(await b.timeline.append(inbox, [msgEntry(80_002, 'lost')], termed('t2'))).toEqual([{ seq: 80_002, duplicate: false }]);
       // A writer loading the stream afresh does not believe it either.
       expect(await a.timeline.append(inbox, [msgEntry(90_000, 'lost-too')], termed('t3'))).toEqual([{ seq: 90_000, duplicate: false }]);
       // 'lost' is indexed twice now (bucket 0: the dead row; bucket 1: the live copy).
-      expect(await a.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map([['lost', 80_002]]));
+      expect(await a.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map([[msgKey('lost'), 80_002]]));
       expect(await b.timeline.append(inbox, [msgEntry(90_001, 'lost')], termed('t4'))).toEqual([{ seq: 80_002, duplicate: true }]);
       const all = await a.timeline.readAfter(inbox, 0, 10);
       expect(seqs(all)).toEqual([1, 2, 80_001, 80_002, 90_000]);
@@ -114,11 +114,11 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       await landFailedWrite(inbox, [msgEntry(65_536, 'lost')], { marker: false });
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535]);
       expect(await b.timeline.headSeq(inbox)).toBe(65_535);
-      expect((await b.timeline.findSeqs(inbox, ['lost'])).size).toBe(0);
+      expect((await b.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).size).toBe(0);
       expect(await b.timeline.append(inbox, [msgEntry(65_540, 'lost')], termed('t2'))).toEqual([{ seq: 65_540, duplicate: false }]);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535, 65_540]);
       expect(await rawSeqs(inbox, 1)).toEqual([65_540]);
-      expect(await a.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map([['lost', 65_540]]));
+      expect(await a.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map([[msgKey('lost'), 65_540]]));
     });
 
     it('a write that landed although its writer saw a failure is what a resend finds', async () => {
@@ -231,8 +231,8 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       });
       expect(Number(ttl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);
       const dedupTtl = await raw.execute(
-        `SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = 'b762'`,
-        [inbox],
+        `SELECT TTL(seq) AS t FROM ${ks}.timeline_appinfos WHERE inbox = ? AND bucket = 762 AND appinfo = ?`,
+        [inbox, msgKey('b762')],
         { prepare: true },
       );
       expect(Number(dedupTtl.first()?.get('t'))).toBeGreaterThan(15_552_000 - 600);

@@ -6,7 +6,7 @@
 import { errors, type Client } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, groupKey, inboxKey } from '@seqline/core';
-import { msgEntry, uniqueName, uniqueTenant } from '@seqline/testing';
+import { msgEntry, msgKey, uniqueName, uniqueTenant } from '@seqline/testing';
 import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
 import { newClient, openTestStores, requireOrSkip, servicesAvailable, TEST_KEYSPACE } from './scylla-harness.ts';
 
@@ -74,7 +74,7 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       expect(faults.hits).toBe(1);
       expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => e.seq)).toEqual([1]);
       expect(await stores.timeline.headSeq(inbox)).toBe(1);
-      expect(await stores.timeline.findSeqs(inbox, ['lost'])).toEqual(new Map());
+      expect(await stores.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map());
       // The writer burnt seqs 2..3; the client resends 'lost' and it gets 4.
       expect(await stores.timeline.append(inbox, [msgEntry(4, 'lost')])).toEqual([{ seq: 4, duplicate: false }]);
       expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, type Entry, type InboxKey } from '@seqline/core';
-import { msgEntry, uniqueTenant } from '@seqline/testing';
+import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
 import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
 
@@ -77,7 +77,7 @@ if (requireOrSkip(probe, 'CQL group commit')) {
           expect(outcome.status).toBe('rejected');
           expect(entries).toEqual([5]);
           expect(await s.timeline.headSeq(inbox)).toBe(5);
-          expect((await s.timeline.findSeqs(inbox, ['x'])).size).toBe(0);
+          expect((await s.timeline.findSeqs({ inbox, keys: [msgKey('x')] })).size).toBe(0);
         }
       }
       expect(outcomes.filter((o, i) => i % 4 === 2 && o.status === 'rejected').length).toBeGreaterThan(0);

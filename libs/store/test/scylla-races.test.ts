@@ -42,6 +42,18 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
       expect(await b.groups.listMembers(key)).toEqual(['alice', 'bob', 'carol']);
     });
 
+    it('two processes racing to rename a group: one revision each, the record ends on the highest', async () => {
+      const tenant = uniqueTenant();
+      const key = groupKey(tenant, 'g');
+      const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 1, createdAt: 1 };
+      expect(await a.groups.createGroup(record, ['alice'], { time: 1, gseq: 0 })).toBe(true);
+      const names = Array.from({ length: 10 }, (_, i) => `name-${i}`);
+      const revs = await Promise.all(names.map((name, i) => (i % 2 === 0 ? a : b).groups.renameGroup({ key, name })));
+      expect(revs.map((r) => r.nameRev).sort((x, y) => x - y)).toEqual(names.map((_, i) => i + 1));
+      const top = names[revs.findIndex((r) => r.nameRev === names.length)];
+      expect(await b.groups.getGroup(key)).toMatchObject({ name: top, nameRev: names.length, admin: 'alice' });
+    });
+
     it('two processes racing for a section: exactly the highest epoch owns it', async () => {
       const section = uniqueName('section');
       const epochs = Array.from({ length: 12 }, (_, i) => i + 1);

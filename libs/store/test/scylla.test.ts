@@ -26,6 +26,7 @@ import {
   scratchKeyspace,
   servicesAvailable,
 } from './scylla-harness.ts';
+import { CQL_GROUP_STREAM, CQL_TIMELINE, previousCqlLayout } from './previous-layout.ts';
 
 /** The migrations shipped in schema/, in order. */
 const MIGRATIONS = await loadMigrations();
@@ -80,6 +81,7 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
   timelineStoreContract(
     name,
     opener((stores) => stores.timeline),
+    { previousLayout: previousCqlLayout(CQL_TIMELINE) },
   );
   groupStoreContract(
     name,
@@ -88,6 +90,7 @@ if (requireOrSkip(probe, 'CQL adapter contracts')) {
   groupStreamStoreContract(
     name,
     opener((stores) => stores.groupStreams),
+    { previousLayout: previousCqlLayout(CQL_GROUP_STREAM) },
   );
   seqCeilingStoreContract(
     name,

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { msgEntry } from '@seqline/testing';
+import { msgEntry, msgKey } from '@seqline/testing';
 import { FingerprintSet } from '../src/scylla/fingerprint-set.ts';
-import { WriterStates, advance, fingerprint, mayHold, windowBuckets, type StreamState } from '../src/scylla/writer-state.ts';
+import { WriterStates, advance, fingerprint, mayHold, mayHoldKey, windowBuckets, type StreamState } from '../src/scylla/writer-state.ts';
 
 const state = (over: Partial<StreamState> = {}): StreamState => ({ term: undefined, head: 0, window: [], ...over });
-const held = (s: StreamState, appinfos: string[]) => appinfos.filter((a) => mayHold(s, a));
+const held = (s: StreamState, appinfos: string[]) => appinfos.filter((a) => mayHold(s, msgKey(a)));
 
 describe('writer state', () => {
-  it('moves the head and remembers the new appinfos', () => {
+  it('moves the head and remembers the new dedup keys', () => {
     const prints = new FingerprintSet();
-    prints.add(fingerprint('a'));
-    prints.add(fingerprint('b'));
+    prints.add(fingerprint(msgKey('a')));
+    prints.add(fingerprint(msgKey('b')));
     const start = state({ head: 2, window: [{ bucket: 0, fingerprints: prints }] });
     const next = advance(start, [msgEntry(3, 'c')]);
     expect(next.head).toBe(3);
@@ -33,7 +33,7 @@ describe('writer state', () => {
     const s = advance(state(), full);
     expect(s.head).toBe(65_535);
     // Every stored appinfo is a candidate (no false negative, whatever the window's size)...
-    expect(full.every((e) => mayHold(s, e.appinfo))).toBe(true);
+    expect(full.every((e) => mayHold(s, msgKey(e.appinfo)))).toBe(true);
     // ...and a new one almost never is (30-bit fingerprints: ≈ 65 535 / 2^30 per lookup).
     const fresh = Array.from({ length: 20_000 }, (_, i) => `new-${i}`);
     expect(held(s, fresh).length).toBeLessThan(10);
@@ -46,9 +46,19 @@ describe('writer state', () => {
           state(),
           appinfos.map((a, i) => msgEntry(i + 1, a)),
         );
-        return appinfos.every((a) => mayHold(s, a));
+        return appinfos.every((a) => mayHold(s, msgKey(a)));
       }),
     );
+  });
+
+  it("a message is a candidate by its dedup key, or by its appinfo where the previous layout's rows are loaded", () => {
+    const prints = new FingerprintSet();
+    prints.add(fingerprint('old-1')); // a previous-layout row: keyed by the plain appinfo
+    const s = advance(state({ head: 1, window: [{ bucket: 0, fingerprints: prints }] }), [msgEntry(2, 'new-1')]);
+    expect(mayHoldKey(s, msgKey('old-1'), 'old-1')).toBe(true);
+    expect(mayHoldKey(s, msgKey('old-1', 'carol'), 'old-1')).toBe(true); // a candidate only: the store checks the sender
+    expect(mayHoldKey(s, msgKey('new-1'), 'new-1')).toBe(true);
+    expect(mayHoldKey(s, msgKey('new-1', 'carol'), 'new-1')).toBe(false);
   });
 
   it('fingerprints are small integers (kept unboxed by V8)', () => {

@@ -13,14 +13,25 @@ import {
   buildGroupEventEntry,
   buildMessageCopy,
   buildRecallEntry,
+  clearAppinfo,
+  deleteAppinfo,
+  editAppinfo,
+  groupCreateAppinfo,
+  groupEventAppinfo,
+  groupRenameAppinfo,
+  readAppinfo,
+  receiptAppinfo,
+  streamMarkerAppinfo,
 } from '@seqline/core';
 import type { Conv, Entry, Json, NewEntry } from '@seqline/core';
 
 export const HISTORY_T0 = 1_763_700_000_000;
 
+export type HistoryGroupEvent = 'create' | 'add' | 'remove' | 'rename' | 'tier';
+
 export type HistoryOp =
   | { t: 'send'; conv: number; from: number; mentions: string[] | undefined }
-  | { t: 'group'; conv: number; event: 'create' | 'add' | 'remove' | 'tier' }
+  | { t: 'group'; conv: number; event: HistoryGroupEvent; name: string | undefined; rev: number | undefined }
   | { t: 'read'; conv: number; pick: number; raw: number; picked: boolean }
   | { t: 'readV1'; picks: number[]; missing: boolean }
   | { t: 'recall'; pick: number; bySender: boolean }
@@ -69,11 +80,15 @@ export function historyOpArb(cast: HistoryCast): fc.Arbitrary<HistoryOp> {
       }),
     },
     {
-      weight: 1,
+      weight: 2,
       arbitrary: fc.record({
         t: fc.constant('group' as const),
         conv: fc.constantFrom(...groups),
-        event: fc.constantFrom('create', 'add', 'remove', 'tier'),
+        event: fc.constantFrom<HistoryGroupEvent>('create', 'add', 'remove', 'rename', 'tier'),
+        // Names with revisions in any order (one group's notices race to an inbox), without a
+        // revision (the creation name), and none (notices from before names were carried).
+        name: fc.option(fc.constantFrom('alpha', 'beta', 'gamma'), { nil: undefined }),
+        rev: fc.option(fc.nat({ max: 3 }), { nil: undefined }),
       }),
     },
     {
@@ -137,16 +152,25 @@ export function historyEntryFor(op: HistoryOp, cast: HistoryCast, inbox: readonl
       const from = conv.type === 'group' ? (cast.people[op.from] as string) : op.from % 2 === 0 ? me : conv.id;
       return historyMsg(`m${n}`, conv, from, op.mentions);
     }
-    case 'group':
-      return historyGroupEvent(`group:${convAt(op.conv).id}:${n}`, convAt(op.conv).id, op.event, 'bob');
+    case 'group': {
+      const group = convAt(op.conv).id;
+      const appinfo =
+        op.event === 'create'
+          ? groupCreateAppinfo(group)
+          : op.event === 'rename'
+            ? groupRenameAppinfo({ group, nameRev: n })
+            : groupEventAppinfo({ group, event: op.event, made: `${n}` });
+      const named = { ...(op.name !== undefined && { name: op.name }), ...(op.rev !== undefined && { nameRev: op.rev }) };
+      return historyGroupEvent(appinfo, group, op.event, 'bob', named);
+    }
     case 'read': {
       // A seq of the inbox (maybe of another conversation, maybe stale), or any number (maybe past the head).
       const upTo = op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
-      return historyReadConv(`read:${n}`, me, convAt(op.conv), upTo);
+      return historyReadConv(readAppinfo({ reader: me, made: `${n}` }), me, convAt(op.conv), upTo);
     }
     case 'readV1': {
       const seqs = op.picks.map((p) => pick(p)?.seq ?? 1);
-      return historyReadSeqs(`read:${n}`, me, op.missing ? [...seqs, headSeq + 3] : seqs);
+      return historyReadSeqs(readAppinfo({ reader: me, made: `${n}` }), me, op.missing ? [...seqs, headSeq + 3] : seqs);
     }
     case 'recall': {
       const target = pick(op.pick);
@@ -159,24 +183,24 @@ export function historyEntryFor(op: HistoryOp, cast: HistoryCast, inbox: readonl
     }
     case 'delete': {
       const seqs = op.picks.map((p) => pick(p)?.seq ?? 1);
-      return historyDeleteOf(`delete:${n}`, me, op.missing ? [...seqs, headSeq + 2] : seqs);
+      return historyDeleteOf(deleteAppinfo({ owner: me, made: `${n}` }), me, op.missing ? [...seqs, headSeq + 2] : seqs);
     }
     case 'clear': {
       const upTo = op.pick === undefined ? undefined : op.picked ? (pick(op.pick)?.seq ?? 1) : op.raw + 1;
-      return historyClearOf(`clear:${n}`, me, convAt(op.conv), upTo);
+      return historyClearOf(clearAppinfo({ owner: me, made: `${n}` }), me, convAt(op.conv), upTo);
     }
     case 'noise':
       return op.kind === 'receipt'
         ? {
             kind: 'receipt',
-            appinfo: `receipt:${n}:1`,
+            appinfo: receiptAppinfo(n, 1),
             conv: { type: 'user', id: 'bob' },
             from: 'system',
             sendTime: HISTORY_T0,
             referSeq: 1,
             readBy: ['bob'],
           }
-        : { kind: 'tick', appinfo: `tick:${n}`, conv: { type: 'group', id: 'g1' }, from: me, sendTime: HISTORY_T0 };
+        : { kind: 'tick', appinfo: streamMarkerAppinfo(`m${n}`), conv: { type: 'group', id: 'g1' }, from: me, sendTime: HISTORY_T0 };
     case 'dup': {
       const e = pick(op.pick);
       if (e === undefined) return null;
@@ -194,8 +218,14 @@ export function historyMsg(appinfo: string, conv: Conv, from: string, mentions?:
   return e;
 }
 
-export function historyGroupEvent(appinfo: string, group: string, event: 'create' | 'add' | 'remove' | 'tier', actor: string): NewEntry {
-  return buildGroupEventEntry({ appinfo, group, event, actor, time: HISTORY_T0 });
+export function historyGroupEvent(
+  appinfo: string,
+  group: string,
+  event: HistoryGroupEvent,
+  actor: string,
+  named: { name?: string; nameRev?: number } = {},
+): NewEntry {
+  return buildGroupEventEntry({ appinfo, group, event, actor, time: HISTORY_T0, ...named });
 }
 
 export function historyReadConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
@@ -220,7 +250,13 @@ export function historyRecallOf(target: Entry, by: string): NewEntry {
 }
 
 export function historyEditOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
-  return buildEditEntry(by, target, { type: 'text', body: { text } }, editedAt, `edit:${target.appinfo}:${editedAt}:${text}`);
+  return buildEditEntry(
+    by,
+    target,
+    { type: 'text', body: { text } },
+    editedAt,
+    editAppinfo({ editor: by, made: `${target.appinfo}:${editedAt}:${text}` }),
+  );
 }
 
 export function historyDeleteOf(appinfo: string, self: string, seqs: number[]): NewEntry {

@@ -1,6 +1,7 @@
 /**
  * A real embedded server for the browser suite, in-process: the demo built into a temp folder,
- * browsers allowed from the demo's own origin only (SEQLINE_ALLOWED_ORIGINS).
+ * browsers allowed from the demo's own origin and the SDK page's (SEQLINE_ALLOWED_ORIGINS), unless
+ * `env` says otherwise (a variable given as undefined is left unset).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,7 @@ export interface DemoServer {
   stop(): Promise<void>;
 }
 
-export async function startDemoServer(): Promise<DemoServer> {
+export async function startDemoServer(env: Record<string, string | undefined> = {}): Promise<DemoServer> {
   const dir = await mkdtemp(join(tmpdir(), 'seqline-browser-'));
   const demoDir = await buildDemo(join(dir, 'demo'));
   const [port, sdkPagePort] = [await freePort(), await freePort()];
@@ -42,6 +43,7 @@ export async function startDemoServer(): Promise<DemoServer> {
     SEQLINE_ALLOWED_ORIGINS: `${origin},http://127.0.0.1:${sdkPagePort}`,
     SEQLINE_RATE_PER_SEC: '10000',
     SEQLINE_RATE_BURST: '10000',
+    ...env,
   });
   const server = await startEmbeddedServer(config, silentLogger);
   const token = (user: string) => issueToken({ secret: SECRET, user, ttlSeconds: 600 });

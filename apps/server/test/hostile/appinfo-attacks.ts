@@ -3,6 +3,7 @@
  * 1–3 and 4b), as one scenario set run against the embedded server and the distributed
  * stack. Every attack must get a typed error and leave every inbox as it was.
  */
+import { recallAppinfo } from '@seqline/core';
 import { describe, expect, it } from 'vitest';
 import { appinfo, waitFor, type TestClient, type WireEntry } from '../harness.ts';
 
@@ -38,27 +39,33 @@ async function settledInbox(c: TestClient, probe: TestClient, probeTo: string): 
 
 export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
   describe(`appinfo ownership and rights when used (${mode})`, () => {
-    it('class 1: replaying a received appinfo to someone else is refused and delivers nothing', async () => {
+    it("class 1: replaying a received appinfo sends only a message of the replayer's own; the original is never redelivered", async () => {
       const s = stack();
       const [a, m, b] = await Promise.all([s.connect(s.user('alice')), s.connect(s.user('mallory')), s.connect(s.user('bob'))]);
       const x = appinfo();
       await a.ok('send', { appinfo: x, to: { user: m.user }, ...text('for mallory only') });
       await inboxWith(m, x);
-      const replay = await m.call('send', { appinfo: x, to: { user: b.user }, ...text('ignored') });
-      expect(replay).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
-      // Into a group mallory shares with bob: refused too.
+      // An appinfo is unique per sender: mallory's x is a new message of hers, not alice's resent.
+      const replay = await m.ok<{ duplicate: boolean; body?: unknown }>('send', {
+        appinfo: x,
+        to: { user: b.user },
+        ...text('from mallory'),
+      });
+      expect(replay.duplicate).toBe(false);
+      expect(replay.body).toBeUndefined(); // stored as she sent it: alice's body is not handed back
+      // Reusing it for another destination is her own appinfo reused: refused.
       const g = await m.ok<{ group: string }>('group.create', { name: 'g', members: [b.user] });
       const intoGroup = await m.call('send', { appinfo: x, to: { group: g.group }, ...text('ignored') });
       expect(intoGroup).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
-      // Bob holds nothing of alice's; mallory's inbox holds alice's message once and nothing else of x.
+      // Bob holds mallory's x only, from mallory; nothing of alice's but the marker.
       const bobs = await settledInbox(b, a, b.user);
-      expect(bobs.filter((e) => e.appinfo === x)).toEqual([]);
+      expect(bobs.filter((e) => e.appinfo === x).map((e) => [e.from, e.body])).toEqual([[m.user, { text: 'from mallory' }]]);
       expect(
         msgs(bobs)
           .filter((e) => e.from === a.user)
           .map((e) => e.body),
       ).toEqual([{ text: 'marker' }]);
-      expect((await m.syncAll()).filter((e) => e.appinfo === x).map((e) => e.from)).toEqual([a.user]);
+      expect((await m.syncAll()).filter((e) => e.appinfo === x).map((e) => e.from)).toEqual([a.user, m.user]);
     });
 
     it('class 1: a sender reusing its own appinfo for another destination is refused; a true resend is a duplicate', async () => {
@@ -110,7 +117,7 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
       const gid = s.user('grp');
       // Bob plants decoys for the ids the server will make next: every one is refused.
       const sent = await a.ok<{ seq: number }>('send', { appinfo: x, to: { user: b.user }, ...text('hello') });
-      for (const decoy of [`recall:${x}`, `group:${gid}:create`, `receipt:${sent.seq}:1`]) {
+      for (const decoy of [recallAppinfo({ sender: a.user, appinfo: x }), `recall:${x}`, `group:${gid}:create`, `receipt:${sent.seq}:1`]) {
         expect(await b.call('send', { appinfo: decoy, to: { user: a.user }, ...text('decoy') })).toMatchObject({
           ok: false,
           error: { code: 'BAD_REQUEST' },
@@ -123,7 +130,11 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
         true,
       );
       await a.ok('recall', { appinfo: x });
-      expect((await inboxWith(b, `recall:${x}`, 'recall')).some((e) => e.kind === 'recall' && e.recall?.appinfo === x)).toBe(true);
+      expect(
+        (await inboxWith(b, recallAppinfo({ sender: a.user, appinfo: x }), 'recall')).some(
+          (e) => e.kind === 'recall' && e.recall?.appinfo === x,
+        ),
+      ).toBe(true);
       await a.ok('group.create', { name: 'g', members: [b.user], group: gid });
       await inboxWith(b, `group:${gid}:create`, 'group');
     });
@@ -138,10 +149,12 @@ export function describeAppinfoAttacks(mode: string, stack: () => Stack): void {
       await b.ok('send', { appinfo: z, to: { group }, ...text('z') });
       await inboxWith(admin, z);
       // While admin: a member's message can be recalled (the rule works, so its refusal below means something).
-      await admin.ok('recall', { appinfo: z });
-      await inboxWith(c, `recall:${z}`, 'recall');
+      // An appinfo is unique per sender: the admin names the member whose message it is.
+      expect(await admin.call('recall', { appinfo: z })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+      await admin.ok('recall', { appinfo: z, from: b.user });
+      await inboxWith(c, recallAppinfo({ sender: b.user, appinfo: z }), 'recall');
       await admin.ok('group.remove', { group, members: [admin.user] });
-      expect(await admin.call('recall', { appinfo: y })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+      expect(await admin.call('recall', { appinfo: y, from: b.user })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
       expect(await admin.call('group.remove', { group, members: [c.user] })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
       const carols = await settledInbox(c, b, c.user);
       expect(carols.filter((e) => e.kind === 'recall').map((e) => e.recall?.appinfo)).toEqual([z]);

@@ -88,14 +88,15 @@ export function describeConversationAttacks(mode: string, stack: () => Conversat
       const fromBob = appinfo();
       await bob.ok('send', { appinfo: fromBob, to: { user: alice.user }, ...text('original') });
       await entryOf(alice, fromBob);
-      await refusedWithoutWrite(alice, 'edit', { appinfo: fromBob, body: 'forged' }, 'FORBIDDEN', [bob]);
+      // An edit names the caller's own message (an appinfo is unique per sender): another's is not found.
+      await refusedWithoutWrite(alice, 'edit', { appinfo: fromBob, body: 'forged' }, 'NOT_FOUND', [bob]);
       const { group } = await alice.ok<{ group: string }>('group.create', { name: 'g', members: [bob.user, carol.user] });
       const inGroup = appinfo();
       await bob.ok('send', { appinfo: inGroup, to: { group }, ...text('group original') });
       await entryOf(carol, inGroup);
       // Not even the group's admin edits someone else's message (recall would allow it).
-      await refusedWithoutWrite(alice, 'edit', { appinfo: inGroup, body: 'admin forged' }, 'FORBIDDEN', [bob, carol]);
-      await refusedWithoutWrite(carol, 'edit', { appinfo: inGroup, body: 'member forged' }, 'FORBIDDEN', [bob]);
+      await refusedWithoutWrite(alice, 'edit', { appinfo: inGroup, body: 'admin forged' }, 'NOT_FOUND', [bob, carol]);
+      await refusedWithoutWrite(carol, 'edit', { appinfo: inGroup, body: 'member forged' }, 'NOT_FOUND', [bob]);
       await refusedWithoutWrite(alice, 'edit', { appinfo: appinfo(), body: 'x' }, 'NOT_FOUND');
       // A server entry (group.create) is no message: its appinfo names nothing editable.
       const serverEntry = (await alice.syncAll()).find((e) => e.kind === 'group');
@@ -128,6 +129,40 @@ export function describeConversationAttacks(mode: string, stack: () => Conversat
       await bob.ok('recall', { appinfo: inGroup });
       await waitFor(async () => (await carol.syncAll()).some((e) => e.kind === 'recall'), 15_000, 'the recall to reach carol');
       await refusedWithoutWrite(bob, 'edit', { appinfo: inGroup, body: 'revived' }, 'NOT_FOUND', [carol]);
+    });
+
+    it('edit by editId: malformed refused, a replay stores nothing, other content under it FORBIDDEN', async () => {
+      const s = stack();
+      const [alice, bob] = await Promise.all([s.connect(s.user('alice')), s.connect(s.user('bob'))]);
+      const a = appinfo();
+      await alice.ok('send', { appinfo: a, to: { user: bob.user }, ...text('v0') });
+      await entryOf(bob, a);
+      for (const editId of ['', 'has:colon', 'x'.repeat(129), 'ctl\u0001', 7, null]) {
+        await refusedWithoutWrite(alice, 'edit', { appinfo: a, body: 'bad id', editId }, 'BAD_REQUEST', [bob]);
+      }
+      const editId = appinfo();
+      const first = await alice.ok<{ seq: number }>('edit', { appinfo: a, body: { v: 1 }, editId });
+      const editsAt = async (c: TestClient) => (await c.syncAll()).filter((e) => e.kind === 'edit').length;
+      await waitFor(async () => (await editsAt(bob)) === 1, 15_000, 'the edit to reach bob');
+      // Replayed: the same seq, nothing new anywhere (a retry resumes, it never edits twice).
+      const heads = await Promise.all([alice, bob].map(head));
+      expect(await alice.ok<{ seq: number }>('edit', { appinfo: a, body: { v: 1 }, editId })).toEqual(
+        expect.objectContaining({ seq: first.seq }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await Promise.all([alice, bob].map(head))).toEqual(heads);
+      // The same id for other content, or for another message: refused, nothing stored.
+      await refusedWithoutWrite(alice, 'edit', { appinfo: a, body: { v: 2 }, editId }, 'FORBIDDEN', [bob]);
+      const b = appinfo();
+      await alice.ok('send', { appinfo: b, to: { user: bob.user }, ...text('other') });
+      await entryOf(bob, b);
+      await refusedWithoutWrite(alice, 'edit', { appinfo: b, body: { v: 1 }, editId }, 'FORBIDDEN', [bob]);
+      // Another user's id space is their own: bob's edit under alice's id is bob's edit.
+      const c = appinfo();
+      await bob.ok('send', { appinfo: c, to: { user: alice.user }, ...text('mine') });
+      await entryOf(alice, c);
+      expect(await bob.ok<{ seq: number }>('edit', { appinfo: c, body: { v: 1 }, editId })).toHaveProperty('seq');
+      expect(await editsAt(bob)).toBe(2);
     });
 
     it.runIf(clock !== undefined)('edit past the recall window: RECALL_EXPIRED, nothing written', async () => {

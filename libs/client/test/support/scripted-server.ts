@@ -190,6 +190,14 @@ export class ScriptedServer {
         if (this.autoPush) this.push(prevSeq, [entry]);
         return { ok: true, seq: entry.seq, sendTime: entry.sendTime, duplicate: false };
       }
+      case 'edit': {
+        // Keyed by the client's editId, as the server does: a resend answers the stored seq.
+        const appinfo = `edit:alice:${String(frame['editId'] ?? this.inbox.length)}`;
+        const existing = this.inbox.find((e) => e.appinfo === appinfo);
+        if (existing) return { ok: true, seq: existing.seq };
+        const entry = this.store('alice', appinfo, 'user', 'bob', frame['body'] as object);
+        return { ok: true, seq: entry.seq };
+      }
       case 'sync': {
         const maxSeq = Number(frame['maxSeq']);
         const limit = Number(frame['limit'] ?? 200);

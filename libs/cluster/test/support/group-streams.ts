@@ -1,5 +1,5 @@
 /** A GroupStreamStore decorator for the cluster tests: records who appended, can stall an append. */
-import type { AppendOutcome, Entry, GroupKey, GroupStreamStore, InboxKey } from '@seqline/core';
+import type { AppendOutcome, DedupKey, Entry, GroupKey, GroupStreamStore, InboxKey } from '@seqline/core';
 import { sleep } from './doubles.ts';
 
 /** Wraps the real store (never replaces it): every call reaches it, appends are recorded. */
@@ -23,8 +23,8 @@ export class RecordingGroupStreams implements GroupStreamStore {
     return this.appended.some((a) => a.group === group);
   }
 
-  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.inner.findSeqs(group, appinfos);
+  findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.inner.findSeqs(input);
   }
   readAfter(group: GroupKey, after: number, limit: number): Promise<Entry[]> {
     return this.inner.readAfter(group, after, limit);

@@ -26,7 +26,7 @@ interface ReplyMsg {
 }
 
 const TIMELINE_METHODS = ['append', 'findSeqs', 'getEntry', 'readAfter', 'readBefore', 'headSeq', 'addReaders', 'getReaders'] as const;
-const CEILING_METHODS = ['nextEpoch', 'claim', 'raise'] as const;
+const CEILING_METHODS = ['nextEpoch', 'drawEpoch', 'recordRelease', 'claim', 'raise'] as const;
 
 /** Child side. */
 export function ipcStores(): { timeline: TimelineStore; ceilings: SeqCeilingStore } {

@@ -10,6 +10,7 @@
  * A message, read or clear needs one round of lookups; a recall, edit, delete or v1 read two
  * (first the targets, then their conversations). indexEntrySync/indexEntryAsync run the loop.
  */
+import { editedKey, recalledKey } from '../dedup-key.ts';
 import type { Entry } from '../entry.ts';
 import { InternalError } from '../errors.ts';
 import { ChangeBuilder, type ConversationChanges } from './changes.ts';
@@ -20,6 +21,7 @@ import {
   editHits,
   editWins,
   emptyConvRecord,
+  groupTitleOf,
   isActivity,
   isConversationRead,
   mentionsUser,
@@ -27,6 +29,8 @@ import {
   nextReadSeq,
   readsOnSend,
   recallHits,
+  recordTitle,
+  titleWins,
   v1ReadSeqs,
   type ConvRecord,
   type UnreadItem,
@@ -87,8 +91,9 @@ export async function indexEntryAsync(entry: Entry, self: string, answer: FactsA
  *
  * Which conversations an entry touches (their asOfSeq becomes its seq; sync returns them):
  * an activity entry its own; a read or clear its `conv`; a v1 read the conversations of the
- * activity entries it names; a recall or a valid edit its target's; a delete those of the
- * activity entries it names. Only existing conversations: nothing but activity creates one.
+ * activity entries it names; a recall or an edit its own `conv`, and a hit's target's; a delete
+ * those of the activity entries it names. Only existing conversations: nothing but activity
+ * creates one.
  */
 function plan(entry: Entry, self: string, look: FactLookup, out: ChangeBuilder): void {
   if (isActivity(entry)) return planActivity(entry, self, look, out);
@@ -117,6 +122,11 @@ function planActivity(entry: Entry, self: string, look: FactLookup, out: ChangeB
   const rec = out.touch(key, before, emptyConvRecord(entry.conv));
   rec.lastSeq = entry.seq;
   rec.lastMsgSeq = entry.seq;
+  const title = groupTitleOf(entry);
+  if (title !== null && titleWins(recordTitle(rec), title)) {
+    rec.title = title.name;
+    rec.titleRev = title.rev;
+  }
   out.visibleAdd.push({ convKey: key, seq: entry.seq });
   if (reads) {
     rec.readSeq = entry.seq;
@@ -182,15 +192,27 @@ function planClear(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
 }
 
 function planRecall(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
+  touchNamed(entry, look, out);
   if (entry.recall === undefined) return;
-  const target = look.entryByAppinfo(entry.recall.appinfo);
+  const target = look.entryByKey(recalledKey(entry.from, entry.recall));
   if (target === undefined || !recallHits(entry, target)) return;
   hideItems(target.conv, [target.seq], look, out);
 }
 
+/**
+ * A recall or an edit names its conversation (`conv`) whether or not its message is in this
+ * inbox (a group admin recalling a stream message holds no copy of it): the conversation is
+ * touched all the same, so its state is at or past every entry that names it (sync, pushes).
+ */
+function touchNamed(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
+  const before = look.record(conversationKey(entry.conv));
+  if (before !== undefined && before !== null) out.touch(conversationKey(entry.conv), before, before);
+}
+
 function planEdit(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
+  touchNamed(entry, look, out);
   if (entry.edit === undefined) return;
-  const target = look.entryByAppinfo(entry.edit.appinfo);
+  const target = look.entryByKey(editedKey(entry.from, entry.edit));
   if (target === undefined || !editHits(entry, target)) return;
   const key = conversationKey(target.conv);
   const before = look.record(key);

@@ -4,6 +4,7 @@
  * Who may write one (sender only for an edit, own inbox for the rest) is checked by the op.
  */
 import type { Conv, EditRef, Entry, Json, NewEntry } from '../entry.ts';
+import { ForbiddenError } from '../errors.ts';
 
 /** `read {conv, upToSeq}`: the reader's cursor in one conversation (no receipts). */
 export function buildConversationReadEntry(reader: string, conv: Conv, upToSeq: number, now: number, appinfo: string): NewEntry {
@@ -39,4 +40,23 @@ export function buildEditEntry(
     editedAt: now,
   };
   return { kind: 'edit', appinfo, conv: { type: message.conv.type, id: message.conv.id }, from: editor, sendTime: now, edit };
+}
+
+/**
+ * Whether a stored entry is the edit `sent` once more: a retry under the same client editId
+ * (same editor, message, type and body; its editedAt is the first attempt's). Anything else
+ * stored under that id is another edit, and the retry is refused (EditIdTakenError).
+ */
+export function isSameEdit(stored: Entry, sent: NewEntry): boolean {
+  const a = stored.edit;
+  const b = sent.edit;
+  if (stored.kind !== 'edit' || a === undefined || b === undefined || stored.from !== sent.from) return false;
+  return a.appinfo === b.appinfo && a.sendTime === b.sendTime && a.type === b.type && JSON.stringify(a.body) === JSON.stringify(b.body);
+}
+
+/** The client's editId already names another edit of this editor: choose a new one. */
+export class EditIdTakenError extends ForbiddenError {
+  constructor(editId: string) {
+    super(`editId ${JSON.stringify(editId)} already names another edit of yours; retry with the same content, or edit with a new editId`);
+  }
 }

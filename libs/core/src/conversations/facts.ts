@@ -3,6 +3,7 @@
  * helper that records what is still missing. No I/O here: the adapter answers a FactsRequest
  * from its store (inside the LMDB write transaction, or with CQL reads by the inbox's owner).
  */
+import type { DedupKey } from '../dedup-key.ts';
 import type { EditRef, Entry } from '../entry.ts';
 import { conversationItemKey, type ConvRecord, type UnreadItem } from './rules.ts';
 
@@ -13,8 +14,8 @@ import { conversationItemKey, type ConvRecord, type UnreadItem } from './rules.t
 export interface FactsRequest {
   /** Records of these conversations (null when the conversation has none yet). */
   convKeys: string[];
-  /** The entries of this inbox with these appinfos (recall and edit targets). */
-  appinfos: string[];
+  /** The entries of this inbox with these dedup keys (recall and edit targets: recalledKey, editedKey). */
+  keys: DedupKey[];
   /** The entries of this inbox with these seqs (delete targets, v1 read seqs). */
   seqs: number[];
   /** The edit currently shown for these message seqs. */
@@ -30,7 +31,7 @@ export interface FactsRequest {
 /** The answers, filled in by the adapter across rounds; absent = not asked yet. */
 export interface ConversationFacts {
   records: Map<string, ConvRecord | null>;
-  byAppinfo: Map<string, Entry | null>;
+  byKey: Map<DedupKey, Entry | null>;
   bySeq: Map<number, Entry | null>;
   edits: Map<number, EditRef | null>;
   /** By convKey: one range per conversation per entry. */
@@ -44,7 +45,7 @@ export interface ConversationFacts {
 export function emptyFacts(): ConversationFacts {
   return {
     records: new Map(),
-    byAppinfo: new Map(),
+    byKey: new Map(),
     bySeq: new Map(),
     edits: new Map(),
     unreadUpTo: new Map(),
@@ -54,13 +55,13 @@ export function emptyFacts(): ConversationFacts {
 }
 
 export function emptyFactsRequest(): FactsRequest {
-  return { convKeys: [], appinfos: [], seqs: [], edits: [], unreadUpTo: [], unreadAt: [], newestVisible: [] };
+  return { convKeys: [], keys: [], seqs: [], edits: [], unreadUpTo: [], unreadAt: [], newestVisible: [] };
 }
 
 export function isEmptyRequest(r: FactsRequest): boolean {
   return (
     r.convKeys.length +
-      r.appinfos.length +
+      r.keys.length +
       r.seqs.length +
       r.edits.length +
       r.unreadUpTo.length +
@@ -92,9 +93,9 @@ export class FactLookup {
     return v;
   }
 
-  entryByAppinfo(appinfo: string): Entry | null | undefined {
-    const v = this.facts.byAppinfo.get(appinfo);
-    if (v === undefined && this.ask(`a\n${appinfo}`)) this.missing.appinfos.push(appinfo);
+  entryByKey(key: DedupKey): Entry | null | undefined {
+    const v = this.facts.byKey.get(key);
+    if (v === undefined && this.ask(`a\n${key}`)) this.missing.keys.push(key);
     return v;
   }
 

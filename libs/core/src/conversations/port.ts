@@ -5,6 +5,7 @@
  */
 import type { Conv, Entry } from '../entry.ts';
 import type { InboxKey } from '../ids.ts';
+import type { ConvRecord } from './rules.ts';
 import type { ConversationState } from './view.ts';
 
 export interface ConversationListPage {
@@ -53,6 +54,37 @@ export interface ConversationRebuildReport {
   entries: number;
   /** The watermark after the rebuild: the inbox head at the time. */
   headSeq: number;
+}
+
+/**
+ * A conversation's state as the index writer computed it in an append (a record of the index,
+ * exact at the write's watermark), with its `last` when the writer held that entry — the
+ * message just appended, or one the entry's rules looked up — and absent when it did not (a read
+ * or clear leaves `last` an older message, never looked at): a reader then fetches it.
+ */
+export interface IndexedState extends ConvRecord {
+  last?: Entry | null;
+}
+
+/**
+ * What one append's index write left (AppendListeners.indexed): the states of every
+ * conversation whose record the written entries changed, exact at `watermark`. A conversation an
+ * entry names whose record it did not change (a read or clear of a conversation the inbox has
+ * nothing of) is not among them.
+ */
+export interface IndexedConversations {
+  /** The seq the index is exact at once this write landed (the last entry it applied). */
+  watermark: number;
+  states: IndexedState[];
+}
+
+/**
+ * Adds what an inbox's index does not hold to conversation states: a read-fanout group's stream
+ * side (lastGseq, readGseq, the stream's unread and `@all` mentions, a newer `last`), counted
+ * from the group stream when read. States it does not concern come back unchanged, in order.
+ */
+export interface ConversationStreamSides {
+  withStreamSides(input: { inbox: InboxKey; states: ConversationState[] }): Promise<ConversationState[]>;
 }
 
 /**

@@ -5,6 +5,7 @@
  * machinery: one forward pass for the cursors (which depend on what existed when a read or clear
  * came), then each field as a plain predicate over the messages.
  */
+import { dedupKeyOf, editedKey, recalledKey, type DedupKey } from '../dedup-key.ts';
 import type { EditRef, Entry } from '../entry.ts';
 import {
   conversationItemKey,
@@ -13,6 +14,7 @@ import {
   deletedSeqsOf,
   editHits,
   editWins,
+  groupTitleOf,
   isActivity,
   isConversationRead,
   mentionsUser,
@@ -20,8 +22,10 @@ import {
   nextReadSeq,
   readsOnSend,
   recallHits,
+  titleWins,
   v1ReadSeqs,
   type ConvRecord,
+  type GroupTitle,
   type UnreadItem,
 } from './rules.ts';
 
@@ -43,6 +47,7 @@ interface Cursors {
   readSeq: number;
   clearedSeq: number;
   asOfSeq: number;
+  title?: GroupTitle;
 }
 
 export function recountConversations(entries: readonly Entry[], self: string): Map<string, ConvRecord> {
@@ -52,10 +57,11 @@ export function recountConversations(entries: readonly Entry[], self: string): M
 export function recountInboxIndex(entries: readonly Entry[], self: string): InboxIndexState {
   const inbox = [...entries].sort((a, b) => a.seq - b.seq);
   const bySeq = new Map<number, Entry>();
-  const byAppinfo = new Map<string, Entry>();
+  const byKey = new Map<DedupKey, Entry>();
   for (const e of inbox) {
     bySeq.set(e.seq, e);
-    if (!byAppinfo.has(e.appinfo)) byAppinfo.set(e.appinfo, e);
+    const key = dedupKeyOf(e);
+    if (!byKey.has(key)) byKey.set(key, e);
   }
   const cursors = new Map<string, Cursors>();
   const recalled = new Set<number>();
@@ -69,8 +75,8 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
       return c;
     };
     const earlier = (seq: number): Entry | null => (seq < e.seq ? (bySeq.get(seq) ?? null) : null);
-    const earlierByAppinfo = (appinfo: string): Entry | null => {
-      const t = byAppinfo.get(appinfo);
+    const earlierByKey = (key: DedupKey): Entry | null => {
+      const t = byKey.get(key);
       return t !== undefined && t.seq < e.seq ? t : null;
     };
 
@@ -81,6 +87,8 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
       c.lastSeq = e.seq;
       c.asOfSeq = e.seq;
       if (readsOnSend(e, self)) c.readSeq = e.seq;
+      const title = groupTitleOf(e);
+      if (title !== null && titleWins(c.title ?? null, title)) c.title = title;
       continue;
     }
     switch (e.kind) {
@@ -103,7 +111,8 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
         break;
       }
       case 'recall': {
-        const t = e.recall === undefined ? null : earlierByAppinfo(e.recall.appinfo);
+        touch(e.conv); // named whether or not its message is here (apply.ts, touchNamed)
+        const t = e.recall === undefined ? null : earlierByKey(recalledKey(e.from, e.recall));
         if (recallHits(e, t)) {
           recalled.add(t.seq);
           touch(t.conv);
@@ -111,7 +120,8 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
         break;
       }
       case 'edit': {
-        const t = e.edit === undefined ? null : earlierByAppinfo(e.edit.appinfo);
+        touch(e.conv);
+        const t = e.edit === undefined ? null : earlierByKey(editedKey(e.from, e.edit));
         if (e.edit !== undefined && editHits(e, t)) {
           if (editWins(edits.get(t.seq) ?? null, e.edit)) edits.set(t.seq, e.edit);
           touch(t.conv);
@@ -133,7 +143,7 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
 
   const records = new Map<string, ConvRecord>();
   for (const [key, c] of cursors) {
-    records.set(key, {
+    const rec: ConvRecord = {
       conv: { type: c.conv.type, id: c.conv.id },
       lastSeq: c.lastSeq,
       lastMsgSeq: 0,
@@ -142,7 +152,13 @@ export function recountInboxIndex(entries: readonly Entry[], self: string): Inbo
       unread: 0,
       mentions: 0,
       asOfSeq: c.asOfSeq,
-    });
+    };
+    // Neither deletes nor clears take it back: it names the group, it is no message of it.
+    if (c.title !== undefined) {
+      rec.title = c.title.name;
+      rec.titleRev = c.title.rev;
+    }
+    records.set(key, rec);
   }
   const unread = new Map<string, UnreadItem>();
   const visible = new Set<string>();

@@ -38,6 +38,14 @@ export interface ConvRecord {
   mentions: number;
   /** Seq of the latest inbox entry that concerned this conversation (see touches in apply.ts). */
   asOfSeq: number;
+  /**
+   * A group conversation's name: the one the winning group notice of this inbox carries
+   * (groupTitleOf, titleWins). Absent for 1:1 conversations and for a group none of whose
+   * notices here carries a name (notices written before names were carried).
+   */
+  title?: string;
+  /** The revision of `title`; present exactly when title is. */
+  titleRev?: number;
 }
 
 /** A row of the unread-items side table: one per counted message. */
@@ -75,6 +83,42 @@ export function emptyConvRecord(conv: Conv): ConvRecord {
 export function isActivity(entry: Entry): boolean {
   if (entry.kind === 'msg') return true;
   return entry.kind === 'group' && entry.type !== 'group.tier';
+}
+
+/** A group's name as a group notice carries it, with its revision (0: the name given at creation). */
+export interface GroupTitle {
+  name: string;
+  rev: number;
+}
+
+/**
+ * The group name a notice carries: `body.name` with `body.nameRev` (absent: 0). Every notice
+ * but group.tier carries it (create, add, remove, rename); one without a name (written before
+ * names were carried), and every other entry, carries none.
+ */
+export function groupTitleOf(entry: Entry): GroupTitle | null {
+  if (entry.kind !== 'group' || entry.conv.type !== 'group' || !isActivity(entry)) return null;
+  const body = entry.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const name = body['name'];
+  const rev = body['nameRev'] ?? 0;
+  if (typeof name !== 'string' || typeof rev !== 'number' || !Number.isSafeInteger(rev) || rev < 0) return null;
+  return { name, rev };
+}
+
+/**
+ * Whether a notice's name becomes the title: a higher revision than the one shown, or the same
+ * one again (the same name; the later notice wins, as it would in a replay). Renames are numbered
+ * by the group record, so notices of one group that reach an inbox out of order (its fanout jobs
+ * run concurrently, and retry) still leave the newest name.
+ */
+export function titleWins(current: GroupTitle | null, next: GroupTitle): boolean {
+  return current === null || next.rev >= current.rev;
+}
+
+/** The title a record shows, null when none. */
+export function recordTitle(rec: Pick<ConvRecord, 'title' | 'titleRev'>): GroupTitle | null {
+  return rec.title === undefined ? null : { name: rec.title, rev: rec.titleRev ?? 0 };
 }
 
 /**

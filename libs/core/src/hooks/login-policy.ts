@@ -4,16 +4,21 @@
  */
 import { BadRequestError } from '../errors.ts';
 import { ID_PATTERN } from '../ids.ts';
-import { PLATFORMS, type DeviceSession, type LoginPolicy, type Platform } from './types.ts';
+import { PLATFORMS, type LoginPolicy, type Platform } from './types.ts';
 
-/** The new session as the rule sees it; `session` and `since` order it against the live ones. */
+/** The new session as the rule sees it; `session` keeps it from displacing itself. */
 export interface IncomingDevice {
   dev?: string;
   plat?: Platform;
   /** The new socket's own id: never displaced by itself. */
   session?: string;
-  /** When the new socket was accepted (epoch ms): only older sessions are displaced. */
-  since?: number;
+}
+
+/** A live session as the rule sees it: its id and the device it named. */
+export interface DeviceSlot {
+  session: string;
+  dev?: string;
+  plat?: Platform;
 }
 
 /**
@@ -24,30 +29,36 @@ export interface IncomingDevice {
  *   only by its own device id or by `one`; an incoming session without one displaces only its
  *   own device id;
  * - `one`: every other session.
- * Only sessions older than the incoming one go (by `since`, then `session` id), so two logins
- * racing on two gateways never displace each other: the newer one stays.
+ *
+ * `live` is what one gateway holds when it handles the login. All of it is older than the
+ * login, with no clock to compare: the login was accepted before its request was sent, so a
+ * session the gateway holds when the request arrives came first. Two logins racing on two
+ * gateways may each find the other so; the kick step settles that (sparedInCrossing).
  */
-export function displacedSessions(policy: LoginPolicy, live: readonly DeviceSession[], incoming: IncomingDevice): DeviceSession[] {
+export function displacedSessions<S extends DeviceSlot>(policy: LoginPolicy, live: readonly S[], incoming: IncomingDevice): S[] {
   if (policy === 'all') return [];
-  return live.filter((s) => isOlder(s, incoming) && (policy === 'one' || sameSlot(s, incoming)));
+  return live.filter((s) => s.session !== incoming.session && (policy === 'one' || sameSlot(s, incoming)));
 }
 
-function sameSlot(s: DeviceSession, incoming: IncomingDevice): boolean {
+function sameSlot(s: DeviceSlot, incoming: IncomingDevice): boolean {
   if (incoming.dev !== undefined && s.dev === incoming.dev) return true;
   return incoming.plat !== undefined && s.plat === incoming.plat;
 }
 
-function isOlder(s: DeviceSession, incoming: IncomingDevice): boolean {
-  if (incoming.session !== undefined && s.session === incoming.session) return false;
-  if (incoming.since === undefined) return true;
-  if (s.since !== incoming.since) return s.since < incoming.since;
-  return incoming.session === undefined || s.session < incoming.session;
+/**
+ * Whether a gateway asked to kick `target` for the login `incoming` keeps it: only when the
+ * two kicks crossed, i.e. `target`'s own login already asked to kick `incoming`
+ * (`targetAsked`: the sessions it asked to kick). Then of the two the greater session id stays;
+ * both gateways see both ids, so they decide alike and exactly one of the two logins stays.
+ */
+export function sparedInCrossing(target: string, incoming: string, targetAsked: ReadonlySet<string> | undefined): boolean {
+  return targetAsked?.has(incoming) === true && target > incoming;
 }
 
 /**
- * A login clock for one gateway: epoch ms, but strictly increasing, so two logins that land in
- * the same millisecond on one gateway are still ordered as they came (a tie would fall to the
- * random session ids, and the older socket could survive the newer one).
+ * A login clock for one gateway: epoch ms, but strictly increasing, so the sessions of one
+ * gateway list (`seqline-admin devices`) in the order they came. It orders nothing across
+ * gateways: displacement compares no clocks (displacedSessions).
  */
 export function loginClock(now: () => number): () => number {
   let last = -Infinity;

@@ -45,22 +45,3 @@ export function notifyItemsOf(owner: string, entries: readonly Entry[], options:
   }
   return items;
 }
-
-/** Whether a value (e.g. a job payload read back from a queue) is a well-formed NotifyItem. */
-export function isNotifyItem(v: unknown): v is NotifyItem {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const item = v as Record<string, unknown>;
-  const conv = item.conv as Record<string, unknown> | null | undefined;
-  return (
-    Number.isSafeInteger(item.seq) &&
-    (item.seq as number) > 0 &&
-    typeof conv === 'object' &&
-    conv !== null &&
-    (conv.type === 'user' || conv.type === 'group') &&
-    typeof conv.id === 'string' &&
-    typeof item.from === 'string' &&
-    typeof item.appinfo === 'string' &&
-    typeof item.mention === 'boolean' &&
-    (item.preview === undefined || typeof item.preview === 'string')
-  );
-}

@@ -10,7 +10,7 @@ import { createHttpHookTransport } from '@seqline/hooks';
 import { createLocalPushBus, createLocalWorkQueue, type BackoffPolicy, type LocalWorkQueue } from '@seqline/bus';
 import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import type { MessagingDeps, MessagingPolicy } from '../../src/index.ts';
+import { conversationStreamSides, type MessagingDeps, type MessagingPolicy } from '../../src/index.ts';
 
 export interface EmbeddedRig {
   engine: EmbeddedEngine;
@@ -28,6 +28,8 @@ export interface RigOptions {
   hooks?: Record<string, TenantHooks>;
   /** The work queue's retry schedule (tests of retries and dead letters). */
   backoff?: Partial<BackoffPolicy>;
+  /** Pushes carry `convs` (from the index writer, read-fanout groups' stream sides read), waiting this long for reads at most. */
+  pushConvsWaitMs?: number;
 }
 
 /** Small tiers so a few members reach every tier: small < 3 ≤ large < 5 ≤ huge. */
@@ -43,6 +45,11 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
     push,
     logger: silentLogger,
     epoch: await engine.ceilings.nextEpoch('inbox-owner'),
+    ...(options.pushConvsWaitMs !== undefined && {
+      conversations: engine.conversations,
+      pushConvsWaitMs: options.pushConvsWaitMs,
+      streamSides: conversationStreamSides({ stores: { groups: engine.groups, groupStreams: engine.groupStreams } }),
+    }),
   });
   const groupStream = new GroupStreamWriter({
     streams: engine.groupStreams,

@@ -1,9 +1,10 @@
 /**
- * Seq section ceilings and owner epochs on LMDB. Each operation is a compare-and-set inside
- * one batched write; writes run one at a time, so the epoch check cannot race.
+ * Seq section ceilings, owner epochs and their release records on LMDB. Each operation is a
+ * compare-and-set inside one batched write; writes run one at a time, so the epoch check cannot
+ * race.
  */
 import type { Database } from 'lmdb';
-import { FencedError, InternalError, type SeqCeilingStore } from '@seqline/core';
+import { FencedError, InternalError, type DrawnEpoch, type EpochRecord, type SeqCeilingStore } from '@seqline/core';
 import type { WriteBatcher } from './write-batcher.ts';
 
 export interface StoredCeiling {
@@ -12,18 +13,57 @@ export interface StoredCeiling {
   epoch: number;
 }
 
+/** The last clean release recorded for a scope (SeqCeilingStore.recordRelease). */
+export interface StoredRelease {
+  epoch: number;
+  atMs: number;
+}
+
+export interface CeilingDbs {
+  /** scope → last epoch handed out */
+  epochs: Database<number, string>;
+  /** scope → the last clean release recorded */
+  releases: Database<StoredRelease, string>;
+  ceilings: Database<StoredCeiling, string>;
+}
+
 export class LmdbSeqCeilingStore implements SeqCeilingStore {
+  private readonly epochs: Database<number, string>;
+  private readonly releases: Database<StoredRelease, string>;
+  private readonly ceilings: Database<StoredCeiling, string>;
+
   constructor(
-    private readonly epochs: Database<number, string>,
-    private readonly ceilings: Database<StoredCeiling, string>,
+    dbs: CeilingDbs,
     private readonly writes: WriteBatcher,
-  ) {}
+  ) {
+    this.epochs = dbs.epochs;
+    this.releases = dbs.releases;
+    this.ceilings = dbs.ceilings;
+  }
 
   async nextEpoch(scope: string): Promise<number> {
+    return (await this.drawEpoch({ scope })).epoch;
+  }
+
+  async drawEpoch({ scope }: { scope: string }): Promise<DrawnEpoch> {
     return this.writes.run(() => {
-      const next = (this.epochs.get(scope) ?? 0) + 1;
-      this.epochs.put(scope, next);
-      return next;
+      const last = this.epochs.get(scope);
+      const released = this.releases.get(scope);
+      const before: EpochRecord | undefined =
+        last === undefined ? undefined : { epoch: last, ...(released ? { released: { epoch: released.epoch, atMs: released.atMs } } : {}) };
+      const epoch = (last ?? 0) + 1;
+      this.epochs.put(scope, epoch);
+      return { epoch, before };
+    });
+  }
+
+  async recordRelease({ scope, epoch, atMs }: { scope: string; epoch: number; atMs: number }): Promise<boolean> {
+    checkNumber('epoch', epoch);
+    checkNumber('release time', atMs);
+    return this.writes.run(() => {
+      if (this.epochs.get(scope) !== epoch) return false;
+      this.releases.put(scope, { epoch, atMs });
+      return true;
     });
   }
 

@@ -25,16 +25,23 @@ const TAG = { record: 'r', order: 'o', item: 'i', deleted: 'd', edit: 'e', water
 export const ITEM_COUNTED = 1;
 export const ITEM_MENTION = 2;
 
-/** A record as stored: its numbers in a fixed order (the conv comes back from the key). */
-type RecordRow = [
-  lastSeq: number,
-  lastMsgSeq: number,
-  readSeq: number,
-  clearedSeq: number,
-  unread: number,
-  mentions: number,
-  asOfSeq: number,
-];
+/**
+ * A record as stored: its numbers in a fixed order (the conv comes back from the key), then the
+ * title and its revision when it has one (rows written before titles end at asOfSeq).
+ */
+type RecordRow =
+  | [lastSeq: number, lastMsgSeq: number, readSeq: number, clearedSeq: number, unread: number, mentions: number, asOfSeq: number]
+  | [
+      lastSeq: number,
+      lastMsgSeq: number,
+      readSeq: number,
+      clearedSeq: number,
+      unread: number,
+      mentions: number,
+      asOfSeq: number,
+      title: string,
+      titleRev: number,
+    ];
 type RowValue = RecordRow | string | number | true;
 
 export const MAX_SEQ = MAX_KEY_NUMBER;
@@ -46,7 +53,8 @@ export interface InboxLogDbs {
 }
 
 function recordRow(rec: ConvRecord): RecordRow {
-  return [rec.lastSeq, rec.lastMsgSeq, rec.readSeq, rec.clearedSeq, rec.unread, rec.mentions, rec.asOfSeq];
+  const numbers = [rec.lastSeq, rec.lastMsgSeq, rec.readSeq, rec.clearedSeq, rec.unread, rec.mentions, rec.asOfSeq] as const;
+  return rec.title === undefined ? [...numbers] : [...numbers, rec.title, rec.titleRev ?? 0];
 }
 
 /** Keys are `type:id` and a type never holds ':' (ids may: a buggy writer's, refused nowhere else). */
@@ -56,8 +64,13 @@ function convOf(convKey: string): ConvRecord['conv'] {
 }
 
 function recordOf(convKey: string, row: RecordRow): ConvRecord {
-  const [lastSeq, lastMsgSeq, readSeq, clearedSeq, unread, mentions, asOfSeq] = row;
-  return { conv: convOf(convKey), lastSeq, lastMsgSeq, readSeq, clearedSeq, unread, mentions, asOfSeq };
+  const [lastSeq, lastMsgSeq, readSeq, clearedSeq, unread, mentions, asOfSeq, title, titleRev] = row;
+  const rec: ConvRecord = { conv: convOf(convKey), lastSeq, lastMsgSeq, readSeq, clearedSeq, unread, mentions, asOfSeq };
+  if (title !== undefined) {
+    rec.title = title;
+    rec.titleRev = titleRev ?? 0;
+  }
+  return rec;
 }
 
 /** Typed access to the one index sub-database; every method works inside or outside a write transaction. */

@@ -12,18 +12,23 @@ import {
   applyToConversations,
   conversationFactsNeeded,
   conversationKey,
+  dedupKeyOf,
   emptyFacts,
   emptyFactsRequest,
   InternalError,
   isActivity,
   readsOnSend,
   splitKey,
+  withLatestEdit,
   type ConversationChanges,
   type ConversationFacts,
+  type ConversationState,
   type ConvRecord,
+  type DedupKey,
   type EditRef,
   type Entry,
   type FactsRequest,
+  type IndexedConversations,
   type UnreadItem,
 } from '@seqline/core';
 import { assertStorableConvKey, ITEM_COUNTED, ITEM_MENTION, MAX_SEQ, type ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
@@ -45,7 +50,7 @@ class PendingIndex {
   readonly deleted = new Set<number>();
   readonly edits = new Map<number, EditRef>();
   private readonly bySeq = new Map<number, Entry>();
-  private readonly byAppinfo = new Map<string, Entry>();
+  private readonly byKey = new Map<DedupKey, Entry>();
   /** The seq of the last entry applied: what the index is exact at once written. */
   watermark = 0;
 
@@ -58,7 +63,7 @@ class PendingIndex {
   /** An entry of the log being appended (or caught up): visible to the facts of later entries. */
   addEntry(entry: Entry): void {
     this.bySeq.set(entry.seq, entry);
-    this.byAppinfo.set(entry.appinfo, entry);
+    this.byKey.set(dedupKeyOf(entry), entry);
   }
 
   apply(ch: ConversationChanges): void {
@@ -108,9 +113,9 @@ class PendingIndex {
   answer(need: FactsRequest, facts: ConversationFacts): void {
     const { inbox, rows } = this;
     for (const key of need.convKeys) facts.records.set(key, this.record(key));
-    for (const appinfo of need.appinfos) {
-      const seq = this.byAppinfo.get(appinfo)?.seq ?? this.log.appinfos.get([inbox, appinfo]);
-      facts.byAppinfo.set(appinfo, seq === undefined ? null : this.entry(seq));
+    for (const key of need.keys) {
+      const seq = this.byKey.get(key)?.seq ?? this.log.appinfos.get([inbox, key]);
+      facts.byKey.set(key, seq === undefined ? null : this.entry(seq));
     }
     for (const seq of need.seqs) facts.bySeq.set(seq, this.entry(seq));
     for (const seq of need.edits) facts.edits.set(seq, this.edits.get(seq) ?? rows.edit(inbox, seq) ?? null);
@@ -164,6 +169,22 @@ class PendingIndex {
     return newest;
   }
 
+  /**
+   * The touched conversations as this overlay leaves them, each with its `last` (an entry of
+   * this append, or read from the log inside the transaction): what the append's caller is told.
+   */
+  indexed(): IndexedConversations {
+    const states: ConversationState[] = [];
+    for (const rec of this.records.values()) {
+      const seq = rec.lastMsgSeq;
+      const entry = seq === 0 ? null : this.entry(seq);
+      // An entry of this append has no stored edit: any edit of it comes later in the append.
+      const edit = this.edits.get(seq) ?? (this.bySeq.has(seq) ? null : (this.rows.edit(this.inbox, seq) ?? null));
+      states.push({ ...rec, last: entry === null ? null : withLatestEdit(entry, edit) });
+    }
+    return { watermark: this.watermark, states };
+  }
+
   /** Writes the overlay; runs after every check, inside the same write transaction. */
   write(): void {
     const { inbox, rows } = this;
@@ -213,7 +234,7 @@ function indexEntry(entry: Entry, self: string, pending: PendingIndex): Conversa
   }
 }
 
-export class ConversationIndexWriter implements AppendHook {
+export class ConversationIndexWriter implements AppendHook<IndexedConversations> {
   /**
    * Watermarks this process wrote, so an append need not read its inbox's row. Trusted only
    * when equal to the log head before the append: a commit that failed leaves the head below it.
@@ -225,13 +246,15 @@ export class ConversationIndexWriter implements AppendHook {
     private readonly log: InboxLogDbs,
   ) {}
 
-  prepare(inbox: string, headBefore: number, written: readonly Entry[]): () => void {
+  prepare(inbox: string, headBefore: number, written: readonly Entry[], derive: boolean): () => IndexedConversations | undefined {
     for (const entry of written) assertStorableConvKey(conversationKey(entry.conv));
     const pending = this.index(inbox, [...this.behind(inbox, headBefore), ...written]);
     for (const key of pending.records.keys()) assertStorableConvKey(key);
+    const indexed = derive ? pending.indexed() : undefined;
     return () => {
       pending.write();
       this.written.set(inbox, pending.watermark);
+      return indexed;
     };
   }
 

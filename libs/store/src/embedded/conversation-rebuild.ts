@@ -4,6 +4,11 @@
  * appends and sees every committed entry: core's recount of the stored entries is compared row
  * by row with what is stored, only the rows that differ are rewritten, and the watermark is
  * set to the head. A correct index is left byte for byte as it was.
+ *
+ * All or nothing: the writes run in a child transaction of the batch's write transaction. A
+ * work that throws fails only itself (write-batcher.ts), so without it a write failing half-way
+ * would commit the rows before it, and the next append would count on top of a half-rebuilt
+ * index (docs/decisions.md, "Rebuild is all or nothing").
  */
 import {
   conversationItemKey,
@@ -75,9 +80,12 @@ export class LmdbConversationRebuilder implements ConversationRebuilder {
       note(row);
     }
 
-    for (const row of toRemove) this.rows.removeRow(row);
-    for (const row of toPut) this.rows.putRow(row);
-    if (this.rows.watermark(inbox) !== headSeq) this.rows.putWatermark(inbox, headSeq);
+    // Synchronous inside the batch's transaction; a throw aborts the child and is rethrown.
+    void this.rows.db.childTransaction(() => {
+      for (const row of toRemove) this.rows.removeRow(row);
+      for (const row of toPut) this.rows.putRow(row);
+      if (this.rows.watermark(inbox) !== headSeq) this.rows.putWatermark(inbox, headSeq);
+    });
     this.writer.forget(inbox);
     return {
       differed: toPut.length + toRemove.length > 0,

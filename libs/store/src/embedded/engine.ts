@@ -23,17 +23,18 @@ import {
   type StoredJob,
   type TimelineStore,
 } from '@seqline/core';
-import { LmdbSeqCeilingStore, type StoredCeiling } from './ceilings.ts';
+import { LmdbSeqCeilingStore, type StoredCeiling, type StoredRelease } from './ceilings.ts';
 import { ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
 import { ConversationIndexWriter } from './conversation-facts.ts';
 import { LmdbConversationIndex } from './conversation-index.ts';
 import { LmdbConversationRebuilder } from './conversation-rebuild.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
-import { LmdbGroupStore } from './groups.ts';
+import { LmdbGroupStore, type RecipientsKey, type RecipientsTimeKey } from './groups.ts';
 import { LmdbJobStore } from './jobs.ts';
 import type { JsonRow } from './json-rows.ts';
 import { DB_COUNT, DB_NAMES } from './keys.ts';
-import { SeqLog, type AppinfoKey, type SeqKey } from './seq-log.ts';
+import { migrateDedupKeys } from './migrate-dedup-keys.ts';
+import { SeqLog, type AppinfoKey, type SeqKey, type SeqLogDbs } from './seq-log.ts';
 import { LmdbSettingsStore, SETTINGS_DB_NAME } from './settings.ts';
 import { LmdbTimelineStore } from './timeline.ts';
 import { WriteBatcher } from './write-batcher.ts';
@@ -96,28 +97,33 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     new SeqLog(inboxLog, writes, options.indexConversations === false ? undefined : indexWriter),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
     writes,
+    logger,
   );
-  const groupStreams = new LmdbGroupStreamStore(
-    new SeqLog(
-      {
-        entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.groupStream),
-        appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
-      },
-      writes,
-    ),
-    db<number, [string, string]>(DB_NAMES.groupCursors),
-    writes,
-  );
+  const groupLog: SeqLogDbs = {
+    entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.groupStream),
+    appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
+  };
+  await migrateDedupKeys({ meta: db<number, string>(DB_NAMES.storeMeta), logs: [inboxLog, groupLog], writes, logger });
+  const groupStreams = new LmdbGroupStreamStore(new SeqLog(groupLog, writes), db<number, [string, string]>(DB_NAMES.groupCursors), writes);
   const groups = new LmdbGroupStore(
     {
       groups: db<GroupRecord, string>(DB_NAMES.groups),
       members: db<MemberWindow[], [string, string]>(DB_NAMES.members),
       currentMembers: db<true, [string, string]>(DB_NAMES.currentMembers),
       userGroups: db<true, [string, string]>(DB_NAMES.userGroups),
+      recipients: db<string[], RecipientsKey>(DB_NAMES.recipients),
+      recipientsByTime: db<true, RecipientsTimeKey>(DB_NAMES.recipientsByTime),
     },
     writes,
   );
-  const ceilings = new LmdbSeqCeilingStore(db<number, string>(DB_NAMES.epochs), db<StoredCeiling, string>(DB_NAMES.ceilings), writes);
+  const ceilings = new LmdbSeqCeilingStore(
+    {
+      epochs: db<number, string>(DB_NAMES.epochs),
+      releases: db<StoredRelease, string>(DB_NAMES.epochReleases),
+      ceilings: db<StoredCeiling, string>(DB_NAMES.ceilings),
+    },
+    writes,
+  );
   const jobs = new LmdbJobStore(
     {
       pending: db<JsonRow<StoredJob>, string>(DB_NAMES.jobs),

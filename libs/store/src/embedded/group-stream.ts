@@ -1,6 +1,14 @@
 /** Read-fanout group streams on LMDB: a SeqLog per group plus per-member read cursors. */
 import type { Database } from 'lmdb';
-import { BadRequestError, type AppendOutcome, type Entry, type GroupKey, type GroupStreamStore, type InboxKey } from '@seqline/core';
+import {
+  BadRequestError,
+  type AppendOutcome,
+  type DedupKey,
+  type Entry,
+  type GroupKey,
+  type GroupStreamStore,
+  type InboxKey,
+} from '@seqline/core';
 import { MAX_KEY_STRING } from './keys.ts';
 import type { SeqLog } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
@@ -16,8 +24,8 @@ export class LmdbGroupStreamStore implements GroupStreamStore {
     return this.log.append(group, entries);
   }
 
-  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.log.findSeqs(group, appinfos);
+  findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.log.findSeqs(input.group, input.keys);
   }
 
   readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {

@@ -12,19 +12,24 @@ import {
   openWindow,
   splitKey,
   type GroupKey,
+  type GroupMessageRef,
   type GroupRecord,
   type GroupStore,
   type InboxKey,
   type MemberWindow,
   type Membership,
   type MembershipChangeAt,
+  type RecipientsRecord,
 } from '@seqline/core';
 import { MAX_KEY_STRING } from './keys.ts';
+import { LmdbRecipients, type RecipientsDbs } from './group-recipients.ts';
 import type { WriteBatcher } from './write-batcher.ts';
+
+export type { RecipientsKey, RecipientsTimeKey } from './group-recipients.ts';
 
 type MemberKey = [group: string, user: string];
 
-export interface GroupDbs {
+export interface GroupDbs extends RecipientsDbs {
   groups: Database<GroupRecord, string>;
   /** Every window a user ever had in a group, oldest first. */
   members: Database<MemberWindow[], MemberKey>;
@@ -35,10 +40,14 @@ export interface GroupDbs {
 }
 
 export class LmdbGroupStore implements GroupStore {
+  private readonly recipients: LmdbRecipients;
+
   constructor(
     private readonly dbs: GroupDbs,
     private readonly writes: WriteBatcher,
-  ) {}
+  ) {
+    this.recipients = new LmdbRecipients(dbs, writes);
+  }
 
   async createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
     return this.writes.run(() => {
@@ -63,6 +72,15 @@ export class LmdbGroupStore implements GroupStore {
       if (patch.tier !== undefined) next.tier = patch.tier;
       if (patch.memberCount !== undefined) next.memberCount = patch.memberCount;
       this.dbs.groups.put(key, next);
+    });
+  }
+
+  async renameGroup(input: { key: GroupKey; name: string }): Promise<{ nameRev: number }> {
+    return this.writes.run(() => {
+      const current = this.requireGroup(input.key);
+      const nameRev = (current.nameRev ?? 0) + 1;
+      this.dbs.groups.put(input.key, { ...current, name: input.name, nameRev });
+      return { nameRev };
     });
   }
 
@@ -102,6 +120,14 @@ export class LmdbGroupStore implements GroupStore {
   async groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
     const keys = this.dbs.userGroups.getKeys({ start: [inbox, ''], end: [inbox, MAX_KEY_STRING] });
     return Array.from(keys, ([, group]) => group as GroupKey);
+  }
+
+  recordRecipients(input: RecipientsRecord): Promise<void> {
+    return this.recipients.record(input);
+  }
+
+  recordedRecipients(input: GroupMessageRef): Promise<string[] | null> {
+    return this.recipients.recorded(input);
   }
 
   /** Inside a write transaction. */

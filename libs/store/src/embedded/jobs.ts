@@ -3,7 +3,7 @@
  * queue) so listing oldest-first is a range scan, and a dead-letter set with its own order.
  */
 import type { Database } from 'lmdb';
-import { BadRequestError, type JobStore, type StoredJob } from '@seqline/core';
+import { BadRequestError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
 import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_STRING } from './keys.ts';
 import { fitsInKey } from './seq-log.ts';
@@ -112,7 +112,8 @@ export class LmdbJobStore implements JobStore {
 }
 
 function checkJob(job: StoredJob): void {
-  if (job.id.length === 0 || !fitsInKey(job.id) || !fitsInKey(job.queue)) {
+  // A job id may be longer than other key parts (server-ids.ts): keys hold about 2 KB.
+  if (job.id.length === 0 || Buffer.byteLength(job.id, 'utf8') > MAX_JOB_ID_BYTES || !fitsInKey(job.queue)) {
     throw new BadRequestError('job id or queue is empty or too long');
   }
   if (!Number.isSafeInteger(job.createdAt)) throw new BadRequestError(`job ${job.id}: createdAt must be an integer`);

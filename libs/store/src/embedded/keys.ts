@@ -8,16 +8,20 @@ export const MAX_KEY_NUMBER = Number.MAX_SAFE_INTEGER;
 /** Named sub-databases of the one LMDB environment. */
 export const DB_NAMES = {
   timeline: 'timeline', // [inbox, seq] → Entry
-  timelineAppinfo: 'timeline_appinfo', // [inbox, appinfo] → seq
+  timelineAppinfo: 'timeline_appinfo', // [inbox, dedupKeyOf(entry)] → seq
   timelineReaders: 'timeline_readers', // [inbox, seq] → sorted reader ids
   groupStream: 'group_stream', // [group, gseq] → Entry
-  groupAppinfo: 'group_appinfo', // [group, appinfo] → gseq
+  groupAppinfo: 'group_appinfo', // [group, dedupKeyOf(entry)] → gseq
   groupCursors: 'group_cursors', // [group, inbox] → gseq
+  storeMeta: 'store_meta', // name → layout version (migrate-dedup-keys.ts)
   groups: 'groups', // group key → GroupRecord
   members: 'group_members', // [group, user] → MemberWindow[]
   currentMembers: 'group_current', // [group, user] → true while a window is open
   userGroups: 'user_groups', // [inbox, group] → true once ever a member
+  recipients: 'group_recipients', // [group, sender, appinfo, sendTime] → recipients: a write-fanout snapshot
+  recipientsByTime: 'group_recipients_time', // [sendTime, group, sender, appinfo] → true (pruned when expired)
   epochs: 'seq_epochs', // scope → last epoch handed out
+  epochReleases: 'seq_epoch_releases', // scope → { epoch, atMs }: the last clean release recorded
   ceilings: 'seq_ceilings', // section → { ceiling, epoch }
   jobs: 'jobs', // id → StoredJob (pending)
   jobOrder: 'job_order', // [createdAt, id] → true (pending, oldest first)

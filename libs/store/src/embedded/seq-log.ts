@@ -6,13 +6,22 @@
  * append, which measurably cost single-entry append throughput.
  */
 import type { Database } from 'lmdb';
-import { assertStorableEntry, InternalError, isStorableAppinfo, type AppendOutcome, type Entry } from '@seqline/core';
+import {
+  assertStorableEntry,
+  dedupKeyOf,
+  InternalError,
+  isStorableKey,
+  type AppendOutcome,
+  type DedupKey,
+  type Entry,
+} from '@seqline/core';
 import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_PART_BYTES } from './keys.ts';
 import type { WriteBatcher } from './write-batcher.ts';
 
 export type SeqKey = [stream: string, seq: number];
-export type AppinfoKey = [stream: string, appinfo: string];
+/** A dedup row's key: the stream and core's dedupKeyOf of the entry (migrate-dedup-keys.ts). */
+export type AppinfoKey = [stream: string, key: string];
 
 export interface SeqLogDbs {
   /** Entries as JSON text (json-rows.ts). */
@@ -23,37 +32,46 @@ export interface SeqLogDbs {
 /**
  * State derived from a stream's entries and written in the same transaction (an inbox's
  * conversation index). `prepare` runs before the first write of the append and may throw (the
- * append then fails with nothing written); the function it returns only writes.
+ * append then fails with nothing written); the function it returns only writes, and returns
+ * what the append's caller may learn of the derived state (AppendListeners.indexed) when
+ * `derive` asked for it.
  */
-export interface AppendHook {
-  prepare(stream: string, headBefore: number, written: readonly Entry[]): () => void;
+export interface AppendHook<D> {
+  prepare(stream: string, headBefore: number, written: readonly Entry[], derive: boolean): () => D | undefined;
 }
 
-export class SeqLog {
+export class SeqLog<D = never> {
   constructor(
     private readonly dbs: SeqLogDbs,
     private readonly writes: WriteBatcher,
-    private readonly hook?: AppendHook,
+    private readonly hook?: AppendHook<D>,
   ) {}
 
   async append(stream: string, batch: Entry[]): Promise<AppendOutcome[]> {
-    if (batch.length === 0) return [];
+    return (await this.appendDerived(stream, batch, false)).outcomes;
+  }
+
+  /** `append`, with what the hook derived when it ran (absent: no new entry, no hook, or not asked). */
+  async appendDerived(stream: string, batch: Entry[], derive = true): Promise<{ outcomes: AppendOutcome[]; derived?: D }> {
+    if (batch.length === 0) return { outcomes: [] };
     for (const entry of batch) assertStorableEntry(stream, entry);
-    return this.writes.run(() => this.appendInTxn(stream, batch));
+    return this.writes.run(() => this.appendInTxn(stream, batch, derive));
   }
 
   /**
    * Runs inside the write transaction. Every check happens before the first write (see
    * WriteBatcher: a throw fails only this append, writes already made would commit).
    */
-  private appendInTxn(stream: string, batch: Entry[]): AppendOutcome[] {
+  private appendInTxn(stream: string, batch: Entry[], derive: boolean): { outcomes: AppendOutcome[]; derived?: D } {
     const headBefore = this.lastSeq(stream);
     let head = headBefore;
-    const seen = new Map<string, number>();
+    const seen = new Map<DedupKey, number>();
     const outcomes: AppendOutcome[] = [];
     const toWrite: Entry[] = [];
+    const keys: DedupKey[] = [];
     for (const entry of batch) {
-      const original = seen.get(entry.appinfo) ?? this.dbs.appinfos.get([stream, entry.appinfo]);
+      const key = dedupKeyOf(entry);
+      const original = seen.get(key) ?? this.dbs.appinfos.get([stream, key]);
       if (original !== undefined) {
         outcomes.push({ seq: original, duplicate: true });
         continue;
@@ -62,25 +80,26 @@ export class SeqLog {
         throw new InternalError(`seq ${entry.seq} is not above head ${head} of ${stream}`);
       }
       head = entry.seq;
-      seen.set(entry.appinfo, entry.seq);
+      seen.set(key, entry.seq);
       outcomes.push({ seq: entry.seq, duplicate: false });
       toWrite.push(entry);
+      keys.push(key);
     }
-    const writeDerived = toWrite.length > 0 ? this.hook?.prepare(stream, headBefore, toWrite) : undefined;
-    for (const entry of toWrite) {
+    const writeDerived = toWrite.length > 0 ? this.hook?.prepare(stream, headBefore, toWrite, derive) : undefined;
+    toWrite.forEach((entry, i) => {
       this.dbs.entries.put([stream, entry.seq], toJsonRow(entry));
-      this.dbs.appinfos.put([stream, entry.appinfo], entry.seq);
-    }
-    writeDerived?.();
-    return outcomes;
+      this.dbs.appinfos.put([stream, keys[i] as DedupKey], entry.seq);
+    });
+    const derived = writeDerived?.();
+    return derived === undefined ? { outcomes } : { outcomes, derived };
   }
 
-  async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    for (const appinfo of appinfos) {
-      if (!isStorableAppinfo(appinfo)) continue; // could never have been stored
-      const seq = this.dbs.appinfos.get([stream, appinfo]);
-      if (seq !== undefined) found.set(appinfo, seq);
+  async findSeqs(stream: string, keys: readonly DedupKey[]): Promise<Map<DedupKey, number>> {
+    const found = new Map<DedupKey, number>();
+    for (const key of keys) {
+      if (!isStorableKey(key)) continue; // could never have been stored
+      const seq = this.dbs.appinfos.get([stream, key]);
+      if (seq !== undefined) found.set(key, seq);
     }
     return found;
   }

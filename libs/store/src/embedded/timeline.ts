@@ -1,22 +1,41 @@
 /** Inbox timelines on LMDB: a SeqLog per inbox plus the receipt state (readers) of entries. */
 import type { Database } from 'lmdb';
-import { NotFoundError, type AppendOutcome, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
+import {
+  NotFoundError,
+  type AppendListeners,
+  type AppendOutcome,
+  type DedupKey,
+  type Entry,
+  type InboxKey,
+  type IndexedConversations,
+  type Logger,
+  type TimelineStore,
+  type WriteGuard,
+} from '@seqline/core';
 import { SeqLog, type SeqKey } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
 
 export class LmdbTimelineStore implements TimelineStore {
   constructor(
-    private readonly log: SeqLog,
+    private readonly log: SeqLog<IndexedConversations>,
     private readonly readers: Database<string[], SeqKey>,
     private readonly writes: WriteBatcher,
+    private readonly logger: Logger,
   ) {}
 
-  append(inbox: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
-    return this.log.append(inbox, entries);
+  /**
+   * Entries and conversation index commit in one transaction: `indexed` hears the states the
+   * index writer computed in it (there is no moment at which the entries are durable and the
+   * index not, so `durable` is never told apart).
+   */
+  async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
+    const { outcomes, derived } = await this.log.appendDerived(inbox, entries, listeners?.indexed !== undefined);
+    if (derived !== undefined && listeners?.indexed !== undefined) tell(listeners.indexed, derived, this.logger);
+    return outcomes;
   }
 
-  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.log.findSeqs(inbox, appinfos);
+  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.log.findSeqs(input.inbox, input.keys);
   }
 
   getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
@@ -51,5 +70,14 @@ export class LmdbTimelineStore implements TimelineStore {
 
   async getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
     return this.readers.get([inbox, seq]) ?? [];
+  }
+}
+
+/** A listener's failure is its own: the append is committed whatever it does. */
+function tell<T>(listener: (value: T) => void, value: T, logger: Logger): void {
+  try {
+    listener(value);
+  } catch (err) {
+    logger.warn({ err }, 'append listener threw');
   }
 }

@@ -5,6 +5,7 @@
 import type { AppendOutcome, Entry, WriteGuard } from '@seqline/core';
 import { planAppend, type AppendPlan, type StatementGroup } from './append-plan.ts';
 import type { Statement } from './cql.ts';
+import type { KeyLookup } from './seq-log-reader.ts';
 import type { StreamState, WriterStates } from './writer-state.ts';
 
 /**
@@ -38,7 +39,7 @@ export class AppendJob {
   }
 }
 
-export function settlePlan(job: AppendJob, state: StreamState, found: ReadonlyMap<string, number>): void {
+export function settlePlan(job: AppendJob, state: StreamState, found: KeyLookup): void {
   job.state = state;
   job.plan = planAppend(job.stream, job.batch, state.head, found);
 }

@@ -13,15 +13,15 @@
  * The streams of a group are independent: a failed batch, lookup or fencing guard fails only
  * the appends whose statements it carried, and their streams are reloaded next time.
  */
-import type { AppendOutcome, Entry, Logger, WriteGuard } from '@seqline/core';
+import { dedupKeyOf, type AppendOutcome, type DedupKey, type Entry, type Logger, type WriteGuard } from '@seqline/core';
 import { AppendJob, eachJob, settlePlan, type JobWrites } from './append-job.ts';
 import { entryGroups, packBatches, statementBytes, type AppendPlan } from './append-plan.ts';
 import { writeTimestamp, type Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
-import type { SeqLogReader } from './seq-log-reader.ts';
+import type { KeyLookup, SeqLogReader } from './seq-log-reader.ts';
 import { FingerprintSet } from './fingerprint-set.ts';
-import { WriterStates, advance, fingerprint, mayHold, windowBuckets, type StreamState } from './writer-state.ts';
+import { WriterStates, advance, fingerprint, mayHoldKey, windowBuckets, type StreamState } from './writer-state.ts';
 
 export interface AppendPipelineOptions {
   /** Appends per group (default 64). */
@@ -129,11 +129,15 @@ export class SeqLogAppendPipeline {
 
   private planWith(job: AppendJob, state: StreamState): Promise<void> | undefined {
     // A held fingerprint is only a candidate: a resend (rare) is confirmed by the store, which
-    // checks each index row against its entry (a row can outlive its entry).
-    let asked: string[] | undefined;
-    for (const { appinfo } of job.batch) if (asked?.includes(appinfo) !== true && mayHold(state, appinfo)) (asked ??= []).push(appinfo);
+    // checks each index row against its entry (a row can outlive its entry, or be the previous
+    // layout's, keyed by plain appinfo: its fingerprint is held too).
+    let asked: DedupKey[] | undefined;
+    for (const entry of job.batch) {
+      const key = dedupKeyOf(entry);
+      if (asked?.includes(key) !== true && mayHoldKey(state, key, entry.appinfo)) (asked ??= []).push(key);
+    }
     if (asked !== undefined)
-      return this.log.findInBuckets(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
+      return this.log.lookupKeys(job.stream, windowBuckets(state), asked).then((found) => settlePlan(job, state, found));
     settlePlan(job, state, NOTHING_FOUND);
     return undefined;
   }
@@ -143,8 +147,8 @@ export class SeqLogAppendPipeline {
     const window = await Promise.all(
       filled.map(async ({ bucket }) => {
         const fingerprints = new FingerprintSet();
-        await this.log.eachIndexedAppinfo(stream, bucket, (appinfos) => {
-          for (const a of appinfos) fingerprints.add(fingerprint(a));
+        await this.log.eachIndexedKey(stream, bucket, (keys) => {
+          for (const k of keys) fingerprints.add(fingerprint(k));
         });
         return { bucket, fingerprints };
       }),
@@ -152,17 +156,23 @@ export class SeqLogAppendPipeline {
     return { term, head: filled[0]?.top ?? 0, window };
   }
 
-  /** Rare steps before the entries: far markers, and clearing a gap outside the first entry's partition. */
+  /**
+   * Rare steps before the entries: far markers, clearing a gap outside the first entry's
+   * partition, and re-keying a previous-layout dedup row an entry's row would overwrite.
+   */
   private prepare(job: AppendJob): Promise<void> | undefined {
     const plan = job.plan as AppendPlan;
     const gap = gapBelow(plan);
-    if (gap === undefined && plan.farBuckets.length === 0) return undefined;
+    if (gap === undefined && plan.farBuckets.length === 0 && plan.rekeys.length === 0) return undefined;
     job.guard();
     const timestamp = writeTimestamp();
     return Promise.all([
       gap === undefined || gap.inline ? undefined : this.clearGap(job.stream, plan.stored, gap.below, job.guard),
       this.log.cql.batch(
-        plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] })),
+        [
+          ...plan.farBuckets.map((bucket) => ({ query: this.log.q.insertMarker, params: [job.stream, bucket] })),
+          ...plan.rekeys.map(({ bucket, key, seq }) => ({ query: this.log.q.insertAppinfo, params: [job.stream, bucket, key, seq] })),
+        ],
         true,
         timestamp,
       ),
@@ -230,7 +240,7 @@ export class SeqLogAppendPipeline {
   }
 }
 
-const NOTHING_FOUND: ReadonlyMap<string, number> = new Map();
+const NOTHING_FOUND: KeyLookup = { found: new Map(), displaced: new Map() };
 // Shared by every append that has no marker due; frozen, so a write to one would throw.
 const NO_BUCKETS: number[] = Object.freeze([]) as unknown as number[];
 const NO_STATEMENTS: Statement[] = Object.freeze([]) as unknown as Statement[];

@@ -4,10 +4,11 @@
  * Packing is what makes the CQL append cheap: Cassandra spends most of a small write on the
  * request itself, so sixty appends in one multi-partition batch cost far less than sixty requests.
  */
-import { InternalError, type AppendOutcome, type Entry } from '@seqline/core';
+import { dedupKeyOf, InternalError, type AppendOutcome, type DedupKey, type Entry } from '@seqline/core';
 import type { Statement } from './cql.ts';
 import { bigintValue, textValue } from './cql-values.ts';
 import { bucketOf, entryDoc } from './entry-codec.ts';
+import type { KeyLookup } from './seq-log-reader.ts';
 
 /** Single-partition batches stay well below Cassandra's mutation and frame size limits. */
 export const MAX_PARTITION_BATCH_ROWS = 100;
@@ -34,29 +35,39 @@ export interface AppendPlan {
   contiguous: boolean;
   /** Buckets past the one right after the head: their markers go first (a failed write there stays findable). */
   farBuckets: number[];
+  /**
+   * Previous-layout dedup rows a new entry's row would overwrite (KeyLookup.displaced), to write
+   * under their own keys before the entries.
+   */
+  rekeys: Array<{ bucket: number; key: DedupKey; seq: number }>;
 }
 
 /**
- * Dedups `batch` against the stored appinfos (`known`) and within itself, and checks every new
- * seq is above the head. Every check happens before any write: a rejected call writes nothing.
+ * Dedups `batch` by core's dedup keys against the stored ones (`known`) and within itself, and
+ * checks every new seq is above the head. Every check happens before any write: a rejected call
+ * writes nothing.
  */
-export function planAppend(stream: string, batch: readonly Entry[], stored: number, known: ReadonlyMap<string, number>): AppendPlan {
+export function planAppend(stream: string, batch: readonly Entry[], stored: number, known: KeyLookup): AppendPlan {
   let head = stored;
   const outcomes: AppendOutcome[] = [];
   const toWrite: Entry[] = [];
+  const rekeys: AppendPlan['rekeys'] = [];
   // A single entry (the usual append) cannot repeat itself: no map for it.
-  const written = batch.length > 1 ? new Map<string, number>() : undefined;
+  const written = batch.length > 1 ? new Map<DedupKey, number>() : undefined;
   for (const entry of batch) {
-    const original = known.get(entry.appinfo) ?? written?.get(entry.appinfo);
+    const key = dedupKeyOf(entry);
+    const original = known.found.get(key) ?? written?.get(key);
     if (original !== undefined) {
       outcomes.push({ seq: original, duplicate: true });
       continue;
     }
     if (entry.seq <= head) throw new InternalError(`seq ${entry.seq} is not above head ${head} of ${stream}`);
     head = entry.seq;
-    written?.set(entry.appinfo, entry.seq);
+    written?.set(key, entry.seq);
     outcomes.push({ seq: entry.seq, duplicate: false });
     toWrite.push(entry);
+    const displaced = known.displaced.get(key);
+    if (displaced !== undefined && displaced.bucket === bucketOf(entry.seq)) rekeys.push(displaced);
   }
   const first = toWrite[0]?.seq;
   const buckets: number[] = [];
@@ -71,6 +82,7 @@ export function planAppend(stream: string, batch: readonly Entry[], stored: numb
     buckets,
     contiguous: first === undefined || (first === stored + 1 && head - first + 1 === toWrite.length),
     farBuckets: buckets.filter((bucket) => bucket > probed),
+    rekeys,
   };
 }
 
@@ -92,7 +104,8 @@ function valueBytes(p: unknown): number {
 }
 
 /**
- * The writes of one stream's new entries: per bucket, each entry's row and its dedup row —
+ * The writes of one stream's new entries: per bucket, each entry's row and its dedup row (keyed
+ * by core's dedupKeyOf) —
  * one partition key over two tables, so Cassandra applies a group as one mutation. A bucket
  * with more than fits one batch gets several groups, in seq order. The values the two rows
  * share are encoded once (cql-values.ts).
@@ -116,7 +129,7 @@ export function entryGroups(
       current = undefined;
     }
     const seqValue = bigintValue(entry.seq);
-    const appinfoValue = textValue(entry.appinfo);
+    const appinfoValue = textValue(dedupKeyOf(entry));
     const docValue = textValue(entryDoc(entry));
     // As statementBytes counts them: the stream, bucket and seq twice, the appinfo and doc once.
     const bytes = 2 * (streamValue.length + 4) + 48 + appinfoValue.length + 4 + docValue.length + 4;

@@ -3,10 +3,18 @@
  * written only by lightweight transactions: each operation is a compare-and-set loop on the
  * full row (read serially, compute, `IF ceiling = ? AND epoch = ?`), so a deposed owner is
  * fenced by Paxos, not by clocks. Inside one process the loops of one key run one at a time.
+ * A clean release is recorded in the epoch row (`released`, `released_at`) `IF epoch = ?`, so
+ * the next draw reads it in the same linearizable history as the epoch it replaces.
  */
-import { FencedError, InternalError, type SeqCeilingStore } from '@seqline/core';
+import { FencedError, InternalError, type DrawnEpoch, type EpochRecord, type SeqCeilingStore } from '@seqline/core';
 import { isUnknownOutcome, newOp, optNum, sameOp, type Cql, type Row } from './cql.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
+
+interface EpochRow {
+  epoch: number | undefined;
+  op: unknown;
+  released: { epoch: number; atMs: number } | undefined;
+}
 
 interface CeilingState {
   ceiling: number;
@@ -17,44 +25,79 @@ const MAX_ATTEMPTS = 50;
 
 export class CqlSeqCeilingStore implements SeqCeilingStore {
   private readonly serial = new KeyedSerializer();
-  private readonly q: Record<'readEpoch' | 'insertEpoch' | 'bumpEpoch' | 'readCeiling' | 'insertCeiling' | 'casCeiling', string>;
+  private readonly q: Record<
+    'readEpoch' | 'insertEpoch' | 'bumpEpoch' | 'recordRelease' | 'readCeiling' | 'insertCeiling' | 'casCeiling',
+    string
+  >;
 
   constructor(private readonly cql: Cql) {
     const epochs = cql.table('seq_epoch');
     const ceilings = cql.table('seq_ceiling');
     this.q = {
-      readEpoch: `SELECT epoch, op FROM ${epochs} WHERE scope = ?`,
+      readEpoch: `SELECT epoch, op, released, released_at FROM ${epochs} WHERE scope = ?`,
       insertEpoch: `INSERT INTO ${epochs} (scope, epoch, op) VALUES (?, ?, ?) IF NOT EXISTS`,
       bumpEpoch: `UPDATE ${epochs} SET epoch = ?, op = ? WHERE scope = ? IF epoch = ?`,
+      recordRelease: `UPDATE ${epochs} SET released = ?, released_at = ? WHERE scope = ? IF epoch = ?`,
       readCeiling: `SELECT ceiling, epoch FROM ${ceilings} WHERE section = ?`,
       insertCeiling: `INSERT INTO ${ceilings} (section, ceiling, epoch) VALUES (?, ?, ?) IF NOT EXISTS`,
       casCeiling: `UPDATE ${ceilings} SET ceiling = ?, epoch = ? WHERE section = ? IF ceiling = ? AND epoch = ?`,
     };
   }
 
-  /** After a timeout the row's `op` tells whether the epoch drawn is ours (never returned twice). */
   nextEpoch(scope: string): Promise<number> {
+    return this.drawEpoch({ scope }).then((drawn) => drawn.epoch);
+  }
+
+  /**
+   * After a timeout the row's `op` tells whether the epoch drawn is ours (never returned twice).
+   * The record returned is the row the applied compare-and-set replaced: read serially before
+   * it, with `IF epoch = <read>` holding, and a release of that epoch once set is never unset
+   * while the epoch stands, so a release seen in the read was still there when the draw applied.
+   */
+  drawEpoch({ scope }: { scope: string }): Promise<DrawnEpoch> {
     return this.serial.run(`epoch:${scope}`, async () => {
-      let current = (await this.readEpoch(scope)).epoch;
+      let row = await this.readEpoch(scope);
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = row.epoch;
         const next = (current ?? 0) + 1;
         const op = newOp();
+        const drawn: DrawnEpoch = { epoch: next, before: recordOf(row) };
         try {
           const result =
             current === undefined
               ? await this.cql.lwt(this.q.insertEpoch, [scope, next, op])
               : await this.cql.lwt(this.q.bumpEpoch, [next, op, scope, current]);
-          if (result.wasApplied()) return next;
-          current = optNum(result.first()?.get('epoch'));
+          if (result.wasApplied()) return drawn;
+          // Lost the round: the whole row again (a refused CAS returns only the compared column).
+          row = await this.readEpoch(scope);
         } catch (err) {
           if (!isUnknownOutcome(err)) throw err;
-          const stored = await this.readEpoch(scope);
-          if (stored.epoch === next && sameOp(stored.op, op)) return next;
-          current = stored.epoch;
+          row = await this.readEpoch(scope);
+          if (row.epoch === next && sameOp(row.op, op)) return drawn;
         }
         await contentionPause(attempt);
       }
       throw new InternalError(`nextEpoch(${scope}): gave up after ${MAX_ATTEMPTS} contended attempts`);
+    });
+  }
+
+  /** Idempotent: a retry after an unknown outcome sets the same values under the same condition. */
+  async recordRelease({ scope, epoch, atMs }: { scope: string; epoch: number; atMs: number }): Promise<boolean> {
+    checkNumber('epoch', epoch);
+    checkNumber('release time', atMs);
+    return this.serial.run(`epoch:${scope}`, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        try {
+          return (await this.cql.lwt(this.q.recordRelease, [epoch, atMs, scope, epoch])).wasApplied();
+        } catch (err) {
+          if (!isUnknownOutcome(err)) throw err;
+          const stored = await this.readEpoch(scope);
+          if (stored.epoch !== epoch) return false;
+          if (stored.released?.epoch === epoch && stored.released.atMs === atMs) return true;
+        }
+        await contentionPause(attempt);
+      }
+      throw new InternalError(`recordRelease(${scope}): gave up after ${MAX_ATTEMPTS} attempts`);
     });
   }
 
@@ -107,14 +150,26 @@ export class CqlSeqCeilingStore implements SeqCeilingStore {
     });
   }
 
-  private async readEpoch(scope: string): Promise<{ epoch: number | undefined; op: unknown }> {
+  private async readEpoch(scope: string): Promise<EpochRow> {
     const row = (await this.cql.serialRead(this.q.readEpoch, [scope])).first();
-    return { epoch: optNum(row?.get('epoch')), op: row?.get('op') };
+    const released = optNum(row?.get('released'));
+    const atMs = optNum(row?.get('released_at'));
+    return {
+      epoch: optNum(row?.get('epoch')),
+      op: row?.get('op'),
+      released: released === undefined || atMs === undefined ? undefined : { epoch: released, atMs },
+    };
   }
 
   private async readCeiling(section: string): Promise<CeilingState | undefined> {
     return ceilingOf((await this.cql.serialRead(this.q.readCeiling, [section])).first());
   }
+}
+
+/** The handover record of an epoch row; undefined when no epoch was drawn yet. */
+function recordOf(row: EpochRow): EpochRecord | undefined {
+  if (row.epoch === undefined) return undefined;
+  return row.released === undefined ? { epoch: row.epoch } : { epoch: row.epoch, released: row.released };
 }
 
 /** The row a read or a refused CAS returned; undefined when the section has no row yet. */

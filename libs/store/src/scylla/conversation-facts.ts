@@ -7,7 +7,9 @@
  */
 import {
   conversationItemKey,
+  answersFor,
   type ConversationFacts,
+  type DedupKey,
   type EditRef,
   type Entry,
   type FactsAnswerAsync,
@@ -20,8 +22,8 @@ import { parseEdit, rowToRecord, type ConversationStatements } from './conversat
 
 /** What the index reads of the inbox itself (the CQL timeline). */
 export interface InboxEntrySource {
-  /** appinfo → the lowest live seq holding it. */
-  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>>;
+  /** key → the lowest live seq holding it (TimelineStore.findSeqs). */
+  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
   /** The entries at these seqs; absent seqs are left out. */
   entriesAt(inbox: InboxKey, seqs: readonly number[]): Promise<Map<number, Entry>>;
   readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]>;
@@ -46,7 +48,7 @@ export class ConversationFactsReader {
   async answer(inbox: InboxKey, need: FactsRequest, facts: ConversationFacts): Promise<void> {
     await Promise.all([
       this.records(inbox, need.convKeys, facts),
-      this.byAppinfo(inbox, need.appinfos, facts),
+      this.byKey(inbox, need.keys, facts),
       this.bySeq(inbox, need.seqs, facts),
       this.edits(inbox, need.edits, facts),
       ...need.unreadUpTo.map(({ convKey, upToSeq }) => this.unreadUpTo(inbox, convKey, upToSeq, facts)),
@@ -65,14 +67,14 @@ export class ConversationFactsReader {
     }
   }
 
-  private async byAppinfo(inbox: InboxKey, appinfos: string[], facts: ConversationFacts): Promise<void> {
-    if (appinfos.length === 0) return;
-    const seqs = await this.source.findSeqs(inbox, appinfos);
+  private async byKey(inbox: InboxKey, keys: DedupKey[], facts: ConversationFacts): Promise<void> {
+    if (keys.length === 0) return;
+    const seqs = await this.source.findSeqs({ inbox, keys });
     const entries = await this.source.entriesAt(inbox, [...seqs.values()]);
-    for (const appinfo of appinfos) {
-      const seq = seqs.get(appinfo);
+    for (const key of keys) {
+      const seq = seqs.get(key);
       const entry = seq === undefined ? undefined : entries.get(seq);
-      facts.byAppinfo.set(appinfo, entry !== undefined && entry.appinfo === appinfo ? entry : null);
+      facts.byKey.set(key, entry !== undefined && answersFor(entry, key) ? entry : null);
     }
   }
 

@@ -23,7 +23,7 @@ import {
 } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
 import { readEdits, type InboxEntrySource } from './conversation-facts.ts';
-import { conversationStatements, rowToRecord, type ConversationStatements } from './conversation-tables.ts';
+import { conversationStatements, readWatermark, rowToRecord, type ConversationStatements } from './conversation-tables.ts';
 
 /** Keys per IN list. */
 const IN_CHUNK = 100;
@@ -88,9 +88,10 @@ export class CqlConversationIndex implements ConversationIndex {
     return { entries: out, hasMore };
   }
 
+  /** 0 while a rebuild's sentinel is set: its rows are exact at no seq (conversation-rebuild.ts). */
   async headSeq(inbox: InboxKey): Promise<number> {
-    const row = (await this.cql.read(this.q.watermark, [inbox])).first();
-    return row === null ? 0 : num(row.get('seq'));
+    const stored = await readWatermark(this.cql, this.q, inbox);
+    return stored.rebuilding ? 0 : stored.seq;
   }
 
   /** Deleted marks of the entries and the records of their activity's conversations, read together. */

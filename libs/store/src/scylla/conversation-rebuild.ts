@@ -2,14 +2,20 @@
  * The admin rebuild of one inbox's conversation index on CQL (core's ConversationRebuilder,
  * run by the inbox's writer through ConversationIndexWriter.rebuild, serialised with its index
  * writes): the whole inbox is read and recounted with core's recountInboxIndex, the stored rows
- * of every conv_* table are compared with the recount, then the inbox's partitions are deleted
- * and the recount written, the watermark (= the head) last.
+ * of every conv_* table are compared with the recount, then the rows are replaced.
+ *
+ * All or nothing (docs/decisions.md, "Rebuild is all or nothing"): the recount is too big for
+ * one mutation, so the first write sets a sentinel (conv_watermark.rebuilding) in the same
+ * mutation as the partition deletes, the recount follows in chunks, and the last write sets the
+ * watermark (= the head) and clears the sentinel together. A rebuild cut off anywhere between
+ * leaves the sentinel: readers get headSeq 0 (the rows are exact at no seq), and the writer's
+ * next catch-up — the next append, a takeover — redoes the whole rebuild instead of counting on
+ * top of the half-written rows (ConversationIndexWriter.remembered).
  *
  * Tombstone ordering: the partition deletes carry timestamp T and every row written after them
  * a later one (writeTimestamp is strictly increasing), so Cassandra keeps the new rows whatever
- * order the requests land in. Each write is fenced by the guard, like the index's own writes.
- * While it runs, readers see no watermark (headSeq 0) and a partial index; a rebuild that fails
- * half-way leaves it so, and is run again (the next append's catch-up cannot repair it).
+ * order the requests land in. Each write is fenced by the guard, like the index's own writes,
+ * and no write of a failed rebuild is still on the wire when it rejects (mapLimit).
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
@@ -28,7 +34,7 @@ import {
 } from '@seqline/core';
 import { chunks, mapLimit, num, str, writeTimestamp, type Cql, type Statement } from './cql.ts';
 import type { InboxEntrySource } from './conversation-facts.ts';
-import { parseEdit, recordParams, rowToRecord, type ConversationStatements } from './conversation-tables.ts';
+import { parseEdit, readWatermark, recordParams, rowToRecord, type ConversationStatements } from './conversation-tables.ts';
 
 /** Entries read per page. */
 const READ_PAGE = 1000;
@@ -84,17 +90,16 @@ async function readWholeInbox(source: InboxEntrySource, inbox: InboxKey): Promis
 }
 
 async function readStoredIndex({ cql, q }: RebuildDeps, inbox: InboxKey): Promise<StoredIndex> {
-  const [records, list, unread, visible, deleted, edits, watermark] = await Promise.all([
+  const [records, list, unread, visible, deleted, edits, mark] = await Promise.all([
     cql.readAll(q.allRecords, [inbox]),
     cql.readAll(q.allListRows, [inbox]),
     cql.readAll(q.allUnread, [inbox]),
     cql.readAll(q.allVisible, [inbox]),
     cql.readAll(q.allDeleted, [inbox]),
     cql.readAll(q.allEdits, [inbox]),
-    cql.read(q.watermark, [inbox]),
+    readWatermark(cql, q, inbox),
   ]);
   const itemKey = (row: (typeof unread)[number]) => conversationItemKey(str(row.get('conv_key'), 'conv_key'), num(row.get('seq')));
-  const mark = watermark.first();
   return {
     records: new Map(records.map((row) => [str(row.get('conv_key'), 'conv_key'), rowToRecord(row)])),
     list: new Map(list.map((row) => [num(row.get('last_seq')), rowToRecord(row)])),
@@ -102,7 +107,8 @@ async function readStoredIndex({ cql, q }: RebuildDeps, inbox: InboxKey): Promis
     visible: new Set(visible.map(itemKey)),
     deleted: new Set(deleted.map((row) => num(row.get('seq')))),
     edits: new Map(edits.map((row) => [num(row.get('seq')), parseEdit(String(row.get('edit')), num(row.get('seq')))])),
-    watermark: mark === null ? undefined : num(mark.get('seq')),
+    // A sentinel left by a rebuild that was cut off: the rows are exact at no seq.
+    watermark: mark.rebuilding || mark.seq === 0 ? undefined : mark.seq,
   };
 }
 
@@ -149,7 +155,10 @@ function differences(
   return { differed, keys };
 }
 
-/** Partition deletes at T, then the recount's rows after T, the watermark last. */
+/**
+ * Sentinel and partition deletes at T (one mutation), then the recount's rows after T, the
+ * watermark and the sentinel's end last (one mutation).
+ */
 async function replaceIndex(
   { cql, q }: RebuildDeps,
   inbox: InboxKey,
@@ -161,7 +170,7 @@ async function replaceIndex(
     guard?.();
     await cql.batch(statements, true, writeTimestamp());
   };
-  await write(q.dropInbox.map((query) => ({ query, params: [inbox] })));
+  await write([{ query: q.markRebuilding, params: [inbox] }, ...q.dropRows.map((query) => ({ query, params: [inbox] }))]);
   const rows: Statement[] = [];
   for (const rec of recount.records.values()) {
     const params = recordParams(inbox, rec);
@@ -175,5 +184,5 @@ async function replaceIndex(
   for (const seq of recount.deleted) rows.push({ query: q.insertDeleted, params: [inbox, seq] });
   for (const [seq, edit] of recount.edits) rows.push({ query: q.insertEdit, params: [inbox, seq, JSON.stringify(edit)] });
   await mapLimit(chunks(rows, WRITE_CHUNK), WRITES_IN_FLIGHT, write);
-  if (headSeq > 0) await write([{ query: q.setWatermark, params: [inbox, headSeq] }]);
+  await write([headSeq > 0 ? { query: q.finishRebuild, params: [inbox, headSeq] } : { query: q.dropWatermark, params: [inbox] }]);
 }

@@ -13,10 +13,25 @@ import {
   type EditRef,
   type Entry,
 } from '@seqline/core';
-import { num, str, type Cql, type Row, type Statement } from './cql.ts';
+import { types } from 'cassandra-driver';
+import { num, optNum, optStr, str, type Cql, type Row, type Statement } from './cql.ts';
 
-/** The record columns after the key, in insert order (conv_records and conv_list share them). */
-const RECORD_COLUMNS = ['conv_type', 'conv_id', 'last_msg_seq', 'read_seq', 'cleared_seq', 'unread', 'mentions', 'as_of_seq'] as const;
+/**
+ * The record columns after the key, in insert order (conv_records and conv_list share them).
+ * title and title_rev: schema/006_conversation_titles.cql.
+ */
+const RECORD_COLUMNS = [
+  'conv_type',
+  'conv_id',
+  'last_msg_seq',
+  'read_seq',
+  'cleared_seq',
+  'unread',
+  'mentions',
+  'as_of_seq',
+  'title',
+  'title_rev',
+] as const;
 const RECORD_SELECT = `conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}`;
 
 export type ConversationStatements = ReturnType<typeof conversationStatements>;
@@ -42,15 +57,18 @@ export function conversationStatements(cql: Cql) {
     visibleBefore: `SELECT seq FROM ${visible} WHERE inbox = ? AND conv_key = ? AND seq < ? LIMIT ?`,
     deletedIn: `SELECT seq FROM ${deleted} WHERE inbox = ? AND seq IN ?`,
     editsIn: `SELECT seq, edit FROM ${edits} WHERE inbox = ? AND seq IN ?`,
-    watermark: `SELECT seq FROM ${watermark} WHERE inbox = ?`,
-    // Whole-inbox reads and partition deletes (the admin rebuild, conversation-rebuild.ts)
+    watermark: `SELECT seq, rebuilding FROM ${watermark} WHERE inbox = ?`,
+    // Whole-inbox reads, partition deletes and the sentinel (the admin rebuild, conversation-rebuild.ts)
     allRecords: `SELECT ${RECORD_SELECT} FROM ${records} WHERE inbox = ?`,
     allListRows: `SELECT ${RECORD_SELECT} FROM ${list} WHERE inbox = ?`,
     allUnread: `SELECT conv_key, seq, mention FROM ${unread} WHERE inbox = ?`,
     allVisible: `SELECT conv_key, seq FROM ${visible} WHERE inbox = ?`,
     allDeleted: `SELECT seq FROM ${deleted} WHERE inbox = ?`,
     allEdits: `SELECT seq, edit FROM ${edits} WHERE inbox = ?`,
-    dropInbox: [records, list, unread, visible, deleted, edits, watermark].map((table) => `DELETE FROM ${table} WHERE inbox = ?`),
+    dropRows: [records, list, unread, visible, deleted, edits].map((table) => `DELETE FROM ${table} WHERE inbox = ?`),
+    markRebuilding: `UPDATE ${watermark} SET rebuilding = true WHERE inbox = ?`,
+    finishRebuild: `INSERT INTO ${watermark} (inbox, seq, rebuilding) VALUES (?, ?, false)`,
+    dropWatermark: `DELETE FROM ${watermark} WHERE inbox = ?`,
     // Writes (the owner's, one batch per entry)
     insertRecord: `INSERT INTO ${records} (inbox, conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}) VALUES (?, ?, ?, ${marks})`,
     insertListRow: `INSERT INTO ${list} (inbox, conv_key, last_seq, ${RECORD_COLUMNS.join(', ')}) VALUES (?, ?, ?, ${marks})`,
@@ -67,6 +85,21 @@ export function conversationStatements(cql: Cql) {
 }
 
 const CONV_TYPES = ['user', 'group'] as const;
+
+/** The stored watermark: the seq the index is exact at, unless a rebuild is under way or was cut off. */
+export interface StoredWatermark {
+  /** 0 when nothing is indexed. */
+  seq: number;
+  /** A rebuild set its sentinel and has not written its watermark: the rows are exact at no seq. */
+  rebuilding: boolean;
+}
+
+export async function readWatermark(cql: Cql, q: ConversationStatements, inbox: string): Promise<StoredWatermark> {
+  const row = (await cql.read(q.watermark, [inbox])).first();
+  if (row === null) return { seq: 0, rebuilding: false };
+  // A sentinel set on an inbox that had no watermark makes a row without seq.
+  return { seq: optNum(row.get('seq')) ?? 0, rebuilding: row.get('rebuilding') === true };
+}
 
 /**
  * Refuses, before anything is stored, an entry whose conversation the index's text columns
@@ -99,6 +132,11 @@ export function rowToRecord(row: Row): ConvRecord {
     mentions: num(row.get('mentions')),
     asOfSeq: num(row.get('as_of_seq')),
   };
+  const title = optStr(row.get('title'));
+  if (title !== undefined) {
+    rec.title = title;
+    rec.titleRev = optNum(row.get('title_rev')) ?? 0;
+  }
   const key = str(row.get('conv_key'), 'conv_key');
   if (key !== conversationKey(rec.conv)) throw new InternalError(`conversation row ${key} holds ${conversationKey(rec.conv)}`);
   return rec;
@@ -117,6 +155,9 @@ export function recordParams(inbox: string, rec: ConvRecord): unknown[] {
     rec.unread,
     rec.mentions,
     rec.asOfSeq,
+    // Unset, not null, when absent: a null would write a tombstone with every record of a 1:1 chat.
+    rec.title ?? types.unset,
+    rec.title === undefined ? types.unset : (rec.titleRev ?? 0),
   ];
 }
 

@@ -7,7 +7,8 @@
  * trails them only after a failure: a crash between the entries and their index write, an index
  * write that failed, or an owner that lost its lease. Whoever appends next to the inbox first
  * indexes the entries between the watermark and its own (the catch-up), so a new owner rebuilds
- * what its predecessor left undone on its first append.
+ * what its predecessor left undone on its first append. A rebuild cut off half-way leaves a
+ * sentinel instead of a watermark, and the catch-up redoes that rebuild (conversation-rebuild.ts).
  *
  * What makes it cheap (docs/decisions.md, "Conversation index on CQL"): the writer remembers
  * each inbox's watermark and records under its term (conversation-memory.ts), so a message
@@ -28,11 +29,13 @@ import {
   type Entry,
   type FactsAnswerAsync,
   type InboxKey,
+  type IndexedConversations,
   type Logger,
   type WriteGuard,
 } from '@seqline/core';
-import { num, type Cql } from './cql.ts';
+import type { Cql } from './cql.ts';
 import { IndexWriteBatcher } from './conversation-commit.ts';
+import { IndexedCollector } from './conversation-indexed.ts';
 import { ConversationFactsReader, type InboxEntrySource } from './conversation-facts.ts';
 import {
   answerFromMemory,
@@ -43,8 +46,8 @@ import {
   mergeChanges,
   type InboxMemory,
 } from './conversation-memory.ts';
-import { rebuildInboxIndex } from './conversation-rebuild.ts';
-import { changeStatements, conversationStatements, type ConversationStatements } from './conversation-tables.ts';
+import { rebuildInboxIndex, type RebuildDeps } from './conversation-rebuild.ts';
+import { changeStatements, conversationStatements, readWatermark, type ConversationStatements } from './conversation-tables.ts';
 import { KeyedSerializer } from './keyed-serializer.ts';
 
 /** Entries read per page while catching up. */
@@ -71,28 +74,41 @@ export class ConversationIndexWriter {
 
   /**
    * Indexes the new entries of an append whose entries are durable (catching up first when the
-   * watermark is below them). Resolves once they are indexed or the failure is logged; never rejects.
+   * watermark is below them). Resolves once they are indexed, with the states this write left
+   * the conversations it touched (IndexedCollector), or once the failure is logged, with
+   * undefined (also when there was nothing to index); never rejects.
    */
-  indexAppended(inbox: InboxKey, entries: readonly Entry[], outcomes: readonly AppendOutcome[], guard?: WriteGuard): Promise<void> {
+  indexAppended(
+    inbox: InboxKey,
+    entries: readonly Entry[],
+    outcomes: readonly AppendOutcome[],
+    guard?: WriteGuard,
+  ): Promise<IndexedConversations | undefined> {
     const fresh = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
     const last = fresh.at(-1);
-    if (last === undefined) return this.catchUpUnknown(inbox, guard);
+    if (last === undefined) return this.catchUpUnknown(inbox, guard).then(() => undefined);
     return this.serializer
       .run(inbox, async () => {
-        const mem = await this.remembered(inbox, guard?.term);
-        if (mem.watermark >= last.seq) return;
+        const mem = await this.remembered(inbox, guard);
+        if (mem.watermark >= last.seq) return undefined;
         const first = fresh[0] as Entry;
+        const collected = new IndexedCollector();
         // Entries between the watermark and this append (or only burnt seqs): read them from the inbox.
-        if (mem.watermark < first.seq - 1) await this.catchUpTo(inbox, mem, last.seq, guard);
+        if (mem.watermark < first.seq - 1) await this.catchUpTo(inbox, mem, last.seq, guard, collected);
         else
           await this.apply(
             inbox,
             mem,
             fresh.filter((entry) => entry.seq > mem.watermark),
             guard,
+            collected,
           );
+        return collected.result();
       })
-      .catch((err: unknown) => this.failed(inbox, err));
+      .catch((err: unknown) => {
+        this.failed(inbox, err);
+        return undefined;
+      });
   }
 
   /**
@@ -104,7 +120,7 @@ export class ConversationIndexWriter {
     if (this.memory.get(inbox, guard?.term) !== undefined) return Promise.resolve();
     return this.serializer
       .run(inbox, async () => {
-        await this.catchUpTo(inbox, await this.remembered(inbox, guard?.term), Number.MAX_SAFE_INTEGER, guard);
+        await this.catchUpTo(inbox, await this.remembered(inbox, guard), Number.MAX_SAFE_INTEGER, guard);
       })
       .catch((err: unknown) => this.failed(inbox, err));
   }
@@ -115,7 +131,7 @@ export class ConversationIndexWriter {
    */
   catchUp(inbox: InboxKey, guard?: WriteGuard): Promise<number> {
     return this.serializer
-      .run(inbox, async () => this.catchUpTo(inbox, await this.remembered(inbox, guard?.term), Number.MAX_SAFE_INTEGER, guard))
+      .run(inbox, async () => this.catchUpTo(inbox, await this.remembered(inbox, guard), Number.MAX_SAFE_INTEGER, guard))
       .catch((err: unknown) => {
         this.failed(inbox, err);
         throw err;
@@ -131,7 +147,7 @@ export class ConversationIndexWriter {
     return this.serializer
       .run(inbox, async () => {
         this.memory.forget(inbox);
-        const report = await rebuildInboxIndex({ cql: this.cql, q: this.q, source: this.source, logger: this.logger }, inbox, guard);
+        const report = await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
         this.memory.forget(inbox);
         return report;
       })
@@ -141,26 +157,41 @@ export class ConversationIndexWriter {
       });
   }
 
-  /** The inbox's watermark as stored (0 when nothing is indexed). */
-  async storedWatermark(inbox: InboxKey): Promise<number> {
-    const row = (await this.cql.read(this.q.watermark, [inbox])).first();
-    return row === null ? 0 : num(row.get('seq'));
+  /**
+   * The inbox's memory under this term, or a fresh one at the stored watermark. A rebuild's
+   * sentinel there means a rebuild was cut off and the rows are half its recount: counting on
+   * top of them would count twice, so the rebuild is redone first (it reads every stored entry,
+   * the caller's own included) and the memory starts at its head.
+   */
+  private async remembered(inbox: InboxKey, guard: WriteGuard | undefined): Promise<InboxMemory> {
+    const held = this.memory.get(inbox, guard?.term);
+    if (held !== undefined) return held;
+    const stored = await readWatermark(this.cql, this.q, inbox);
+    if (!stored.rebuilding) return this.memory.start(inbox, guard?.term, stored.seq);
+    this.logger.warn({ inbox }, 'conversation index: a rebuild was cut off; redoing it before indexing');
+    const report = await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
+    return this.memory.start(inbox, guard?.term, report.headSeq);
   }
 
-  /** The inbox's memory under this term, or a fresh one at the stored watermark. */
-  private async remembered(inbox: InboxKey, term: string | undefined): Promise<InboxMemory> {
-    return this.memory.get(inbox, term) ?? this.memory.start(inbox, term, await this.storedWatermark(inbox));
+  private rebuildDeps(): RebuildDeps {
+    return { cql: this.cql, q: this.q, source: this.source, logger: this.logger };
   }
 
   /** Applies the stored entries in (watermark, upTo], page by page; returns the new watermark. */
-  private async catchUpTo(inbox: InboxKey, mem: InboxMemory, upTo: number, guard?: WriteGuard): Promise<number> {
+  private async catchUpTo(
+    inbox: InboxKey,
+    mem: InboxMemory,
+    upTo: number,
+    guard?: WriteGuard,
+    collected?: IndexedCollector,
+  ): Promise<number> {
     let after = mem.watermark;
     for (;;) {
       const page = await this.source.readAfter(inbox, after, CATCH_UP_PAGE);
       const due = page.filter((entry) => entry.seq <= upTo);
       if (due.length > 0) {
         this.logger.info({ inbox, after, count: due.length }, 'conversation index catching up');
-        await this.apply(inbox, mem, due, guard);
+        await this.apply(inbox, mem, due, guard, collected);
         after = (due.at(-1) as Entry).seq;
       }
       if (page.length < CATCH_UP_PAGE || due.length < page.length) return after;
@@ -171,9 +202,15 @@ export class ConversationIndexWriter {
    * Indexes `entries` (seq order, all above the watermark). Their changes are held while every
    * fact comes from memory and written as one merged batch; a fact that must be read first
    * writes what is held. An entry that changes nothing (a receipt) adds no rows: its watermark
-   * rides with the write.
+   * rides with the write. `collected` hears of every entry applied and the facts it was given.
    */
-  private async apply(inbox: InboxKey, mem: InboxMemory, entries: readonly Entry[], guard?: WriteGuard): Promise<void> {
+  private async apply(
+    inbox: InboxKey,
+    mem: InboxMemory,
+    entries: readonly Entry[],
+    guard?: WriteGuard,
+    collected?: IndexedCollector,
+  ): Promise<void> {
     const self = splitKey(inbox).id;
     let held: ConversationChanges[] = [];
     let heldUpTo: number | undefined;
@@ -193,9 +230,11 @@ export class ConversationIndexWriter {
       await flush();
       await this.facts.answer(inbox, rest, facts);
       learnRecords(mem, rest.convKeys, facts);
+      collected?.learn(facts);
     };
     for (const entry of entries) {
       const changes = await indexEntryAsync(entry, self, answer);
+      collected?.apply(entry, changes);
       learnChanges(mem, changes);
       if (!changesNothing(changes)) held.push(changes);
       heldUpTo = entry.seq;

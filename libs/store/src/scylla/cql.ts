@@ -234,17 +234,27 @@ export function chunks<T>(values: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Runs `fn` over `values` with at most `limit` calls in flight; results keep input order. */
+/**
+ * Runs `fn` over `values` with at most `limit` calls in flight; results keep input order. After
+ * a call fails no new one starts, and the first failure is thrown only once the calls in flight
+ * have settled: nothing of it is still running (writing) when the caller hears of it.
+ */
 export async function mapLimit<T, R>(values: readonly T[], limit: number, fn: (value: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(values.length);
   let next = 0;
+  let failure: { err: unknown } | undefined;
   const worker = async (): Promise<void> => {
-    while (next < values.length) {
+    while (next < values.length && failure === undefined) {
       const i = next++;
-      results[i] = await fn(values[i] as T);
+      try {
+        results[i] = await fn(values[i] as T);
+      } catch (err) {
+        failure ??= { err };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, values.length) }, worker));
+  if (failure !== undefined) throw failure.err;
   return results;
 }
 

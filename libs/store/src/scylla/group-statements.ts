@@ -1,4 +1,4 @@
-/** CQL of the group store (tables `groups` and `user_groups`; see groups.ts for the model). */
+/** CQL of the group store (tables `groups`, `user_groups`, `group_recipients`; see groups.ts for the model). */
 import type { Cql } from './cql.ts';
 
 export interface GroupStatements {
@@ -14,6 +14,10 @@ export interface GroupStatements {
   listMembers: string;
   insertUserGroup: string;
   groupsOf: string;
+  recordRecipients: string;
+  readRecipients: string;
+  readName: string;
+  casName: string;
   updateGroup(fields: ReadonlyArray<'name' | 'tier' | 'memberCount'>): string;
 }
 
@@ -22,8 +26,9 @@ const FIELD_COLUMNS = { name: 'name', tier: 'tier', memberCount: 'member_count' 
 export function groupStatements(cql: Cql): GroupStatements {
   const groups = cql.table('groups');
   const userGroups = cql.table('user_groups');
+  const recipients = cql.table('group_recipients');
   return {
-    readGroup: `SELECT tenant, id, name, admin, tier, member_count, created_at, created_op FROM ${groups} WHERE grp = ? LIMIT 1`,
+    readGroup: `SELECT tenant, id, name, name_rev, admin, tier, member_count, created_at, created_op FROM ${groups} WHERE grp = ? LIMIT 1`,
     readCreatedOp: `SELECT created_op FROM ${groups} WHERE grp = ? LIMIT 1`,
     // Static-only insert: the condition is on the group record, not on any member row.
     insertGroup: `INSERT INTO ${groups} (grp, tenant, id, name, admin, tier, member_count, created_at, created_op) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
@@ -37,6 +42,11 @@ export function groupStatements(cql: Cql): GroupStatements {
     listMembers: `SELECT member, is_member FROM ${groups} WHERE grp = ?`,
     insertUserGroup: `INSERT INTO ${userGroups} (inbox, grp) VALUES (?, ?)`,
     groupsOf: `SELECT grp FROM ${userGroups} WHERE inbox = ?`,
+    recordRecipients: `INSERT INTO ${recipients} (grp, sender, appinfo, send_time, recipients) VALUES (?, ?, ?, ?, ?) USING TTL ?`,
+    readRecipients: `SELECT recipients FROM ${recipients} WHERE grp = ? AND sender = ? AND appinfo = ? AND send_time = ?`,
+    readName: `SELECT name, name_rev, created_op FROM ${groups} WHERE grp = ? LIMIT 1`,
+    // name_rev is null until the first rename; created_op in the condition keeps the CAS from making a record out of nothing.
+    casName: `UPDATE ${groups} SET name = ?, name_rev = ? WHERE grp = ? IF created_op = ? AND name_rev = ?`,
     updateGroup: (fields) =>
       `UPDATE ${groups} SET ${fields.map((field) => `${FIELD_COLUMNS[field]} = ?`).join(', ')} WHERE grp = ? IF EXISTS`,
   };

@@ -5,6 +5,7 @@
 import {
   BadRequestError,
   type AppendOutcome,
+  type DedupKey,
   type Entry,
   type GroupKey,
   type GroupStreamStore,
@@ -40,8 +41,8 @@ export class CqlGroupStreamStore implements GroupStreamStore {
     return this.log.append(group, entries, guard);
   }
 
-  findSeqs(group: GroupKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.log.findSeqs(group, appinfos);
+  findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.log.findSeqs(input.group, input.keys);
   }
 
   readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {

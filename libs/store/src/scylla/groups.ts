@@ -10,21 +10,27 @@
  * `user_groups ((inbox), grp)` (plain writes) indexes groupsOf. It is written before the
  * membership change, so a crash in between leaves a superset: groupsOf may name a group the
  * user never joined (getMembership is then null), never miss one they did.
+ *
+ * `group_recipients ((grp, sender, appinfo))` (plain writes, each with a TTL) holds the
+ * write-fanout snapshots: the recipients a group send took (core's copy-holders.ts).
  */
 import {
   InternalError,
   NotFoundError,
+  RECIPIENTS_RETENTION_MS,
   closeWindow,
   inboxKey,
   openWindow,
   splitKey,
   type GroupKey,
+  type GroupMessageRef,
   type GroupRecord,
   type GroupStore,
   type InboxKey,
   type MemberWindow,
   type Membership,
   type MembershipChangeAt,
+  type RecipientsRecord,
   type Tier,
 } from '@seqline/core';
 import type { types } from 'cassandra-driver';
@@ -92,6 +98,7 @@ export class CqlGroupStore implements GroupStore {
       tier: str(row.get('tier'), 'tier') as Tier,
       memberCount: num(row.get('member_count')),
       createdAt: num(row.get('created_at')),
+      ...nameRevOf(row),
     };
   }
 
@@ -114,6 +121,34 @@ export class CqlGroupStore implements GroupStore {
       }
     }
     throw new InternalError(`updateGroup ${key}: gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * A compare-and-set on the record's name_rev: a concurrent rename (any process) makes it fail,
+   * and it is read again and tried with the next revision. After a write of unknown outcome, a
+   * revision that is ours, or that a newer rename has outranked anyway, is safe to announce.
+   */
+  renameGroup(input: { key: GroupKey; name: string }): Promise<{ nameRev: number }> {
+    const { key, name } = input;
+    return this.serial.run(key, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const row = (await this.cql.serialRead(this.q.readName, [key])).first();
+        const createdOp: unknown = row?.get('created_op');
+        if (row === null || createdOp === null || createdOp === undefined) throw new NotFoundError(`no group ${key}`);
+        const stored: unknown = row.get('name_rev');
+        const nameRev = (optNum(stored) ?? 0) + 1;
+        try {
+          if ((await this.cql.lwt(this.q.casName, [name, nameRev, key, createdOp, stored ?? null])).wasApplied()) return { nameRev };
+        } catch (err) {
+          if (!isUnknownOutcome(err)) throw err;
+          const after = (await this.cql.serialRead(this.q.readName, [key])).first();
+          const now = optNum(after?.get('name_rev')) ?? 0;
+          if ((now === nameRev && after?.get('name') === name) || now > nameRev) return { nameRev };
+        }
+        await contentionPause(attempt);
+      }
+      throw new InternalError(`renameGroup ${key}: gave up after ${MAX_ATTEMPTS} contended attempts`);
+    });
   }
 
   addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
@@ -159,6 +194,20 @@ export class CqlGroupStore implements GroupStore {
   async groupsOf(inbox: InboxKey): Promise<GroupKey[]> {
     const rows = await this.cql.readAll(this.q.groupsOf, [inbox]);
     return rows.map((row) => str(row.get('grp'), 'grp') as GroupKey).sort();
+  }
+
+  /** A plain write (the table is never written by LWT), with the retention as its TTL. */
+  async recordRecipients(input: RecipientsRecord): Promise<void> {
+    const ttl = Math.ceil(RECIPIENTS_RETENTION_MS / 1000);
+    await this.cql.write(this.q.recordRecipients, [input.key, input.sender, input.appinfo, input.sendTime, [...input.recipients], ttl]);
+  }
+
+  async recordedRecipients(input: GroupMessageRef): Promise<string[] | null> {
+    const row = (await this.cql.read(this.q.readRecipients, [input.key, input.sender, input.appinfo, input.sendTime])).first();
+    if (row === null) return null;
+    const list: unknown = row.get('recipients');
+    // An empty list is stored as null: a snapshot of nobody (a group of one) reads back as [].
+    return Array.isArray(list) ? list.map((u) => str(u, 'recipient')) : [];
   }
 
   /**
@@ -266,6 +315,12 @@ function fromUdt(value: unknown): MemberWindow {
   if (removedAt !== undefined) window.removedAt = removedAt;
   if (toGseq !== undefined) window.toGseq = toGseq;
   return window;
+}
+
+/** `nameRev` when the group was ever renamed (name_rev is null until then). */
+function nameRevOf(row: Row): Pick<GroupRecord, 'nameRev'> {
+  const nameRev = optNum(row.get('name_rev'));
+  return nameRev === undefined ? {} : { nameRev };
 }
 
 function unique(values: string[]): string[] {

@@ -8,7 +8,7 @@
  * may run once more), never in neither. Index rows are written before the row they list and
  * are checked against it when listing, so a crash leaves at worst an ignored index row.
  */
-import { BadRequestError, InternalError, type JobStore, type StoredJob } from '@seqline/core';
+import { BadRequestError, InternalError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
 import type { Cql } from './cql.ts';
 import { contentionPause } from './ceilings.ts';
 import { JobTable } from './job-table.ts';
@@ -129,7 +129,7 @@ export class CqlJobStore implements JobStore {
 }
 
 function checkJob(job: StoredJob): void {
-  if (job.id.length === 0 || Buffer.byteLength(job.id) > 512 || Buffer.byteLength(job.queue) > 512) {
+  if (job.id.length === 0 || Buffer.byteLength(job.id) > MAX_JOB_ID_BYTES || Buffer.byteLength(job.queue) > 512) {
     throw new BadRequestError('job id or queue is empty or too long');
   }
   if (!Number.isSafeInteger(job.createdAt)) throw new BadRequestError(`job ${job.id}: createdAt must be an integer`);

@@ -12,10 +12,15 @@
  * failed halfway) stay invisible until the next append clears them (see CqlSeqLog).
  * A dedup row can outlive its entry (a late write cleared by that next append), so every seq
  * found through the index is checked against the entry before it is believed.
+ *
+ * Dedup rows are keyed by core's dedupKeyOf (`<from>/<appinfo>` for a message). Rows written by
+ * the previous version are keyed by the plain appinfo; they expire with their entries (180 days)
+ * and until then a lookup of a message key also asks for its appinfo (legacyIndexKey), and the
+ * entry check keeps such a row only when the entry's sender is the one asked for (answersFor).
  */
-import { LruMap, isStorableAppinfo, type Entry } from '@seqline/core';
+import { LruMap, answersFor, dedupKeyOf, isStorableKey, legacyIndexKey, type DedupKey, type Entry } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
-import { ENTRY_COLUMNS, ENTRY_SELECT, bucketOf, rowAppinfo, rowToEntry } from './entry-codec.ts';
+import { ENTRY_COLUMNS, ENTRY_SELECT, bucketOf, rowSender, rowToEntry } from './entry-codec.ts';
 import { MARKER_TTL_SECONDS } from './bucket-marker-memo.ts';
 
 export interface SeqLogTables {
@@ -24,6 +29,16 @@ export interface SeqLogTables {
   buckets: string;
   /** Partition key column of all three tables (`inbox` or `grp`). */
   key: string;
+}
+
+/**
+ * What a keyed lookup found: each key's lowest live seq, and the previous version's rows that
+ * hold a key's text but index another message (its appinfo reads "<from>/<appinfo>"): an append
+ * of that key in the row's bucket would overwrite them, so the writer re-keys them first.
+ */
+export interface KeyLookup {
+  found: Map<DedupKey, number>;
+  displaced: Map<DedupKey, { bucket: number; seq: number; key: DedupKey }>;
 }
 
 /** A non-empty bucket and its highest seq. */
@@ -98,40 +113,60 @@ export class SeqLogReader {
     return out;
   }
 
-  /** appinfo → seq for those of `appinfos` stored in any bucket of the stream. */
-  async findSeqs(stream: string, appinfos: string[]): Promise<Map<string, number>> {
-    if (!appinfos.some(isStorableAppinfo)) return new Map();
+  /** key → seq for those of `keys` stored in any bucket of the stream. */
+  async findSeqs(stream: string, keys: readonly DedupKey[]): Promise<Map<DedupKey, number>> {
+    if (!keys.some(isStorableKey)) return new Map();
     const buckets = (await this.cql.readAll(this.q.allMarkers, [stream])).map((row) => num(row.get('bucket')));
-    return this.findInBuckets(stream, buckets, appinfos);
+    return (await this.lookupKeys(stream, buckets, keys)).found;
   }
 
-  /** appinfo → seq for those of `appinfos` indexed in `buckets`, each checked against its entry. */
-  async findInBuckets(stream: string, buckets: number[], appinfos: string[]): Promise<Map<string, number>> {
-    const wanted = [...new Set(appinfos)].filter(isStorableAppinfo);
-    if (wanted.length === 0 || buckets.length === 0) return new Map();
+  /**
+   * The seqs of `keys` indexed in `buckets`: each row found (under the key, or under its
+   * previous layout's appinfo) is believed only if its entry is stored and is the one the key
+   * names. A key indexed twice (a dedup-window miss, a late write's row that outlived its entry)
+   * answers its lowest live seq, the original.
+   */
+  async lookupKeys(stream: string, buckets: number[], keys: readonly DedupKey[]): Promise<KeyLookup> {
+    const out: KeyLookup = { found: new Map(), displaced: new Map() };
+    const wanted = [...new Set(keys)].filter(isStorableKey);
+    if (wanted.length === 0 || buckets.length === 0) return out;
+    const asked = new Set<string>(wanted);
+    for (const key of wanted) {
+      const legacy = legacyIndexKey(key);
+      if (legacy !== undefined) asked.add(legacy);
+    }
+    const names = [...asked];
     const reads = chunks(buckets, BUCKET_CHUNK).flatMap((inBuckets) =>
-      chunks(wanted, IN_CHUNK).map((names) => this.cql.readAll(this.q.lookup, [stream, inBuckets, names])),
+      chunks(names, IN_CHUNK).map((list) => this.cql.readAll(this.q.lookup, [stream, inBuckets, list])),
     );
-    const rows = (await Promise.all(reads)).flat();
-    // An appinfo indexed in two buckets (a dedup-window miss, or a late write's row that
-    // outlived its entry) is confirmed row by row; the lowest live seq is the original.
-    const live = await this.confirmedPairs(
+    const rows = (await Promise.all(reads)).flat().map((row) => ({ name: String(row.get('appinfo')), seq: num(row.get('seq')) }));
+    const senders = await this.sendersAt(
       stream,
-      rows.map((row): [string, number] => [String(row.get('appinfo')), num(row.get('seq'))]),
+      rows.map((row) => row.seq),
     );
-    const out = new Map<string, number>();
-    for (const [appinfo, seq] of live) {
-      const known = out.get(appinfo);
-      if (known === undefined || seq < known) out.set(appinfo, seq);
+    for (const key of wanted) {
+      const legacy = legacyIndexKey(key);
+      for (const { name, seq } of rows) {
+        if (name !== key && name !== legacy) continue;
+        const entry = senders.get(seq);
+        if (entry === undefined) continue; // the row outlived its entry
+        if (answersFor(entry, key)) {
+          const known = out.found.get(key);
+          if (known === undefined || seq < known) out.found.set(key, seq);
+        } else if (name === key && entry.appinfo === key) {
+          out.displaced.set(key, { bucket: bucketOf(seq), seq, key: dedupKeyOf(entry) });
+        }
+      }
     }
     return out;
   }
 
   /**
-   * Every appinfo indexed in `bucket`, page by page (a full bucket has 65 536): the writer
-   * loads its dedup window with it (see writer-state.ts) without holding the rows.
+   * Every key indexed in `bucket` (dedup keys, and the previous layout's appinfos), page by page
+   * (a full bucket has 65 536): the writer loads its dedup window with it (see writer-state.ts)
+   * without holding the rows.
    */
-  async eachIndexedAppinfo(stream: string, bucket: number, onPage: (appinfos: string[]) => void): Promise<void> {
+  async eachIndexedKey(stream: string, bucket: number, onPage: (keys: string[]) => void): Promise<void> {
     let pageState: string | undefined;
     do {
       const page = await this.cql.read(this.q.indexOf, [stream, bucket], {
@@ -143,25 +178,25 @@ export class SeqLogReader {
     } while (pageState !== undefined);
   }
 
-  /** Keeps the pairs whose entry is stored with that appinfo (a dedup row may outlive its entry). */
-  private async confirmedPairs(stream: string, pairs: [string, number][]): Promise<[string, number][]> {
+  /** The sender and appinfo of the entries stored at `seqs` (absent ones left out). */
+  private async sendersAt(stream: string, seqs: readonly number[]): Promise<Map<number, { from: string; appinfo: string }>> {
     const byBucket = new Map<number, number[]>();
-    for (const [, seq] of pairs) {
-      const seqs = byBucket.get(bucketOf(seq)) ?? [];
-      seqs.push(seq);
-      byBucket.set(bucketOf(seq), seqs);
+    for (const seq of seqs) {
+      const list = byBucket.get(bucketOf(seq)) ?? [];
+      list.push(seq);
+      byBucket.set(bucketOf(seq), list);
     }
-    const stored = new Map<number, string>();
+    const stored = new Map<number, { from: string; appinfo: string }>();
     await Promise.all(
-      [...byBucket].flatMap(([bucket, seqs]) =>
-        chunks([...new Set(seqs)], IN_CHUNK).map(async (list) => {
-          for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, list])) {
-            stored.set(num(row.get('seq')), rowAppinfo(row));
+      [...byBucket].flatMap(([bucket, list]) =>
+        chunks([...new Set(list)], IN_CHUNK).map(async (part) => {
+          for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, part])) {
+            stored.set(num(row.get('seq')), rowSender(row));
           }
         }),
       ),
     );
-    return pairs.filter(([appinfo, seq]) => stored.get(seq) === appinfo);
+    return stored;
   }
 
   async getEntry(stream: string, seq: number): Promise<Entry | null> {

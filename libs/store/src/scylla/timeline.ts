@@ -8,8 +8,9 @@ import {
   NotFoundError,
   type AppendOutcome,
   type ConversationRebuilder,
+  type AppendListeners,
   type ConversationRebuildReport,
-  type DurableListener,
+  type DedupKey,
   type Entry,
   type InboxKey,
   type Logger,
@@ -54,9 +55,10 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
 
   /**
    * The entries, then the conversation index of the new ones (which never fails the append:
-   * see ConversationIndexWriter). `durable` hears of the entries before the index is written.
+   * see ConversationIndexWriter). `durable` hears of the entries before the index is written,
+   * `indexed` of the states that write left (not told when it failed).
    */
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, durable?: DurableListener): Promise<AppendOutcome[]> {
+  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
     const index = this.conversations;
     if (index === undefined) return this.log.append(inbox, entries, guard);
     try {
@@ -65,14 +67,20 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
       return Promise.reject(err);
     }
     return this.log.append(inbox, entries, guard).then(async (outcomes) => {
-      try {
-        durable?.(outcomes);
-      } catch (err) {
-        this.logger.warn({ err }, 'durable listener threw'); // its failure is its own: the append is durable
-      }
-      await index.indexAppended(inbox, entries, outcomes, guard);
+      if (listeners?.durable) this.tell(listeners.durable, outcomes);
+      const indexed = await index.indexAppended(inbox, entries, outcomes, guard);
+      if (indexed !== undefined && listeners?.indexed) this.tell(listeners.indexed, indexed);
       return outcomes;
     });
+  }
+
+  /** A listener's failure is its own: the append is durable whatever it does. */
+  private tell<T>(listener: (value: T) => void, value: T): void {
+    try {
+      listener(value);
+    } catch (err) {
+      this.logger.warn({ err }, 'append listener threw');
+    }
   }
 
   /**
@@ -107,8 +115,8 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
     return out;
   }
 
-  findSeqs(inbox: InboxKey, appinfos: string[]): Promise<Map<string, number>> {
-    return this.log.findSeqs(inbox, appinfos);
+  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
+    return this.log.findSeqs(input.inbox, input.keys);
   }
 
   getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {

@@ -1,7 +1,7 @@
 /**
  * What the writer of a seq log remembers of a stream between appends, so that the usual append
  * reads nothing: the head, the dedup window (the stream's last two non-empty buckets) and a
- * 30-bit fingerprint of every appinfo indexed in that window, in a FingerprintSet (5–11 bytes
+ * 30-bit fingerprint of every dedup key (core's dedupKeyOf) indexed in that window, in a FingerprintSet (5–11 bytes
  * each, against ≈ 80 for an appinfo string in a Map). So a whole window — up to 131 072
  * entries — is held, and an inbox with a long history still appends without a read. An
  * appinfo whose fingerprint is absent was never indexed in the window; a present one (a
@@ -10,7 +10,7 @@
  * appended meanwhile. Forgotten after any failed append (its outcome is unknown) and reloaded
  * from the store.
  */
-import { LruMap, type Entry } from '@seqline/core';
+import { LruMap, dedupKeyOf, type DedupKey, type Entry } from '@seqline/core';
 import { bucketOf } from './entry-codec.ts';
 import { FingerprintSet } from './fingerprint-set.ts';
 
@@ -41,10 +41,18 @@ export function fingerprint(appinfo: string): number {
   return (hash ^ (hash >>> 30)) & 0x3fffffff;
 }
 
-/** False when `appinfo` is certainly not indexed in the window; true when it may be. */
-export function mayHold(state: StreamState, appinfo: string): boolean {
-  const print = fingerprint(appinfo);
+/** False when `key` is certainly not indexed in the window; true when it may be. */
+export function mayHold(state: StreamState, key: string): boolean {
+  const print = fingerprint(key);
   return state.window.some((w) => w.fingerprints.has(print));
+}
+
+/**
+ * `mayHold` for an entry's dedup key, or its appinfo: the previous layout indexed a message by
+ * its plain appinfo, and such rows stay in the window until newer buckets push them out.
+ */
+export function mayHoldKey(state: StreamState, key: DedupKey, appinfo: string): boolean {
+  return mayHold(state, key) || (key !== appinfo && mayHold(state, appinfo));
 }
 
 /** The window's bucket numbers, newest first. */
@@ -62,7 +70,7 @@ export function advance(state: StreamState, written: readonly Entry[]): StreamSt
       newest = { bucket, fingerprints: new FingerprintSet() };
       window = [newest, ...window.slice(0, 1)];
     }
-    newest.fingerprints.add(fingerprint(entry.appinfo));
+    newest.fingerprints.add(fingerprint(dedupKeyOf(entry)));
   }
   return { term: state.term, head: Math.max(state.head, written.at(-1)?.seq ?? 0), window };
 }

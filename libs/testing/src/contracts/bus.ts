@@ -266,5 +266,39 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       await sleep(300);
       expect(rest).toHaveLength(2);
     });
+
+    it('stopConsuming: the running handler finishes and still enqueues, nothing new starts; close then refuses enqueues', async () => {
+      const [first, q, next] = [await openQueue(), uniqueName('q'), uniqueName('q')];
+      let open = (): void => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const started: Json[] = [];
+      for (let i = 0; i < 2; i++) await first.enqueue(q, `${q}-${i}`, i);
+      await first.consume(
+        q,
+        async (payload) => {
+          started.push(payload);
+          await gate;
+          // Handed over after the stop began: the queue still takes it.
+          await first.enqueue(next, `${next}-from-${String(payload)}`, payload);
+        },
+        { concurrency: 1 },
+      );
+      await eventually(() => expect(started).toHaveLength(1));
+      const stopped = first.stopConsuming();
+      open();
+      await stopped;
+      expect(started).toEqual([0]);
+      await first.enqueue(next, `${next}-late`, 'late');
+      await first.close();
+      await expect(first.enqueue(next, `${next}-refused`, 'refused')).rejects.toThrow();
+      const second = await openQueue();
+      const [seenNext, seenQ]: [Json[], Json[]] = [[], []];
+      await second.consume(next, async (payload) => void seenNext.push(payload), { concurrency: 2 });
+      await second.consume(q, async (payload) => void seenQ.push(payload), { concurrency: 2 });
+      await eventually(() => {
+        expect(seenNext.map(String).sort()).toEqual(['0', 'late']);
+        expect(seenQ).toEqual([1]);
+      });
+    });
   });
 }

@@ -2,7 +2,8 @@
  * SeqCeilingStore contract (WeChat seqsvr sections). Decisions pinned here: claiming with the
  * stored epoch again is allowed (a restart of the same owner); a raise never lowers a ceiling
  * (raises that arrive out of order keep the highest); a stale epoch rejects with FencedError
- * and changes nothing.
+ * and changes nothing; a release is recorded only for the scope's last drawn epoch, and a draw
+ * reports the record it replaced.
  */
 import { describe, expect, it } from 'vitest';
 import { FencedError, type SeqCeilingStore } from '@seqline/core';
@@ -36,6 +37,88 @@ export function seqCeilingStoreContract(name: string, open: StoreOpener<SeqCeili
         },
         async (store, last) => {
           expect(await store.nextEpoch(scope)).toBeGreaterThan(last);
+        },
+      );
+    });
+
+    it('drawEpoch returns the record it replaced: none for a new scope, then the epoch before', async () => {
+      const scope = uniqueName('scope');
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({ epoch: 1, before: undefined });
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({ epoch: 2, before: { epoch: 1 } });
+      // One counter with nextEpoch.
+      expect(await ctx.store.nextEpoch(scope)).toBe(3);
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({ epoch: 4, before: { epoch: 3 } });
+    });
+
+    it('a release of the last epoch is recorded and seen by the next draw', async () => {
+      const scope = uniqueName('scope');
+      const { epoch } = await ctx.store.drawEpoch({ scope });
+      expect(await ctx.store.recordRelease({ scope, epoch, atMs: 1_763_700_000_123 })).toBe(true);
+      // A retry of the same record is answered the same (after an unknown outcome).
+      expect(await ctx.store.recordRelease({ scope, epoch, atMs: 1_763_700_000_123 })).toBe(true);
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({
+        epoch: epoch + 1,
+        before: { epoch, released: { epoch, atMs: 1_763_700_000_123 } },
+      });
+      // The record stays with its epoch: the draw after sees an unreleased epoch and an older release.
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({
+        epoch: epoch + 2,
+        before: { epoch: epoch + 1, released: { epoch, atMs: 1_763_700_000_123 } },
+      });
+    });
+
+    it('a release of an epoch that is no longer the last is refused and records nothing', async () => {
+      const scope = uniqueName('scope');
+      const old = await ctx.store.drawEpoch({ scope });
+      const later = await ctx.store.drawEpoch({ scope });
+      expect(await ctx.store.recordRelease({ scope, epoch: old.epoch, atMs: 5 })).toBe(false);
+      expect(await ctx.store.recordRelease({ scope, epoch: later.epoch + 7, atMs: 5 })).toBe(false);
+      expect(await ctx.store.recordRelease({ scope: uniqueName('never-drawn'), epoch: 1, atMs: 5 })).toBe(false);
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({ epoch: later.epoch + 1, before: { epoch: later.epoch } });
+    });
+
+    it('a malformed release is refused and records nothing', async () => {
+      const scope = uniqueName('scope');
+      const { epoch } = await ctx.store.drawEpoch({ scope });
+      for (const bad of [
+        { epoch: -1, atMs: 5 },
+        { epoch: Number.NaN, atMs: 5 },
+        { epoch: 1.5, atMs: 5 },
+        { epoch, atMs: -5 },
+        { epoch, atMs: Number.POSITIVE_INFINITY },
+      ]) {
+        await expect(ctx.store.recordRelease({ scope, ...bad })).rejects.toThrow();
+      }
+      expect(await ctx.store.drawEpoch({ scope })).toEqual({ epoch: epoch + 1, before: { epoch } });
+    });
+
+    it('racing draws and a release: each draw names the epoch right before it; a refused release is never seen', async () => {
+      const scope = uniqueName('scope');
+      const { epoch } = await ctx.store.drawEpoch({ scope });
+      const [recorded, ...draws] = await Promise.all([
+        ctx.store.recordRelease({ scope, epoch, atMs: 42 }),
+        ...Array.from({ length: 6 }, () => ctx.store.drawEpoch({ scope })),
+      ]);
+      const epochs = draws.map((d) => d.epoch).sort((a, b) => a - b);
+      expect(epochs).toEqual(Array.from({ length: 6 }, (_, i) => epoch + 1 + i));
+      for (const d of draws) expect(d.before?.epoch).toBe(d.epoch - 1);
+      const sawRelease = draws.filter((d) => d.before?.released?.epoch === d.before?.epoch);
+      if (!recorded) expect(sawRelease).toEqual([]);
+      // Only the draw that replaced the released epoch can vouch for it.
+      for (const d of sawRelease) expect(d.epoch).toBe(epoch + 1);
+    });
+
+    it('a release survives a reopen', async () => {
+      const scope = uniqueName('scope');
+      await acrossReopen(
+        open,
+        async (store) => {
+          const { epoch } = await store.drawEpoch({ scope });
+          expect(await store.recordRelease({ scope, epoch, atMs: 77 })).toBe(true);
+          return epoch;
+        },
+        async (store, epoch) => {
+          expect(await store.drawEpoch({ scope })).toEqual({ epoch: epoch + 1, before: { epoch, released: { epoch, atMs: 77 } } });
         },
       );
     });

@@ -14,8 +14,12 @@ import {
   CONVERSATION_HISTORY_MAX_LIMIT,
   CONVERSATIONS_MAX_LIMIT,
   SeqlineError,
+  conversationKey,
   inboxKey,
+  messageKey,
+  type ConversationState,
   type Entry,
+  type IndexedConversations,
   type InboxKey,
 } from '@seqline/core';
 import {
@@ -118,10 +122,49 @@ export function conversationIndexContract(
         const before = await snapshot(ctx.store, inbox);
         for (const batch of batches) {
           const outcomes = await ctx.store.timeline.append(inbox, batch.entries);
-          expect(outcomes).toEqual(batch.entries.map((e) => ({ seq: e.seq, duplicate: true })));
+          // Every entry is now a duplicate of its original (an entry that was one already names its original's seq).
+          expect(outcomes).toEqual(batch.expected.map((o) => ({ seq: o.seq, duplicate: true })));
         }
         expect(await snapshot(ctx.store, inbox)).toEqual(before);
       });
+    });
+
+    describe('the states an append tells (AppendListeners.indexed)', () => {
+      it('are the index as the append left it: every changed conversation, exact at the watermark, `last` as shown', async () => {
+        await fc.assert(
+          fc.asyncProperty(historyArb, async (steps) => {
+            const model = new InboxModel(CAST);
+            const inbox = freshInbox();
+            for (const batch of model.batches(steps)) {
+              const before = await recordsOf(ctx.store, inbox);
+              const told: IndexedConversations[] = [];
+              await ctx.store.timeline.append(inbox, batch.entries, undefined, { indexed: (i) => told.push(i) });
+              const fresh = batch.expected.filter((o) => !o.duplicate);
+              if (fresh.length === 0) {
+                expect(told, 'an append of duplicates tells nothing').toEqual([]);
+                continue;
+              }
+              expect(told).toHaveLength(1);
+              const indexed = told[0] as IndexedConversations;
+              expect(indexed.watermark).toBe(fresh.at(-1)?.seq);
+              expect(await ctx.store.conversations.headSeq(inbox)).toBe(indexed.watermark);
+              const after = await recordsOf(ctx.store, inbox);
+              for (const state of indexed.states) {
+                const held = after.get(conversationKey(state.conv));
+                // `last` may be left out (the writer did not hold that entry); when given it is the one shown.
+                expect(state.last === undefined ? { ...held, last: undefined } : held, conversationKey(state.conv)).toEqual(
+                  state.last === undefined ? { ...state, last: undefined } : state,
+                );
+              }
+              const toldKeys = new Set(indexed.states.map((s) => conversationKey(s.conv)));
+              for (const [key, held] of after) {
+                if (JSON.stringify(before.get(key)) !== JSON.stringify(held)) expect(toldKeys, `changed ${key} told`).toContain(key);
+              }
+            }
+          }),
+          { numRuns: Math.max(1, Math.ceil(numRuns / 2)) },
+        );
+      }, 120_000);
     });
 
     describe('reads', () => {
@@ -228,7 +271,7 @@ export function conversationIndexContract(
           } else {
             expect(outcome, 'a refusal is a typed error').toBeInstanceOf(SeqlineError);
             expect(await ctx.store.timeline.headSeq(inbox), 'nothing of the batch stored').toBe(head);
-            expect(await ctx.store.timeline.findSeqs(inbox, [`ok-${head}`])).toEqual(new Map());
+            expect(await ctx.store.timeline.findSeqs({ inbox, keys: [messageKey('bob', `ok-${head}`)] })).toEqual(new Map());
             if (head === 1) expect(await snapshot(ctx.store, inbox)).toEqual(before);
           }
           await expectIndexMatchesInbox(ctx.store, inbox, SELF, 2);
@@ -239,6 +282,12 @@ export function conversationIndexContract(
 }
 
 /** Everything the port says about an inbox, to compare before and after. */
+/** Every conversation of the inbox as the index holds it, by key. */
+async function recordsOf(stores: ConversationStores, inbox: InboxKey): Promise<Map<string, ConversationState>> {
+  const list = await stores.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT });
+  return new Map(list.convs.map((c) => [conversationKey(c.conv), c]));
+}
+
 async function snapshot(stores: ConversationStores, inbox: InboxKey) {
   const list = await stores.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT });
   const entries = await Promise.all(list.convs.map((c) => stores.conversations.conversationEntries(inbox, c.conv, { limit: 1000 })));

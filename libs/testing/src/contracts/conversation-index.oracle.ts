@@ -7,12 +7,14 @@
 import { expect } from 'vitest';
 import {
   conversationKey,
+  dedupKeyOf,
   hiddenFromOwner,
   recountInboxIndex,
   withLatestEdit,
   type AppendOutcome,
   type ConversationIndex,
   type ConvRecord,
+  type DedupKey,
   type Entry,
   type InboxKey,
   type InboxIndexState,
@@ -31,7 +33,8 @@ export type HistoryStep = [op: HistoryOp, gap: number, cut: boolean];
 /** What the writer knows of one inbox: its entries (one per appinfo) and its head. */
 export class InboxModel {
   readonly entries: Entry[] = [];
-  private readonly byAppinfo = new Map<string, Entry>();
+  /** Stored entries by dedup key, as every store dedups (core's dedupKeyOf). */
+  private readonly byKey = new Map<DedupKey, Entry>();
   private head = 0;
   private n = 0;
 
@@ -55,7 +58,7 @@ export class InboxModel {
         current = { entries: [], expected: [] };
         out.push(current);
       }
-      const original = this.byAppinfo.get(input.appinfo);
+      const original = this.byKey.get(dedupKeyOf(input));
       if (original !== undefined) {
         current.entries.push({ ...input, seq: this.head + 1 + gap });
         current.expected.push({ seq: original.seq, duplicate: true });
@@ -64,7 +67,7 @@ export class InboxModel {
       this.head += 1 + gap;
       const entry: Entry = { ...input, seq: this.head };
       this.entries.push(entry);
-      this.byAppinfo.set(entry.appinfo, entry);
+      this.byKey.set(dedupKeyOf(entry), entry);
       current.entries.push(entry);
       current.expected.push({ seq: entry.seq, duplicate: false });
     }
@@ -114,10 +117,28 @@ export async function expectIndexMatchesInbox(stores: ConversationStores, inbox:
     'list order',
   ).toEqual(expected.map((r) => [conversationKey(r.conv), r.lastSeq]));
   for (const c of listed) expect(c).toEqual(await conversations.getConversation(inbox, c.conv));
+  for (const c of listed) expect(c.title, `title of ${conversationKey(c.conv)}`).toBe(newestGroupName(entries, conversationKey(c.conv)));
 
   expect(await conversations.headSeq(inbox), 'watermark').toBe(await timeline.headSeq(inbox));
   const hidden = entries.filter((e) => hiddenFromOwner(e, oracle.deleted.has(e.seq), oracle.records.get(conversationKey(e.conv)) ?? null));
   expect(sortedSeqs(await conversations.hiddenSeqs(inbox, entries)), 'hiddenSeqs').toEqual(hidden.map((e) => e.seq));
+}
+
+/**
+ * The title stated without the index's machinery: of a conversation's group notices (not
+ * group.tier) that carry a name, the one with the highest nameRev (absent: 0), the later on a
+ * tie, whatever was deleted or cleared since; none for a 1:1 chat.
+ */
+export function newestGroupName(entries: readonly Entry[], convKey: string): string | undefined {
+  let best: { name: string; rev: number } | undefined;
+  for (const e of entries) {
+    if (e.kind !== 'group' || e.type === 'group.tier' || conversationKey(e.conv) !== convKey) continue;
+    const body = e.body as { name?: unknown; nameRev?: unknown } | undefined;
+    if (typeof body?.name !== 'string') continue;
+    const rev = typeof body.nameRev === 'number' ? body.nameRev : 0;
+    if (best === undefined || rev >= best.rev) best = { name: body.name, rev };
+  }
+  return best?.name;
 }
 
 function visibleSeqsNewestFirst(oracle: InboxIndexState, rec: ConvRecord): number[] {
@@ -169,7 +190,7 @@ export function truncatedTimeline(timeline: TimelineStore, entries: Entry[]): Ti
   const head = entries.at(-1)?.seq ?? 0;
   return {
     append: () => Promise.reject(new Error('read-only view')),
-    findSeqs: (inbox, appinfos) => timeline.findSeqs(inbox, appinfos),
+    findSeqs: (input) => timeline.findSeqs(input),
     getEntry: async (_inbox, seq) => entries.find((e) => e.seq === seq) ?? null,
     readAfter: async (_inbox, afterSeq, limit) => entries.filter((e) => e.seq > afterSeq).slice(0, limit),
     readBefore: async (_inbox, beforeSeq, limit) =>

@@ -3,13 +3,28 @@ import { describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, type GroupKey, type GroupStreamStore } from '@seqline/core';
 import { acrossReopen, msgEntry, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
 import { seqLogTests } from './seq-log.contract.ts';
+import type { PreviousLayoutWriter } from './seq-log-port.ts';
 
-export function groupStreamStoreContract(name: string, open: StoreOpener<GroupStreamStore>): void {
+export interface GroupStreamContractOptions {
+  /** Writes the previous version's dedup layout (keyed by plain appinfo): runs the upgrade cases. */
+  previousLayout?: PreviousLayoutWriter<GroupKey>;
+}
+
+export function groupStreamStoreContract(
+  name: string,
+  open: StoreOpener<GroupStreamStore>,
+  options: GroupStreamContractOptions = {},
+): void {
   describe(`GroupStreamStore contract: ${name}`, () => {
     const ctx = useSharedStore(open);
 
     describe('append and read', () => {
-      seqLogTests(ctx, open, groupKey);
+      seqLogTests(ctx, {
+        open,
+        makeKey: groupKey,
+        find: (store, group, keys) => store.findSeqs({ group, keys }),
+        previousLayout: options.previousLayout,
+      });
 
       it('round-trips group messages', async () => {
         const group = groupKey(uniqueTenant(), 'g');

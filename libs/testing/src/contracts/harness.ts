@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import type { Entry } from '@seqline/core';
+import { messageKey, type DedupKey, type Entry } from '@seqline/core';
 
 export interface OpenedStore<T> {
   store: T;
@@ -77,13 +77,21 @@ export async function acrossReopen<T, S>(
 }
 
 /** A plain message entry with a given seq; override any field. */
+/** The sender of msgEntry's messages unless overridden. */
+export const MSG_FROM = 'bob';
+
+/** The dedup key of a msgEntry message (from MSG_FROM unless `from` is given): what findSeqs takes. */
+export function msgKey(appinfo: string, from = MSG_FROM): DedupKey {
+  return messageKey(from, appinfo);
+}
+
 export function msgEntry(seq: number, appinfo: string, overrides: Partial<Entry> = {}): Entry {
   return {
     seq,
     kind: 'msg',
     appinfo,
     conv: { type: 'user', id: 'bob' },
-    from: 'bob',
+    from: MSG_FROM,
     sendTime: 1_700_000_000_000 + seq,
     type: 'text',
     body: { text: `message ${appinfo}` },

@@ -5,7 +5,7 @@
  * names and id prefix and filters unqueued listings by that prefix.
  */
 import { describe, expect, it } from 'vitest';
-import type { JobStore, StoredJob } from '@seqline/core';
+import { BadRequestError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
 import { acrossReopen, shuffled, uniqueName, useSharedStore, type StoreOpener } from './harness.ts';
 
 export function jobStoreContract(name: string, open: StoreOpener<JobStore>): void {
@@ -41,6 +41,24 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       expect(await ctx.store.put(first)).toBe(true);
       expect(await ctx.store.put({ ...first, payload: 'other', createdAt: 1 })).toBe(false);
       expect(await ctx.store.list(queue)).toEqual([first]);
+    });
+
+    it('takes ids up to MAX_JOB_ID_BYTES UTF-8 bytes (the longest server-made id fits) and refuses a longer one', async () => {
+      const { queue, job, mine } = scope();
+      // The scope's prefix plus 3-byte characters and ASCII up to exactly the bound.
+      const head = job('', 1).id;
+      const room = MAX_JOB_ID_BYTES - Buffer.byteLength(head);
+      const longest = '中'.repeat(Math.floor(room / 3)) + 'x'.repeat(room % 3);
+      const fits = job(longest, 1);
+      expect(Buffer.byteLength(fits.id)).toBe(MAX_JOB_ID_BYTES);
+      expect(await ctx.store.put(fits)).toBe(true);
+      expect(mine(await ctx.store.list(queue))).toEqual([longest]);
+      await ctx.store.bury(fits);
+      expect(await ctx.store.revive(fits.id, 5)).toBe(true);
+      expect(mine(await ctx.store.list(queue))).toEqual([longest]);
+      const tooLong = async () => ctx.store.put(job(`${longest}y`, 2)); // a throw or a rejection alike
+      await expect(tooLong()).rejects.toThrow(BadRequestError);
+      expect(mine(await ctx.store.list(queue))).toEqual([longest]);
     });
 
     it('racing puts of one id: exactly one wins', async () => {

@@ -1,27 +1,26 @@
 /**
  * The append/read contract shared by TimelineStore (inbox, seq) and GroupStreamStore
- * (group, gseq): seqs come from a single writer, gaps are fine, appinfo deduplicates.
+ * (group, gseq): seqs come from a single writer, gaps are fine, core's dedup key (sender and
+ * appinfo for a message) deduplicates.
  */
 import { expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BadRequestError, InternalError, type AppendOutcome, type Entry } from '@seqline/core';
-import { acrossReopen, msgEntry, seqsOf, uniqueTenant, type StoreOpener } from './harness.ts';
+import { BadRequestError, InternalError, type AppendOutcome, type DedupKey, type Entry } from '@seqline/core';
+import { acrossReopen, msgEntry, msgKey, seqsOf, uniqueTenant, type StoreOpener } from './harness.ts';
+import { previousLayoutTests } from './seq-log-upgrade.contract.ts';
+import type { SeqLogPort, SeqLogSuite } from './seq-log-port.ts';
+import { sharedAppinfoTests } from './seq-log-senders.contract.ts';
 
-export interface SeqLogPort<K extends string> {
-  append(key: K, entries: Entry[]): Promise<AppendOutcome[]>;
-  findSeqs(key: K, appinfos: string[]): Promise<Map<string, number>>;
-  readAfter(key: K, afterSeq: number, limit: number): Promise<Entry[]>;
-  readBefore(key: K, beforeSeq: number, limit: number): Promise<Entry[]>;
-  headSeq(key: K): Promise<number>;
-}
+export type { FindSeqs, PreviousLayoutWriter, SeqLogPort, SeqLogSuite } from './seq-log-port.ts';
 
 /** Registers the shared tests inside the caller's describe block. */
-export function seqLogTests<K extends string>(
-  ctx: { readonly store: SeqLogPort<K> },
-  open: StoreOpener<SeqLogPort<K>>,
-  makeKey: (tenant: string, id: string) => K,
-): void {
+export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { readonly store: S }, suite: SeqLogSuite<K, S>): void {
+  const { open, makeKey } = suite;
+  const find = (key: K, keys: readonly DedupKey[]): Promise<Map<DedupKey, number>> => suite.find(ctx.store, key, keys);
+  const keys = (...appinfos: string[]): DedupKey[] => appinfos.map((a) => msgKey(a));
   const freshKey = (id = 'stream'): K => makeKey(uniqueTenant(), id);
+  sharedAppinfoTests(ctx, suite);
+  if (suite.previousLayout !== undefined) previousLayoutTests(suite, suite.previousLayout);
   const fresh = (count: number, from = 1, prefix = 'm'): Entry[] =>
     Array.from({ length: count }, (_, i) => msgEntry(from + i, `${prefix}${from + i}`));
 
@@ -30,7 +29,7 @@ export function seqLogTests<K extends string>(
     expect(await ctx.store.headSeq(key)).toBe(0);
     expect(await ctx.store.readAfter(key, 0, 10)).toEqual([]);
     expect(await ctx.store.readBefore(key, 100, 10)).toEqual([]);
-    expect((await ctx.store.findSeqs(key, ['a', 'b'])).size).toBe(0);
+    expect((await find(key, keys('a', 'b'))).size).toBe(0);
   });
 
   it('append returns the seqs in order and moves the head', async () => {
@@ -119,7 +118,7 @@ export function seqLogTests<K extends string>(
     await expect(ctx.store.append(key, [msgEntry(11, 'ok11'), msgEntry(7, 'bad7')])).rejects.toThrow();
     await expect(ctx.store.append(key, [msgEntry(12, 'ok12'), msgEntry(12, 'same12')])).rejects.toThrow();
     expect(await ctx.store.headSeq(key)).toBe(10);
-    expect((await ctx.store.findSeqs(key, ['late10', 'late4', 'ok11', 'bad7', 'ok12', 'same12'])).size).toBe(0);
+    expect((await find(key, keys('late10', 'late4', 'ok11', 'bad7', 'ok12', 'same12'))).size).toBe(0);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(await ctx.store.append(key, [msgEntry(11, 'ok11')])).toEqual([{ seq: 11, duplicate: false }]);
   });
@@ -140,6 +139,9 @@ export function seqLogTests<K extends string>(
       [bad({ kind: 'read', referSeq: 1, seqs: [1, Number.NaN] }, 'nan-seqs'), BadRequestError],
       [bad({ kind: 'recall', recall: { appinfo: 'ok1', sendTime: 2.5 } }, 'frac-recall'), BadRequestError],
       [bad({ kind: 'bogus' as Entry['kind'] }, 'bogus-kind'), BadRequestError],
+      // A sender that would not split back out of its message's dedup key, or would take a server appinfo's ':'.
+      [bad({ from: 'a/b' }, 'slash-from'), BadRequestError],
+      [bad({ from: 'recall:x' }, 'colon-from'), BadRequestError],
       [bad({ appinfo: '€'.repeat(171) }, ''), BadRequestError], // 513 UTF-8 bytes in 171 code units
       [bad({ seq: Number.MAX_SAFE_INTEGER }, 'top-seq'), InternalError],
     ];
@@ -150,26 +152,26 @@ export function seqLogTests<K extends string>(
       await expect(ctx.store.append(key, [msgEntry(2, 'mate'), behindValid]), entry.appinfo).rejects.toBeInstanceOf(refusal);
     }
     expect(await ctx.store.headSeq(key)).toBe(1);
-    expect((await ctx.store.findSeqs(key, ['mate', ...refusals.map(([entry]) => entry.appinfo)])).size).toBe(0);
+    expect((await find(key, keys('mate', ...refusals.map(([entry]) => entry.appinfo)))).size).toBe(0);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1]);
     // The limits are the same everywhere: 512 UTF-8 bytes is stored and found, by every adapter.
     const longest = msgEntry(2, `${'€'.repeat(170)}ab`);
     expect(await ctx.store.append(key, [longest])).toEqual([{ seq: 2, duplicate: false }]);
     expect(await ctx.store.readAfter(key, 1, 10)).toEqual([longest]);
-    expect(await ctx.store.findSeqs(key, [longest.appinfo, '€'.repeat(171)])).toEqual(new Map([[longest.appinfo, 2]]));
+    expect(await find(key, keys(longest.appinfo, '€'.repeat(171)))).toEqual(new Map([[msgKey(longest.appinfo), 2]]));
   });
 
-  it('findSeqs maps the stored appinfos of this stream only', async () => {
+  it('findSeqs maps the stored dedup keys of this stream only', async () => {
     const key = freshKey();
     const other = makeKey(uniqueTenant(), 'stream');
     await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(7, 'b')]);
     await ctx.store.append(other, [msgEntry(3, 'c')]);
-    const found = await ctx.store.findSeqs(key, ['a', 'b', 'c', 'nope']);
+    const found = await find(key, keys('a', 'b', 'c', 'nope'));
     expect([...found.entries()].sort()).toEqual([
-      ['a', 1],
-      ['b', 7],
+      [msgKey('a'), 1],
+      [msgKey('b'), 7],
     ]);
-    expect((await ctx.store.findSeqs(key, [])).size).toBe(0);
+    expect((await find(key, [])).size).toBe(0);
   });
 
   it('keeps streams apart, including keys that prefix each other', async () => {
@@ -183,7 +185,7 @@ export function seqLogTests<K extends string>(
     expect(seqsOf(await ctx.store.readBefore(b, 100, 10))).toEqual([1]);
     expect(await ctx.store.headSeq(a)).toBe(2);
     expect(await ctx.store.headSeq(b)).toBe(1);
-    expect((await ctx.store.findSeqs(b, ['only-a'])).size).toBe(0);
+    expect((await find(b, keys('only-a'))).size).toBe(0);
   });
 
   it('pages through 1000 entries forwards and backwards without skip or repeat', async () => {
@@ -243,7 +245,8 @@ export function seqLogTests<K extends string>(
         const model = [...stored.entries()].sort((x, y) => x[1] - y[1]);
         expect(all.map((entry) => [entry.appinfo, entry.seq])).toEqual(model);
         expect(await ctx.store.headSeq(key)).toBe(model.at(-1)?.[1] ?? 0);
-        expect([...(await ctx.store.findSeqs(key, [...stored.keys()])).entries()].sort()).toEqual([...stored.entries()].sort());
+        const found = await find(key, keys(...stored.keys()));
+        expect([...found.entries()].sort()).toEqual([...stored.entries()].map(([a, seq]) => [msgKey(a), seq]).sort());
       }),
       { numRuns: 40 },
     );

@@ -6,16 +6,27 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, NotFoundError, inboxKey, type Entry, type InboxKey, type Json, type TimelineStore } from '@seqline/core';
-import { acrossReopen, msgEntry, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
+import { acrossReopen, msgEntry, msgKey, shuffled, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
 import { seqLogTests } from './seq-log.contract.ts';
+import type { PreviousLayoutWriter } from './seq-log-port.ts';
 
-export function timelineStoreContract(name: string, open: StoreOpener<TimelineStore>): void {
+export interface TimelineContractOptions {
+  /** Writes the previous version's dedup layout (keyed by plain appinfo): runs the upgrade cases. */
+  previousLayout?: PreviousLayoutWriter<InboxKey>;
+}
+
+export function timelineStoreContract(name: string, open: StoreOpener<TimelineStore>, options: TimelineContractOptions = {}): void {
   describe(`TimelineStore contract: ${name}`, () => {
     const ctx = useSharedStore(open);
     const freshInbox = (): InboxKey => inboxKey(uniqueTenant(), 'alice');
 
     describe('append and read', () => {
-      seqLogTests(ctx, open, inboxKey);
+      seqLogTests(ctx, {
+        open,
+        makeKey: inboxKey,
+        find: (store, inbox, keys) => store.findSeqs({ inbox, keys }),
+        previousLayout: options.previousLayout,
+      });
     });
 
     describe('entries', () => {
@@ -49,8 +60,8 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         const inbox = freshInbox();
         await ctx.store.append(inbox, [msgEntry(1, 'a\uFFFD')]); // what a UTF-8 store would turn 'a\uD800' into
         await expect(ctx.store.append(inbox, [msgEntry(2, 'a\uD800')])).rejects.toBeInstanceOf(BadRequestError);
-        expect(await ctx.store.findSeqs(inbox, ['a\uD800', 'a\uDC00'])).toEqual(new Map());
-        expect(await ctx.store.findSeqs(inbox, ['a\uFFFD'])).toEqual(new Map([['a\uFFFD', 1]]));
+        expect(await ctx.store.findSeqs({ inbox, keys: [msgKey('a\uD800'), msgKey('a\uDC00')] })).toEqual(new Map());
+        expect(await ctx.store.findSeqs({ inbox, keys: [msgKey('a\uFFFD')] })).toEqual(new Map([[msgKey('a\uFFFD'), 1]]));
         expect(await ctx.store.headSeq(inbox)).toBe(1);
       });
 

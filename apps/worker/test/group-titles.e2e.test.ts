@@ -1,0 +1,27 @@
+/**
+ * Conversation titles and group.rename (apps/server/test/group-title-scenarios.ts) on the
+ * distributed stack: a gateway and a worker on Cassandra, Redis and NATS, the CQL conversation
+ * index. The tiers are the defaults (the settings row is shared by the keyspace), so 2 000
+ * members who never connect make a group huge.
+ */
+import { expect } from 'vitest';
+import { describeGroupTitles } from '../../server/test/group-title-scenarios.ts';
+import { uniqueId } from './support/cluster.ts';
+import { useOneNodeCluster } from './support/one-node-cluster.ts';
+import { probeAll, requireServices } from './support/services.ts';
+
+const FILLERS = 2_000;
+
+if (requireServices(await probeAll(), 'conversation titles on the distributed stack')) {
+  const stack = useOneNodeCluster();
+  describeGroupTitles('distributed', () => ({
+    connect: stack.connect,
+    user: uniqueId,
+    async hugeGroup(owner, members) {
+      const fillers = Array.from({ length: FILLERS }, (_, i) => `${uniqueId('off')}${i}`);
+      const r = await owner.ok<{ group: string; tier: string }>('group.create', { name: 'huge', members: [...members, ...fillers] });
+      expect(r.tier).toBe('huge');
+      return { group: r.group, offlineMember: fillers[FILLERS - 1]! };
+    },
+  }));
+}

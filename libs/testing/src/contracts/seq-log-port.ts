@@ -1,0 +1,29 @@
+/** The port shape the shared seq-log contract runs against, apart from the tests themselves. */
+import type { AppendOutcome, DedupKey, Entry } from '@seqline/core';
+import type { StoreOpener } from './harness.ts';
+
+export interface SeqLogPort<K extends string> {
+  append(key: K, entries: Entry[]): Promise<AppendOutcome[]>;
+  readAfter(key: K, afterSeq: number, limit: number): Promise<Entry[]>;
+  readBefore(key: K, beforeSeq: number, limit: number): Promise<Entry[]>;
+  headSeq(key: K): Promise<number>;
+}
+
+/** The port's findSeqs, called with the stream key (the ports name it `inbox` or `group`). */
+export type FindSeqs<K extends string, S> = (store: S, key: K, keys: readonly DedupKey[]) => Promise<Map<DedupKey, number>>;
+
+/** What the shared seq-log tests need of a port besides its store. */
+export interface SeqLogSuite<K extends string, S extends SeqLogPort<K>> {
+  open: StoreOpener<S>;
+  makeKey: (tenant: string, id: string) => K;
+  find: FindSeqs<K, S>;
+  /** Writes the previous version's layout; absent: the upgrade cases are not run. */
+  previousLayout?: PreviousLayoutWriter<K> | undefined;
+}
+
+/**
+ * Stores `entries` in stream `key` of the data `dataKey` names (as the suite's opener does) the
+ * way the previous version did: each entry with a dedup row keyed by its plain appinfo. Called
+ * while no store of that data is open; the suite opens one afterwards (the upgrade).
+ */
+export type PreviousLayoutWriter<K extends string> = (dataKey: string, key: K, entries: Entry[]) => Promise<void>;
