@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The fault campaign (docs/faults.md, "The randomized campaign"): builds the independent checker
+# (tools/checker, Go, with porcupine from the Go module proxy; caches under .services/cache/go),
+# then runs N rounds of M messages per mode and prints the table of faults and anomalies.
+#
+#   scripts/campaign.sh [--rounds 100] [--messages 10000] [--mode embedded|distributed|both]
+#                       [--seed S] [--replay <round seed>] [--service-faults] [--out DIR] ...
+#   npm run campaign -- <the same options>
+#
+# Distributed rounds need the services (scripts/services.sh up) and should get a keyspace of
+# their own: SEQLINE_E2E_KEYSPACE=seqline_campaign. --service-faults restarts, flushes and rolls
+# back the SHARED services: only where nothing else uses them (the CI faults stage).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+bash scripts/build-checker.sh >/dev/null
+exec node --conditions=source --import tsx tools/campaign/src/main.ts "$@"

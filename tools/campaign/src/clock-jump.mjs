@@ -1,0 +1,25 @@
+/**
+ * Preloaded into a process under test (NODE_OPTIONS=--import=<this file>) by the campaign:
+ * Date.now follows an offset in milliseconds read from
+ * `$SEQLINE_CAMPAIGN_CLOCK_DIR/<SEQLINE_OWNER_ID or "server">.offset`, re-read every 50 ms, so
+ * the campaign can jump this process's wall clock while it runs. Monotonic clocks
+ * (performance.now, which leases use) are left alone: a wall-clock jump must not move them.
+ */
+import { readFileSync } from 'node:fs';
+
+const dir = process.env.SEQLINE_CAMPAIGN_CLOCK_DIR;
+if (dir) {
+  const file = `${dir}/${process.env.SEQLINE_OWNER_ID ?? 'server'}.offset`;
+  const realNow = Date.now.bind(Date);
+  let offset = 0;
+  const read = () => {
+    try {
+      offset = Number(readFileSync(file, 'utf8').trim()) || 0;
+    } catch {
+      offset = 0;
+    }
+  };
+  read();
+  setInterval(read, 50).unref();
+  Date.now = () => realNow() + offset;
+}

@@ -1,0 +1,143 @@
+/**
+ * The fault campaign (scripts/campaign.sh, `npm run campaign`): N rounds of M messages in each
+ * mode, each round's history judged by the independent checker (tools/checker, Go); the
+ * histories of failing rounds are kept; a table of faults injected and anomalies found is
+ * printed; a round is replayed from its seed with `--replay <seed>`.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { hashSeed } from './rng.ts';
+import { runRound, type RoundResult } from './round.ts';
+import type { Mode } from './system.ts';
+import { formatTable, type CheckerReport, type RoundRow } from './table.ts';
+
+const REPO = resolve(new URL('../../../', import.meta.url).pathname);
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '100' },
+    messages: { type: 'string', default: '10000' },
+    mode: { type: 'string', default: 'both' },
+    seed: { type: 'string' },
+    replay: { type: 'string' },
+    'service-faults': { type: 'boolean', default: false },
+    out: { type: 'string' },
+    'time-limit-min': { type: 'string', default: '0' },
+    'round-traffic-limit-s': { type: 'string', default: '1800' },
+    'keep-all': { type: 'boolean', default: false },
+    workers: { type: 'string', default: '2' },
+    gateways: { type: 'string', default: '2' },
+    'notify-window-ms': { type: 'string', default: '300' },
+    'outage-chance': { type: 'string', default: '0.3' },
+    'hook-fail-rate': { type: 'string', default: '0.03' },
+    checker: { type: 'string', default: join(REPO, 'tools/checker/dist/checker') },
+    json: { type: 'string' },
+  },
+});
+
+const log = (line: string) => process.stdout.write(`[campaign] ${line}\n`);
+
+function runChecker(file: string): Promise<CheckerReport> {
+  return new Promise((resolvePromise, reject) => {
+    execFile(args.checker, ['-json', '-timeout', '300s', file], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = (err as { code?: number } | null)?.code ?? 0;
+      if (err && code !== 1) return reject(new Error(`checker failed (${String(code)}): ${stderr || err.message}`));
+      try {
+        resolvePromise(JSON.parse(stdout) as CheckerReport);
+      } catch (parseErr) {
+        reject(new Error(`checker output is not a report: ${String(parseErr)}: ${stdout.slice(0, 500)}`));
+      }
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const modes: Mode[] = args.mode === 'both' ? ['embedded', 'distributed'] : [args.mode as Mode];
+  if (!modes.every((m) => m === 'embedded' || m === 'distributed'))
+    throw new Error(`--mode: embedded, distributed or both, not ${args.mode}`);
+  const replay = args.replay;
+  const rounds = replay ? 1 : Number(args.rounds);
+  const campaignSeed = args.seed ?? String(Date.now());
+  const out = resolve(args.out ?? join(REPO, 'artifacts/campaign', new Date().toISOString().replace(/[:.]/g, '-')));
+  await mkdir(out, { recursive: true });
+  const deadline = Number(args['time-limit-min']) > 0 ? Date.now() + Number(args['time-limit-min']) * 60_000 : Infinity;
+  log(
+    `seed ${campaignSeed}, ${rounds} round(s) × ${args.messages} messages, modes ${modes.join('+')}, service faults ${args['service-faults'] ? 'on' : 'off'}; out ${out}`,
+  );
+  const rows: RoundRow[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    for (const mode of modes) {
+      if (Date.now() > deadline) {
+        log('time limit reached: no more rounds');
+        break;
+      }
+      const seed = replay ? parseInt(replay, 16) : hashSeed(`${campaignSeed}/${round}/${mode}`);
+      let result: RoundResult | undefined;
+      let report: CheckerReport | undefined;
+      let error: string | undefined;
+      try {
+        result = await runRound({
+          round,
+          seed,
+          mode,
+          messages: Number(args.messages),
+          serviceFaults: args['service-faults'] === true,
+          outDir: out,
+          trafficLimitMs: Number(args['round-traffic-limit-s']) * 1000,
+          workers: Number(args.workers),
+          gateways: Number(args.gateways),
+          notifyWindowMs: Number(args['notify-window-ms']),
+          outageChance: Number(args['outage-chance']),
+          hookFailRate: Number(args['hook-fail-rate']),
+          log: (line) => log(`round ${round} ${mode}: ${line}`),
+        });
+        report = await runChecker(result.file);
+      } catch (err) {
+        error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        log(`round ${round} ${mode}: FAILED TO RUN: ${error}`);
+      }
+      const row: RoundRow = { round, mode, seed: (seed >>> 0).toString(16).padStart(8, '0'), result, report, error };
+      rows.push(row);
+      const clean = report !== undefined && report.anomalies.length === 0 && report.inconclusive === 0 && !error;
+      if (result && clean && !args['keep-all']) await rm(result.file, { force: true });
+      log(formatTable([row], { header: false }));
+      if (!clean && result)
+        log(
+          `round ${round} ${mode}: history kept: ${result.file}; replay: npm run campaign -- --mode ${mode} --messages ${args.messages} --replay ${row.seed}`,
+        );
+    }
+  }
+  await rm(join(out, 'clocks'), { recursive: true, force: true });
+  process.stdout.write(`\n${formatTable(rows, { header: true, totals: true })}\n`);
+  if (args.json) {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      args.json,
+      JSON.stringify(
+        rows.map((r) => ({
+          ...r,
+          result: r.result && {
+            ...r.result,
+            injected: Object.fromEntries(r.result.injected),
+            skipped: Object.fromEntries(r.result.skipped),
+            errors: Object.fromEntries(r.result.errors),
+          },
+        })),
+        null,
+        2,
+      ),
+    );
+  }
+  const bad = rows.filter((r) => r.error || !r.report || r.report.anomalies.length > 0 || r.report.inconclusive > 0);
+  return bad.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`campaign: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(2);
+  },
+);

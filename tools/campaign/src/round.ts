@@ -1,0 +1,223 @@
+/**
+ * One round: start the system (embedded or distributed), lower the tier thresholds, create the
+ * round's groups, run the devices and the offline pollers until the message budget is spent
+ * while the nemesis injects its faults, then heal everything, let delivery settle, read the
+ * final state, and hand the history to the checker.
+ */
+import { join } from 'node:path';
+import { Device, type DeviceContext } from './device.ts';
+import { distributedFaults } from './faults-distributed.ts';
+import { embeddedFaults } from './faults-embedded.ts';
+import { HistoryWriter, now } from './history.ts';
+import { HOOK_SECRET, startHookSink } from './hooks.ts';
+import { EMBEDDED_FAULTS, Nemesis, planFaults, PROCESS_FAULTS, SERVICE_FAULTS, type FaultActions } from './nemesis.ts';
+import { planRound, ROUND_TIERS, type RoundPlan } from './plan.ts';
+import { pollInbox } from './poller.ts';
+import { Rng } from './rng.ts';
+import { serviceFaults, ServiceSnapshots } from './service-faults.ts';
+import { recordFinalState, settle, type Acked, type SettleResult } from './settle.ts';
+import { admin, Clocks, type Mode, type SystemUnderTest } from './system.ts';
+import { DistributedSystem } from './system-distributed.ts';
+import { EmbeddedSystem } from './system-embedded.ts';
+
+export interface RoundOptions {
+  round: number;
+  seed: number;
+  mode: Mode;
+  messages: number;
+  serviceFaults: boolean;
+  outDir: string;
+  /** The traffic phase stops here even if the budget is not spent (the round is marked truncated). */
+  trafficLimitMs: number;
+  workers: number;
+  gateways: number;
+  notifyWindowMs: number;
+  /** Chance of a 30-minute outage in this round. */
+  outageChance: number;
+  /** Share of hook calls the receiver answers with a 500 while traffic runs. */
+  hookFailRate: number;
+  log: (line: string) => void;
+}
+
+export interface RoundResult {
+  file: string;
+  seedHex: string;
+  mode: Mode;
+  acked: number;
+  taken: number;
+  injected: Map<string, number>;
+  skipped: Map<string, number>;
+  nemesisFailures: string[];
+  errors: Map<string, number>;
+  trafficMs: number;
+  totalMs: number;
+  truncated: boolean;
+  settle: SettleResult;
+}
+
+export async function runRound(o: RoundOptions): Promise<RoundResult> {
+  const started = Date.now();
+  const seedHex = (o.seed >>> 0).toString(16).padStart(8, '0');
+  const rng = new Rng(o.seed);
+  const history = new HistoryWriter(join(o.outDir, `round-${o.round}-${o.mode}-${seedHex}.jsonl`));
+  const clocks = await Clocks.create(join(o.outDir, 'clocks', `${o.round}-${o.mode}-${seedHex}`));
+  const hooks = await startHookSink({ history, rng: rng.fork('hooks'), wallClock: () => clocks.wallClock() });
+  const hookEnv = {
+    SEQLINE_HOOK_SECRET: HOOK_SECRET,
+    SEQLINE_NOTIFY_URL: hooks.url,
+    SEQLINE_AFTER_SEND_URL: hooks.url,
+    SEQLINE_NOTIFY_WINDOW_MS: String(o.notifyWindowMs),
+  };
+  let sys: SystemUnderTest | undefined;
+  const devices: Device[] = [];
+  let stopPollers = false;
+  const pollers: Promise<void>[] = [];
+  try {
+    const embedded = o.mode === 'embedded' ? await EmbeddedSystem.start(`c${seedHex}`, clocks, hookEnv) : undefined;
+    const distributed =
+      o.mode === 'distributed' ? await DistributedSystem.start({ workers: o.workers, gateways: o.gateways, clocks, hookEnv }) : undefined;
+    const system = (embedded ?? distributed) as SystemUnderTest;
+    sys = system;
+    await admin(system, clocks, 'PUT', '/tiers', ROUND_TIERS);
+    const plan = planRound(rng.fork('plan'), seedHex);
+    const churnMembers = new Set(plan.groups.find((g) => g.churn)?.members ?? []);
+    const acked: Acked[] = [];
+    const ackedKeys = new Set<string>();
+    let remaining = o.messages;
+    let stopped = false;
+    const errors = new Map<string, number>();
+    let nemesis: Nemesis | undefined;
+    const fanoutGroups = new Set(plan.groups.filter((g) => g.tier !== 'small').map((g) => g.id));
+    const ctx: DeviceContext = {
+      plan,
+      tenant: system.tenant,
+      history,
+      gateways: () => system.wsBases(),
+      wallClock: () => clocks.wallClock(),
+      takeMessage: () => (remaining > 0 ? (remaining--, true) : false),
+      budgetSpent: () => remaining <= 0,
+      stopped: () => stopped,
+      churnMembers,
+      errors,
+      onReply: (user, op, args, res) => {
+        if (op !== 'send' || res.ok !== true) return;
+        const key = `${user}/${String(args.appinfo)}`;
+        if (ackedKeys.has(key)) return;
+        ackedKeys.add(key);
+        const to = args.to as Acked['to'];
+        acked.push({ sender: user, appinfo: String(args.appinfo), to });
+        nemesis?.onAck('group' in to && fanoutGroups.has(to.group));
+      },
+    };
+    for (const d of plan.devices) devices.push(new Device(d.user, d.dev, ctx, rng.fork(`device:${d.dev}`)));
+    await Promise.all(devices.map((d) => d.start()));
+    await createGroups(plan, devices);
+    history.write({
+      t: 'meta',
+      round: o.round,
+      seed: seedHex,
+      mode: o.mode,
+      tenant: system.tenant,
+      users: plan.online,
+      offline: plan.offline,
+      groups: plan.groups,
+      notifyWindowMs: o.notifyWindowMs,
+      hooks: true,
+      userShards: Object.fromEntries(
+        [...plan.online, ...plan.offline].flatMap((u) => {
+          const s = system.userShard(u);
+          return s === undefined ? [] : [[u, s]];
+        }),
+      ),
+    });
+    let snapshots: ServiceSnapshots | undefined;
+    const actions: Partial<FaultActions> = embedded
+      ? embeddedFaults(embedded, clocks, plan)
+      : distributedFaults(distributed as DistributedSystem, clocks);
+    let weights = embedded ? EMBEDDED_FAULTS : PROCESS_FAULTS;
+    if (distributed && o.serviceFaults) {
+      snapshots = await ServiceSnapshots.take(join(o.outDir, 'snapshots', `${o.round}-${seedHex}`));
+      history.write({
+        t: 'fault',
+        kind: 'snapshot',
+        at: now(),
+        end: now(),
+        target: 'services',
+        detail: 'copies of the Redis data and the JetStream store',
+      });
+      Object.assign(
+        actions,
+        serviceFaults(() => snapshots),
+      );
+      weights = { ...weights, ...SERVICE_FAULTS };
+    }
+    nemesis = new Nemesis(planFaults(rng.fork('nemesis'), o.messages, weights, o.outageChance), actions as FaultActions, history);
+    hooks.failRate = o.hookFailRate;
+    for (const user of plan.offline)
+      pollers.push(pollInbox({ sys: system, user, history, wallClock: () => clocks.wallClock(), stopped: () => stopPollers }));
+
+    const trafficStart = Date.now();
+    const limit = setTimeout(() => (stopped = true), o.trafficLimitMs);
+    await Promise.all(devices.map((d) => d.run()));
+    clearTimeout(limit);
+    const truncated = stopped;
+    stopped = true;
+    const trafficMs = Date.now() - trafficStart;
+    const errorList = [...errors].map(([k, n]) => `${k}×${n}`).join(' ') || 'none';
+    o.log(
+      `traffic done: ${acked.length} acknowledged of ${o.messages - Math.max(0, remaining)} taken in ${trafficMs} ms${truncated ? ' (time limit)' : ''}; client errors: ${errorList}`,
+    );
+    await nemesis.drain();
+    await system.healthy(180_000);
+    hooks.failRate = 0;
+    const settled = await settle({ sys: system, clocks, plan, acked, hooks, timeoutMs: 180_000, notifyBoundMs: 45_000 });
+    o.log(
+      `settled in ${settled.deliveredMs} ms: undelivered=${settled.undelivered} afterSendMissing=${settled.afterSendMissing} unnotified=${settled.unnotified}`,
+    );
+    stopPollers = true;
+    await Promise.all(pollers);
+    for (const d of devices) d.close();
+    await recordFinalState({ sys: system, clocks, plan, history });
+    return {
+      file: history.path,
+      seedHex,
+      mode: o.mode,
+      acked: acked.length,
+      taken: o.messages - Math.max(0, remaining),
+      injected: nemesis.injected,
+      skipped: nemesis.skipped,
+      nemesisFailures: nemesis.failed,
+      errors,
+      trafficMs,
+      totalMs: Date.now() - started,
+      truncated,
+      settle: settled,
+    };
+  } finally {
+    stopPollers = true;
+    await Promise.all(pollers).catch(() => undefined);
+    for (const d of devices) d.close();
+    await sys?.close().catch((err: unknown) => o.log(`closing the system failed: ${String(err)}`));
+    await hooks.close();
+    await history.close();
+  }
+}
+
+/** Creates the round's groups through their admins' devices, with the tiers the plan says. */
+async function createGroups(plan: RoundPlan, devices: Device[]): Promise<void> {
+  for (const g of plan.groups) {
+    const device = devices.find((d) => d.user === g.admin);
+    if (!device) throw new Error(`no device for ${g.admin}`);
+    // The lowered thresholds reach every process within about a second: try until the tier is right.
+    for (let attempt = 0; ; attempt++) {
+      const id = attempt === 0 ? g.id : `${g.id}-${attempt}`;
+      const r = await device.sdk.createGroup({ name: g.id, members: g.members.filter((m) => m !== g.admin), group: id });
+      if (r.tier === g.tier) {
+        g.id = id;
+        break;
+      }
+      if (attempt >= 30) throw new Error(`group ${g.id}: tier ${r.tier}, wanted ${g.tier}`);
+      await new Promise((res) => setTimeout(res, 500));
+    }
+  }
+}

@@ -1,0 +1,202 @@
+package main
+
+// I4: which logs must hold each acknowledged message at the end of a round.
+
+import "sort"
+
+// Ack is an acknowledged send.
+type Ack struct {
+	Sender   string
+	Appinfo  string
+	To       map[string]string
+	Mentions []string
+	Seq      int64
+	Call     float64
+	Ret      float64
+}
+
+func (a Ack) Key() string { return messageKey(a.Sender, a.Appinfo) }
+
+// acksOf lists the acknowledged sends. Call is the first attempt's: a resend's message may have
+// been stored (and its group's member snapshot taken) by an earlier attempt.
+func acksOf(h *History) []Ack {
+	first := map[string]float64{}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Op != "send" {
+			continue
+		}
+		a, _ := decode[sendArgs](op.Args)
+		k := messageKey(op.User, a.Appinfo)
+		if t, ok := first[k]; !ok || op.Call < t {
+			first[k] = op.Call
+		}
+	}
+	var out []Ack
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Op != "send" || !op.ok() {
+			continue
+		}
+		a, _ := decode[sendArgs](op.Args)
+		res, _ := decode[sendRes](op.Res)
+		out = append(out, Ack{Sender: op.User, Appinfo: a.Appinfo, To: a.To, Mentions: a.Mentions, Seq: res.Seq, Call: first[messageKey(op.User, a.Appinfo)], Ret: *op.Ret})
+	}
+	return out
+}
+
+// membership answers "was this user certainly a member throughout [from, to]".
+type membership struct {
+	initial map[string]bool
+	// per member: times an add was acknowledged, times a remove was attempted
+	added   map[string][]float64
+	removed map[string][]float64
+}
+
+type groupArgs struct {
+	Group   string   `json:"group"`
+	Members []string `json:"members"`
+}
+
+func memberships(h *History) map[string]*membership {
+	out := map[string]*membership{}
+	for _, g := range h.Meta.Groups {
+		m := &membership{initial: map[string]bool{}, added: map[string][]float64{}, removed: map[string][]float64{}}
+		for _, u := range g.Members {
+			m.initial[u] = true
+		}
+		out[g.ID] = m
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Op != "group.add" && op.Op != "group.remove" {
+			continue
+		}
+		a, _ := decode[groupArgs](op.Args)
+		m := out[a.Group]
+		if m == nil {
+			continue
+		}
+		for _, u := range a.Members {
+			if op.Op == "group.add" && op.ok() {
+				m.added[u] = append(m.added[u], *op.Ret)
+			}
+			if op.Op == "group.remove" && !definitelyRefused(op) {
+				m.removed[u] = append(m.removed[u], op.Call)
+			}
+		}
+	}
+	return out
+}
+
+func (m *membership) certainlyIn(user string, from, to float64) bool {
+	since := -1.0
+	if !m.initial[user] {
+		since = -2 // not yet in
+	}
+	for _, t := range m.added[user] {
+		if t < from && t > since {
+			since = t
+		}
+	}
+	if since == -2 {
+		return false
+	}
+	for _, t := range m.removed[user] {
+		if t >= since && t <= to {
+			return false
+		}
+	}
+	return true
+}
+
+// rollbackExposed: a JetStream rollback (restart from a copy of its store taken before the ack)
+// came after the ack, so the message's pending jobs (recipient copies, its after-send event) may
+// be gone with it — the documented window, measured apart from the anomalies.
+func rollbackExposed(h *History, a Ack) bool {
+	snapshot := -1.0
+	for _, f := range h.Faults {
+		if f.Kind == "snapshot" && (snapshot < 0 || f.At < snapshot) {
+			snapshot = f.At
+		}
+	}
+	for _, f := range h.Faults {
+		if f.Kind == "nats-rollback" && snapshot >= 0 && snapshot <= a.Ret && f.At >= a.Ret {
+			return true
+		}
+	}
+	return false
+}
+
+// expectations: partition → the keys its final read must hold. Copies that only a job writes
+// are not demanded of an ack exposed to a JetStream rollback (the sender's own copy always is).
+func expectations(h *History, acks []Ack) map[string][]string {
+	groups := map[string]Group{}
+	for _, g := range h.Meta.Groups {
+		groups[g.ID] = g
+	}
+	members := memberships(h)
+	set := map[string]map[string]bool{}
+	need := func(part, key string) {
+		if set[part] == nil {
+			set[part] = map[string]bool{}
+		}
+		set[part][key] = true
+	}
+	for _, a := range acks {
+		need("inbox:"+a.Sender, a.Key())
+		if rollbackExposed(h, a) {
+			continue
+		}
+		if u, ok := a.To["user"]; ok {
+			need("inbox:"+u, a.Key())
+			continue
+		}
+		g, ok := groups[a.To["group"]]
+		if !ok {
+			continue
+		}
+		m := members[g.ID]
+		if g.Tier == "huge" {
+			need("stream:"+g.ID, a.Key())
+			for _, u := range a.Mentions {
+				if u != "@all" && u != a.Sender && m.certainlyIn(u, a.Call, a.Ret) {
+					need("inbox:"+u, a.Key())
+				}
+			}
+			continue
+		}
+		for _, u := range allMembers(g, m) {
+			if m.certainlyIn(u, a.Call, a.Ret) {
+				need("inbox:"+u, a.Key())
+			}
+		}
+	}
+	out := map[string][]string{}
+	for part, keys := range set {
+		for k := range keys {
+			out[part] = append(out[part], k)
+		}
+		sort.Strings(out[part])
+	}
+	return out
+}
+
+func allMembers(g Group, m *membership) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range g.Members {
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for u := range m.added {
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

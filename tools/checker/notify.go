@@ -1,0 +1,213 @@
+package main
+
+// Offline notifications: every message from someone else in an offline user's inbox is named by
+// a notification (or lost with a crashed window, counted apart), and every badge equals the
+// recount of the inbox at the time of the call.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// NotifyMarginMs: how long after a notification window closes its job may still be only in
+// memory (closing the window → the durable job), for telling a crash-lost notification
+// (documented: docs/faults.md) from a missing one.
+const NotifyMarginMs = 1000
+
+// VisibilitySlackMs: how long after the owner appended an entry (and counted it in the index a
+// badge is read from) a sync through a gateway may still not return it. Distributed runs showed
+// up to 0.2 s (docs/faults.md); a badge is held against the inbox as a sync begun this long after
+// the call saw it.
+const VisibilitySlackMs = 1000
+
+type notifyBody struct {
+	User    string `json:"user"`
+	Badge   int    `json:"badge"`
+	Entries []struct {
+		Seq     int64  `json:"seq"`
+		From    string `json:"from"`
+		Appinfo string `json:"appinfo"`
+	} `json:"entries"`
+}
+
+// NotifyStats counts what the offline-notification check saw.
+type NotifyStats struct {
+	Calls        int `json:"calls"`
+	Notifying    int `json:"notifying"`
+	CrashLost    int `json:"crashLost"`
+	BadgeChecked int `json:"badgeChecked"`
+}
+
+func checkNotify(h *History, acks []Ack) (stats NotifyStats, out []Anomaly) {
+	window := h.Meta.NotifyWindowMs
+	// The earliest a message can have been appended: the call of the attempt that stored it
+	// (answered duplicate:false), else the first attempt.
+	firstCall := map[string]float64{}
+	stored := map[string]bool{}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Op != "send" {
+			continue
+		}
+		a, _ := decode[sendArgs](op.Args)
+		k := messageKey(op.User, a.Appinfo)
+		if stored[k] {
+			continue
+		}
+		if res, ok := decode[sendRes](op.Res); ok && op.ok() && !res.Duplicate {
+			firstCall[k] = op.Call
+			stored[k] = true
+			continue
+		}
+		if t, ok := firstCall[k]; !ok || op.Call < t {
+			firstCall[k] = op.Call
+		}
+	}
+	for _, user := range h.Meta.Offline {
+		final, ok := h.Finals[user]
+		if !ok {
+			continue
+		}
+		type call struct {
+			at   float64
+			body notifyBody
+		}
+		var calls []call
+		notified := map[int64]bool{}
+		for i := range h.Hooks {
+			hk := &h.Hooks[i]
+			if hk.Kind != "notify" || hk.Status < 200 || hk.Status > 299 {
+				continue
+			}
+			b, _ := decode[notifyBody](hk.Body)
+			if b.User != user {
+				continue
+			}
+			stats.Calls++
+			calls = append(calls, call{hk.At, b})
+			for _, e := range b.Entries {
+				notified[e.Seq] = true
+			}
+		}
+		seenAt := firstSeen(h, user)
+		for _, e := range final {
+			if e.Kind != "msg" || e.From == user {
+				continue
+			}
+			stats.Notifying++
+			if notified[e.Seq] {
+				continue
+			}
+			from := firstCall[e.DedupKey()]
+			until, ok := seenAt[e.Seq]
+			if !ok {
+				until = h.FinalCalls[user][0]
+			}
+			if crashed(h, user, from-window, until+window+NotifyMarginMs) {
+				stats.CrashLost++
+				continue
+			}
+			out = append(out, Anomaly{Kind: "notify-missing", Where: "inbox:" + user, At: until,
+				Detail: fmt.Sprintf("offline user never notified of %s at %d", e.DedupKey(), e.Seq)})
+		}
+		for _, c := range calls {
+			lo := int64(0)
+			for _, e := range c.body.Entries {
+				lo = max64(lo, e.Seq)
+			}
+			hi := headSeenAfter(h, user, c.at+VisibilitySlackMs)
+			if hi < 0 && len(final) > 0 {
+				hi = final[len(final)-1].Seq
+			}
+			badges := map[int]bool{}
+			candidates := []int64{lo}
+			for _, e := range final {
+				if e.Seq > lo && e.Seq <= hi {
+					candidates = append(candidates, e.Seq)
+				}
+			}
+			for _, at := range candidates {
+				total := 0
+				for _, cc := range Recount(final, user, at) {
+					total += cc.Unread
+				}
+				badges[total] = true
+			}
+			stats.BadgeChecked++
+			if !badges[c.body.Badge] {
+				var allowed []int
+				for b := range badges {
+					allowed = append(allowed, b)
+				}
+				sort.Ints(allowed)
+				out = append(out, Anomaly{Kind: "notify-badge", Where: "inbox:" + user, At: c.at,
+					Detail: fmt.Sprintf("badge %d; the recount between seq %d and %d gives %v", c.body.Badge, lo, hi, allowed)})
+			}
+		}
+	}
+	return stats, out
+}
+
+// firstSeen: when a sync of the user's inbox (the offline poller's HTTP syncs) first returned each seq.
+func firstSeen(h *History, user string) map[int64]float64 {
+	out := map[int64]float64{}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.User != user || op.Op != "sync" || !op.ok() {
+			continue
+		}
+		res, _ := decode[syncRes](op.Res)
+		for _, e := range res.Entries {
+			if t, ok := out[e.Seq]; !ok || *op.Ret < t {
+				out[e.Seq] = *op.Ret
+			}
+		}
+	}
+	return out
+}
+
+// headSeenAfter: the highest seq the first complete sync (all pages) begun after `at` showed;
+// every entry appended before `at` is at or below it. -1 when no sync began after `at`.
+func headSeenAfter(h *History, user string, at float64) int64 {
+	best := int64(-1)
+	bestCall := 0.0
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.User != user || op.Op != "sync" || !op.ok() || op.Call < at {
+			continue
+		}
+		res, _ := decode[syncRes](op.Res)
+		if res.HasMore {
+			continue
+		}
+		if best < 0 || op.Call < bestCall {
+			bestCall = op.Call
+			best = res.HeadSeq
+			if n := len(res.Entries); n > 0 && res.Entries[n-1].Seq > best {
+				best = res.Entries[n-1].Seq
+			}
+		}
+	}
+	return best
+}
+
+// crashed: a process that could own the user's inbox died (kill -9) within [from, to].
+func crashed(h *History, user string, from, to float64) bool {
+	shard, known := h.Meta.UserShards[user]
+	for _, f := range h.Faults {
+		crash := strings.HasPrefix(f.Kind, "kill9") || f.Kind == "outage30"
+		if !crash || f.Kind == "kill9-gateway" || f.At < from || f.At > to {
+			continue // a gateway holds no notification window
+		}
+		if f.Target == "server" || !known || len(f.Shards) == 0 {
+			return true
+		}
+		for _, s := range f.Shards {
+			if s == shard {
+				return true
+			}
+		}
+	}
+	return false
+}
