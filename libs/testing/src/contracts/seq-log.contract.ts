@@ -6,7 +6,7 @@
 import { expect, it } from 'vitest';
 import fc from 'fast-check';
 import { BadRequestError, InternalError, type AppendOutcome, type DedupKey, type Entry } from '@seqline/core';
-import { acrossReopen, msgEntry, msgKey, seqsOf, uniqueTenant, type StoreOpener } from './harness.ts';
+import { acrossReopen, msgEntry, msgKey, seqsOf, uniqueTenant } from './harness.ts';
 import { previousLayoutTests } from './seq-log-upgrade.contract.ts';
 import type { SeqLogPort, SeqLogSuite } from './seq-log-port.ts';
 import { sharedAppinfoTests } from './seq-log-senders.contract.ts';
