@@ -24,14 +24,16 @@ module.exports = {
       from: { path: '^(libs|apps)/([^/]+)/' },
       to: {
         path: '^(libs|apps)/([^/]+)/',
-        // The subpath entries: @seqline/store/scylla (CQL, kept out of the embedded server), @seqline/bus/local, @seqline/runtime/process and @seqline/runtime/hook-defaults.
+        // The subpath entries: @seqline/store/scylla (CQL, kept out of the embedded server), @seqline/bus/local, @seqline/bus/threads, @seqline/runtime/process, @seqline/runtime/hook-defaults and @seqline/runtime/bounds.
         pathNot: [
           '^(libs|apps)/$2/',
           '^(libs|apps)/[^/]+/src/index\\.ts$',
           '^libs/store/src/scylla/index\\.ts$',
           '^libs/bus/src/local\\.ts$',
+          '^libs/bus/src/threads\\.ts$',
           '^libs/runtime/src/process\\.ts$',
           '^libs/runtime/src/hook-defaults\\.ts$',
+          '^libs/runtime/src/bounds\\.ts$',
         ],
       },
     },

@@ -13,6 +13,7 @@ import {
   conversationKey,
   indexEntrySync,
   inboxKey,
+  seqWriteTimestamp,
   type ConversationChanges,
   type ConvRecord,
   type Entry,
@@ -20,7 +21,7 @@ import {
   type UnreadItem,
 } from '@seqline/core';
 import type { ScyllaStores } from '@seqline/store/scylla';
-import { Cql, writeTimestamp, type Statement } from '../libs/store/src/scylla/cql.ts';
+import { Cql, timestampParam, type Statement } from '../libs/store/src/scylla/cql.ts';
 import { mergeChanges } from '../libs/store/src/scylla/conversation-memory.ts';
 import { changeStatements, conversationStatements } from '../libs/store/src/scylla/conversation-tables.ts';
 import { BIG_CONVERSATIONS, BIG_SELF, bigInboxEntry } from './conversations-inbox.ts';
@@ -50,7 +51,7 @@ export async function openCqlBigInbox(plain: ScyllaStores, indexed: ScyllaStores
   const t0 = performance.now();
   for (let from = 1; from <= entries; from += BUILD_BATCH) {
     const batch = Array.from({ length: Math.min(BUILD_BATCH, entries - from + 1) }, (_, i) => bigInboxEntry(from + i));
-    await plain.timeline.append(target, batch);
+    await plain.timeline.append({ inbox: target, entries: batch });
   }
   const entriesSeconds = (performance.now() - t0) / 1000;
   const newest = await writeIndex(plain.client, keyspace, target, entries);
@@ -104,22 +105,22 @@ async function writeIndex(client: Client, keyspace: string, inbox: InboxKey, ent
   const q = conversationStatements(new Cql(client, keyspace));
   const model = new IndexModel();
   let seq = 0;
-  /** The next run's statements with the timestamp taken when it was made (so in seq order). */
-  const nextRun = (): { statements: Statement[]; timestamp: number } | undefined => {
+  /** The next run's statements, at the timestamp of the seq they leave the index exact at (changeStatements). */
+  const nextRun = (): { statements: Statement[] } | undefined => {
     if (seq >= entries) return undefined;
     const run: ConversationChanges[] = [];
     for (let i = 0; i < MERGED && seq < entries; i++) run.push(model.index(bigInboxEntry(++seq)));
     const statements = changeStatements(q, inbox, mergeChanges(run), seq);
     // The watermark (the last statement) is written once, when every run has landed.
-    return { statements: statements.slice(0, -1), timestamp: writeTimestamp() };
+    return { statements: statements.slice(0, -1) };
   };
   const lane = async (): Promise<void> => {
     for (let run = nextRun(); run !== undefined; run = nextRun()) {
-      await client.batch(run.statements, { prepare: true, logged: false, timestamp: run.timestamp });
+      await client.batch(run.statements, { prepare: true, logged: false });
     }
   };
   await Promise.all(Array.from({ length: WRITES_IN_FLIGHT }, lane));
-  await client.execute(q.setWatermark, [inbox, entries], { prepare: true, timestamp: writeTimestamp() });
+  await client.execute(q.setWatermark, [inbox, entries, timestampParam(seqWriteTimestamp(entries))], { prepare: true });
   if (model.records.size !== BIG_CONVERSATIONS) throw new Error(`built ${model.records.size} conversations, not ${BIG_CONVERSATIONS}`);
   return model.newest();
 }

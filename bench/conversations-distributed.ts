@@ -77,19 +77,14 @@ class Tally {
 async function appendRun(stores: ScyllaStores, inboxes: InboxKey[], count: number, tag: string, latency: Samples): Promise<number> {
   const from = PEERS + 1;
   await Promise.all(
-    inboxes.map((inbox) =>
-      stores.timeline.append(
-        inbox,
-        Array.from({ length: PEERS }, (_, i) => chatEntry(i + 1, tag)),
-      ),
-    ),
+    inboxes.map((inbox) => stores.timeline.append({ inbox, entries: Array.from({ length: PEERS }, (_, i) => chatEntry(i + 1, tag)) })),
   );
   const t0 = performance.now();
   await Promise.all(
     inboxes.map(async (inbox) => {
       for (let seq = from; seq < from + count; seq++) {
         const a0 = performance.now();
-        await stores.timeline.append(inbox, [chatEntry(seq, tag)]);
+        await stores.timeline.append({ inbox, entries: [chatEntry(seq, tag)] });
         latency.add(performance.now() - a0);
       }
     }),

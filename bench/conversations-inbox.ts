@@ -22,7 +22,7 @@ export const BIG_SELF = 'owner';
 export const BIG_INBOX: InboxKey = inboxKey('bench', BIG_SELF);
 
 /** Files whose change can change what is stored: the cache is keyed by their contents. */
-const LAYOUT_SOURCES = ['keys.ts', 'conversation-dbs.ts', 'conversation-facts.ts', 'seq-log.ts', 'json-rows.ts'];
+const LAYOUT_SOURCES = ['keys.ts', 'conversation-dbs.ts', 'conversation-writer.ts', 'seq-log.ts', 'json-rows.ts'];
 
 function cacheKey(): string {
   const hash = createHash('sha256').update(`v1 ${BIG_CONVERSATIONS} ${BIG_ENTRIES} ${BUILD_BATCH}`);
@@ -60,6 +60,8 @@ export function bigInboxEntry(seq: number): Entry {
 
 export interface BigInbox {
   engine: EmbeddedEngine;
+  /** The LMDB directory (the cache: a bench that writes copies it first). */
+  dir: string;
   /** How it was obtained, for the notes. */
   origin: string;
 }
@@ -71,7 +73,11 @@ export async function openBigInbox(): Promise<BigInbox> {
   const dir = join(root, `bench-conversations-${key}`);
   const done = join(dir, 'built');
   if (existsSync(done)) {
-    return { engine: await openEmbeddedEngine({ dir, logger: silentLogger }), origin: `cached in .scratch/bench-conversations-${key}` };
+    return {
+      engine: await openEmbeddedEngine({ dir, logger: silentLogger }),
+      dir,
+      origin: `cached in .scratch/bench-conversations-${key}`,
+    };
   }
   rmSync(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -79,12 +85,13 @@ export async function openBigInbox(): Promise<BigInbox> {
   const t0 = performance.now();
   for (let from = 1; from <= BIG_ENTRIES; from += BUILD_BATCH) {
     const batch = Array.from({ length: Math.min(BUILD_BATCH, BIG_ENTRIES - from + 1) }, (_, i) => bigInboxEntry(from + i));
-    await engine.timeline.append(BIG_INBOX, batch);
+    await engine.timeline.append({ inbox: BIG_INBOX, entries: batch });
   }
   const seconds = (performance.now() - t0) / 1000;
   writeFileSync(done, `${new Date().toISOString()} ${seconds.toFixed(1)} s\n`);
   return {
     engine,
+    dir,
     origin: `built in ${seconds.toFixed(1)} s (${BUILD_BATCH} entries per append), cached in .scratch/bench-conversations-${key}`,
   };
 }

@@ -14,6 +14,8 @@ interface BenchSpec {
   aliases: string[];
   what: string;
   run: () => Promise<BenchResult>;
+  /** Left out of a run with no names (it takes tens of minutes): runs only when named. */
+  onlyWhenNamed?: boolean;
 }
 
 const BENCHES: BenchSpec[] = [
@@ -32,10 +34,23 @@ const BENCHES: BenchSpec[] = [
     run: async () => (await import('./push-latency.ts')).runPushLatencyBench(),
   },
   {
+    name: 'cpu',
+    aliases: ['cpu-per-message', 'profile'],
+    what: 'server CPU per delivered 1:1 message at a fixed offered load (BENCH_CPU_PROFILE_DIR: with its top self-time frames)',
+    run: async () => (await import('./cpu-per-message.ts')).runCpuPerMessageBench(),
+  },
+  {
     name: 'connections',
     aliases: ['conn', 'rss'],
     what: 'RSS per idle WebSocket',
     run: async () => (await import('./connections.ts')).runConnectionsBench(),
+  },
+  {
+    name: 'soak',
+    aliases: ['million-users'],
+    what: 'server RSS over 1 000 000 distinct users (connect, one 1:1 send, sync, close; BENCH_SOAK_USERS): flat after warm-up?',
+    run: async () => (await import('./soak.ts')).runSoakBench(),
+    onlyWhenNamed: true,
   },
   {
     name: 'distributed',
@@ -80,6 +95,12 @@ const BENCHES: BenchSpec[] = [
     run: async () => (await import('./conversations.ts')).runConversationsBench(),
   },
   {
+    name: 'rebuild-stall',
+    aliases: ['rebuild'],
+    what: "other users' send p99 while a 1 000 000-entry inbox's conversation index is rebuilt on LMDB, against unloaded",
+    run: async () => (await import('./rebuild-stall.ts')).runRebuildStallBench(),
+  },
+  {
     name: 'hooks',
     aliases: [],
     what: 'send with a before-send hook and with every hook (after-send, offline notify) against none, and a raw signed POST',
@@ -92,6 +113,12 @@ const BENCHES: BenchSpec[] = [
     run: async () => (await import('./offline-notify.ts')).runOfflineNotifyBench(),
   },
   {
+    name: 'notify-badge',
+    aliases: ['badge'],
+    what: "one offline notification's badge for a user in 50 huge groups of 2 100 unread rows: reads and time, against the badge before (the conversations op)",
+    run: async () => (await import('./notify-badge.ts')).runNotifyBadgeBench(),
+  },
+  {
     name: 'peers',
     aliases: ['centrifugo'],
     what: 'against Centrifugo (Redis and memory engines): 1:1 delivery and highest rate, catch-up, group delivery, CPU per message, RSS per idle socket',
@@ -100,7 +127,7 @@ const BENCHES: BenchSpec[] = [
 ];
 
 function select(args: string[]): BenchSpec[] {
-  if (args.length === 0) return BENCHES;
+  if (args.length === 0) return BENCHES.filter((b) => b.onlyWhenNamed !== true);
   return args.map((arg) => {
     const spec = BENCHES.find((b) => b.name === arg || b.aliases.includes(arg));
     if (!spec) {

@@ -106,13 +106,21 @@ export interface ChildServer {
   url: string;
   /** SIGTERM, then SIGKILL if it has not exited after 10 s. */
   stop(): Promise<void>;
+  /** Calls `listener` with every chunk the child writes from now on, stdout and stderr (lines may be split). */
+  onOutput(listener: (chunk: string) => void): void;
 }
 
 /** `npm start` in a child process (the real entry point), listening on loopback. Default log level
- * (info): nothing is logged per request, and the ready line is an info line. */
-export function startSeqlineChild(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+ * (info): nothing is logged per request, and the ready line is an info line. `main`: another
+ * checkout's apps/server/src/main.ts (the cpu bench measures two side by side). */
+export function startSeqlineChild(
+  dataDir: string,
+  env: Record<string, string> = {},
+  main = SERVER_MAIN,
+  nodeArgs: readonly string[] = [],
+): Promise<ChildServer> {
   return startChild(
-    SERVER_MAIN,
+    main,
     'seqline listening',
     {
       HOST: '127.0.0.1',
@@ -122,6 +130,7 @@ export function startSeqlineChild(dataDir: string, env: Record<string, string> =
       ...env,
     },
     '/v1/ws',
+    nodeArgs,
   );
 }
 
@@ -130,11 +139,17 @@ export function startRawChild(): Promise<ChildServer> {
   return startChild(RAW_SERVER_MAIN, 'raw listening', {}, '/raw');
 }
 
-async function startChild(main: string, readyText: string, env: Record<string, string>, path: string): Promise<ChildServer> {
+async function startChild(
+  main: string,
+  readyText: string,
+  env: Record<string, string>,
+  path: string,
+  nodeArgs: readonly string[] = [],
+): Promise<ChildServer> {
   const port = await freePort();
   // e.g. SEQLINE_BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the servers.
   const extra = (process.env['SEQLINE_BENCH_SERVER_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
-  const proc = spawn(process.execPath, [...extra, '--conditions=source', '--import', 'tsx', main], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...extra, '--conditions=source', '--import', 'tsx', main], {
     env: { ...process.env, PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -158,6 +173,10 @@ async function startChild(main: string, readyText: string, env: Record<string, s
       await exited;
       clearTimeout(killer);
       children.delete(proc);
+    },
+    onOutput(listener) {
+      proc.stdout?.on('data', (d: Buffer) => listener(d.toString()));
+      proc.stderr?.on('data', (d: Buffer) => listener(d.toString()));
     },
   };
 }

@@ -129,17 +129,22 @@ export class BenchClient {
   }
 
   close(): Promise<void> {
-    if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.ws.terminate();
-        resolve();
-      }, 2000);
-      this.ws.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      this.ws.close();
-    });
+    return closeSocket(this.ws);
   }
+}
+
+/** Closes `ws` and waits for the close handshake; a peer that does not answer within 2 s is cut off. */
+export function closeSocket(ws: WebSocket): Promise<void> {
+  if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      ws.terminate();
+      resolve();
+    }, 2000);
+    ws.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    ws.close();
+  });
 }

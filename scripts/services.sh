@@ -14,6 +14,10 @@
 # svc is one of: cassandra redis nats (default: all three).
 # Everything (binaries, data, logs, pid files, caches) lives under <repo>/.services.
 # Every service listens on 127.0.0.1 only. See docs/services.md.
+#
+# A private Redis / NATS (e.g. the fault campaign's, which restarts and rolls them back) runs from
+# the same binaries and config with SERVICES_STATE_DIR=<dir> (its data, logs, pid files and lock)
+# and ports of its own: REDIS_PORT, NATS_PORT, NATS_HTTP_PORT (never the shared defaults).
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,6 +25,8 @@ SVC_DIR="$ROOT/.services"
 CONF_DIR="$ROOT/scripts/services"
 BIN_DIR="$SVC_DIR/bin"
 CACHE_DIR="$SVC_DIR/cache"
+# Where the Redis and NATS instances keep their state: .services (the shared ones) or a private dir.
+STATE_DIR="${SERVICES_STATE_DIR:-$SVC_DIR}"
 
 # ---- configuration (env overridable) -------------------------------------------
 CASSANDRA_VERSION="${CASSANDRA_VERSION:-5.0.9}"
@@ -53,10 +59,10 @@ C_HOME="$SVC_DIR/cassandra"
 C_PID="$C_HOME/cassandra.pid"
 C_LOG="$C_HOME/logs/system.log"
 C_OUT="$C_HOME/logs/stdout.log"
-R_HOME="$SVC_DIR/redis"
+R_HOME="$STATE_DIR/redis"
 R_PID="$R_HOME/redis.pid"
 R_LOG="$R_HOME/logs/redis.log"
-N_HOME="$SVC_DIR/nats"
+N_HOME="$STATE_DIR/nats"
 N_PID="$N_HOME/nats.pid"
 N_LOG="$N_HOME/logs/nats.log"
 N_BIN="$BIN_DIR/nats-server"
@@ -177,14 +183,27 @@ apt_install() {
 
 ensure_dirs() { mkdir -p "$SVC_DIR" "$BIN_DIR" "$CACHE_DIR"; }
 
-# serialize mutating commands (parallel CI jobs, fault tests)
+# serialize mutating commands (parallel CI jobs, fault tests); a private instance has its own lock
 take_lock() {
   ensure_dirs
-  exec 9>"$SVC_DIR/.lock"
+  mkdir -p "$STATE_DIR"
+  exec 9>"$STATE_DIR/.lock"
   if ! flock -n 9; then
-    log "waiting for another services.sh to finish (lock $SVC_DIR/.lock)"
-    flock -w 900 9 || die "could not acquire $SVC_DIR/.lock within 900s"
+    log "waiting for another services.sh to finish (lock $STATE_DIR/.lock)"
+    flock -w 900 9 || die "could not acquire $STATE_DIR/.lock within 900s"
   fi
+}
+
+# A private instance (SERVICES_STATE_DIR) is Redis and NATS only, on ports that are not the shared
+# services' defaults: a stop or kill finds its process by pid file or by port, and must never
+# reach the shared one.
+check_private() {
+  [[ "$STATE_DIR" == "$SVC_DIR" ]] && return 0
+  has cassandra "$@" && die "SERVICES_STATE_DIR: a private instance is redis and nats only (cassandra stays shared)"
+  local p
+  for p in "$REDIS_PORT" "$NATS_PORT" "$NATS_HTTP_PORT"; do
+    case "$p" in 6379 | 4222 | 8222) die "SERVICES_STATE_DIR: port $p is the shared services'; give the private instance ports of its own" ;; esac
+  done
 }
 
 # ---- Cassandra --------------------------------------------------------------------
@@ -525,6 +544,19 @@ nats_install() {
   log "nats: installed $N_BIN"
 }
 
+# scripts/services/nats.conf (docker-compose.yml runs it too); with NATS_SYNC_INTERVAL other than
+# "always", a copy of it with that sync_interval. Address, ports and store dir are flags.
+nats_conf() {
+  if [[ "$NATS_SYNC_INTERVAL" == always ]]; then
+    echo "$CONF_DIR/nats.conf"
+    return
+  fi
+  mkdir -p "$N_HOME"
+  # quoted: unquoted, the config reads 2m as the number 2 000 000 (seconds)
+  sed -E "s/^([[:space:]]*sync_interval:).*/\1 \"$NATS_SYNC_INTERVAL\"/" "$CONF_DIR/nats.conf" >"$N_HOME/nats.conf"
+  echo "$N_HOME/nats.conf"
+}
+
 nats_pid() { pid_from_file "$N_PID" "$N_MARKER" || pid_from_port "$NATS_PORT" "$N_MARKER"; }
 nats_ready() { curl -fsS --max-time 3 "http://$HOST:$NATS_HTTP_PORT/healthz" 2>/dev/null | grep -q '"ok"'; }
 
@@ -545,9 +577,7 @@ nats_start() {
     log "nats: starting nats-server $NATS_VERSION on $HOST:$NATS_PORT, monitoring $HOST:$NATS_HTTP_PORT (JetStream sync_interval=$NATS_SYNC_INTERVAL)"
     printf '\n===== %s starting nats-server =====\n' "$(date -Is)" >>"$N_LOG"
     mark_logs "$N_LOG"
-    NATS_PORT="$NATS_PORT" NATS_HTTP_PORT="$NATS_HTTP_PORT" NATS_STORE_DIR="$N_HOME/store" \
-      NATS_SYNC_INTERVAL="$NATS_SYNC_INTERVAL" \
-      spawn "$N_PID" "$N_LOG" "$N_BIN" -c "$CONF_DIR/nats.conf"
+    spawn "$N_PID" "$N_LOG" "$N_BIN" -c "$(nats_conf)" -a "$HOST" -p "$NATS_PORT" -m "$NATS_HTTP_PORT" -sd "$N_HOME/store"
   fi
   local start=$SECONDS
   while ! nats_ready; do
@@ -699,6 +729,7 @@ main() {
     *) usage >&2; die "unknown command '$cmd'" ;;
   esac
   check_services "${svcs[@]}"
+  check_private "${svcs[@]}"
   case "$cmd" in
     up | start) cmd_up "${svcs[@]}" ;;
     down | stop) cmd_down "${svcs[@]}" ;;

@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { MESSAGE_TEXT } from '../fixtures.ts';
+import { closeSocket } from '../ws-client.ts';
 import type { PeerClient, Sent } from './system.ts';
 
 export interface CentrifugoPublication {
@@ -104,18 +105,7 @@ export class CentrifugoClient implements PeerClient {
   }
 
   close(): Promise<void> {
-    if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.ws.terminate();
-        resolve();
-      }, 2000);
-      this.ws.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      this.ws.close();
-    });
+    return closeSocket(this.ws);
   }
 
   /** The message body is the same shape and size as Seqline's bench messages. */

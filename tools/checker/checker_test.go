@@ -92,6 +92,57 @@ func TestJetStreamRollbackWindowIsMeasuredApart(t *testing.T) {
 	}
 }
 
+// A notification whose job a JetStream rollback can have taken (published after the store's copy,
+// before NATS came back from it) is counted apart; outside that window a missing one is an anomaly.
+func TestNotificationTakenByAJetStreamRollbackIsMeasuredApart(t *testing.T) {
+	build := func(faults ...Record) *History {
+		h := load(t, "clean.jsonl")
+		hooks := h.Hooks[:0]
+		for _, hk := range h.Hooks {
+			if hk.Kind != "notify" {
+				hooks = append(hooks, hk)
+			}
+		}
+		h.Hooks = hooks // carol's notification of alice/a2 (stored at 1020–1030, seen 1105) never came
+		h.Faults = append(h.Faults, faults...)
+		return h
+	}
+	if rep := Check(build(), 10*time.Second); rep.Counts["notify-missing"] != 1 {
+		t.Fatalf("a missing notification passed: %s", rep.Text())
+	}
+	// Copy taken before the message, rollback after it: the job can only have been in the lost part.
+	rep := Check(build(Record{T: "fault", Kind: "snapshot", At: 500}, Record{T: "fault", Kind: "nats-rollback", At: 1500, Stopped: 1550, End: 1600}), 10*time.Second)
+	if len(rep.Anomalies) != 0 || rep.ByDesign["notify-lost-in-jetstream-rollback"] != 1 {
+		t.Fatalf("a notification inside the rollback window: %v %s", rep.ByDesign, rep.Text())
+	}
+	// Copy taken after the job was published (and delivered or not): the rollback cannot take it.
+	rep = Check(build(Record{T: "fault", Kind: "snapshot", At: 3000}, Record{T: "fault", Kind: "nats-rollback", At: 3500, End: 3600}), 10*time.Second)
+	if rep.Counts["notify-missing"] != 1 {
+		t.Fatalf("a rollback whose copy came after the job excused it: %s", rep.Text())
+	}
+	// NATS back from the rollback before the message was stored: its job went into the restored store.
+	rep = Check(build(Record{T: "fault", Kind: "snapshot", At: 500}, Record{T: "fault", Kind: "nats-rollback", At: 700, Stopped: 800, End: 900}), 10*time.Second)
+	if rep.Counts["notify-missing"] != 1 {
+		t.Fatalf("a rollback over before the message excused it: %s", rep.Text())
+	}
+}
+
+// The rollback takes what the old server acknowledged until it stopped, not only until the fault
+// began: an ack between the two (the stop takes a moment) is inside the window.
+func TestJetStreamRollbackWindowLastsUntilTheServerStopped(t *testing.T) {
+	// lost-ack.jsonl: alice's send to bob, acknowledged at 1010, bob's copy missing.
+	h := load(t, "lost-ack.jsonl")
+	h.Faults = append(h.Faults, Record{T: "fault", Kind: "snapshot", At: 500}, Record{T: "fault", Kind: "nats-rollback", At: 1005, Stopped: 1200, End: 1400})
+	if rep := Check(h, 10*time.Second); len(rep.Anomalies) != 0 || rep.ByDesign["copies-lost-in-jetstream-rollback"] != 1 {
+		t.Fatalf("an ack before the server stopped was not in the window: %v %s", rep.ByDesign, rep.Text())
+	}
+	h = load(t, "lost-ack.jsonl")
+	h.Faults = append(h.Faults, Record{T: "fault", Kind: "snapshot", At: 500}, Record{T: "fault", Kind: "nats-rollback", At: 900, Stopped: 1000, End: 1005})
+	if rep := Check(h, 10*time.Second); rep.Counts["lost"] == 0 {
+		t.Fatalf("an ack by the restored server excused its loss: %s", rep.Text())
+	}
+}
+
 // A group's member snapshot is taken when the message is first stored, which may be by an
 // earlier attempt than the one acknowledged: a member added between the two is not demanded.
 func TestGroupCopiesAreDemandedOfMembersFromTheFirstAttempt(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +70,18 @@ func TestNotificationsCoverEveryMessageWithTheRecountedBadge(t *testing.T) {
 	_, out = checkNotify(notifyHistory(3, []int64{1, 2}), nil)
 	if len(out) != 1 || out[0].Kind != "notify-badge" {
 		t.Fatalf("a wrong badge passed: %+v", out)
+	}
+	// A badge flagged badgeCapped is a lower bound of the recount.
+	capped := func(badge int) *History {
+		h := notifyHistory(badge, []int64{1, 2})
+		h.Hooks[0].Body = []byte(strings.Replace(string(h.Hooks[0].Body), `"badge":`, `"badgeCapped":true,"badge":`, 1))
+		return h
+	}
+	if _, out = checkNotify(capped(1), nil); len(out) != 0 {
+		t.Fatalf("a capped badge below the recount failed: %+v", out)
+	}
+	if _, out = checkNotify(capped(3), nil); len(out) != 1 || out[0].Kind != "notify-badge" {
+		t.Fatalf("a capped badge above the recount passed: %+v", out)
 	}
 	_, out = checkNotify(notifyHistory(1, []int64{1}), nil)
 	if len(out) != 1 || out[0].Kind != "notify-missing" {

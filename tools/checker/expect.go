@@ -110,22 +110,38 @@ func (m *membership) certainlyIn(user string, from, to float64) bool {
 	return true
 }
 
-// rollbackExposed: a JetStream rollback (restart from a copy of its store taken before the ack)
-// came after the ack, so the message's pending jobs (recipient copies, its after-send event) may
-// be gone with it — the documented window, measured apart from the anomalies.
+// rollbackExposed: the ack came after the JetStream store was copied and before a rollback to
+// that copy stopped the server, so its jobs (recipient copies, its after-send event) were
+// accepted by the store the rollback threw away, and any not finished by then are gone — the
+// documented window, measured apart from the anomalies.
 func rollbackExposed(h *History, a Ack) bool {
+	snapshot := firstSnapshot(h)
+	for _, f := range h.Faults {
+		if f.Kind == "nats-rollback" && snapshot >= 0 && snapshot <= a.Ret && a.Ret <= rollbackStopped(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstSnapshot: when the stores were first copied, or -1.
+func firstSnapshot(h *History) float64 {
 	snapshot := -1.0
 	for _, f := range h.Faults {
 		if f.Kind == "snapshot" && (snapshot < 0 || f.At < snapshot) {
 			snapshot = f.At
 		}
 	}
-	for _, f := range h.Faults {
-		if f.Kind == "nats-rollback" && snapshot >= 0 && snapshot <= a.Ret && f.At >= a.Ret {
-			return true
-		}
+	return snapshot
+}
+
+// rollbackStopped: until when the old server could acknowledge (histories without the time of the
+// stop: the fault's start).
+func rollbackStopped(f Record) float64 {
+	if f.Stopped > 0 {
+		return f.Stopped
 	}
-	return false
+	return f.At
 }
 
 // expectations: partition → the keys its final read must hold. Copies that only a job writes

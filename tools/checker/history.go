@@ -112,8 +112,10 @@ type Record struct {
 	// fault
 	Target string  `json:"target,omitempty"`
 	End    float64 `json:"end,omitempty"`
-	Shards []int   `json:"shards,omitempty"`
-	Detail string  `json:"detail,omitempty"`
+	// Stopped: when a restarted service was down (what it acknowledged before was the old instance's).
+	Stopped float64 `json:"stopped,omitempty"`
+	Shards  []int   `json:"shards,omitempty"`
+	Detail  string  `json:"detail,omitempty"`
 	// deadletters
 	Count int `json:"count,omitempty"`
 }

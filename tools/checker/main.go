@@ -116,6 +116,7 @@ func Check(h *History, timeout time.Duration) *Report {
 	}
 	rep.ByDesign = byDesign(h, acks)
 	rep.ByDesign["notify-lost-in-crashed-window"] = rep.Notify.CrashLost
+	rep.ByDesign["notify-lost-in-jetstream-rollback"] = rep.Notify.RollbackLost
 	rep.CheckMs = time.Since(start).Milliseconds()
 	return rep
 }
@@ -139,6 +140,16 @@ func (r *Report) Text() string {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "  %s: %d\n", k, r.Counts[k])
+	}
+	var inWindow []string
+	for k, n := range r.ByDesign {
+		if n > 0 {
+			inWindow = append(inWindow, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	sort.Strings(inWindow)
+	if len(inWindow) > 0 {
+		fmt.Fprintf(&b, "  by design: %s\n", strings.Join(inWindow, ", "))
 	}
 	for i, a := range r.Anomalies {
 		if i == 20 {

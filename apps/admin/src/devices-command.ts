@@ -1,4 +1,4 @@
-/** `devices USER [--tenant t]`: a user's live sessions on every gateway (v1.1, the login policy). */
+/** `devices USER [--tenant t]`: a user's live sessions on every gateway (what the login policy acts on). */
 import type { Command } from 'commander';
 import type { DeviceSession } from '@seqline/core';
 import { adminClientFor, outputOf } from './globals.ts';

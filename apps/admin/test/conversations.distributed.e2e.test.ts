@@ -5,8 +5,9 @@
  * recount; a row tampered with in CQL is reported, `conversations rebuild` (gateway → NATS →
  * the shard owner's queue) says it differed and fixes it, and a second rebuild finds nothing.
  */
-import { Client } from 'cassandra-driver';
+import { Client, types } from 'cassandra-driver';
 import { describe, expect, it } from 'vitest';
+import { seqWriteTimestamp } from '@seqline/core';
 import { appinfo, SECRET, waitFor, type Push } from '../../server/test/harness.ts';
 import { E2E_KEYSPACE, uniqueId } from '../../worker/test/support/cluster.ts';
 import { useOneNodeCluster } from '../../worker/test/support/one-node-cluster.ts';
@@ -73,12 +74,22 @@ if (requireServices(await probeAll(), 'seqline-admin conversations on the distri
       try {
         const inbox = `${stack.cluster.tenant}:${bob}`;
         const key = `user:${alice}`;
-        await cql.execute(`UPDATE ${E2E_KEYSPACE}.conv_records SET unread = 8 WHERE inbox = ? AND conv_key = ?`, [inbox, key], {
-          prepare: true,
-        });
-        await cql.execute(`UPDATE ${E2E_KEYSPACE}.conv_list SET unread = 8 WHERE inbox = ? AND last_seq = ?`, [inbox, conv.lastSeq], {
-          prepare: true,
-        });
+        // Index rows take their timestamps from seqs: a hand edit goes above the write exact at the watermark.
+        const at = types.Long.fromString((seqWriteTimestamp(exact.headSeq) + 1n).toString());
+        await cql.execute(
+          `UPDATE ${E2E_KEYSPACE}.conv_records USING TIMESTAMP ? SET unread = 8 WHERE inbox = ? AND conv_key = ?`,
+          [at, inbox, key],
+          {
+            prepare: true,
+          },
+        );
+        await cql.execute(
+          `UPDATE ${E2E_KEYSPACE}.conv_list USING TIMESTAMP ? SET unread = 8 WHERE inbox = ? AND last_seq = ?`,
+          [at, inbox, conv.lastSeq],
+          {
+            prepare: true,
+          },
+        );
       } finally {
         await cql.shutdown();
       }

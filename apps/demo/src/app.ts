@@ -189,7 +189,7 @@ function renderChat(s: Session): void {
   ui.messages.lastElementChild?.scrollIntoView({ block: 'end' });
   if (document.visibilityState === 'hidden') return;
   // Shown = read: the conversation's read cursor moves to its last message (the server's counts
-  // follow), and the others' messages get a receipt once (v1 read, which their senders see).
+  // follow), and the others' messages get a receipt once (a read by seqs, which their senders see).
   const state = s.client.conversations().find((c) => convKey(c.conv) === convKey(conv));
   if (state !== undefined && state.unread > 0 && s.marked.get(convKey(conv)) !== state.lastSeq) {
     s.marked.set(convKey(conv), state.lastSeq);

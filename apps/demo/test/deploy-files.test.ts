@@ -160,6 +160,18 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('NATS runs the config scripts/services.sh runs: JetStream fsyncs every write before its ack', () => {
+    const nats = service('nats');
+    const command = asList(nats['command'], 'nats command');
+    const conf = command[command.indexOf('-c') + 1] ?? '(no -c)';
+    const mount = asList(nats['volumes'], 'nats volumes').find((v) => v.split(':')[1] === conf);
+    expect(mount?.split(':')[0]).toBe('./scripts/services/nats.conf');
+    expect(readRepoFile('scripts/services/nats.conf')).toMatch(/^\s*sync_interval:\s*always\s*$/m);
+    const script = readRepoFile('scripts/services.sh');
+    expect(script).toContain('NATS_SYNC_INTERVAL="${NATS_SYNC_INTERVAL:-always}"');
+    expect(script).toContain('echo "$CONF_DIR/nats.conf"');
+  });
+
   it("the workers run with the benchmarks' flags (the README's worker line too)", () => {
     const command = asList(service('worker')['command'], 'worker command');
     expect(nodeFlags(command)).toEqual(BENCH_FLAGS);

@@ -41,7 +41,7 @@ export interface AdminApiDeps extends AdminApiOptions {
   metrics: GatewayMetrics;
   inFlight: InFlight;
   isClosing(): boolean;
-  /** v1.1: a user's live sessions on every gateway (the device bus). */
+  /** A user's live sessions on every gateway (the device bus). */
   devices?: (tenant: string, user: string) => Promise<DeviceSession[]>;
 }
 

@@ -14,11 +14,12 @@ import {
   type SeqlineError,
 } from '@seqline/core';
 import type { Caller } from '@seqline/messaging';
-import { decodeRequest, encodeError, encodeGroupPush, encodeKicked, encodePush, encodeReply, type ClientRequest } from '@seqline/protocol';
+import { decodeRequest, encodeError, encodeKicked, encodeReply, type ClientRequest } from '@seqline/protocol';
 import type { SocketDevice } from './auth.ts';
 import { dispatch } from './dispatch.ts';
 import { toClientError } from './errors.ts';
 import { leadingRequestId, REFUSAL_CLOSE_METRICS, SocketRefusals } from './frame-charge.ts';
+import { pushFrameOf } from './push-frame.ts';
 import type { SessionDeps, SocketIdentity } from './session-deps.ts';
 import { CLOSE_CODES, type ConnectionListener, type SocketConnection } from './transport/transport.ts';
 
@@ -74,11 +75,7 @@ export class ClientSession implements ConnectionListener {
     this.armExpiry();
     try {
       this.unsubscribe = deps.messaging.subscribe(this.caller, (push) => {
-        const frame =
-          push.group === undefined
-            ? encodePush(push.prevSeq, push.entries, push.convs)
-            : encodeGroupPush(push.group, push.prevSeq, push.entries);
-        if (this.sendFrame(frame)) deps.metrics.pushes.inc();
+        if (this.sendFrame(pushFrameOf(push))) deps.metrics.pushes.inc();
       });
     } catch (err) {
       this.logger.error({ err }, 'push subscription failed; closing socket');

@@ -105,7 +105,7 @@ export class GatewayDevices implements DeviceHolder {
     try {
       return this.options.loginPolicyOf(tenant);
     } catch (err) {
-      // The settings are local reads; should one fail, the v1 behaviour (keep every session) is the safe side.
+      // The settings are local reads; should one fail, keeping every session (policy `all`) is the safe side.
       this.options.logger.error({ err, tenant }, 'login policy unreadable; allowing all sessions');
       return 'all';
     }

@@ -11,7 +11,7 @@ export async function dispatch(messaging: Messaging, caller: Caller, request: Cl
   switch (request.op) {
     case 'send': {
       const r = await messaging.send(caller, request.args);
-      // v1.1: `body` only when the stored body differs from the one sent (a before-send rewrite).
+      // `body` only when the stored body differs from the one sent (a before-send rewrite).
       return r.body === undefined
         ? { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate }
         : { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate, body: r.body };

@@ -37,11 +37,11 @@ export interface GatewayOptions {
   /** Concurrent requests per socket before OVERLOADED (default 256). */
   maxInFlightPerConnection?: number;
   /**
-   * Refusals a socket may collect, refilled at `perSecond`: an undecodable frame spends its cost
-   * (1 + bytes/4096), a RATE_LIMITED one 1; past it the socket is closed (1008) and its user held
-   * (default burst 64, 8/s).
+   * The allowance of refusal units a socket may spend, refilled at `perSecond`: an undecodable
+   * frame spends its cost (1 + bytes/4096), a RATE_LIMITED one 1; past it the socket is closed
+   * (1008) and its user held (default burst 64, 8/s).
    */
-  refusedFrames?: { burst: number; perSecond: number };
+  refusalAllowance?: { burst: number; perSecond: number };
   /** After the rate limiter refuses a user, answer their frames from memory for this long without asking it (default 50 ms). */
   rateRefusalCacheMs?: number;
   /**
@@ -88,9 +88,9 @@ export interface GatewayOptions {
   readiness?: () => Readiness | Promise<Readiness>;
   /** This gateway's name in `seqline-admin devices` (default: a random one). */
   gatewayId?: string;
-  /** v1.1: the live login policy of a tenant (the hooks settings); default 'all' for every tenant. */
+  /** The live login policy of a tenant (the hooks settings); default 'all' for every tenant. */
   loginPolicyOf?: (tenant: string) => LoginPolicy;
-  /** v1.1: carries logins to the sessions held by other gateways (default: this gateway alone). */
+  /** Carries logins to the sessions held by other gateways (default: this gateway alone). */
   deviceBus?: DeviceBusFactory;
   /** How long a displaced session's in-flight requests may take before it is told (default 5 000 ms). */
   kickDrainMs?: number;
@@ -125,8 +125,8 @@ export function validateOptions(options: GatewayOptions): void {
   check('rateRefusalCacheMs', options.rateRefusalCacheMs, 0, 60_000);
   check('holdMs', options.holdMs, 0, 3_600_000);
   if (typeof options.maxSocketsPerUser === 'number') check('maxSocketsPerUser', options.maxSocketsPerUser, 1, Number.MAX_SAFE_INTEGER);
-  const refused = options.refusedFrames;
-  if (refused !== undefined && !(refused.burst >= 1 && refused.perSecond > 0)) {
-    throw new RangeError('gateway option refusedFrames needs burst >= 1 and perSecond > 0');
+  const allowance = options.refusalAllowance;
+  if (allowance !== undefined && !(allowance.burst >= 1 && allowance.perSecond > 0)) {
+    throw new RangeError('gateway option refusalAllowance needs burst >= 1 and perSecond > 0');
   }
 }

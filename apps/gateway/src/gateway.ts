@@ -73,7 +73,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     maxBackpressureBytes,
     maxConsecutiveBadFrames: options.maxConsecutiveBadFrames ?? 20,
     maxInFlightPerConnection: options.maxInFlightPerConnection ?? 256,
-    refusedFrames: options.refusedFrames ?? { burst: 64, perSecond: 8 },
+    refusalAllowance: options.refusalAllowance ?? { burst: 64, perSecond: 8 },
     holdMs: options.holdMs ?? 5000,
   };
   let closing = false;

@@ -19,7 +19,7 @@ export interface SessionLimits extends RefusalLimits {
 export interface SocketIdentity {
   caller: Caller;
   expiresAt: number | null;
-  /** v1.1: the device it named (token or URL), for the login policy. */
+  /** The device it named (token or URL), for the login policy. */
   device: SocketDevice;
 }
 

@@ -205,7 +205,7 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   });
 
   it('inbox/:tenant/:user?after=N&limit=M', async () => {
-    await f.engine.timeline.append(inboxKey('acme', 'bob'), [msg(1), msg(2), msg(3), msg(4)]);
+    await f.engine.timeline.append({ inbox: inboxKey('acme', 'bob'), entries: [msg(1), msg(2), msg(3), msg(4)] });
     const answer = json((await get('/v1/admin/inbox/acme/bob?after=1&limit=2')).body);
     expect(answer).toMatchObject({ ok: true, tenant: 'acme', user: 'bob', headSeq: 4, hasMore: true });
     expect((answer.entries as Entry[]).map((e) => e.seq)).toEqual([2, 3]);

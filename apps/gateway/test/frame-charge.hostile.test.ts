@@ -40,7 +40,7 @@ describe('frame cost, the id of an unread frame, the refusal allowance', () => {
   it("a socket's refusals: spent by cost, refilled with time, closed and held past the allowance", () => {
     let now = 0;
     const refusals = new SocketRefusals(
-      { maxConsecutiveBadFrames: 20, refusedFrames: { burst: 20, perSecond: 10 }, holdMs: 700 },
+      { maxConsecutiveBadFrames: 20, refusalAllowance: { burst: 20, perSecond: 10 }, holdMs: 700 },
       { now: () => now },
     );
     expect([refusals.charge('undecodable', 64 * 1024), refusals.charge('refused', 10), refusals.charge('refused', 10)]).toEqual([

@@ -157,7 +157,7 @@ describe('a frame that arrives past exp (before the expiry timer ran)', () => {
           maxBackpressureBytes: 1 << 20,
           maxConsecutiveBadFrames: 20,
           maxInFlightPerConnection: 8,
-          refusedFrames: { burst: 64, perSecond: 8 },
+          refusalAllowance: { burst: 64, perSecond: 8 },
           holdMs: 5000,
         },
         inFlight: new InFlight(),

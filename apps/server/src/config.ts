@@ -10,7 +10,7 @@ import { z } from 'zod';
 const DEFAULT_DEMO_DIR = fileURLToPath(new URL('../../demo/dist', import.meta.url));
 
 /** Every setting of the single-process server, validated once here at the edge. */
-const envSchema = z.object({
+export const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   SEQLINE_DATA_DIR: z.string().default('./data'),
@@ -36,6 +36,8 @@ const envSchema = z.object({
   SEQLINE_MAX_SEQ_KEYS: z.coerce.number().int().min(1).default(4_000_000),
   /** Bound on the inboxes whose head and write queue the process keeps in memory. */
   SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
+  /** Bound on the items held in open offline-notification windows (at the bound the oldest windows notify early). */
+  SEQLINE_MAX_NOTIFY_ITEMS: z.coerce.number().int().min(1).default(100_000),
   /** The demo page at / and POST /dev/token for loopback clients (docs/decisions.md); 0 turns both off. */
   SEQLINE_DEV_ROUTES: z
     .enum(['0', '1', 'true', 'false'])

@@ -7,16 +7,14 @@ import { systemClock, type Clock, type HooksOf, type Logger, type TenantHooks } 
 import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus/local';
 import { conversationStreamSides, LiveSettings, OfflineNotifier, type MessagingDeps } from '@seqline/messaging';
 import { createHttpHookTransport } from '@seqline/hooks';
+import type { BoundReports, MaxBoundName } from '@seqline/runtime/bounds';
 import { warnUnsignedHooks } from '@seqline/runtime/hook-defaults';
 import { GroupStreamWriter, InboxOwner, KeyBudget } from '@seqline/seq';
 import type { EmbeddedEngine } from '@seqline/store';
 import { v7 as uuidv7 } from 'uuid';
 import type { ServerConfig } from './config.ts';
 
-export type EmbeddedMessagingConfig = Pick<
-  ServerConfig,
-  'SEQLINE_READ_FANOUT' | 'SEQLINE_MAX_SEQ_KEYS' | 'SEQLINE_MAX_CACHED_INBOXES' | 'hookDefaults'
->;
+export type EmbeddedMessagingConfig = Pick<ServerConfig, 'SEQLINE_READ_FANOUT' | MaxBoundName<ServerConfig> | 'hookDefaults'>;
 
 export interface EmbeddedMessaging {
   deps: MessagingDeps;
@@ -26,6 +24,8 @@ export interface EmbeddedMessaging {
   queue: LocalWorkQueue;
   /** The owner's offline-notification windows (stats). */
   offlineNotifier: OfflineNotifier;
+  /** Every SEQLINE_MAX_* bound with what is held against it (the server's /metrics reports them). */
+  bounds: BoundReports<ServerConfig>;
   /**
    * Shuts down in order (docs/protocol.md, "Shutdown"): stops consuming jobs (running ones
    * finish), stops the writers taking appends (those in flight finish), flushes the notification
@@ -54,12 +54,18 @@ export async function embeddedMessagingDeps(
   const hooksOf: HooksOf = settings.hooksOf(hookDefaults);
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger, clock });
   // Offline notifications are coalesced at the owner, the one writer that sees every append.
-  const offlineNotifier = new OfflineNotifier({ queue, hooks: { of: hooksOf }, presence: push, logger });
+  const offlineNotifier = new OfflineNotifier({
+    queue,
+    hooks: { of: hooksOf },
+    presence: push,
+    logger,
+    maxHeldItems: config.SEQLINE_MAX_NOTIFY_ITEMS,
+  });
   const inbox = new InboxOwner({
     timeline: engine.timeline,
     ceilings: engine.ceilings,
     push,
-    // Each push carries the touched conversations (v1.1 `convs`): the index writer's states of the
+    // Each push carries the touched conversations (`convs`): the index writer's states of the
     // append, read-fanout groups with their stream side added.
     conversations: engine.conversations,
     streamSides: conversationStreamSides({ stores: { groups: engine.groups, groupStreams: engine.groupStreams } }),
@@ -101,6 +107,11 @@ export async function embeddedMessagingDeps(
     settings,
     queue,
     offlineNotifier,
+    bounds: {
+      SEQLINE_MAX_SEQ_KEYS: { limit: config.SEQLINE_MAX_SEQ_KEYS, fill: () => seqKeyBudget.size },
+      SEQLINE_MAX_CACHED_INBOXES: { limit: config.SEQLINE_MAX_CACHED_INBOXES, fill: () => inbox.cachedInboxes },
+      SEQLINE_MAX_NOTIFY_ITEMS: { limit: config.SEQLINE_MAX_NOTIFY_ITEMS, fill: () => offlineNotifier.stats().heldItems },
+    },
     close: async () => {
       await queue.stopConsuming();
       await groupStream.close();

@@ -11,6 +11,7 @@ import {
   type Workers,
 } from '@seqline/messaging';
 import { createAdminTokenVerifier, createTokenVerifier, issueToken } from '@seqline/protocol';
+import { registerBoundGauges } from '@seqline/runtime/bounds';
 import { openEmbeddedEngine } from '@seqline/store';
 import type { ServerConfig } from './config.ts';
 import { embeddedMessagingDeps } from './embedded-deps.ts';
@@ -61,6 +62,8 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
       verifyAdminToken: createAdminTokenVerifier(config.secret),
     },
   });
+
+  registerBoundGauges(gateway.metrics, composed.bounds);
 
   if (dev.site?.has('/')) logger.info({ port: gateway.port }, `demo page: http://localhost:${gateway.port}/`);
   if (config.allowedOrigins === 'same-origin') {

@@ -1,38 +1,22 @@
 /** Appinfo ownership and rights-when-used attacks against the embedded server (scenarios in hostile/). */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, TestClient, waitFor, type TestServer } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from './harness.ts';
 import { describeAppinfoAttacks } from './hostile/appinfo-attacks.ts';
+import { useEmbeddedServer } from './support/embedded-suite.ts';
 
-let server: TestServer;
-const open: TestClient[] = [];
-let n = 0;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  for (const c of open) c.close();
-  await server.stop();
-});
+const suite = useEmbeddedServer();
 
-describeAppinfoAttacks('embedded', () => ({
-  user: (prefix) => `${prefix}${++n}`,
-  connect: async (user) => {
-    const c = await TestClient.connect(server.url, user);
-    open.push(c);
-    return c;
-  },
-}));
+describeAppinfoAttacks('embedded', () => ({ user: suite.user, connect: suite.connect }));
 
 describe('data stored before the appinfo rules (embedded)', () => {
   it('a message whose appinfo has a ":" stays readable and recallable by its sender; the appinfo cannot be sent again', async () => {
     // Written as an earlier version would have: through messaging, past today's wire validation.
     const legacy = 'legacy:0001';
-    await server.messaging.send(
+    await suite.server.messaging.send(
       { tenant: 'default', user: 'lg-alice' },
       { appinfo: legacy, to: { user: 'lg-bob' }, type: 'text', body: { text: 'old' } },
     );
-    const [alice, bob] = [await TestClient.connect(server.url, 'lg-alice'), await TestClient.connect(server.url, 'lg-bob')];
-    open.push(alice, bob);
+    const [alice, bob] = [await suite.connect('lg-alice'), await suite.connect('lg-bob')];
     expect((await bob.syncAll()).map((e) => [e.appinfo, e.body])).toEqual([[legacy, { text: 'old' }]]);
     expect(await alice.call('send', { appinfo: legacy, to: { user: 'lg-bob' }, type: 'text', body: {} })).toMatchObject({
       ok: false,

@@ -3,27 +3,17 @@
  * (outsiders, a member who left), a replayed mention send, malformed mentions and an ack of
  * someone else's group — each a typed error or a no-op, nothing stored twice, no count moved.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { groupConv, listedGroup, say } from './group-conversation-scenarios.ts';
-import { appinfo, startTestServer, TestClient, waitFor, type TestServer } from './harness.ts';
+import { appinfo, waitFor, type TestClient } from './harness.ts';
+import { useEmbeddedServer } from './support/embedded-suite.ts';
 
-let s: TestServer;
-const open: TestClient[] = [];
+const suite = useEmbeddedServer({ settings: { tiers: { smallBelow: 2, largeBelow: 3, hysteresis: 0 } } });
 let n = 0;
-
-beforeAll(async () => {
-  s = await startTestServer();
-  await s.settings.update({ tiers: { smallBelow: 2, largeBelow: 3, hysteresis: 0 } });
-});
-afterAll(async () => {
-  for (const c of open) c.close();
-  await s.stop();
-});
 
 async function trio(): Promise<{ alice: TestClient; bob: TestClient; eve: TestClient; group: string }> {
   n++;
-  const [alice, bob, eve] = await Promise.all(['ha', 'hb', 'he'].map((p) => TestClient.connect(s.url, `${p}${n}`)));
-  open.push(alice!, bob!, eve!);
+  const [alice, bob, eve] = await Promise.all(['ha', 'hb', 'he'].map((p) => suite.connect(`${p}${n}`)));
   const r = await alice!.ok<{ group: string; tier: string }>('group.create', { name: 'h', members: [bob!.user, `filler${n}`] });
   expect(r.tier).toBe('huge');
   await listedGroup(bob!, r.group);
@@ -96,11 +86,11 @@ describe('read-fanout group conversations under attack (embedded)', () => {
       ok: false,
       error: { code: 'NOT_FOUND' },
     });
-    s.clock.offset += 25 * 3_600_000;
+    suite.server.clock.offset += 25 * 3_600_000;
     try {
       expect(await alice.call('recall', { appinfo: m.appinfo })).toMatchObject({ ok: false, error: { code: 'RECALL_EXPIRED' } });
     } finally {
-      s.clock.offset -= 25 * 3_600_000;
+      suite.server.clock.offset -= 25 * 3_600_000;
     }
     const conv = await groupConv(bob, group);
     expect(conv).toMatchObject({ unread: 1, mentions: 1 });

@@ -3,33 +3,17 @@
  * bodies with "__proto__" keys, edge numbers and deep nesting come back exactly from every read
  * path; unpaired surrogates are refused up front (scenarios in ./hostile/roundtrip-scenarios.ts).
  */
-import { afterAll, beforeAll } from 'vitest';
-import { startTestServer, TestClient, type TestServer } from './harness.ts';
 import { describeRoundTrip } from './hostile/roundtrip-scenarios.ts';
+import { useEmbeddedServer } from './support/embedded-suite.ts';
 
-let s: TestServer;
-const open: TestClient[] = [];
-let users = 0;
-
-beforeAll(async () => {
-  s = await startTestServer();
-  // Three members make a group huge (read-fanout), two make it large (write-fanout, queued).
-  await s.settings.update({ tiers: { smallBelow: 2, largeBelow: 3, hysteresis: 0 } });
-});
-afterAll(async () => {
-  for (const c of open) c.close();
-  await s.stop();
-});
+// Three members make a group huge (read-fanout), two make it large (write-fanout, queued).
+const suite = useEmbeddedServer({ settings: { tiers: { smallBelow: 2, largeBelow: 3, hysteresis: 0 } } });
 
 describeRoundTrip('embedded', () => ({
-  async connect(user) {
-    const c = await TestClient.connect(s.url, user);
-    open.push(c);
-    return c;
-  },
-  httpUrl: `http://127.0.0.1:${s.port}`,
+  connect: suite.connect,
+  httpUrl: `http://127.0.0.1:${suite.server.port}`,
   tenant: 'default',
-  user: (prefix) => `${prefix}${++users}`,
+  user: suite.user,
   hugeFiller: [],
   numRuns: 200,
 }));

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { PushBusStats } from '@seqline/bus';
+import { registerBoundGauges, type BoundReport } from '@seqline/runtime/bounds';
 
 /** What the endpoint reports on; a ShardOwnerHost is one. */
 export interface ShardSource {
@@ -36,6 +37,8 @@ export interface WorkerHttpOptions {
   pools?: () => Record<string, { running: number; waiting: number }>;
   /** The push bus's publishes and presence view (huge-group pushes routed per gateway). */
   push?: () => PushBusStats;
+  /** The worker's SEQLINE_MAX_* bounds (worker-bounds.ts): `seqline_bound_limit` and `seqline_bound_fill`. */
+  bounds?: Readonly<Record<string, BoundReport>>;
   /**
    * Node process metrics (prom-client's defaults) next to the worker's own. Default on: only a
    * worker process's entry point starts this endpoint, once (unlike gateways, which tests start
@@ -79,6 +82,7 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
       this.set(options.shards.cachedInboxes);
     },
   });
+  if (options.bounds) registerBoundGauges(registry, options.bounds);
   const pools = options.pools;
   if (pools) {
     new Gauge({

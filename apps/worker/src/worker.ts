@@ -2,6 +2,7 @@ import type { Logger } from '@seqline/core';
 import { ShardOwnerHost } from '@seqline/cluster';
 import { conversationStreamSides, startWorkers, type Workers } from '@seqline/messaging';
 import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
+import { workerBounds } from './worker-bounds.ts';
 import { startWorkerHttp, type WorkerHttp } from './worker-http.ts';
 
 export interface RunningWorker {
@@ -55,6 +56,7 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
           shards: host,
           pools: () => workers.stats().pools,
           push: () => infra.push.stats(),
+          bounds: workerBounds(config, { shards: host, notifier: messaging.offlineNotifier }),
         });
   let closing: Promise<void> | undefined;
   return {

@@ -7,9 +7,10 @@
  *   jumps, and a 30-minute outage (simulated clock) right after a group send was acknowledged;
  * - distributed, process faults only (this run's own workers and gateways): kill -9, SIGSTOP of
  *   a shard owner past its lease, rolling restarts, clock jumps, the 30-minute outage;
- * - distributed with service faults (Redis FLUSHALL / restart / rollback, NATS restart and
- *   JetStream rollback, Cassandra restart): only with SEQLINE_CAMPAIGN_SERVICE_FAULTS=1, since
- *   they stop the services every other suite uses.
+ * - distributed with service faults on a private Redis and NATS of the round's own
+ *   (scripts/services.sh with SERVICES_STATE_DIR), never the shared ones: JetStream rollbacks
+ *   (what a rollback takes is counted apart, not as an anomaly) in one round, Redis and NATS
+ *   restarts in another.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -25,7 +26,13 @@ interface Row {
   seed: string;
   error?: string;
   result?: { acked: number; injected: Record<string, number> };
-  report?: { anomalies: { kind: string; where: string; detail: string }[]; inconclusive: number; partitions: number; linearizable: number };
+  report?: {
+    anomalies: { kind: string; where: string; detail: string }[];
+    inconclusive: number;
+    partitions: number;
+    linearizable: number;
+    byDesign?: Record<string, number>;
+  };
 }
 
 const dirs: string[] = [];
@@ -65,10 +72,9 @@ function expectClean(rows: Row[], output: string, rounds: number): void {
 
 describe('fault campaign (short)', () => {
   it('embedded: 2 rounds of 300 messages, kill -9 anywhere and a 30-minute outage, 0 anomalies', async () => {
-    // No injected hook failures here: after the outage, one failed attempt dead-letters a job
-    // accepted before it (docs/faults.md, "Found so far"); the full campaign reports that.
-    // Dropping `--hook-fail-rate 0` is the test of its fix.
-    const args = '--mode embedded --rounds 2 --messages 300 --outage-chance 1 --seed ci --hook-fail-rate 0';
+    // With the default hook failure rate: a job accepted before the outage whose first attempt
+    // after it fails is retried, not dead-lettered (the give-up window opens at its first failure).
+    const args = '--mode embedded --rounds 2 --messages 300 --outage-chance 1 --seed ci';
     const { rows, output } = await campaign(args.split(' '));
     expectClean(rows, output, 2);
     // Accepted sends survive a 30-minute outage: it happened, and nothing was lost (the checker's I4).
@@ -86,16 +92,33 @@ describe('fault campaign (short)', () => {
     1_500_000,
   );
 
-  it.skipIf(process.env.SEQLINE_CAMPAIGN_SERVICE_FAULTS !== '1' || !requireServices(probe, 'the distributed campaign'))(
-    'distributed, service faults too: 1 round of 300 messages, 0 anomalies',
+  it.skipIf(!requireServices(probe, 'the distributed campaign'))(
+    'distributed, JetStream rollbacks on a private NATS: 1 round of 300 messages, what they take counted apart, 0 anomalies',
     async () => {
-      const { rows, output } = await campaign(
-        ['--mode', 'distributed', '--rounds', '1', '--messages', '300', '--service-faults', '--seed', 'ci-services'],
-        {
-          SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-        },
-      );
+      const args = '--mode distributed --rounds 1 --messages 300 --service-faults --only-faults nats-rollback --seed ci-services-30';
+      const { rows, output } = await campaign(args.split(' '), {
+        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
+      });
       expectClean(rows, output, 1);
+      expect(rows[0]?.result?.injected['nats-rollback']).toBeGreaterThan(0);
+      // The window was measured: the acks between the store's copy and the rollback's stop.
+      expect(rows[0]?.report?.byDesign?.['rollback-exposed-acks']).toBeGreaterThan(0);
+    },
+    1_500_000,
+  );
+
+  it.skipIf(!requireServices(probe, 'the distributed campaign'))(
+    'distributed, Redis and NATS restarts on a private pair: 1 round of 300 messages, 0 anomalies',
+    async () => {
+      // The round that found a notification lost when NATS was down as its window closed
+      // (docs/faults.md, "Found so far"). FLUSHALL and Redis rollbacks are not in CI yet.
+      const args =
+        '--mode distributed --rounds 1 --messages 300 --service-faults --only-faults redis-restart,nats-restart --seed ci-services-15';
+      const { rows, output } = await campaign(args.split(' '), {
+        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
+      });
+      expectClean(rows, output, 1);
+      expect(rows[0]?.result?.injected['nats-restart']).toBeGreaterThan(0);
     },
     1_500_000,
   );

@@ -4,24 +4,16 @@
  * the defaults (the settings row is shared by the keyspace), so 2 000 members who never connect
  * make each group huge.
  */
-import { expect } from 'vitest';
 import { describeGroupConversations } from '../../server/test/group-conversation-scenarios.ts';
 import { uniqueId } from './support/cluster.ts';
-import { useOneNodeCluster } from './support/one-node-cluster.ts';
+import { createHugeGroup, useOneNodeCluster } from './support/one-node-cluster.ts';
 import { probeAll, requireServices } from './support/services.ts';
-
-const FILLERS = 2_000;
 
 if (requireServices(await probeAll(), 'read-fanout group conversations on the distributed stack')) {
   const stack = useOneNodeCluster();
   describeGroupConversations('distributed', () => ({
     connect: stack.connect,
     user: uniqueId,
-    async hugeGroup(owner, members) {
-      const fillers = Array.from({ length: FILLERS }, (_, i) => `${uniqueId('off')}${i}`);
-      const r = await owner.ok<{ group: string; tier: string }>('group.create', { name: 'huge', members: [...members, ...fillers] });
-      expect(r.tier).toBe('huge');
-      return r.group;
-    },
+    hugeGroup: async (owner, members) => (await createHugeGroup(owner, members)).group,
   }));
 }

@@ -4,13 +4,10 @@
  * index. The tiers are the defaults (the settings row is shared by the keyspace), so 2 000
  * members who never connect make a group huge.
  */
-import { expect } from 'vitest';
 import { describeGroupTitles } from '../../server/test/group-title-scenarios.ts';
 import { uniqueId } from './support/cluster.ts';
-import { useOneNodeCluster } from './support/one-node-cluster.ts';
+import { createHugeGroup, useOneNodeCluster } from './support/one-node-cluster.ts';
 import { probeAll, requireServices } from './support/services.ts';
-
-const FILLERS = 2_000;
 
 if (requireServices(await probeAll(), 'conversation titles on the distributed stack')) {
   const stack = useOneNodeCluster();
@@ -18,10 +15,8 @@ if (requireServices(await probeAll(), 'conversation titles on the distributed st
     connect: stack.connect,
     user: uniqueId,
     async hugeGroup(owner, members) {
-      const fillers = Array.from({ length: FILLERS }, (_, i) => `${uniqueId('off')}${i}`);
-      const r = await owner.ok<{ group: string; tier: string }>('group.create', { name: 'huge', members: [...members, ...fillers] });
-      expect(r.tier).toBe('huge');
-      return { group: r.group, offlineMember: fillers[FILLERS - 1]! };
+      const { group, fillers } = await createHugeGroup(owner, members);
+      return { group, offlineMember: fillers[fillers.length - 1]! };
     },
   }));
 }

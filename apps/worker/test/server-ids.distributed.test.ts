@@ -12,12 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor, type TestClient } from '../../server/test/harness.ts';
 import { metricValue } from './support/clients.ts';
 import { uniqueId } from './support/cluster.ts';
-import { useOneNodeCluster } from './support/one-node-cluster.ts';
+import { offlineFillers, useOneNodeCluster } from './support/one-node-cluster.ts';
 import { probeAll, requireServices } from './support/services.ts';
 
 const SECRET = 'server-ids-secret-0123456789';
 const LOCAL = 'local-1';
-const FILLERS = 2_000;
 const text = (t: string) => ({ type: 'text', body: { text: t } });
 
 interface NotifyBody {
@@ -46,7 +45,6 @@ if (requireServices(await probeAll(), 'server-made ids on the distributed stack'
     }),
   });
   const users = (...prefixes: string[]) => Promise.all(prefixes.map((p) => stack.connect(uniqueId(p))));
-  const fillers = () => Array.from({ length: FILLERS }, (_, i) => `${uniqueId('off')}${i}`);
 
   /** Waits until `c` holds `from`'s local-1 as a message (or its recall). */
   async function holds(c: TestClient, from: string, kind: 'msg' | 'recall'): Promise<void> {
@@ -101,8 +99,8 @@ if (requireServices(await probeAll(), 'server-made ids on the distributed stack'
 
     it('huge-group mentions: cs1 names m1 in H1, cs2 names m2 in H2, both with local-1; both get their copy', async () => {
       const [cs1, cs2, m1, m2] = (await users('cs1', 'cs2', 'm1', 'm2')) as [TestClient, TestClient, TestClient, TestClient];
-      const h1 = await cs1.ok<{ group: string; tier: string }>('group.create', { name: 'h1', members: [m1.user, ...fillers()] });
-      const h2 = await cs2.ok<{ group: string; tier: string }>('group.create', { name: 'h2', members: [m2.user, ...fillers()] });
+      const h1 = await cs1.ok<{ group: string; tier: string }>('group.create', { name: 'h1', members: [m1.user, ...offlineFillers()] });
+      const h2 = await cs2.ok<{ group: string; tier: string }>('group.create', { name: 'h2', members: [m2.user, ...offlineFillers()] });
       expect([h1.tier, h2.tier]).toEqual(['huge', 'huge']);
       await cs1.ok('send', { appinfo: LOCAL, to: { group: h1.group }, mentions: [m1.user], ...text('@m1') });
       await cs2.ok('send', { appinfo: LOCAL, to: { group: h2.group }, mentions: [m2.user], ...text('@m2') });
@@ -132,7 +130,7 @@ if (requireServices(await probeAll(), 'server-made ids on the distributed stack'
         const g = await owner.ok<{ group: string; tier: string }>('group.create', {
           name: 'x',
           group: x,
-          members: [m1.user, ...fillers()],
+          members: [m1.user, ...offlineFillers()],
         });
         expect(g).toMatchObject({ group: x, tier: 'huge' });
         await owner.ok('send', { appinfo: firstSeq, to: { group: x }, ...text('in group x') });

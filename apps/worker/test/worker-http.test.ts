@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { distributedEnvSchema, loadDistributedConfig } from '@seqline/runtime';
+import { maxBoundNames } from '@seqline/runtime/bounds';
+import { workerBounds } from '../src/worker-bounds.ts';
 import { startWorkerHttp, type WorkerHttp } from '../src/worker-http.ts';
 
 /** A shard source with no shards and nothing remembered. */
@@ -47,6 +50,31 @@ describe('worker HTTP endpoint', () => {
     expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('reports every SEQLINE_MAX_* setting of the config schema as seqline_bound_limit, and what it holds as seqline_bound_fill', async () => {
+    const names = maxBoundNames(distributedEnvSchema);
+    expect(names).toEqual(expect.arrayContaining(['SEQLINE_MAX_SEQ_KEYS', 'SEQLINE_MAX_NOTIFY_ITEMS']));
+    // Each bound set to a value of its own, so a gauge reporting another bound's value fails.
+    const env = Object.fromEntries(names.map((name, i) => [name, String(1000 + i)]));
+    const config = loadDistributedConfig({ SEQLINE_SECRET: 'worker-http-test-secret', ...env });
+    const shards = { ...idle, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 };
+    http = await startWorkerHttp({
+      port: 0,
+      host: '127.0.0.1',
+      shards,
+      processMetrics: false,
+      bounds: workerBounds(config, { shards, notifier: { stats: () => ({ heldItems: 9 }) } }),
+    });
+    const metrics = await (await fetch(`http://127.0.0.1:${http.port}/metrics`)).text();
+    for (const name of names) {
+      expect(metrics, name).toMatch(new RegExp(`^seqline_bound_limit\\{bound="${name}"\\} ${env[name]}$`, 'm'));
+      expect(metrics, name).toMatch(new RegExp(`^seqline_bound_fill\\{bound="${name}"\\} \\d+$`, 'm'));
+    }
+    expect(metrics).toMatch(/^seqline_bound_fill\{bound="SEQLINE_MAX_SEQ_KEYS"\} 7$/m);
+    expect(metrics).toMatch(/^seqline_bound_fill\{bound="SEQLINE_MAX_RECENT_APPINFOS"\} 42$/m);
+    expect(metrics).toMatch(/^seqline_bound_fill\{bound="SEQLINE_MAX_CACHED_INBOXES"\} 5$/m);
+    expect(metrics).toMatch(/^seqline_bound_fill\{bound="SEQLINE_MAX_NOTIFY_ITEMS"\} 9$/m);
   });
 
   it('answers /readyz 200 only while it serves every shard it should; /healthz stays 200 meanwhile', async () => {

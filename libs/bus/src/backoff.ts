@@ -1,10 +1,18 @@
-/** Retry schedule of the local work queue. */
+/**
+ * Retry schedule of the local work queue, and the give-up rule both work queues follow: a job is
+ * dead-lettered once its retries have spanned `giveUpAfterMs` by their schedule, counted in
+ * attempts from its first failure — never from when it was accepted, and never by a clock, so a
+ * job that waited for a worker (an outage, a backlog) or saw a clock jump still gets its whole
+ * window of retries (docs/decisions.md, "The give-up window opens at the first failure").
+ */
+import { backoffDelay } from '@seqline/core';
+
 export interface BackoffPolicy {
   /** Delay before the first retry (before jitter). Default 200 ms. */
   initialMs: number;
   /** Cap of one delay. Default 60 s. */
   maxMs: number;
-  /** A job failing for longer than this since it was accepted is dead-lettered. Default 30 min. */
+  /** A job whose retries spanned this long by their schedule (shortest jitter) is dead-lettered. Default 30 min. */
   giveUpAfterMs: number;
 }
 
@@ -14,17 +22,53 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
   giveUpAfterMs: 30 * 60_000,
 };
 
+// The delay rule itself is core's (one rule for every retry); re-exported for the queues' users.
+export { backoffDelay };
+
 /**
- * Delay before retry number `failures` (1 = after the first failure): exponential, capped,
- * with "equal jitter" — uniformly in [base/2, base] — so retries of jobs that failed together
- * spread out while a retry never comes much earlier than the schedule says.
+ * The lower bound of each retry delay of `backoffDelay` (its jitter never goes below half the
+ * base), from the delay after failure 1 until the cap, which then repeats.
  */
-export function backoffDelay(
-  failures: number,
-  policy: Pick<BackoffPolicy, 'initialMs' | 'maxMs'>,
-  random: () => number = Math.random,
-): number {
-  const exponent = Math.max(0, failures - 1);
-  const base = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(exponent, 52));
-  return Math.round(base / 2 + random() * (base / 2));
+export function retryDelayFloors(policy: Pick<BackoffPolicy, 'initialMs' | 'maxMs'>): number[] {
+  const floors: number[] = [];
+  for (let failures = 1; floors.length < 64; failures++) {
+    const floor = backoffDelay(failures, policy, () => 0);
+    floors.push(Math.max(1, floor));
+    if (floor >= Math.round(policy.maxMs / 2)) break;
+  }
+  return floors;
+}
+
+/**
+ * The local queue's give-up rule, the count form both queues share: the number of failed
+ * attempts after which a job has been retried on schedule for more than `giveUpAfterMs` even
+ * if every jittered delay was its shortest. Counting attempts instead of reading a clock means
+ * neither a wait for a worker (an outage, a stopped server) nor a clock jump shortens the window.
+ */
+export function failuresBeforeGivingUp(policy: BackoffPolicy): number {
+  return attemptsSpanning(policy.giveUpAfterMs, retryDelayFloors(policy));
+}
+
+/**
+ * The same rule for a queue that keeps only a delivery count per job (JetStream, whose messages
+ * cannot be rewritten on a retry): the number of attempts after which a job has been failing for
+ * more than `giveUpAfterMs` by its retry schedule alone — the smallest n such that the delays
+ * after failures 1 … n−1 add up to more than the window. Waiting time before the first attempt
+ * is never counted. `delays[k-1]` follows failure k; the last value repeats.
+ */
+export function attemptsSpanning(giveUpAfterMs: number, delays: readonly number[]): number {
+  if (delays.length === 0 || delays.some((ms) => !(ms > 0) || !Number.isFinite(ms))) {
+    throw new RangeError('retry delays must be positive and finite');
+  }
+  let scheduled = 0;
+  let attempts = 1;
+  for (const delay of delays) {
+    if (scheduled > giveUpAfterMs) return attempts;
+    scheduled += delay;
+    attempts++;
+  }
+  if (scheduled > giveUpAfterMs) return attempts;
+  // The last delay repeats: the fewest more of them that pass the window.
+  const last = delays[delays.length - 1]!;
+  return attempts + Math.floor((giveUpAfterMs - scheduled) / last) + 1;
 }

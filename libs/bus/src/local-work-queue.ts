@@ -1,6 +1,6 @@
 import { InternalError, systemClock } from '@seqline/core';
 import type { Clock, Json, JobContext, JobStore, Logger, QueueOptions, StoredJob, WorkQueue } from '@seqline/core';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
+import { backoffDelay, DEFAULT_BACKOFF, failuresBeforeGivingUp, type BackoffPolicy } from './backoff.ts';
 import { KeyedDispatcher } from './keyed-dispatcher.ts';
 import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
 
@@ -12,11 +12,24 @@ export interface LocalWorkQueueOptions {
   backoff?: Partial<BackoffPolicy>;
   /** Jitter source, injectable for tests. */
   random?: () => number;
+  /**
+   * Where each job runs when several queues share the JobStore (the threads of one process,
+   * threads-work-queue.ts): `here` says whether this queue runs it, and a job this queue
+   * stored (or replayed) for another goes to `elsewhere`. Default: every job runs here.
+   */
+  placement?: JobPlacement;
+}
+
+export interface JobPlacement {
+  here(job: StoredJob): boolean;
+  elsewhere(job: StoredJob): void;
 }
 
 export interface LocalWorkQueue extends WorkQueue {
   /** Live counters per consumed queue (for tests, metrics and the admin CLI). */
   stats(): Record<string, QueueStats>;
+  /** Runs a job another queue stored for this one (see `placement`), if its queue is consumed here. */
+  take(job: StoredJob): void;
 }
 
 type Handler = (payload: Json, ctx: JobContext) => Promise<void>;
@@ -41,6 +54,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const policy: BackoffPolicy = { ...DEFAULT_BACKOFF, ...options.backoff };
+  const maxFailures = failuresBeforeGivingUp(policy);
   const logger = options.logger.child({ component: 'local-work-queue' });
   const runtimes = new Map<string, QueueRuntime>();
   /** No job starts any more (stopConsuming); enqueues still store theirs for the next start. */
@@ -52,6 +66,13 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
 
   function assertOpen(): void {
     if (closed) throw new InternalError('work queue is closed');
+  }
+
+  /** A job stored (or replayed) here: scheduled if it runs here, else handed to its place. */
+  function place(job: StoredJob): void {
+    if (options.placement && !options.placement.here(job)) return options.placement.elsewhere(job);
+    const rt = runtimes.get(job.queue);
+    if (rt) schedule(rt, job);
   }
 
   function schedule(rt: QueueRuntime, job: StoredJob): void {
@@ -88,8 +109,11 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
 
   async function onFailure(rt: QueueRuntime, job: StoredJob, err: unknown): Promise<void> {
     const now = clock.now();
-    const failed: StoredJob = { ...job, attempts: job.attempts + 1, lastError: errorMessage(err) };
-    if (now - job.createdAt > policy.giveUpAfterMs) {
+    // Kept for operators (when did it start failing); the give-up rule counts attempts, so a
+    // wait for a worker or a clock jump never shortens the window.
+    const firstFailedAt = job.firstFailedAt ?? now;
+    const failed: StoredJob = { ...job, attempts: job.attempts + 1, firstFailedAt, lastError: errorMessage(err) };
+    if (failed.attempts >= maxFailures) {
       rt.scheduled.delete(job.id);
       try {
         await jobs.bury(failed);
@@ -138,9 +162,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       const stored = jobs.put(job);
       enqueues.add(stored);
       try {
-        const accepted = await stored;
-        const rt = runtimes.get(queue);
-        if (accepted && rt) schedule(rt, job);
+        if (await stored) place(job);
       } finally {
         enqueues.delete(stored);
       }
@@ -162,7 +184,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       runtimes.set(queue, rt);
       const pending = await jobs.list(queue);
       if (pending.length > 0) logger.info({ queue, jobs: pending.length }, 'resuming pending jobs');
-      for (const job of pending) schedule(rt, job);
+      for (const job of pending) if (!options.placement || options.placement.here(job)) schedule(rt, job);
     },
 
     async deadLetters(): Promise<StoredJob[]> {
@@ -175,12 +197,11 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       if (!dead) return false;
       const now = clock.now();
       if (!(await jobs.revive(id, now))) return false;
-      // A replayed job gets a fresh give-up window, whatever the store kept of the old one.
+      // A replayed job gets a fresh give-up window (no failure yet), whatever the store kept.
       const revived: StoredJob = { id, queue: dead.queue, payload: dead.payload, attempts: 0, notBefore: now, createdAt: now };
       await jobs.update(revived);
       logger.info({ queue: dead.queue, id }, 'dead letter replayed');
-      const rt = runtimes.get(dead.queue);
-      if (rt) schedule(rt, revived);
+      place(revived);
       return true;
     },
 
@@ -191,6 +212,11 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       closed = true;
       // What was accepted before is stored before close resolves (each settles its own caller).
       while (enqueues.size > 0) await Promise.allSettled([...enqueues]);
+    },
+
+    take(job: StoredJob): void {
+      const rt = runtimes.get(job.queue);
+      if (rt) schedule(rt, job);
     },
 
     stats(): Record<string, QueueStats> {

@@ -3,6 +3,9 @@ import type { Clock, Logger, WorkQueue } from '@seqline/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { QueueStats } from './queue-common.ts';
 
+/** Retry delays of the NATS work queue: 5 s, 10 s, 30 s, 1 min, 2 min, then 5 min. */
+export const DEFAULT_NATS_BACKOFF_MS: readonly number[] = [5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
+
 export interface NatsWorkQueueOptions {
   /** The caller's connection; close() leaves it open. */
   nc: NatsConnection;
@@ -23,7 +26,16 @@ export interface NatsWorkQueueOptions {
    * Default 30 s.
    */
   ackWaitMs?: number;
-  /** Attempts before dead-lettering. Default 12 (≈ 34 min with the default backoff). */
+  /**
+   * A job still failing this long after its first failed attempt is dead-lettered (the local
+   * queue's rule). JetStream keeps only a delivery count per job, so the window becomes a count:
+   * `attemptsSpanning(giveUpAfterMs, backoffMs)` attempts, the fewest whose retry delays since
+   * the first failure add up to more than the window. Waiting in the stream for a consumer is
+   * never counted. Default 30 min (12 attempts with the default backoff: the last ≥ 33¾ min
+   * after the first failure).
+   */
+  giveUpAfterMs?: number;
+  /** Attempts before dead-lettering, overriding the count derived from `giveUpAfterMs` (tests of the crash paths). */
   maxDeliver?: number;
   /**
    * `Nats-Msg-Id` dedup window (default 2 min). An id enqueued again after the window while

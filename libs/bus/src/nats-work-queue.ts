@@ -3,6 +3,7 @@ import type { Json, JobContext, QueueOptions, StoredJob } from '@seqline/core';
 import type { Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { attemptsSpanning, DEFAULT_BACKOFF } from './backoff.ts';
 import { KeyedDispatcher } from './keyed-dispatcher.ts';
 import { NatsDeadLetters } from './nats-dead-letters.ts';
 import { natsError } from './nats-unavailable.ts';
@@ -10,7 +11,7 @@ import { ensureJobStreams, ensureQueueConsumer, isJobEnvelope, jobTopology } fro
 import type { JobEnvelope } from './nats-streams.ts';
 import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
 import { durableName, isValidQueueName } from './subject-token.ts';
-import type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue-options.ts';
+import { DEFAULT_NATS_BACKOFF_MS, type NatsWorkQueue, type NatsWorkQueueOptions } from './nats-work-queue-options.ts';
 
 export type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue-options.ts';
 
@@ -36,7 +37,6 @@ interface QueueRuntime {
   advisory?: Subscription;
 }
 
-const DEFAULT_BACKOFF_MS = [5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -49,9 +49,11 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   const clock = options.clock ?? systemClock;
   const logger = options.logger.child({ component: 'nats-work-queue' });
   const topology = jobTopology(options.streamPrefix ?? 'SEQLINE', options.subjectPrefix ?? '');
-  const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
-  const maxDeliver = options.maxDeliver ?? 12;
-  if (backoffMs.length === 0 || backoffMs.some((ms) => !(ms > 0))) throw new InternalError('backoffMs must be positive delays');
+  const backoffMs = options.backoffMs ?? DEFAULT_NATS_BACKOFF_MS;
+  if (backoffMs.length === 0 || backoffMs.some((ms) => !(ms > 0) || !Number.isFinite(ms)))
+    throw new InternalError('backoffMs must be positive delays');
+  // The give-up window as a delivery count: JetStream keeps no per-job time across processes.
+  const maxDeliver = options.maxDeliver ?? attemptsSpanning(options.giveUpAfterMs ?? DEFAULT_BACKOFF.giveUpAfterMs, backoffMs);
   if (!(maxDeliver >= 1)) throw new InternalError('maxDeliver must be at least 1');
   const ackWaitMs = options.ackWaitMs ?? 30_000;
   const js = jetstream(nc);

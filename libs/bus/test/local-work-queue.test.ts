@@ -86,38 +86,6 @@ describe('local work queue', () => {
     await eventually(() => expect(jobs.pending.size).toBe(0));
   });
 
-  it('dead-letters after giveUpAfterMs measured on the clock, keeping the last error', async () => {
-    const jobs = new MemoryJobStore();
-    const clock = new ManualClock();
-    const wq = make({ jobs, clock, backoff: { initialMs: 5, maxMs: 5, giveUpAfterMs: 30 * 60_000 } });
-    let calls = 0;
-    await wq.consume(
-      'q',
-      async () => {
-        calls++;
-        throw new Error(`boom ${calls}`);
-      },
-      { concurrency: 1 },
-    );
-    await wq.enqueue('q', 'j', { x: 1 });
-    await eventually(() => expect(calls).toBeGreaterThanOrEqual(3));
-    expect(await wq.deadLetters()).toEqual([]);
-    clock.t += 30 * 60_000 + 1;
-    await eventually(async () => expect((await wq.deadLetters()).map((j) => j.id)).toEqual(['j']));
-    const [dead] = await wq.deadLetters();
-    expect(dead!.lastError).toBe(`boom ${calls}`);
-    expect(dead!.attempts).toBe(calls);
-    expect(jobs.pending.size).toBe(0);
-    const callsAtDeath = calls;
-    await sleep(50);
-    expect(calls).toBe(callsAtDeath);
-    // Replay: a fresh give-up window, so one more failure is retried rather than buried at once.
-    expect(await wq.replay('j')).toBe(true);
-    expect(jobs.pending.get('j')).toMatchObject({ createdAt: clock.t });
-    await eventually(() => expect(calls).toBeGreaterThanOrEqual(callsAtDeath + 2));
-    expect(await wq.deadLetters()).toEqual([]);
-  });
-
   it('never exceeds perKeyConcurrency under a burst of 100 jobs of one key', async () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs });

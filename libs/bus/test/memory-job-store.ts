@@ -46,7 +46,8 @@ export class MemoryJobStore implements JobStore {
     const job = this.dead.get(id);
     if (!job) return false;
     this.dead.delete(id);
-    this.pending.set(id, { ...job, attempts: 0, notBefore: now });
+    const { firstFailedAt: _closed, ...fresh } = job;
+    this.pending.set(id, { ...fresh, attempts: 0, notBefore: now });
     return true;
   }
 

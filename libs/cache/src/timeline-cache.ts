@@ -8,22 +8,53 @@
 import {
   dedupKeyOf,
   hasLoneSurrogate,
-  type AppendListeners,
   type AppendOutcome,
   type DedupKey,
   type DurableListener,
   type Entry,
   type InboxKey,
   type Logger,
+  type StoredOutcome,
+  type TimelineAppend,
   type TimelineStore,
-  type WriteGuard,
 } from '@seqline/core';
-import { RedisGuard } from './guard.ts';
+import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
 import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
-import type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
 
-export type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
+/** What a CachedTimelineStore is configured with. */
+export interface CachedTimelineOptions extends RedisCacheOptions {
+  /** Most recent entries kept per inbox. Default 512. */
+  maxEntries?: number;
+  /** An inbox's cache expires this long after its last write. Default 1 h. */
+  ttlMs?: number;
+  /** Appinfos remembered per inbox for the dedup fast path. Default 1024. */
+  dedupMaxPerInbox?: number;
+  /** The dedup set of an inbox expires this long after its last append. Default 10 min. */
+  dedupTtlMs?: number;
+  /**
+   * Answer headSeq from the cache when it has the inbox. Off by default: a cache write that
+   * failed leaves the cached head behind the durable one, which is harmless in a sync answer
+   * but not for an inbox writer, which would publish a push with a too-low prevSeq (a client
+   * applying it would skip entries). Turn it on only for read-side instances (gateway sync).
+   */
+  headSeqFromCache?: boolean;
+}
+
+/** What a CachedTimelineStore counts. */
+export interface TimelineCacheStats {
+  /** readAfter answered from Redis. */
+  readHits: number;
+  /** readAfter answered by the durable store (no cache, range not covered, Redis failed). */
+  readMisses: number;
+  headHits: number;
+  headMisses: number;
+  /** Appinfos found in the dedup fast path / looked up in the durable index. */
+  dedupHits: number;
+  dedupMisses: number;
+  /** Cache writes after a durable append that failed (the inbox's cache was then invalidated). */
+  writeFailures: number;
+}
 
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
 
@@ -68,13 +99,15 @@ export class CachedTimelineStore implements TimelineStore {
   /**
    * Every listener goes to the durable store: `durable` is told once, by that store as soon as
    * its entries are durable (a CQL store: before its conversation index write), else here once
-   * it resolved — before the cache write either way; `indexed` only the store can tell.
+   * it resolved — before the cache write either way; `indexed` only the store can tell. The
+   * input goes on whole, so a field this cache does not know reaches the store too.
    */
-  async append(inbox: InboxKey, entries: Entry[], writeGuard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
-    const durable = listeners?.durable && once(listeners.durable, this.guard.logger);
-    let outcomes: AppendOutcome[];
+  async append(input: TimelineAppend): Promise<StoredOutcome[]> {
+    const { inbox, entries } = input;
+    const durable = input.durable && once(input.durable, this.guard.logger);
+    let outcomes: StoredOutcome[];
     try {
-      outcomes = await this.inner.append(inbox, entries, writeGuard, durable ? { ...listeners, durable } : listeners);
+      outcomes = await this.inner.append(durable ? { ...input, durable } : input);
     } catch (err) {
       // The append may have landed anyway (a timeout): readers should go to the store.
       const key = this.guard.key('tl', inbox);

@@ -87,7 +87,7 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
               const appinfo = reuse ?? `a${appinfos.length}-${i}`;
               return msgEntry(head + step.gap + i, appinfo);
             });
-            const outcomes = await store.append(inbox, entries);
+            const outcomes = await store.append({ inbox, entries });
             entries.forEach((entry, i) => {
               if (!outcomes[i]?.duplicate) appinfos.push(entry.appinfo);
             });
@@ -97,7 +97,7 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
           case 'lostAppend': {
             // durable, but the cache never heard of it
             const entry = msgEntry(head + step.gap, `lost${head}`);
-            await engine.timeline.append(inbox, [entry]);
+            await engine.timeline.append({ inbox, entries: [entry] });
             appinfos.push(entry.appinfo);
             head = entry.seq;
             break;
@@ -175,25 +175,13 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
         createdAt: 1,
       };
       await groupsWithEpoch.createGroup(group, ['a', 'b'], { time: 1, gseq: 0 });
-      await withEpoch.append(
-        x,
-        [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `x${seq}`)),
-      );
-      await plain.append(
-        y,
-        [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `y${seq}`)),
-      );
+      await withEpoch.append({ inbox: x, entries: [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `x${seq}`)) });
+      await plain.append({ inbox: y, entries: [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `y${seq}`)) });
       expect(await groupsWithEpoch.listMembers(group.key)).toEqual(['a', 'b']);
       expect(await groupsPlain.listMembers(group.key)).toEqual(['a', 'b']);
       await client.save(); // the copy the restart will bring back
-      await withEpoch.append(
-        x,
-        [6, 7, 8].map((seq) => msgEntry(seq, `x${seq}`)),
-      );
-      await plain.append(
-        y,
-        [6, 7, 8].map((seq) => msgEntry(seq, `y${seq}`)),
-      );
+      await withEpoch.append({ inbox: x, entries: [6, 7, 8].map((seq) => msgEntry(seq, `x${seq}`)) });
+      await plain.append({ inbox: y, entries: [6, 7, 8].map((seq) => msgEntry(seq, `y${seq}`)) });
       await groupsWithEpoch.removeMembers(group.key, ['b'], { time: 2, gseq: 1 });
 
       await server.crashAndRestart();
@@ -211,7 +199,7 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
       expect(withEpoch.stats().readHits).toBe(hits);
       expect(await groupsWithEpoch.listMembers(group.key)).toEqual(['a']);
       // Appends after the restart repair the plain cache too (the gap to the old head is seen).
-      await plain.append(y, [msgEntry(9, 'y9')]);
+      await plain.append({ inbox: y, entries: [msgEntry(9, 'y9')] });
       for (const after of [0, 5, 8]) expect(await plain.readAfter(y, after, 100)).toEqual(await engine.timeline.readAfter(y, after, 100));
     } finally {
       watcher.stop();
@@ -230,11 +218,11 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
     try {
       const inbox = inboxKey(uniqueTenant(), 'w');
       expect(watcher.runId).toBeNull();
-      await store.append(inbox, [msgEntry(1, 'w1')]); // epoch unknown: not cached
+      await store.append({ inbox, entries: [msgEntry(1, 'w1')] }); // epoch unknown: not cached
       expect(await store.readAfter(inbox, 0, 10)).toHaveLength(1);
       expect(store.stats().readHits).toBe(0);
       await watcher.start();
-      await store.append(inbox, [msgEntry(2, 'w2')]);
+      await store.append({ inbox, entries: [msgEntry(2, 'w2')] });
       expect(await store.readAfter(inbox, 1, 10)).toEqual([msgEntry(2, 'w2')]);
       expect(store.stats().readHits).toBe(1);
       await server.crashAndRestart();

@@ -43,7 +43,7 @@ describe('Redis hung or unreachable', () => {
       const tenant = uniqueTenant();
       const inbox = inboxKey(tenant, 'a');
       const started = Date.now();
-      expect(await timeline.append(inbox, batch([1, 2, 3]))).toHaveLength(3);
+      expect(await timeline.append({ inbox, entries: batch([1, 2, 3]) })).toHaveLength(3);
       expect(await timeline.readAfter(inbox, 1, 10)).toEqual(batch([2, 3]));
       expect(await timeline.headSeq(inbox)).toBe(3);
       expect((await timeline.findSeqs({ inbox, keys: [msgKey('m2')] })).get(msgKey('m2'))).toBe(2);
@@ -110,11 +110,11 @@ describeWithRedis(
       try {
         const inbox = inboxKey(uniqueTenant(), 'a');
         const key = `${keyPrefix}tl:0:{${inbox}}`;
-        await store.append(inbox, batch([1, 2]));
+        await store.append({ inbox, entries: batch([1, 2]) });
         await redis.save(); // the restart will bring this (soon stale) cache back
         await server.crash();
         // Redis is gone: the cache write fails, and so does the DEL that should follow it.
-        await store.append(inbox, batch([3]));
+        await store.append({ inbox, entries: batch([3]) });
         expect(store.stats().writeFailures).toBe(1);
         await server.restart();
         await waitReady(redis);
@@ -124,7 +124,7 @@ describeWithRedis(
         expect(store.stats().readHits).toBe(0);
         // The pending DEL lands within a retry period; then the cache is used again.
         await expect.poll(() => redis.exists(key), { timeout: 5_000 }).toBe(0);
-        await store.append(inbox, batch([4]));
+        await store.append({ inbox, entries: batch([4]) });
         expect(await store.readAfter(inbox, 3, 10)).toEqual(batch([4]));
         expect(store.stats().readHits).toBe(1);
       } finally {

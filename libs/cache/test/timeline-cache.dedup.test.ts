@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
+import { dup, msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { CachedTimelineStore, type CachedTimelineOptions } from '../src/index.ts';
 import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
 
@@ -42,13 +42,13 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
   it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
     const store = cached();
     const inbox = fresh();
-    expect(await store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
+    expect(await store.append({ inbox, entries: [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')] })).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
-      { seq: 1, duplicate: true },
+      dup(msgEntry(1, 'a')),
     ]);
-    expect(await store.append(inbox, [msgEntry(4, 'b'), msgEntry(5, 'c')])).toEqual([
-      { seq: 2, duplicate: true },
+    expect(await store.append({ inbox, entries: [msgEntry(4, 'b'), msgEntry(5, 'c')] })).toEqual([
+      dup(msgEntry(2, 'b')),
       { seq: 5, duplicate: false },
     ]);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
@@ -68,7 +68,7 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
     const inbox = fresh();
     // The previous version kept plain appinfos under `dd`; "carol/x" may have been one (anyone's).
     await redis.zadd(`${keyPrefix}dd:0:{${inbox}}`, 7, msgKey('x', 'carol'));
-    expect(await store.append(inbox, [msgEntry(1, 'x', { from: 'alice' }), msgEntry(2, 'x', { from: 'carol' })])).toEqual([
+    expect(await store.append({ inbox, entries: [msgEntry(1, 'x', { from: 'alice' }), msgEntry(2, 'x', { from: 'carol' })] })).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
     ]);
@@ -84,8 +84,8 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
   it('"absent" in Redis falls back to the durable index', async () => {
     const store = cached({ dedupMaxPerInbox: 2 });
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 4), 'x'));
-    await inner.append(inbox, [msgEntry(5, 'bypass')]);
+    await store.append({ inbox, entries: batch(range(1, 4), 'x') });
+    await inner.append({ inbox, entries: [msgEntry(5, 'bypass')] });
     const found = await store.findSeqs({ inbox, keys: ['x1', 'x4', 'bypass', 'never'].map((a) => msgKey(a)) });
     expect([...found.entries()].sort()).toEqual([
       [msgKey('bypass'), 5],
@@ -95,7 +95,7 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
     await redis.del(`${keyPrefix}dk:0:{${inbox}}`);
     expect((await store.findSeqs({ inbox, keys: [msgKey('x3')] })).get(msgKey('x3'))).toBe(3);
     // An append of duplicates only (nothing to cache) still remembers their original seqs.
-    expect(await store.append(inbox, [msgEntry(9, 'x2')])).toEqual([{ seq: 2, duplicate: true }]);
+    expect(await store.append({ inbox, entries: [msgEntry(9, 'x2')] })).toEqual([dup(msgEntry(2, 'x2'))]);
     const before = store.stats();
     expect((await store.findSeqs({ inbox, keys: [msgKey('x2')] })).get(msgKey('x2'))).toBe(2);
     expect(store.stats().dedupHits - before.dedupHits).toBe(1);

@@ -51,8 +51,8 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('serves covered ranges from Redis with the same answer as the store', async () => {
     const store = cached();
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 5)));
-    await store.append(inbox, batch([6, 9, 10]));
+    await store.append({ inbox, entries: batch(range(1, 5)) });
+    await store.append({ inbox, entries: batch([6, 9, 10]) });
     const before = store.stats();
     for (const after of [0, 1, 3, 5, 6, 8, 9, 10]) {
       for (const limit of [1, 2, 4, 100]) {
@@ -67,7 +67,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('a miss (expired key) answers from the store; a last page fills the cache, a full page does not', async () => {
     const store = cached();
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 20)));
+    await store.append({ inbox, entries: batch(range(1, 20)) });
     await redis.del(tlKey(inbox));
     // As after a Redis restart: the fill's script goes NOSCRIPT → EVAL, after the next read's call.
     await redis.script('FLUSH');
@@ -89,7 +89,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(store.stats().readHits).toBe(stats.readHits + 4);
     expect(await store.readAfter(inbox, 2, 10)).toEqual(await inner.readAfter(inbox, 2, 10)); // below: store
     expect(store.stats().readMisses).toBe(stats.readMisses + 3);
-    await store.append(inbox, batch([21]));
+    await store.append({ inbox, entries: batch([21]) });
     expect(await store.readAfter(inbox, 14, 10)).toEqual(await inner.readAfter(inbox, 14, 10));
     expect(store.stats().readHits).toBe(stats.readHits + 5);
   });
@@ -97,15 +97,15 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('a writer asking the durable head drops a cache that missed a write (crash before the cache update)', async () => {
     const writer = cached();
     const inbox = fresh();
-    await writer.append(inbox, batch(range(1, 4)));
-    await inner.append(inbox, batch([5])); // durable; the process died before caching it
+    await writer.append({ inbox, entries: batch(range(1, 4)) });
+    await inner.append({ inbox, entries: batch([5]) }); // durable; the process died before caching it
     expect(await writer.readAfter(inbox, 4, 10)).toEqual([]); // stale, not wrong: no hole
     // The next owner of the inbox starts by reading the durable head.
     expect(await writer.headSeq(inbox)).toBe(5);
     expect(await redis.exists(tlKey(inbox))).toBe(0);
     expect(await writer.readAfter(inbox, 4, 10)).toEqual(batch([5]));
     // An up-to-date cache is left alone.
-    await writer.append(inbox, batch([6]));
+    await writer.append({ inbox, entries: batch([6]) });
     expect(await writer.headSeq(inbox)).toBe(6);
     expect(await redis.exists(tlKey(inbox))).toBe(1);
   });
@@ -113,7 +113,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('keeps only the newest maxEntries and never answers below them', async () => {
     const store = cached({ maxEntries: 8 });
     const inbox = fresh();
-    for (let seq = 1; seq <= 30; seq += 3) await store.append(inbox, batch([seq, seq + 1, seq + 2]));
+    for (let seq = 1; seq <= 30; seq += 3) await store.append({ inbox, entries: batch([seq, seq + 1, seq + 2]) });
     expect(await redis.zcard(tlKey(inbox))).toBe(9); // 8 entries + the coverage marker
     const hits = store.stats().readHits;
     expect(await store.readAfter(inbox, 22, 100)).toEqual(await inner.readAfter(inbox, 22, 100));
@@ -127,7 +127,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('one append larger than the cache keeps its newest entries', async () => {
     const store = cached({ maxEntries: 5 });
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 12)));
+    await store.append({ inbox, entries: batch(range(1, 12)) });
     expect(await redis.zcard(tlKey(inbox))).toBe(6);
     expect(await store.readAfter(inbox, 7, 10)).toEqual(await inner.readAfter(inbox, 7, 10));
     expect(await store.readAfter(inbox, 3, 10)).toEqual(await inner.readAfter(inbox, 3, 10));
@@ -136,15 +136,15 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('a seq gap is bridged with the durable predecessor, a missed write is not', async () => {
     const store = cached();
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 3)));
-    await store.append(inbox, batch([10_004])); // takeover jump: nothing lies in (3, 10004)
+    await store.append({ inbox, entries: batch(range(1, 3)) });
+    await store.append({ inbox, entries: batch([10_004]) }); // takeover jump: nothing lies in (3, 10004)
     const hits = store.stats().readHits;
     expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
     expect(store.stats().readHits).toBe(hits + 1);
 
     // Appends that reached the store but not the cache (a lost cache write):
-    await inner.append(inbox, batch([10_005, 10_006]));
-    await store.append(inbox, batch([10_007]));
+    await inner.append({ inbox, entries: batch([10_005, 10_006]) });
+    await store.append({ inbox, entries: batch([10_007]) });
     for (const after of [0, 3, 10_004, 10_005, 10_006]) {
       expect(await store.readAfter(inbox, after, 10)).toEqual(await inner.readAfter(inbox, after, 10));
     }
@@ -153,8 +153,8 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('a stale cache may answer short, never with a hole, and a reader ahead of it goes to the store', async () => {
     const store = cached();
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 5)));
-    await inner.append(inbox, batch([6, 7])); // the cache missed these
+    await store.append({ inbox, entries: batch(range(1, 5)) });
+    await inner.append({ inbox, entries: batch([6, 7]) }); // the cache missed these
     expect(await expectPrefixOfTruth(store, inbox, 3, 10)).toHaveLength(2); // stale: 4, 5
     const misses = store.stats().readMisses;
     // The reader has seen 6: the cache (head 5) is provably behind and is not asked.
@@ -166,13 +166,13 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('a failed cache write invalidates the inbox instead of leaving a hole', async () => {
     const store = cached();
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 3)));
+    await store.append({ inbox, entries: batch(range(1, 3)) });
     await redis.set(tlKey(inbox), 'not a sorted set'); // every script on this key now errors
-    await store.append(inbox, batch([4, 5]));
+    await store.append({ inbox, entries: batch([4, 5]) });
     expect(store.stats().writeFailures).toBe(1);
     expect(await redis.exists(tlKey(inbox))).toBe(0);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
-    await store.append(inbox, batch([6]));
+    await store.append({ inbox, entries: batch([6]) });
     expect(await store.readAfter(inbox, 5, 10)).toEqual(batch([6]));
   });
 
@@ -181,7 +181,9 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     const inbox = fresh();
     const told: unknown[] = [];
     let sizeWhenTold: Promise<number> | undefined;
-    const outcomes = await store.append(inbox, batch([1, 2]), undefined, {
+    const outcomes = await store.append({
+      inbox,
+      entries: batch([1, 2]),
       durable: (o) => {
         told.push(o);
         // Same connection as the store's: this read goes out before the cache write does.
@@ -191,7 +193,9 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(told).toEqual([outcomes]);
     expect(await sizeWhenTold).toBe(0);
     expect(await redis.zcard(tlKey(inbox))).toBeGreaterThan(0);
-    const more = await store.append(inbox, batch([3]), undefined, {
+    const more = await store.append({
+      inbox,
+      entries: batch([3]),
       durable: () => {
         throw new Error('listener bug');
       },
@@ -203,8 +207,8 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
   it('a failed durable append invalidates the cache and rethrows', async () => {
     const store = cached();
     const inbox = fresh();
-    await store.append(inbox, batch(range(1, 3)));
-    await expect(store.append(inbox, batch([2], 'late'))).rejects.toThrow();
+    await store.append({ inbox, entries: batch(range(1, 3)) });
+    await expect(store.append({ inbox, entries: batch([2], 'late') })).rejects.toThrow();
     expect(await redis.exists(tlKey(inbox))).toBe(0);
     expect(await store.readAfter(inbox, 0, 10)).toEqual(batch(range(1, 3)));
   });
@@ -214,11 +218,11 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     const writer = cached();
     const inbox = fresh();
     expect(await reader.headSeq(inbox)).toBe(0);
-    await writer.append(inbox, batch([1, 2, 7]));
+    await writer.append({ inbox, entries: batch([1, 2, 7]) });
     const hits = reader.stats().headHits;
     expect(await reader.headSeq(inbox)).toBe(7);
     expect(reader.stats().headHits).toBe(hits + 1);
-    await inner.append(inbox, batch([8]));
+    await inner.append({ inbox, entries: batch([8]) });
     expect(await writer.headSeq(inbox)).toBe(8); // the writer's view must be exact
     expect(await reader.headSeq(inbox)).toBeLessThanOrEqual(8);
   });
@@ -238,7 +242,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
             seq += 1 + ((n * 7 + i) % 3); // uneven gaps
             const entries = batch(range(seq, seq + size - 1), `w${n}-`);
             seq += size - 1;
-            await writer.append(inbox, entries);
+            await writer.append({ inbox, entries });
           }
         }),
       ).finally(() => {

@@ -40,7 +40,7 @@ describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
     const dd = `${keyPrefix}dk:0:{${inbox}}`;
     const sizes = new Set<number>();
     for (let seq = 1; seq <= 300; seq++) {
-      await store.append(inbox, [msgEntry(seq, `m${seq}`)]);
+      await store.append({ inbox, entries: [msgEntry(seq, `m${seq}`)] });
       const entries = (await redis.zcard(tl)) - 1; // minus the coverage marker
       expect(entries).toBeLessThanOrEqual(64);
       if (seq > 64) expect(entries).toBeGreaterThanOrEqual(60);

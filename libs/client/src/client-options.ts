@@ -29,7 +29,7 @@ export interface SeqlineClientOptions {
    */
   tokenTransport?: TokenTransport;
   /**
-   * v1.1: this device, sent in the socket URL for the tenant's login policy. A token that names
+   * This device, sent in the socket URL for the tenant's login policy. A token that names
    * a device wins; a different value here is then refused. On `kicked` the client stops.
    */
   device?: { dev?: string; plat?: 'ios' | 'android' | 'web' | 'desktop' };
@@ -81,7 +81,7 @@ export interface ClientEvents extends Record<string, unknown> {
   hidden: HiddenEntries;
   /** A message was edited by its sender: show `edit.body` instead. */
   edited: EditedMessage;
-  /** v1.1: a newer login (`by`) replaced this session; the client is closed and does not reconnect. */
+  /** A newer login (`by`) replaced this session; the client is closed and does not reconnect. */
   kicked: { by: KickedBy };
 }
 
@@ -100,6 +100,6 @@ export interface SendOutcome {
   sendTime: number;
   duplicate: boolean;
   appinfo: string;
-  /** v1.1: the body the server stored, only when it differs from the one sent (the app's before-send hook rewrote it). */
+  /** The body the server stored, only when it differs from the one sent (the app's before-send hook rewrote it). */
   body?: Json;
 }

@@ -163,7 +163,7 @@ export class SeqlineClient {
     );
   }
 
-  /** v1: marks these entries read (their senders get receipts). See markRead for conversations. */
+  /** Marks these entries read (their senders get receipts). See markRead for conversations. */
   read(seqs: number[]): Promise<OpResult<'read'>> {
     return this.request('read', { seqs });
   }

@@ -19,7 +19,7 @@ export interface ConnectionOptions {
   token: string | (() => Promise<string>);
   WebSocket?: WebSocketConstructor;
   tokenTransport?: TokenTransport;
-  /** v1.1: named in the socket URL (`dev`, `plat`). */
+  /** Named in the socket URL (`dev`, `plat`) for the tenant's login policy. */
   device?: { dev?: string; plat?: string };
   reconnectBackoff: BackoffOptions;
   /** A socket not open after this long is abandoned and retried. */

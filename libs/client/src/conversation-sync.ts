@@ -25,11 +25,11 @@ export type MarkReadOutcome = { seq: number } | { cursor: number };
 /**
  * The conversation half of the client: feeds the store from every server answer that carries
  * states (sync pages, pushes, `conversations`), turns `delete` / `clear` / `edit` entries into
- * events, and runs the v1.1 ops. Counts always come from the server, exact at their asOfSeq.
+ * events, and runs the conversation ops. Counts always come from the server, exact at their asOfSeq.
  */
 export class ConversationSync {
   readonly store = new ConversationStore();
-  /** The server has answered with conversation states (a v1 server never does: no refreshes then). */
+  /** The server has answered with conversation states (a server that predates them never does: no refreshes then). */
   private serverTracks = false;
 
   constructor(private readonly opts: ConversationSyncOptions) {}
@@ -95,7 +95,7 @@ export class ConversationSync {
 /**
  * Whether a conversation an entry names itself (a message, a group notice, a conversation
  * read, a clear, a recall, an edit) has no state in `convs` as new as that entry. A delete or
- * a v1 read names seqs, whose conversations only the server knows: it sends all or none.
+ * a read by seqs names seqs, whose conversations only the server knows: it sends all or none.
  */
 function lacksState(entries: readonly Entry[], convs: readonly Conversation[]): boolean {
   const asOf = new Map(convs.map((c) => [convKey(c.conv), c.asOfSeq]));

@@ -1,4 +1,4 @@
-/** v1.1 `{"op": "kicked", "by": {"dev"?, "plat"?}}`: a newer login of this user replaced this session. */
+/** `{"op": "kicked", "by": {"dev"?, "plat"?}}`: a newer login of this user replaced this session. */
 
 /** The device of the login that replaced this session, as the server named it. */
 export interface KickedBy {

@@ -23,7 +23,7 @@ const membership: Check = (r) => tier(r['tier']) && num(r['memberCount']);
 
 const CHECKS: { [O in OpName]: Check } = {
   send: (r) => isSeq(r['seq']) && num(r['sendTime']) && bool(r['duplicate']),
-  // `groups` may be omitted (no read-fanout groups; normalised to [] below), `convs` by a v1 server.
+  // `groups` may be omitted (no read-fanout groups; normalised to [] below), `convs` by a server that predates them.
   sync: (r) =>
     isEntryList(r['entries']) &&
     isSeq(r['headSeq']) &&

@@ -87,7 +87,7 @@ export function socketUrl(base: string, token: string | null, device: { dev?: st
   const url = new URL(base);
   if (url.pathname === '' || url.pathname === '/') url.pathname = '/v1/ws';
   if (token !== null) url.searchParams.set('token', token);
-  // v1.1: the device for the login policy; a token that names one must agree (else 401).
+  // The device, for the login policy; a token that names one must agree (else 401).
   if (device.dev !== undefined) url.searchParams.set('dev', device.dev);
   if (device.plat !== undefined) url.searchParams.set('plat', device.plat);
   return url.toString();

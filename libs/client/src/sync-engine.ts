@@ -11,7 +11,7 @@ export interface SyncEngineOptions {
   /** Hands an ascending batch to the app; max seq moves (and is saved) once it resolves. */
   deliver(entries: Entry[]): Promise<void>;
   groups(groups: GroupNews[]): Promise<void>;
-  /** v1.1: the conversation states a sync page carried (maybe none), after its entries were delivered. */
+  /** The conversation states a sync page carried (maybe none), after its entries were delivered. */
   convs?(convs: Conversation[]): Promise<void>;
   /** A sync run ended with nothing more on the server. */
   synced?(maxSeq: number): void;

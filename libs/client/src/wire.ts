@@ -1,5 +1,5 @@
 /**
- * The parts of the wire protocol (docs/protocol.md v1) the client speaks. Kept here, not imported
+ * The parts of the wire protocol (docs/protocol.md) the client speaks. Kept here, not imported
  * from @seqline/protocol, so the SDK carries no server-side validation code at runtime.
  */
 import { parseKicked, type KickedFrame } from './kicked.ts';
@@ -44,11 +44,11 @@ export interface Entry {
   readBy?: string[];
   /** `from`: the recalled message's sender (an appinfo is unique per sender); absent in older recalls. */
   recall?: { appinfo: string; sendTime: number; from?: string };
-  /** v1.1: users mentioned by a message (or "@all"). */
+  /** Users mentioned by a message (or "@all"). */
   mentions?: string[];
-  /** v1.1, kind "edit": the message's new content. */
+  /** kind "edit": the message's new content. */
   edit?: { appinfo: string; sendTime: number; type: string; body: Json; editedAt: number };
-  /** v1.1, kinds "clear" and "read": the conversation is cleared / read up to this seq. */
+  /** kinds "clear" and "read": the conversation is cleared / read up to this seq. */
   upToSeq?: number;
 }
 
@@ -66,7 +66,7 @@ export interface GroupNews {
 }
 
 /**
- * v1.1: one conversation of the inbox as the server computed it, exact as of inbox seq
+ * One conversation of the inbox as the server computed it, exact as of inbox seq
  * `asOfSeq`. Every count is the server's; the SDK never derives one. A read-fanout group may
  * carry its position in gseq terms (`lastGseq`, `readGseq`) instead of `lastSeq` / `readSeq`.
  */
@@ -101,7 +101,7 @@ export interface SyncResult {
   headSeq: number;
   hasMore: boolean;
   groups: GroupNews[];
-  /** v1.1: the conversations the returned entries touch (absent from a v1 server). */
+  /** The conversations the returned entries touch (absent from a server that predates them). */
   convs?: Conversation[];
 }
 
@@ -112,20 +112,20 @@ export interface ConversationsResult {
   hasMore: boolean;
 }
 
-/** v1.1 `read`: a conversation's read cursor (moves forward only), or v1's list of seqs. */
+/** `read`: a conversation's read cursor (moves forward only), or a list of seqs (receipts to their senders). */
 export type ReadArgs = { conv: Conv; upToSeq: number } | { seqs: number[] };
 
 export type Tier = 'small' | 'large' | 'huge';
 
 /**
- * Every op of v1: its arguments and its result (without `id` / `ok`). The group ops name the
+ * Every op: its arguments and its result (without `id` / `ok`). The group ops name the
  * group `group`, not `id` as the protocol's table does: a frame's `id` is the request number,
  * so a group `id` would collide with it (the project's docs/protocol.md and the gateway agree).
  */
 export interface Ops {
   send: {
     args: { appinfo: string; to: Recipient; type: string; body: Json; mentions?: string[] };
-    /** `body` (v1.1): present only when the server stored another body than the one sent (a before-send rewrite). */
+    /** `body`: present only when the server stored another body than the one sent (a before-send rewrite). */
     result: { seq: number; sendTime: number; duplicate: boolean; body?: Json };
   };
   sync: { args: { maxSeq: number; limit?: number }; result: SyncResult };
@@ -179,7 +179,7 @@ export interface PushFrame {
   kind: 'push';
   prevSeq: number;
   entries: Entry[];
-  /** v1.1, optional: the conversations these entries touch. */
+  /** Optional: the conversations these entries touch. */
   convs?: Conversation[];
 }
 

@@ -1,15 +1,4 @@
-import {
-  BadRequestError,
-  ForbiddenError,
-  InternalError,
-  NotFoundError,
-  OverloadedError,
-  RateLimitedError,
-  RecallExpiredError,
-  SeqlineError,
-  TooLargeError,
-  UnauthorizedError,
-} from '@seqline/core';
+import { errorOfCode, SeqlineError } from '@seqline/core';
 import type { ErrorCode } from '@seqline/core';
 
 /**
@@ -58,24 +47,5 @@ export function toWireError(err: unknown): WireError {
 
 /** Caller side: the matching SeqlineError class for a code. */
 export function fromWireError(wire: WireError): SeqlineError {
-  switch (wire.code) {
-    case 'BAD_REQUEST':
-      return new BadRequestError(wire.message);
-    case 'UNAUTHORIZED':
-      return new UnauthorizedError(wire.message);
-    case 'FORBIDDEN':
-      return new ForbiddenError(wire.message);
-    case 'NOT_FOUND':
-      return new NotFoundError(wire.message);
-    case 'TOO_LARGE':
-      return new TooLargeError(wire.message);
-    case 'RATE_LIMITED':
-      return new RateLimitedError(wire.message);
-    case 'OVERLOADED':
-      return new OverloadedError(wire.message);
-    case 'RECALL_EXPIRED':
-      return new RecallExpiredError(wire.message);
-    default:
-      return new InternalError(wire.message);
-  }
+  return errorOfCode(wire.code, wire.message);
 }

@@ -1,16 +1,17 @@
 /**
- * The TimelineStore an owned shard's InboxOwner writes through. Every write checks the lease
- * synchronously right before it is handed to the store, so the window between the last fence
- * check and the write leaving the process is as short as it can be without store support (see
- * README "Residual risk"). Reads pass through.
+ * The writing half (TimelineWriter) of the timeline an owned shard's InboxOwner writes through;
+ * its reads go straight to the store (timelineOf). Every write checks the lease synchronously
+ * right before it is handed to the store, so the window between the last fence check and the
+ * write leaving the process is as short as it can be without store support (see README
+ * "Residual risk"). The same lease check, as a WriteGuard (leaseGuard), fences the group
+ * streams and the index rebuilds of the shard too.
  */
-import type { AppendListeners, AppendOutcome, DedupKey, Entry, InboxKey, TimelineStore, WriteGuard } from '@seqline/core';
+import type { StoredOutcome, TimelineAppend, TimelineWriter, InboxKey, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
-import { leaseGuard } from './lease-guard.ts';
 
-export class FencedTimelineStore implements TimelineStore {
+export class FencedTimelineWriter implements TimelineWriter {
   constructor(
-    private readonly inner: TimelineStore,
+    private readonly inner: TimelineWriter,
     private readonly shard: number,
     /** Why writing is not allowed now, or undefined when it is. */
     private readonly blocker: () => string | undefined,
@@ -18,15 +19,15 @@ export class FencedTimelineStore implements TimelineStore {
     private readonly epoch?: number,
   ) {}
 
-  /** `listeners` pass through whole: the store tells them (AppendListeners). */
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
+  /**
+   * The input goes on whole (listeners and any field this fence does not know), with a guard
+   * that runs the lease check again before each of the store's write round trips.
+   */
+  append(input: TimelineAppend): Promise<StoredOutcome[]> {
     const refused = this.refusal();
-    return refused ? Promise.reject(refused) : this.inner.append(inbox, entries, this.guarded(guard), listeners);
-  }
-
-  /** The lease check again before each of the store's write round trips (not only the first). */
-  private guarded(outer?: WriteGuard): WriteGuard {
-    return leaseGuard(this.shard, this.epoch, this.blocker, outer);
+    return refused
+      ? Promise.reject(refused)
+      : this.inner.append({ ...input, guard: leaseGuard(this.shard, this.epoch, this.blocker, input.guard) });
   }
 
   addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
@@ -34,32 +35,25 @@ export class FencedTimelineStore implements TimelineStore {
     return refused ? Promise.reject(refused) : this.inner.addReaders(inbox, seq, readers);
   }
 
-  findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
-    return this.inner.findSeqs(input);
-  }
-
-  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
-    return this.inner.getEntry(inbox, seq);
-  }
-
-  readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
-    return this.inner.readAfter(inbox, afterSeq, limit);
-  }
-
-  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
-    return this.inner.readBefore(inbox, beforeSeq, limit);
-  }
-
-  headSeq(inbox: InboxKey): Promise<number> {
-    return this.inner.headSeq(inbox);
-  }
-
-  getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
-    return this.inner.getReaders(inbox, seq);
-  }
-
   private refusal(): ShardLeaseLostError | undefined {
     const reason = this.blocker();
     return reason === undefined ? undefined : new ShardLeaseLostError(this.shard, reason);
   }
+}
+
+/**
+ * The WriteGuard a fenced store hands to the store it wraps: the caller's guard, then the lease
+ * check, synchronously, before each write round trip. Its term names the lease (shard and
+ * epoch), so a store that remembers a stream's head between appends forgets it when the lease
+ * changes hands — even when it comes back to this process under a new epoch.
+ */
+export function leaseGuard(shard: number, epoch: number | undefined, blocker: () => string | undefined, outer?: WriteGuard): WriteGuard {
+  const check = () => {
+    outer?.();
+    const lost = blocker();
+    if (lost !== undefined) throw new ShardLeaseLostError(shard, lost);
+  };
+  const mine = epoch === undefined ? undefined : `shard-${shard}@${epoch}`;
+  const term = [outer?.term, mine].filter((part) => part !== undefined).join('/');
+  return term === '' ? check : Object.assign(check, { term });
 }

@@ -107,6 +107,6 @@ export class RemoteInboxWriter implements InboxWriter {
 
 function outcomesOf(reply: OkReply, expected: number): AppendOutcome[] {
   if (reply.outcomes?.length !== expected) throw new InternalError('inbox owner returned the wrong number of outcomes');
-  // Only seq and duplicate: an inbox append has no prevSeq, whatever the owner sent.
-  return reply.outcomes.map(({ seq, duplicate }) => ({ seq, duplicate }));
+  // No prevSeq: an inbox append has none, whatever the owner sent.
+  return reply.outcomes.map(({ seq, duplicate, original }) => (original === undefined ? { seq, duplicate } : { seq, duplicate, original }));
 }

@@ -15,8 +15,21 @@
  */
 import { performance } from 'node:perf_hooks';
 import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
-import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
-import type { Subscription } from '@nats-io/transport-node';
+import type {
+  AppendOutcome,
+  ConversationIndex,
+  FollowUpAppend,
+  FollowUpResult,
+  GroupStreamStore,
+  InboxKey,
+  Logger,
+  NewEntry,
+  PushBus,
+  SeqCeilingStore,
+  TimelineStore,
+} from '@seqline/core';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
 import { BalancingRounds } from './balancing-rounds.ts';
 import { LiveOwners } from './live-owners.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
@@ -27,12 +40,64 @@ import type { ShardLease } from './shard-leases.ts';
 import { ShardLeaseLostError } from './errors.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
-import type { SharedWriterMemory } from './shard-writers.ts';
-import type { InFlight } from './shard-slot.ts';
-import type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
+import type { GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
+import type { InFlight, SlotState } from './shard-slot.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
-export type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
+export interface ShardOwnerHostOptions {
+  nc: NatsConnection;
+  redis: Redis;
+  ceilings: SeqCeilingStore;
+  timeline: TimelineStore;
+  /**
+   * Read-fanout group streams (the CQL GroupStreamStore in distributed mode): the owner of a
+   * shard also writes the group streams of that shard. Without it `gappend`/`ghead` requests
+   * fail with a final (not retried) INTERNAL error.
+   */
+  groupStreams?: GroupStreamStore;
+  /** The conversation index its owners read once per append for push `convs` (the CQL index). */
+  conversations?: ConversationIndex;
+  /** Rebuilds an inbox's conversation index (the CQL timeline); without it `rebuild` requests fail. */
+  conversationRebuilder?: GuardedRebuilder;
+  push: PushBus;
+  logger: Logger;
+  /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */
+  ownerId: string;
+  /** Fixed for a deployment. Default 64. */
+  shardCount?: number;
+  /** Shards this host may own. Default 'all'. */
+  desiredShards?: 'all' | number[];
+  /** Default 10 s. */
+  leaseTtlMs?: number;
+  leaseMarginMs?: number;
+  /** Redis key prefix for leases and the owner registry. Default `seqline:`. */
+  keyPrefix?: string;
+  /** Default `inbox.append`. */
+  subjectPrefix?: string;
+  queueGroup?: string;
+  /** Requests handled at once by this host before replying OVERLOADED. Default 10 000. */
+  maxInFlight?: number;
+  /** Monotonic clock in ms for leases and wait-outs. Default `performance.now` (tests inject pauses). */
+  now?: () => number;
+  /** Passed to every InboxOwner (`step` and `maxBatchEntries` to every GroupStreamWriter too). */
+  ownerOptions?: OwnerTuning;
+}
+
+export interface ShardStatus {
+  shard: number;
+  state: SlotState;
+  epoch: number;
+}
+
+/** A host's `/readyz` (ShardOwnerHost.readiness). */
+export interface HostReadiness {
+  /** It serves every shard it should (see ShardOwnerHost.readiness). */
+  ready: boolean;
+  /** Shards it serves now, ascending. */
+  serving: number[];
+  /** Shards it should serve and does not yet (acquiring, waiting out, held by another), ascending. */
+  pending: number[];
+}
 
 export class ShardOwnerHost {
   readonly ownerId: string;

@@ -3,6 +3,7 @@
  * GroupStreamWriter. Both write through fences that check the lease before every write, and
  * both claim their sections with the lease's epoch.
  */
+import { groupStreamOf, timelineOf } from '@seqline/core';
 import type {
   ConversationIndex,
   ConversationRebuilder,
@@ -17,10 +18,9 @@ import type {
 } from '@seqline/core';
 import { DEFAULT_MAX_SEQ_KEYS, GroupStreamWriter, InboxOwner, KeyBudget, RecentAppinfos } from '@seqline/seq';
 import type { InboxOwnerOptions } from '@seqline/seq';
-import { FencedGroupStreamStore } from './fenced-group-stream.ts';
+import { FencedGroupStreamStoreWriter } from './fenced-group-stream.ts';
 import { ShardLeaseLostError } from './errors.ts';
-import { FencedTimelineStore } from './fenced-timeline.ts';
-import { leaseGuard } from './lease-guard.ts';
+import { FencedTimelineWriter, leaseGuard } from './fenced-timeline.ts';
 import type { ShardLease } from './shard-leases.ts';
 
 /**
@@ -66,7 +66,7 @@ export interface GuardedRebuilder {
 
 export interface ShardWriterSources extends SharedWriterMemory {
   timeline: TimelineStore;
-  /** The conversation index the owners read for push `convs` (v1.1); none: pushes carry entries only. */
+  /** The conversation index the owners read for push `convs`; none: pushes carry entries only. */
   conversations?: ConversationIndex;
   /** Rebuilds an inbox's conversation index; run by the shard's owner under its lease. */
   conversationRebuilder?: GuardedRebuilder;
@@ -91,7 +91,7 @@ export function shardWriters(
     recentAppinfos: src.recentAppinfos,
     seqKeyBudget: src.seqKeyBudget,
     inboxStateBudget: src.inboxStateBudget,
-    timeline: new FencedTimelineStore(src.timeline, lease.shard, blocker, lease.epoch),
+    timeline: timelineOf({ reader: src.timeline, writer: new FencedTimelineWriter(src.timeline, lease.shard, blocker, lease.epoch) }),
     ceilings: src.ceilings,
     push: src.push,
     conversations: src.conversations,
@@ -106,7 +106,10 @@ export function shardWriters(
   const groupWriter =
     src.groupStreams &&
     new GroupStreamWriter({
-      streams: new FencedGroupStreamStore(src.groupStreams, lease.shard, blocker, lease.epoch),
+      streams: groupStreamOf({
+        reader: src.groupStreams,
+        writer: new FencedGroupStreamStoreWriter(src.groupStreams, lease.shard, blocker, lease.epoch),
+      }),
       ceilings: src.ceilings,
       logger,
       epoch: lease.epoch,

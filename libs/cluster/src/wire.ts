@@ -47,7 +47,10 @@ export interface ReadyRequest {
 /** An append request without its entries. */
 export type AppendHead = { op: 'append'; inbox: InboxKey } | { op: 'gappend'; group: GroupKey };
 
-/** An append outcome on the wire; `prevSeq` only in `gappend` replies, for entries stored by the call. */
+/**
+ * An append outcome on the wire; `prevSeq` only in `gappend` replies, for entries stored by the
+ * call; `original` on a duplicate (an owner of the previous version leaves it out).
+ */
 export type WireOutcome = AppendOutcome & { prevSeq?: number };
 
 export type InboxReply =
@@ -217,8 +220,21 @@ function isOutcome(v: unknown): v is WireOutcome {
     isObj(v) &&
     Number.isSafeInteger(v.seq) &&
     typeof v.duplicate === 'boolean' &&
-    (v.prevSeq === undefined || Number.isSafeInteger(v.prevSeq))
+    (v.prevSeq === undefined || Number.isSafeInteger(v.prevSeq)) &&
+    (v.original === undefined || (v.duplicate === true && isOriginal(v.original, v.seq)))
   );
+}
+
+/** A duplicate's original: an entry as checkEntry sees one, stored at the outcome's seq. */
+function isOriginal(v: unknown, seq: unknown): boolean {
+  if (!isObj(v) || v.seq !== seq) return false;
+  const { seq: _seq, ...entry } = v;
+  try {
+    checkEntry(entry);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;

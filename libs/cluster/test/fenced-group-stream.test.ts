@@ -4,17 +4,17 @@
  * shard and claiming with the slot's epoch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FencedError, inboxKey, silentLogger } from '@seqline/core';
-import type { Entry } from '@seqline/core';
+import { FencedError, groupStreamOf, inboxKey, silentLogger } from '@seqline/core';
+import type { Entry, GroupStreamAppend, GroupStreamStoreWriter, WriteGuard } from '@seqline/core';
 import { GroupStreamWriter, ShardNotOwnedError } from '@seqline/seq';
-import { FencedGroupStreamStore, ShardLeaseLostError } from '../src/index.ts';
+import { FencedGroupStreamStoreWriter, ShardLeaseLostError } from '../src/index.ts';
 import { groupInShard, groupMsg } from './support/doubles.ts';
 import { openTempStore, uniqueId } from './support/services.ts';
 import type { TempStore } from './support/services.ts';
 
 const SHARDS = 8;
 
-describe('FencedGroupStreamStore and a per-shard GroupStreamWriter', () => {
+describe('FencedGroupStreamStoreWriter and a per-shard GroupStreamWriter', () => {
   let store: TempStore;
   beforeAll(async () => {
     store = await openTempStore();
@@ -25,18 +25,43 @@ describe('FencedGroupStreamStore and a per-shard GroupStreamWriter', () => {
 
   it('refuses appends while the lease says no, and passes reads and read cursors through', async () => {
     let blocked: string | undefined;
-    const fenced = new FencedGroupStreamStore(store.engine.groupStreams, 2, () => blocked);
+    const streams = store.engine.groupStreams;
+    const fenced = groupStreamOf({ reader: streams, writer: new FencedGroupStreamStoreWriter(streams, 2, () => blocked) });
     const group = groupInShard(uniqueId('t'), 2, SHARDS);
     const entry = (seq: number): Entry => ({ ...groupMsg(group), seq });
-    expect(await fenced.append(group, [entry(5)])).toEqual([{ seq: 5, duplicate: false }]);
+    expect(await fenced.append({ group, entries: [entry(5)] })).toEqual([{ seq: 5, duplicate: false }]);
 
     blocked = 'self-fenced';
-    await expect(fenced.append(group, [entry(6)])).rejects.toBeInstanceOf(ShardLeaseLostError);
-    await expect(fenced.append(group, [entry(6)])).rejects.toMatchObject({ code: 'OVERLOADED', shard: 2 });
+    await expect(fenced.append({ group, entries: [entry(6)] })).rejects.toBeInstanceOf(ShardLeaseLostError);
+    await expect(fenced.append({ group, entries: [entry(6)] })).rejects.toMatchObject({ code: 'OVERLOADED', shard: 2 });
     expect(await fenced.headSeq(group)).toBe(5);
     expect((await fenced.readAfter(group, 0, 10)).map((e) => e.seq)).toEqual([5]);
     expect(await fenced.setCursor(group, inboxKey('t', 'reader'), 5)).toBe(5);
     expect(await fenced.getCursor(group, inboxKey('t', 'reader'))).toBe(5);
+  });
+
+  it('hands the append input on whole: a field it does not know, and a guard running the caller one and the lease check', async () => {
+    const received: GroupStreamAppend[] = [];
+    const inner: GroupStreamStoreWriter = {
+      append: async (input) => {
+        received.push(input);
+        input.guard?.();
+        return [];
+      },
+    };
+    let blocked: string | undefined;
+    let guarded = 0;
+    const guard: WriteGuard = Object.assign(() => void guarded++, { term: 'caller-term' });
+    const group = groupInShard(uniqueId('t'), 2, SHARDS);
+    const input = { group, entries: [{ ...groupMsg(group), seq: 1 }], guard, traceId: 'trace-7' };
+    await new FencedGroupStreamStoreWriter(inner, 2, () => blocked, 9).append(input);
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ group, entries: input.entries, traceId: 'trace-7' });
+    expect(guarded).toBe(1);
+    expect(received[0]?.guard?.term).toBe('caller-term/shard-2@9');
+    // The lease check runs in the guard it hands on: a write round trip after the lease is lost throws.
+    blocked = 'lease lost';
+    expect(() => received[0]?.guard?.()).toThrow(ShardLeaseLostError);
   });
 
   it('a writer for one shard claims only that section up front and refuses groups of other shards', async () => {

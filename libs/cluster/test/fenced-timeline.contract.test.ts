@@ -3,9 +3,9 @@
  * of an append reaches the store, the lease checked in the guard it hands on.
  */
 import { timelineDecoratorContract } from '@seqline/testing';
-import { FencedTimelineStore } from '../src/index.ts';
+import { FencedTimelineWriter } from '../src/index.ts';
 
 timelineDecoratorContract('fenced timeline (lease held)', async (inner) => ({
-  store: new FencedTimelineStore(inner, 3, () => undefined, 7),
+  store: new FencedTimelineWriter(inner, 3, () => undefined, 7),
   close: async () => {},
 }));

@@ -8,40 +8,17 @@
  * and lease epochs are per keyspace, so a shared one would let other suites' owners fence ours.
  */
 import { afterAll, describe } from 'vitest';
-import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 import { groupStreamAppenderContract, requireServices } from '@seqline/testing';
 import type { ShardOwnerHost } from '../src/index.ts';
 import { clusterRig } from './support/cluster.ts';
+import { openServicesAndCql } from './support/cql.ts';
 import { waitFor } from './support/doubles.ts';
-import { probeServices, uniqueId, useSuiteServices } from './support/services.ts';
+import { uniqueId, useSuiteServices } from './support/services.ts';
 
 const SHARDS = 8;
 const TTL = 1000;
-const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
-  .split(',')
-  .map((p) => p.trim())
-  .filter((p) => p.length > 0);
 const KEYSPACE = uniqueId('seqline_gsa_');
-
-const services = await probeServices();
-/** Opening the stores is the probe: it connects and migrates this file's keyspace. */
-async function openCql(): Promise<{ ok: true; stores: ScyllaStores } | { ok: false; reason: string }> {
-  try {
-    const stores = await openScyllaStores({
-      contactPoints: CONTACT_POINTS,
-      localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
-      keyspace: KEYSPACE,
-      migrate: true,
-    });
-    return { ok: true, stores };
-  } catch (err) {
-    return {
-      ok: false,
-      reason: `no CQL cluster at ${CONTACT_POINTS.join(',')}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
-    };
-  }
-}
-const cql = services.ok ? await openCql() : ({ ok: false, reason: services.reason } as const);
+const cql = await openServicesAndCql(KEYSPACE);
 
 if (requireServices(cql, 'distributed GroupStreamAppender', 'Cassandra, Redis and NATS') && cql.ok) {
   const stores = cql.stores;

@@ -6,41 +6,19 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inboxKey, type AppendOutcome } from '@seqline/core';
-import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 import { requireServices } from '@seqline/testing';
 import { RedisShardLeases, ShardReadiness } from '../src/index.ts';
 import type { ShardLease } from '../src/index.ts';
 import { readAll, useRigPerTest } from './support/cluster.ts';
+import { openServicesAndCql } from './support/cql.ts';
 import { firstNonIncreasing, msg, sleep, waitFor } from './support/doubles.ts';
-import { probeServices, uniqueId, useSuiteServices } from './support/services.ts';
+import { uniqueId, useSuiteServices } from './support/services.ts';
 
 const SHARDS = 4;
 const TTL = 2000;
 const allShards = Array.from({ length: SHARDS }, (_, i) => i);
-const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
-  .split(',')
-  .map((p) => p.trim())
-  .filter((p) => p.length > 0);
 const KEYSPACE = uniqueId('seqline_handover_');
-
-const services = await probeServices();
-async function openCql(): Promise<{ ok: true; stores: ScyllaStores } | { ok: false; reason: string }> {
-  try {
-    const stores = await openScyllaStores({
-      contactPoints: CONTACT_POINTS,
-      localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
-      keyspace: KEYSPACE,
-      migrate: true,
-    });
-    return { ok: true, stores };
-  } catch (err) {
-    return {
-      ok: false,
-      reason: `no CQL cluster at ${CONTACT_POINTS.join(',')}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
-    };
-  }
-}
-const cql = services.ok ? await openCql() : ({ ok: false, reason: services.reason } as const);
+const cql = await openServicesAndCql(KEYSPACE);
 
 if (requireServices(cql, 'shard handover on CQL', 'Cassandra, Redis and NATS') && cql.ok) {
   const stores = cql.stores;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leaseGuard } from '../src/lease-guard.ts';
+import { leaseGuard } from '../src/fenced-timeline.ts';
 
 describe('leaseGuard', () => {
   it("runs the caller's guard, then the lease check, and names the lease as its term", () => {

@@ -11,35 +11,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboxKey, type ConversationIndex, type InboxKey, type NewEntry, type PushMessage } from '@seqline/core';
+import { inboxKey, timelineOf, type ConversationIndex, type InboxKey, type NewEntry, type PushMessage } from '@seqline/core';
 import { InboxOwner } from '@seqline/seq';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
+import type { ScyllaStores } from '@seqline/store/scylla';
 import { historyEditOf, historyReadConv, requireServices } from '@seqline/testing';
-import { FencedTimelineStore } from '../src/index.ts';
+import { FencedTimelineWriter } from '../src/index.ts';
+import { openCqlStores, SHARED_KEYSPACE } from './support/cql.ts';
 import { MemoryLogger, RecordingPushBus, waitFor } from './support/doubles.ts';
 import { uniqueId } from './support/services.ts';
-
-const CONTACT_POINTS = (process.env.SCYLLA_CONTACT_POINTS ?? '127.0.0.1:9042')
-  .split(',')
-  .map((p) => p.trim())
-  .filter((p) => p.length > 0);
-/** The keyspace the store suites share; every inbox here has a tenant of its own. */
-const KEYSPACE = process.env.SCYLLA_TEST_KEYSPACE ?? 'seqline_test';
-
-async function openCql(): Promise<{ ok: true; stores: ScyllaStores } | { ok: false; reason: string }> {
-  try {
-    const stores = await openScyllaStores({
-      contactPoints: CONTACT_POINTS,
-      localDataCenter: process.env.SCYLLA_LOCAL_DC ?? 'datacenter1',
-      keyspace: KEYSPACE,
-      migrate: true,
-    });
-    return { ok: true, stores };
-  } catch (err) {
-    return { ok: false, reason: `no CQL cluster at ${CONTACT_POINTS.join(',')}: ${err instanceof Error ? err.message : String(err)}` };
-  }
-}
 
 /** Every statement the client runs, by kind and table (`SELECT conv_records`, `BATCH`…). */
 class StatementCounter {
@@ -74,7 +54,8 @@ function describeStatement(query: string): string {
 
 const isRead = (s: string): boolean => s.startsWith('SELECT ');
 
-const cql = await openCql();
+// Every inbox here has a tenant of its own.
+const cql = await openCqlStores(SHARED_KEYSPACE);
 
 if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL cluster') && cql.ok) {
   const stores = cql.stores;
@@ -98,7 +79,7 @@ if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL clus
     engine = await openEmbeddedEngine({ dir: root });
     owner = new InboxOwner({
       // Fenced like a shard owner's (the lease check always passes here).
-      timeline: new FencedTimelineStore(stores.timeline, 0, () => undefined, 1),
+      timeline: timelineOf({ reader: stores.timeline, writer: new FencedTimelineWriter(stores.timeline, 0, () => undefined, 1) }),
       ceilings: engine.ceilings,
       push,
       logger: new MemoryLogger(),

@@ -34,9 +34,9 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
       expect(host.rememberedAppinfos).toBeGreaterThan(0);
       expect(host.rememberedAppinfos).toBeLessThanOrEqual(8);
     }
-    // Forgotten by memory, a resend is still found by the store's dedup.
+    // Forgotten by memory, a resend is still found by the store's dedup, which answers with the original.
     for (const { inbox, seq } of firsts) {
-      expect(await writer.append(inbox, [msg(`${inbox}-0`)])).toEqual([{ seq, duplicate: true }]);
+      expect(await writer.append(inbox, [msg(`${inbox}-0`)])).toEqual([{ seq, duplicate: true, original: { ...msg(`${inbox}-0`), seq } }]);
     }
   });
 

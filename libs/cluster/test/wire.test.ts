@@ -128,6 +128,21 @@ describe('group stream request codec', () => {
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: 9, duplicate: false, prevSeq: '4' }] }))).toThrow();
     expect(() => decodeReply(enc({ ok: true, outcomes: [{ seq: 9, duplicate: false, prevSeq: 1.5 }] }))).toThrow();
   });
+
+  it("carries a duplicate's original, refused unless it is an entry stored at the outcome's seq", () => {
+    const original = { ...msg('alice', 'first'), seq: 4 };
+    const outcomes = [{ seq: 4, duplicate: true, original }];
+    expect(decodeReply(enc({ ok: true, outcomes }))).toEqual({ ok: true, outcomes });
+    for (const bad of [
+      { seq: 4, duplicate: false, original }, // a new entry has no original
+      { seq: 5, duplicate: true, original }, // another seq's entry
+      { seq: 4, duplicate: true, original: { ...original, kind: 'nope' } },
+      { seq: 4, duplicate: true, original: { seq: 4 } },
+      { seq: 4, duplicate: true, original: 'entry' },
+    ]) {
+      expect(() => decodeReply(enc({ ok: true, outcomes: [bad] })), JSON.stringify(bad)).toThrow();
+    }
+  });
 });
 
 describe('wire errors', () => {

@@ -17,6 +17,13 @@ export interface StoredJob {
   /** Epoch ms before which the job must not run (backoff). */
   notBefore: number;
   createdAt: number;
+  /**
+   * Epoch ms of the job's first failed attempt since it was accepted (or replayed): the give-up
+   * window counts from here, so time a job waits for a worker is never failing time. Absent until
+   * an attempt fails; rows stored before the field existed lack it too, and their next failure
+   * opens the window.
+   */
+  firstFailedAt?: number;
   lastError?: string;
 }
 
@@ -30,7 +37,7 @@ export interface JobStore {
   /** Moves a job to the dead-letter set (atomically removing it from pending). */
   bury(job: StoredJob): Promise<void>;
   listDead(): Promise<StoredJob[]>;
-  /** Moves a dead job back to pending with attempts reset; false when absent. */
+  /** Moves a dead job back to pending with attempts and firstFailedAt reset (a fresh give-up window); false when absent. */
   revive(id: string, now: number): Promise<boolean>;
 }
 
@@ -48,7 +55,7 @@ export interface PushMessage {
    */
   group?: string;
   /**
-   * v1.1, inbox pushes only: the states of every conversation the entries touch, each exact at
+   * Inbox pushes only: the states of every conversation the entries touch, each exact at
    * or past the newest pushed entry touching it. Absent when the owner could not read them all
    * so (an index lagging its entries, a slow or failed read): the client then asks sync.
    */

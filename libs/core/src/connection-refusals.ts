@@ -49,8 +49,8 @@ export const FRAME_CHARGES: Readonly<Record<FrameEventKind, Readonly<FrameCharge
 export interface RefusalLimits {
   /** Undecodable frames in a row tolerated; the next one closes the socket. */
   maxConsecutiveBadFrames: number;
-  /** Refusal units a socket may collect at once (`burst`), coming back at `perSecond`. */
-  refusedFrames: { burst: number; perSecond: number };
+  /** The allowance: refusal units a socket may spend at once (`burst`), coming back at `perSecond`. */
+  refusalAllowance: { burst: number; perSecond: number };
   /** How long the user of a socket closed by this rule is held (0: closed, not held). */
   holdMs: number;
 }
@@ -76,7 +76,7 @@ export interface RefusalState {
 }
 
 export function initialRefusalState(limits: RefusalLimits, now: number): RefusalState {
-  return { badStreak: 0, allowance: limits.refusedFrames.burst, updatedAt: now };
+  return { badStreak: 0, allowance: limits.refusalAllowance.burst, updatedAt: now };
 }
 
 const CONTINUE: RefusalVerdict = Object.freeze({ action: 'continue' });
@@ -92,7 +92,7 @@ export function chargeFrame(
   limits: RefusalLimits,
   now: number,
 ): { state: RefusalState; verdict: RefusalVerdict } {
-  const { burst, perSecond } = limits.refusedFrames;
+  const { burst, perSecond } = limits.refusalAllowance;
   const charge = FRAME_CHARGES[event.kind];
   const elapsed = Math.max(0, now - state.updatedAt);
   const allowance = Math.min(burst, state.allowance + (elapsed * perSecond) / 1000);

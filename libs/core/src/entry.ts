@@ -23,7 +23,7 @@ export interface RecallRef {
   from?: string;
 }
 
-/** kind "edit" (v1.1): the new content of the message `appinfo` (sent at `sendTime`). */
+/** kind "edit": the new content of the message `appinfo` (sent at `sendTime`). */
 export interface EditRef {
   appinfo: string;
   sendTime: number;
@@ -59,13 +59,13 @@ export interface Entry {
   readBy?: string[];
   /** kind "recall": which message is recalled. */
   recall?: RecallRef;
-  /** kind "msg" (v1.1): user ids mentioned, or ['@all']. */
+  /** kind "msg": user ids mentioned, or ['@all']. */
   mentions?: string[];
-  /** kind "edit" (v1.1): the edited message and its new content. */
+  /** kind "edit": the edited message and its new content. */
   edit?: EditRef;
   /**
-   * kind "clear" (v1.1): entries of `conv` at or below are hidden. kind "read" (v1.1): `conv`
-   * is read up to here (a v1 read has `seqs` instead).
+   * kind "clear": entries of `conv` at or below are hidden. kind "read": `conv` is read up to
+   * here (a read by seqs has `seqs` instead).
    */
   upToSeq?: number;
 }
@@ -78,7 +78,19 @@ export interface AppendOutcome {
   seq: number;
   /** True when the appinfo was already in this inbox; seq is then the original one. */
   duplicate: boolean;
+  /**
+   * On a duplicate: the entry as it was first stored (what a resend answers with and
+   * delivers), so the caller needs no read after its append. Every store's append sets it
+   * (StoredOutcome); an inbox writer passes it on when it has it (InboxWriter.append).
+   */
+  original?: Entry;
 }
+
+/**
+ * What a store's append did with one entry: stored it at `seq`, or found its dedup key already
+ * stored — then `original` is that entry as stored (`original.seq === seq`).
+ */
+export type StoredOutcome = { seq: number; duplicate: false } | { seq: number; duplicate: true; original: Entry };
 
 /** A message of a read-fanout group stream. */
 export interface GroupMessage extends Entry {

@@ -82,6 +82,33 @@ export class FencedError extends Error {
   }
 }
 
+/**
+ * The SeqlineError class of `code`, for an error that crossed a process or thread boundary as
+ * its code and message (a shard reply over NATS, a thread's reply over a message port).
+ */
+export function errorOfCode(code: ErrorCode, message: string): SeqlineError {
+  switch (code) {
+    case 'BAD_REQUEST':
+      return new BadRequestError(message);
+    case 'UNAUTHORIZED':
+      return new UnauthorizedError(message);
+    case 'FORBIDDEN':
+      return new ForbiddenError(message);
+    case 'NOT_FOUND':
+      return new NotFoundError(message);
+    case 'TOO_LARGE':
+      return new TooLargeError(message);
+    case 'RATE_LIMITED':
+      return new RateLimitedError(message);
+    case 'OVERLOADED':
+      return new OverloadedError(message);
+    case 'RECALL_EXPIRED':
+      return new RecallExpiredError(message);
+    default:
+      return new InternalError(message);
+  }
+}
+
 /** Normalises anything thrown into a SeqlineError (done once, at the gateway). */
 export function toSeqlineError(err: unknown): SeqlineError {
   if (err instanceof SeqlineError) return err;

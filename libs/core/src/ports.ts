@@ -4,7 +4,7 @@
  */
 import type { TenantHooks } from './hooks/types.ts';
 import type { DedupKey } from './dedup-key.ts';
-import type { AppendOutcome, Entry, NewEntry } from './entry.ts';
+import type { AppendOutcome, Entry, NewEntry, StoredOutcome } from './entry.ts';
 import type { GroupKey, InboxKey } from './ids.ts';
 import type { Tier, TierThresholds } from './tiers.ts';
 import type { Limits } from './config.ts';
@@ -35,10 +35,16 @@ export type DurableListener = (outcomes: AppendOutcome[]) => void;
 export type IndexedListener = (indexed: IndexedConversations) => void;
 
 /**
- * What the caller of an append listens to. Each is told at most once, before the append
- * resolves; a decorator forwards every field to the store it wraps (and still tells each once).
+ * One append to an inbox (TimelineWriter.append). A decorator forwards the whole input with
+ * what it changes spread over it (`{ ...input, guard }`), so a field it does not know still
+ * reaches the store it wraps. Each listener is told at most once, before the append resolves.
  */
-export interface AppendListeners {
+export interface TimelineAppend {
+  inbox: InboxKey;
+  /** Seqs already allocated by the inbox's single writer, ascending. */
+  entries: Entry[];
+  /** Runs before every write round trip the append makes (see WriteGuard). */
+  guard?: WriteGuard;
   /**
    * The outcomes, as soon as the entries are durable: a store that has more to do after that
    * (its conversation index, a cache write) may tell it first. A caller must not count on it.
@@ -53,19 +59,8 @@ export interface AppendListeners {
   indexed?: IndexedListener;
 }
 
-export interface TimelineStore {
-  /**
-   * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
-   * order. Idempotent by dedup key (core's dedupKeyOf: sender and appinfo for a message, the
-   * appinfo for a server entry): an entry whose key is already in this inbox is not written and
-   * its original seq is returned with `duplicate: true` (also when the same key appears twice
-   * in one call; a CQL store dedups against the inbox's last two non-empty
-   * buckets, ≥ 65 536 seqs — docs/decisions.md). Entries and the appinfo index are written atomically;
-   * durable when the promise resolves. A seq not above the inbox head is a bug: it throws.
-   * `guard` runs before every write the append makes (see WriteGuard); `listeners` hear of the
-   * entries durable and of the conversation states the append left (AppendListeners).
-   */
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]>;
+/** The reading half of an inbox timeline: a write decorator (a fence) leaves it alone. */
+export interface TimelineReader {
   /**
    * key → seq for those of `keys` stored in this inbox. Keys come from core's rule (messageKey,
    * dedupKeyOf, serverEntryKey): a message is named by its sender and appinfo.
@@ -78,10 +73,33 @@ export interface TimelineStore {
   readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]>;
   /** Highest stored seq, 0 for an empty inbox. */
   headSeq(inbox: InboxKey): Promise<number>;
-  /** Adds readers to the receipt state of entry `seq`; returns all readers, sorted. */
-  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]>;
   getReaders(inbox: InboxKey, seq: number): Promise<string[]>;
 }
+
+/** The writing half of an inbox timeline: what a write decorator (a fence, a cache) wraps. */
+export interface TimelineWriter {
+  /**
+   * Appends entries whose seqs were already allocated by the inbox's single writer, in seq
+   * order, and keeps the inbox's conversation index (a store that has one writes it with them:
+   * LMDB in the same transaction, CQL right after; `indexed` hears what it wrote). Idempotent
+   * by dedup key (core's dedupKeyOf: sender and appinfo for a message, the appinfo for a server
+   * entry): an entry whose key is already in this inbox is not written; its outcome is
+   * `duplicate: true` with the original seq and the `original` entry as stored (also when the
+   * same key appears twice in one call; a CQL store dedups against the inbox's last two
+   * non-empty buckets, ≥ 65 536 seqs — docs/decisions.md). Entries and the appinfo index are
+   * written atomically; durable when the promise resolves. A seq not above the inbox head is a
+   * bug: it throws.
+   */
+  append(input: TimelineAppend): Promise<StoredOutcome[]>;
+  /** Adds readers to the receipt state of entry `seq`; returns all readers, sorted. */
+  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]>;
+}
+
+/**
+ * An inbox timeline: the entries of each inbox by seq, their dedup index, their receipt state
+ * and (where the store keeps one) the conversation index beside them.
+ */
+export interface TimelineStore extends TimelineReader, TimelineWriter {}
 
 // ---------------------------------------------------------------- groups
 
@@ -176,10 +194,27 @@ export interface RecipientsRecord extends GroupMessageRef {
   recipients: readonly string[];
 }
 
-/** Read-fanout group streams: one copy per message, numbered by gseq. */
-export interface GroupStreamStore {
-  /** Same contract as TimelineStore.append, on (group, gseq). */
-  append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]>;
+/** One append to a group stream (GroupStreamStoreWriter.append); forwarded whole, like TimelineAppend. */
+export interface GroupStreamAppend {
+  group: GroupKey;
+  /** Gseqs already allocated by the stream's single writer, ascending. */
+  entries: Entry[];
+  /** Runs before every write round trip the append makes (see WriteGuard). */
+  guard?: WriteGuard;
+}
+
+/** The writing half of a group stream store: what a write decorator (a fence) wraps. */
+export interface GroupStreamStoreWriter {
+  /** Same contract as TimelineWriter.append, on (group, gseq); a stream keeps no conversation index. */
+  append(input: GroupStreamAppend): Promise<StoredOutcome[]>;
+}
+
+/**
+ * The reading half of a group stream store, with the members' read cursors: a cursor belongs
+ * to its reader (set by whoever serves that user, compare-and-raise in the store), not to the
+ * stream's single writer, so a write fence leaves it alone too.
+ */
+export interface GroupStreamReader {
   /** key → gseq for those of `keys` stored in this stream (see TimelineStore.findSeqs). */
   findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
   readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]>;
@@ -191,6 +226,9 @@ export interface GroupStreamStore {
   /** Every cursor set in the group, by inbox (who has read how far: one read for a read count). */
   listCursors(group: GroupKey): Promise<Map<InboxKey, number>>;
 }
+
+/** Read-fanout group streams: one copy per message, numbered by gseq. */
+export interface GroupStreamStore extends GroupStreamReader, GroupStreamStoreWriter {}
 
 // ---------------------------------------------------------------- seq ceilings
 
@@ -270,6 +308,13 @@ export interface ChainedAppend {
  * allocates seqs and publishes a push after the append is durable.
  */
 export interface InboxWriter {
+  /**
+   * Outcomes align with `entries`. A duplicate's carries the `original` as stored when the
+   * store's append found it (its dedup read it anyway), or when it repeats an entry earlier in
+   * the call. An owner that answers a recent resend from memory remembers only its seq (a
+   * bounded count of keys), so it leaves `original` out: a caller that needs it (a send's
+   * resend) reads it by seq then; one that does not (a fanout retry) reads nothing.
+   */
   append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]>;
   /**
    * `append(inbox, entries)`, then — only when every one of those entries was new — appends
@@ -342,7 +387,7 @@ export interface GroupStreamAppender {
 export interface Settings {
   tiers: TierThresholds;
   limits: Limits;
-  /** v1.1: per-tenant hook settings (overrides of the process defaults), by tenant id. */
+  /** Per-tenant hook settings (overrides of the process defaults), by tenant id. */
   hooks: Record<string, TenantHooks>;
   /** Bumped on every save; watchers compare it to notice a change cheaply. */
   version: number;
@@ -359,7 +404,7 @@ export interface SettingsStore {
   save(settings: Omit<Settings, 'version'>, expectedVersion: number): Promise<Settings | false>;
 }
 
-// ---------------------------------------------------------------- conversation index (v1.1)
+// ---------------------------------------------------------------- conversation index
 
 // Declared beside its rules (conversations/port.ts) to keep this file short; exported from here.
 export type {

@@ -18,7 +18,7 @@ import {
   type RefusalVerdict,
 } from '../src/index.ts';
 
-const LIMITS: RefusalLimits = { maxConsecutiveBadFrames: 20, refusedFrames: { burst: 64, perSecond: 8 }, holdMs: 5000 };
+const LIMITS: RefusalLimits = { maxConsecutiveBadFrames: 20, refusalAllowance: { burst: 64, perSecond: 8 }, holdMs: 5000 };
 const bad = (bytes = 10): FrameEvent => ({ kind: 'undecodable', bytes });
 const good: FrameEvent = { kind: 'decoded', bytes: 30 };
 const refused: FrameEvent = { kind: 'refused', bytes: 30 };
@@ -40,7 +40,7 @@ function run(events: Array<{ event: FrameEvent; gap: number }>, limits = LIMITS)
 
 const limitsArb = fc.record({
   maxConsecutiveBadFrames: fc.nat({ max: 30 }),
-  refusedFrames: fc.record({ burst: fc.integer({ min: 1, max: 100 }), perSecond: fc.double({ min: 0.01, max: 50, noNaN: true }) }),
+  refusalAllowance: fc.record({ burst: fc.integer({ min: 1, max: 100 }), perSecond: fc.double({ min: 0.01, max: 50, noNaN: true }) }),
   holdMs: fc.nat({ max: 3_600_000 }),
 });
 const eventArb: fc.Arbitrary<FrameEvent> = fc.oneof(
@@ -103,7 +103,7 @@ describe('the refusal rule', () => {
   it('property: the streak closes exactly at max + 1 undecodable frames in a row', () => {
     fc.assert(
       fc.property(fc.nat({ max: 40 }), (max) => {
-        const limits = { ...LIMITS, maxConsecutiveBadFrames: max, refusedFrames: { burst: 10_000, perSecond: 1 } };
+        const limits = { ...LIMITS, maxConsecutiveBadFrames: max, refusalAllowance: { burst: 10_000, perSecond: 1 } };
         const verdicts = run(
           Array.from({ length: max + 5 }, () => ({ event: bad(), gap: 0 })),
           limits,
@@ -128,7 +128,7 @@ describe('the refusal rule', () => {
           state = charged.state;
           if (charged.verdict.action !== 'continue') break;
           spent += FRAME_CHARGES[event.kind].units(event.bytes);
-          expect(spent).toBeLessThanOrEqual(limits.refusedFrames.burst + (latest * limits.refusedFrames.perSecond) / 1000 + 1e-6);
+          expect(spent).toBeLessThanOrEqual(limits.refusalAllowance.burst + (latest * limits.refusalAllowance.perSecond) / 1000 + 1e-6);
         }
       }),
     );
@@ -137,7 +137,7 @@ describe('the refusal rule', () => {
   it('property: refusals no faster than the refill never close a socket', () => {
     fc.assert(
       fc.property(limitsArb, fc.integer({ min: 1, max: 500 }), (limits, count) => {
-        const gap = Math.ceil(1000 / limits.refusedFrames.perSecond);
+        const gap = Math.ceil(1000 / limits.refusalAllowance.perSecond);
         expect(
           run(
             Array.from({ length: count }, () => ({ event: refused, gap })),

@@ -2,8 +2,17 @@
  * HookTransport over HTTP (Node's fetch): one POST per call, signed when the tenant has a
  * secret, bounded by the call's timeout, the answer read up to a size bound. Never follows a
  * redirect (a hook URL is configured exactly; a redirect could leak the signed body elsewhere).
+ * deliverHook makes any transport's non-2xx answer a failure.
  */
-import { HookUnreachableError, systemClock, type Clock, type HookCall, type HookResponse, type HookTransport } from '@seqline/core';
+import {
+  HookRejectedError,
+  HookUnreachableError,
+  systemClock,
+  type Clock,
+  type HookCall,
+  type HookResponse,
+  type HookTransport,
+} from '@seqline/core';
 import { hookSignatureHeaders } from './signature.ts';
 
 export interface HttpHookTransportOptions {
@@ -35,6 +44,13 @@ export function createHttpHookTransport(options: HttpHookTransportOptions = {}):
       }
     },
   };
+}
+
+/** A call that must be acknowledged (notify, after-send): any non-2xx throws, so the queue retries. */
+export async function deliverHook(transport: HookTransport, call: HookCall): Promise<HookResponse> {
+  const res = await transport.post(call);
+  if (res.status < 200 || res.status > 299) throw new HookRejectedError(res.status);
+  return res;
 }
 
 /** Reads at most `max` bytes of the body; a longer answer is cut (and then fails to parse). */

@@ -1,3 +1,2 @@
 export * from './signature.ts';
 export * from './http-transport.ts';
-export * from './call-hook.ts';

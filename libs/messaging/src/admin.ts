@@ -47,7 +47,7 @@ export interface PoolCounters {
   perGroupLimit: number;
 }
 
-/** `conversations` and `inboxWriter` (AdminConversationDeps) serve the v1.1 index commands; `hooksOf` the hooks ones. */
+/** `conversations` and `inboxWriter` (AdminConversationDeps) serve the conversation index commands; `hooksOf` the hooks ones. */
 export interface AdminDeps extends AdminConversationDeps, AdminHooksDeps {
   settings: Pick<LiveSettings, 'current' | 'update'>;
   timeline: TimelineStore;

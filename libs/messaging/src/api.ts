@@ -13,7 +13,7 @@ export interface SendInput {
   to: Recipient;
   type: string;
   body: Json;
-  /** v1.1: user ids mentioned (members of the group, or the 1:1 peer), or ['@all'] in a group. */
+  /** User ids mentioned (members of the group, or the 1:1 peer), or ['@all'] in a group. */
   mentions?: string[];
 }
 
@@ -21,7 +21,7 @@ export interface SendResult {
   seq: number;
   sendTime: number;
   duplicate: boolean;
-  /** v1.1: the body stored, only when it differs from the one sent (a before-send rewrite). */
+  /** The body stored, only when it differs from the one sent (a before-send rewrite). */
   body?: Json;
 }
 
@@ -36,7 +36,7 @@ export interface SyncResult {
   headSeq: number;
   hasMore: boolean;
   groups: GroupNews[];
-  /** v1.1: every conversation the returned entries touch, each at or past its newest entry here. */
+  /** Every conversation the returned entries touch, each at or past its newest entry here. */
   convs: ConversationState[];
   /**
    * Touched conversations whose state the index had not reached within the wait (so not in
@@ -90,7 +90,7 @@ export interface GroupReadersResult {
   hasMore: boolean;
 }
 
-/** v1.1 `conversations`: one page of the list (checked by the edge: limit 1-500, lastMessages 0-50). */
+/** `conversations`: one page of the list (checked by the edge: limit 1-500, lastMessages 0-50). */
 export interface ConversationsInput {
   limit: number;
   beforeLastSeq?: number;
@@ -111,7 +111,7 @@ export interface ConversationsResult {
   hasMore: boolean;
 }
 
-/** v1.1 `edit`: new content for the caller's own message. */
+/** `edit`: new content for the caller's own message. */
 export interface EditInput {
   appinfo: string;
   body: Json;
@@ -134,17 +134,17 @@ export interface Messaging {
    * default; a group admin names the member whose message it recalls.
    */
   recall(caller: Caller, appinfo: string, sender?: string): Promise<{ seq: number }>;
-  /** v1.1: the caller's conversations, newest activity first. */
+  /** The caller's conversations, newest activity first. */
   conversations(caller: Caller, input: ConversationsInput): Promise<ConversationsResult>;
-  /** v1.1 `history {conv}`: one conversation's visible entries, newest first. */
+  /** `history {conv}`: one conversation's visible entries, newest first. */
   conversationHistory(caller: Caller, conv: Conv, beforeSeq: number, limit: number): Promise<HistoryResult>;
-  /** v1.1 `read {conv, upToSeq}`: moves the conversation's read cursor (never back). */
+  /** `read {conv, upToSeq}`: moves the conversation's read cursor (never back). */
   readConversation(caller: Caller, conv: Conv, upToSeq: number): Promise<{ seq: number }>;
-  /** v1.1 `delete {seqs}`: hides entries of the caller's inbox from all its devices. */
+  /** `delete {seqs}`: hides entries of the caller's inbox from all its devices. */
   deleteForMe(caller: Caller, seqs: number[]): Promise<{ seq: number }>;
-  /** v1.1 `clear {conv, upToSeq?}`: hides a conversation's entries up to a seq (default: its last). */
+  /** `clear {conv, upToSeq?}`: hides a conversation's entries up to a seq (default: its last). */
   clear(caller: Caller, conv: Conv, upToSeq?: number): Promise<{ seq: number }>;
-  /** v1.1 `edit`: sender only, within the recall window. */
+  /** `edit`: sender only, within the recall window. */
   edit(caller: Caller, input: EditInput): Promise<{ seq: number }>;
   createGroup(caller: Caller, input: { name: string; members: string[]; id?: string }): Promise<{ id: string; tier: Tier }>;
   addMembers(caller: Caller, id: string, members: string[]): Promise<{ tier: Tier; memberCount: number }>;

@@ -1,5 +1,5 @@
 /**
- * The v1.1 conversation ops (issue #26): the list, one conversation's history, and the three
+ * The conversation ops: the list, one conversation's history, and the three
  * "for me" writes — a conversation read, delete, clear. Each write is one control entry in the
  * caller's own inbox; the index (maintained by the stores on append) and the caller's other
  * devices (by sync) learn it from there. Nothing here is sent to anyone else.
@@ -138,7 +138,7 @@ const DELETE_LOOKUP_CONCURRENCY = 16;
 /**
  * `delete {seqs}`: every seq must be an entry of the caller's inbox, else NOT_FOUND and nothing
  * written (a partial delete would leave the client unsure what went). The `delete` entry's conv
- * is the caller, like a v1 read's: it names entries of several conversations.
+ * is the caller, like a read by seqs: it names entries of several conversations.
  */
 export async function deleteForMe(
   d: OwnEntryDeps & { stores: { timeline: TimelineStore } },

@@ -25,7 +25,7 @@ export interface MessagingStores {
   timeline: TimelineStore;
   groups: GroupStore;
   groupStreams: GroupStreamStore;
-  /** v1.1: the per-inbox conversation index, read only (the stores maintain it on append). */
+  /** The per-inbox conversation index, read only (the stores maintain it on append). */
   conversations: ConversationIndex;
 }
 
@@ -49,7 +49,7 @@ export interface MessagingPolicy {
   sheddingPolicy?: SheddingPolicy;
 }
 
-/** v1.1: the app's hooks: each tenant's live settings (read on every use) and how calls are made. */
+/** The app's hooks: each tenant's live settings (read on every use) and how calls are made. */
 export interface MessagingHooks {
   of: HooksOf;
   transport: HookTransport;

@@ -1,5 +1,5 @@
 /**
- * `edit` (v1.1): new content for a message, by its sender only, within recall's window. Like a
+ * `edit`: new content for a message, by its sender only, within recall's window. Like a
  * recall, an `edit` control entry goes into the caller's inbox at once, then wherever the
  * message went: every other copy's inbox (write-fanout, through the durable fanout queue) or
  * the group stream (read-fanout). The message itself is never rewritten; readers of the index
@@ -22,7 +22,6 @@ import {
   isSameEdit,
   messageKey,
   NotFoundError,
-  OverloadedError,
   RecallExpiredError,
   recallAppinfoLookups,
   serverEntryKey,
@@ -35,7 +34,7 @@ import type { Caller, EditInput } from './api.ts';
 import type { MessagingEnv, MessagingStores, MessagingWriters } from './deps.ts';
 import { groupRouteOf } from './copy-routes.ts';
 import { enqueueCopies } from './mentions.ts';
-import { appendToStream, stripSeq, type StreamAppendDeps } from './send.ts';
+import { appendToStream, originalOf, stripSeq, type StreamAppendDeps } from './send.ts';
 
 export type EditDeps = StreamAppendDeps & {
   stores: Pick<MessagingStores, 'timeline' | 'groups' | 'groupStreams'>;
@@ -64,16 +63,13 @@ export async function edit(d: EditDeps, caller: Caller, input: EditInput): Promi
   const entry = buildEditEntry(caller.user, message, input, now, editAppinfo({ editor: caller.user, made }));
   const [outcome] = await d.writers.inbox.append(inbox, [entry]);
   if (!outcome) throw new InternalError('append returned no outcome');
-  const stored = outcome.duplicate ? await retriedEdit(d, inbox, outcome.seq, entry, made) : entry;
+  const stored = outcome.duplicate ? retriedEdit(await originalOf(d, inbox, outcome), entry, made) : entry;
   await followMessage(d, caller, message, stored);
   return { seq: outcome.seq };
 }
 
-/** The edit an earlier attempt stored under this editId: this one again, or a refusal. */
-async function retriedEdit(d: Pick<EditDeps, 'stores'>, inbox: InboxKey, seq: number, sent: NewEntry, editId: string): Promise<NewEntry> {
-  const stored = await d.stores.timeline.getEntry(inbox, seq);
-  // Unreadable right after its append: the client retries; never guess what was stored.
-  if (!stored) throw new OverloadedError('the edit stored under this editId is not readable yet, retry');
+/** The edit an earlier attempt stored under this editId (its append's original): this one again, or a refusal. */
+function retriedEdit(stored: Entry, sent: NewEntry, editId: string): NewEntry {
   if (!isSameEdit(stored, sent)) throw new EditIdTakenError(editId);
   return stripSeq(stored);
 }

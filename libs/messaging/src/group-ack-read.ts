@@ -2,7 +2,7 @@
  * group.ack reads a read-fanout group's conversation on both sides. The stream side is the
  * cursor itself; the inbox side holds the copies of messages that mention the member (and
  * anything from before the group went read-fanout), counted by the inbox index against its
- * readSeq. So that an ack past a mention also stops counting it, the ack appends a v1.1 `read
+ * readSeq. So that an ack past a mention also stops counting it, the ack appends a `read
  * {conv, upToSeq}` to the member's inbox — only when the inbox side has something unread the
  * ack covers, so a plain ack stays one cursor write (plus one index read).
  */

@@ -1,5 +1,5 @@
 /**
- * Read-fanout groups in the conversation list (issue #26 item 3). A group's conversation record
+ * Read-fanout groups in the conversation list. A group's conversation record
  * lives in the member's inbox index like any other (its create/add notice, the member's own
  * messages, the copies of messages that mention it); when the group has a stream, its stream
  * side is added on read: lastGseq, readGseq (the group cursor), the stream's unread and `@all`
@@ -16,12 +16,14 @@ import {
   splitKey,
   visibleRange,
   type ConversationState,
+  type Conv,
   type ConversationStreamSides,
   type Entry,
   type GroupKey,
   type GroupMessage,
   type GseqRange,
   type Membership,
+  type StreamTallyResult,
 } from '@seqline/core';
 import pLimit from 'p-limit';
 import type { Caller } from './api.ts';
@@ -95,17 +97,9 @@ async function withStreamSide(
   state: ConversationState,
   tailWanted: number,
 ): Promise<WithStreamSide> {
-  const key = groupKey(caller.tenant, state.conv.id);
-  const head = await d.stores.groupStreams.headSeq(key);
-  if (head === 0) return noStream(state);
-  const [membership, cursor] = await Promise.all([
-    d.stores.groups.getMembership(key, caller.user),
-    d.stores.groupStreams.getCursor(key, inboxKey(caller.tenant, caller.user)),
-  ]);
-  if (membership === null) return noStream(state);
-  const tally = new StreamTally(caller.user, cursor, Math.max(1, tailWanted));
-  const capped = await scanBackwards(d, key, visibleRange(membership), head, cursor, tally);
-  const t = tally.result();
+  const side = await tallyStream(d, caller, state.conv.id, Math.max(1, tailWanted), STREAM_SCAN_MAX);
+  if (side === null) return noStream(state);
+  const t = side.tally;
   return {
     state: {
       ...state,
@@ -113,11 +107,67 @@ async function withStreamSide(
       mentions: state.mentions + t.mentions,
       // A message the member holds a copy of is the inbox's (recalled or edited there), in stream form.
       last: nullableInStreamForm(newerMessage(state.last, t.tail[0]), t.held),
-      stream: { lastGseq: lastVisibleGseq(membership, head), readGseq: cursor, unreadCapped: capped },
+      stream: { lastGseq: side.lastGseq, readGseq: side.cursor, unreadCapped: side.capped },
     },
     tail: t.tail.slice(0, tailWanted),
     held: t.held,
   };
+}
+
+/** A group's stream-side unread, counted over at most `maxRows` rows above the member's cursor. */
+export interface StreamUnread {
+  unread: number;
+  /** Rows above the cursor were left uncounted: `unread` is a lower bound. */
+  capped: boolean;
+}
+
+/**
+ * The stream side's unread of each group conversation (0 for others), each group's walk stopped
+ * at `maxRows` rows: per group at most 3 point reads (head, membership, cursor) and `maxRows`
+ * rows, whatever the stream holds. No tail is read: the walk ends at the cursor.
+ */
+export async function streamUnreads(
+  d: GroupConversationDeps,
+  caller: Caller,
+  convs: readonly Conv[],
+  maxRows: number,
+): Promise<StreamUnread[]> {
+  const limit = pLimit(GROUP_CONCURRENCY);
+  return Promise.all(
+    convs.map(async (conv) => {
+      if (conv.type !== 'group') return { unread: 0, capped: false };
+      const side = await limit(() => tallyStream(d, caller, conv.id, 0, maxRows));
+      return side === null ? { unread: 0, capped: false } : { unread: side.tally.unread, capped: side.capped };
+    }),
+  );
+}
+
+interface TalliedStream {
+  tally: StreamTallyResult;
+  lastGseq: number;
+  cursor: number;
+  capped: boolean;
+}
+
+/** The member's tally of a group's stream; null when the group has no stream or the caller never was a member. */
+async function tallyStream(
+  d: GroupConversationDeps,
+  caller: Caller,
+  group: string,
+  tailWanted: number,
+  maxRows: number,
+): Promise<TalliedStream | null> {
+  const key = groupKey(caller.tenant, group);
+  const head = await d.stores.groupStreams.headSeq(key);
+  if (head === 0) return null;
+  const [membership, cursor] = await Promise.all([
+    d.stores.groups.getMembership(key, caller.user),
+    d.stores.groupStreams.getCursor(key, inboxKey(caller.tenant, caller.user)),
+  ]);
+  if (membership === null) return null;
+  const tally = new StreamTally(caller.user, cursor, tailWanted);
+  const capped = await scanBackwards(d, key, visibleRange(membership), head, cursor, tally, maxRows);
+  return { tally: tally.result(), lastGseq: lastVisibleGseq(membership, head), cursor, capped };
 }
 
 function nullableInStreamForm(entry: Entry | null, held: ReadonlyMap<string, number>): Entry | null {
@@ -126,7 +176,7 @@ function nullableInStreamForm(entry: Entry | null, held: ReadonlyMap<string, num
 
 /**
  * Feeds the tally the visible rows from the head down, until it needs nothing below (the cursor
- * passed and the tail full) or STREAM_SCAN_MAX rows were read. Returns whether counting stopped
+ * passed and the tail full) or `maxRows` rows were read. Returns whether counting stopped
  * early (rows above the cursor left unread).
  */
 async function scanBackwards(
@@ -136,8 +186,9 @@ async function scanBackwards(
   head: number,
   cursor: number,
   tally: StreamTally,
+  maxRows: number,
 ): Promise<boolean> {
-  let budget = STREAM_SCAN_MAX;
+  let budget = maxRows;
   for (const r of [...ranges].reverse()) {
     let top = Math.min(head, r.upTo); // highest gseq still to read in this range
     let first = true;

@@ -7,7 +7,16 @@ export { FANOUT_QUEUES, NOTIFY_QUEUE, RECEIPT_QUEUE, fanoutQueueFor, type Fanout
 export { AFTER_SEND_QUEUE, type AfterSendJob } from './queues.ts';
 export { OFFLINE_NOTIFY_QUEUE, type OfflineNotifyJob } from './queues.ts';
 export { OfflineNotifier, type OfflineNotifierDeps, type OfflineNotifierStats } from './offline-notifier.ts';
-export { BADGE_MAX_PAGES, OFFLINE_NOTIFY_TIMEOUT_MS, unreadBadge } from './offline-notify-job.ts';
+export { DEFAULT_NOTIFY_RETRY_BACKOFF } from './offline-notify-sender.ts';
+export { OFFLINE_NOTIFY_TIMEOUT_MS } from './offline-notify-job.ts';
+export {
+  BADGE_MAX_PAGES,
+  BADGE_STREAM_ROWS,
+  BadgeIndexBehindError,
+  unreadBadge,
+  type BadgeDeps,
+  type UnreadBadge,
+} from './unread-badge.ts';
 export { buildTierEntry } from './groups.ts';
 export { conversationStreamSides } from './group-conversations.ts';
 export { LiveSettings, type LiveSettingsOptions, type SettingsListener, type SettingsPatch } from './live-settings.ts';

@@ -1,5 +1,5 @@
 /**
- * `send.mentions` (v1.1) against the conversation: the edge checked the shape (core's
+ * `send.mentions` against the conversation: the edge checked the shape (core's
  * checkMentions); here, who may be named. A mention of someone outside the conversation would
  * count in no inbox, so it is refused (BAD_REQUEST) before anything is stored.
  */

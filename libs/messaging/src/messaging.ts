@@ -1,6 +1,6 @@
-import { InFlightQuota, inboxKey, RateLimitedError } from '@seqline/core';
+import { InFlightQuota, inboxKey, KeyedQueue, RateLimitedError } from '@seqline/core';
 import type { Caller, Messaging } from './api.ts';
-import { KeyedLock, type MessagingContext } from './context.ts';
+import type { MessagingContext } from './context.ts';
 import type { MessagingDeps } from './deps.ts';
 import { changeMembers, createGroup, groupInfo } from './groups.ts';
 import { renameGroup } from './group-rename.ts';
@@ -18,7 +18,7 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     ...deps,
     inFlight,
     shedder: createShedder(inFlight, deps.policy.loopLagMs ?? processLoopLagMs, deps.policy.sheddingPolicy),
-    membershipLocks: new KeyedLock(),
+    membershipLocks: new KeyedQueue(),
   };
   const quota = new InFlightQuota();
   /** Per-user and per-tenant in-flight caps (I6), read live from the operator's limits. */

@@ -7,15 +7,25 @@
  * `notifyWindowMs` or join the open one; when it closes, one durable job goes on `hooks.notify`
  * if the user is still offline, and nothing if they came online.
  *
- * Bounded: at most `maxWindows` open windows (at the bound the oldest closes early) and
- * `maxItemsPerWindow` items kept per window (the rest are counted, not sent: the badge still
- * counts them). A window lives in memory only: if the process dies inside one, that window's
- * notification is lost — never a message, and the next notification carries the full badge.
+ * Bounded (docs/decisions.md, "Offline notifications at the memory bound"): at most
+ * `maxHeldItems` items held across all open windows (SEQLINE_MAX_NOTIFY_ITEMS), and so at most
+ * that many windows (each holds one item or more). Items that would pass the bound close the
+ * oldest windows early — each sends its notification now — so nothing is dropped: the cost is
+ * a user notified twice within one window. Per window at most `maxItemsPerWindow` items are
+ * kept (the rest are counted, not sent: the badge still counts them). A window lives in memory
+ * only: if the process dies inside one, that window's notification is lost — never a message,
+ * and the next notification carries the full badge.
+ *
+ * A closed window's notification is kept until the queue has stored its job: retried with
+ * backoff while the notifier is open, tried once more at close() (offline-notify-sender.ts). Its
+ * items count in the bound while it waits; past the bound with no window left to close, the
+ * oldest waiting one is given up, logged and counted (`failed`).
  */
 import {
   notifyItemsOf,
   offlineNotifyJobId,
   splitKey,
+  type BackoffSchedule,
   type Entry,
   type InboxKey,
   type Logger,
@@ -24,10 +34,12 @@ import {
   type WorkQueue,
 } from '@seqline/core';
 import type { MessagingHooks } from './deps.ts';
-import { OFFLINE_NOTIFY_QUEUE, toJson, type OfflineNotifyJob } from './queues.ts';
+import { DEFAULT_NOTIFY_RETRY_BACKOFF, NotificationSender } from './offline-notify-sender.ts';
+import type { OfflineNotifyJob } from './queues.ts';
 
-export const DEFAULT_MAX_NOTIFY_WINDOWS = 100_000;
-export const DEFAULT_MAX_NOTIFY_ITEMS = 100;
+/** Items held across all open windows (330–450 bytes of heap each): SEQLINE_MAX_NOTIFY_ITEMS's default. */
+export const DEFAULT_MAX_HELD_NOTIFY_ITEMS = 100_000;
+export const DEFAULT_MAX_ITEMS_PER_WINDOW = 100;
 
 export interface OfflineNotifierDeps {
   queue: Pick<WorkQueue, 'enqueue'>;
@@ -35,23 +47,31 @@ export interface OfflineNotifierDeps {
   /** Who has a live socket; undefined (cannot know yet) counts as offline: a spurious notification beats a lost one. */
   presence: Pick<PushBus, 'isOnline'>;
   logger: Logger;
-  /** Most windows open at once. Default 100 000. */
-  maxWindows?: number;
-  /** Most items one notification carries. Default 100. */
+  /** Most items held across all open windows (and so most windows open). Default 100 000. */
+  maxHeldItems?: number;
+  /** Most items one notification carries (at most maxHeldItems). Default 100. */
   maxItemsPerWindow?: number;
+  /** Delays between the enqueue attempts of one notification. Default DEFAULT_NOTIFY_RETRY_BACKOFF. */
+  retryBackoff?: BackoffSchedule;
 }
 
 export interface OfflineNotifierStats {
   open: number;
+  /** Items held in the open windows and in the notifications waiting to retry (at most maxHeldItems). */
+  heldItems: number;
+  /** Notifications whose enqueue failed, waiting to retry it. */
+  retrying: number;
   /** Jobs enqueued. */
   enqueued: number;
-  /** Windows that closed with the user online: nothing sent. */
+  /** Windows that closed, or notifications due for a retry, with the user online: nothing sent. */
   droppedOnline: number;
   /** Items past maxItemsPerWindow, counted in the badge only. */
   itemsOmitted: number;
-  /** Windows closed early because maxWindows was reached. */
+  /** Windows closed early (their notification sent at once) to keep heldItems within maxHeldItems. */
   closedEarly: number;
-  /** Enqueues that failed (the notification is lost; the messages are not). */
+  /** Enqueue attempts that failed (each retried, unless counted in `failed`). */
+  enqueueFailures: number;
+  /** Notifications lost, each logged: not stored by the last try at close(), or given up at the bound (the messages are not lost). */
   failed: number;
 }
 
@@ -67,10 +87,12 @@ interface Window {
 export class OfflineNotifier {
   /** Insertion order is opening order: the first is the oldest (closed early at the bound). */
   private readonly windows = new Map<InboxKey, Window>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly maxWindows: number;
+  private readonly sender: NotificationSender;
+  readonly maxHeldItems: number;
   private readonly maxItems: number;
-  private readonly counters = { enqueued: 0, droppedOnline: 0, itemsOmitted: 0, closedEarly: 0, failed: 0 };
+  /** Items in the open windows' `items` (the sender holds those of the notifications waiting to retry). */
+  private windowItems = 0;
+  private readonly counters = { droppedOnline: 0, itemsOmitted: 0, closedEarly: 0 };
   private closed = false;
   private readonly logger: Logger;
 
@@ -78,9 +100,20 @@ export class OfflineNotifier {
   readonly listener = (inbox: InboxKey, entries: Entry[]): void => this.onAppended(inbox, entries);
 
   constructor(private readonly deps: OfflineNotifierDeps) {
-    this.maxWindows = deps.maxWindows ?? DEFAULT_MAX_NOTIFY_WINDOWS;
-    this.maxItems = deps.maxItemsPerWindow ?? DEFAULT_MAX_NOTIFY_ITEMS;
+    this.maxHeldItems = deps.maxHeldItems ?? DEFAULT_MAX_HELD_NOTIFY_ITEMS;
+    if (!Number.isSafeInteger(this.maxHeldItems) || this.maxHeldItems < 1) throw new RangeError(`bad maxHeldItems ${this.maxHeldItems}`);
+    const perWindow = deps.maxItemsPerWindow ?? DEFAULT_MAX_ITEMS_PER_WINDOW;
+    if (!Number.isSafeInteger(perWindow) || perWindow < 1) throw new RangeError(`bad maxItemsPerWindow ${perWindow}`);
+    // So that one window alone always fits: making room can always succeed.
+    this.maxItems = Math.min(perWindow, this.maxHeldItems);
     this.logger = deps.logger.child({ component: 'offline-notifier' });
+    this.sender = new NotificationSender({
+      queue: deps.queue,
+      presence: deps.presence,
+      logger: this.logger,
+      retryBackoff: deps.retryBackoff ?? DEFAULT_NOTIFY_RETRY_BACKOFF,
+      makeRoom: (items) => this.makeRoom(() => items),
+    });
   }
 
   onAppended(inbox: InboxKey, entries: Entry[]): void {
@@ -92,9 +125,9 @@ export class OfflineNotifier {
     if (items.length === 0) return;
     // Online: the push has reached a socket. A window already open still decides when it closes.
     if (this.deps.presence.isOnline(inbox) === true && !this.windows.has(inbox)) return;
+    this.makeRoom(() => this.keptOf(inbox, items.length));
     let window = this.windows.get(inbox);
     if (!window) {
-      if (this.windows.size >= this.maxWindows) this.closeOldest();
       window = { inbox, tenant, user, items: [], omitted: 0, timer: undefined };
       this.windows.set(inbox, window);
       if (this.closed) {
@@ -108,25 +141,69 @@ export class OfflineNotifier {
     this.add(window, items);
   }
 
-  /** Closes every open window now (each enqueued if its user is offline), and waits for the enqueues. */
+  /**
+   * Closes every open window now (each enqueued if its user is offline), and waits for the
+   * enqueue attempts under way. A notification waiting to retry keeps its schedule.
+   */
   async flush(): Promise<void> {
     for (const window of [...this.windows.values()]) this.closeWindow(window);
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await this.sender.settled();
   }
 
-  /** Flushes, and from now on enqueues at once (no window): call before the queue closes. */
+  /**
+   * Call before the queue closes. Closes every open window, gives each notification waiting to
+   * retry its last attempt now, and waits for every attempt: what is not stored then is logged
+   * and counted in `failed`. Bounded by attempts: nothing retries once closed. From now on
+   * notifications are enqueued at once (no window), once each.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    await this.flush();
+    for (const window of [...this.windows.values()]) this.closeWindow(window);
+    await this.sender.close();
   }
 
   stats(): OfflineNotifierStats {
-    return { open: this.windows.size, ...this.counters };
+    const sent = this.sender.stats();
+    return {
+      open: this.windows.size,
+      heldItems: this.windowItems + sent.heldItems,
+      retrying: sent.retrying,
+      enqueued: sent.enqueued,
+      droppedOnline: this.counters.droppedOnline + sent.droppedOnline,
+      itemsOmitted: this.counters.itemsOmitted,
+      closedEarly: this.counters.closedEarly,
+      enqueueFailures: sent.enqueueFailures,
+      failed: sent.failed,
+    };
+  }
+
+  private heldItems(): number {
+    return this.windowItems + this.sender.heldItems;
+  }
+
+  /** Items of `count` the inbox's window (open or to be opened) would keep. */
+  private keptOf(inbox: InboxKey, count: number): number {
+    return Math.min(count, this.maxItems - (this.windows.get(inbox)?.items.length ?? 0));
+  }
+
+  /**
+   * Makes `needed()` more items fit under maxHeldItems: closes the oldest windows early (each
+   * sends its notification now), and with none left gives up the oldest notifications waiting
+   * to retry. An appending inbox's own window may be among those closed: its new items then open
+   * a new one (so `needed` is asked again each time). Ends: with nothing held, any window's or
+   * notification's items fit (maxItems).
+   */
+  private makeRoom(needed: () => number): void {
+    while (this.heldItems() + needed() > this.maxHeldItems) {
+      if (this.windows.size > 0) this.closeOldest();
+      else if (!this.sender.giveUpOldest()) return;
+    }
   }
 
   private add(window: Window, items: NotifyItem[]): void {
     const room = Math.max(0, this.maxItems - window.items.length);
     window.items.push(...items.slice(0, room));
+    this.windowItems += Math.min(room, items.length);
     const omitted = items.length - Math.min(room, items.length);
     window.omitted += omitted;
     this.counters.itemsOmitted += omitted;
@@ -142,6 +219,7 @@ export class OfflineNotifier {
   private closeWindow(window: Window): void {
     if (this.windows.get(window.inbox) !== window) return;
     this.windows.delete(window.inbox);
+    this.windowItems -= window.items.length;
     if (window.timer) clearTimeout(window.timer);
     const first = window.items[0];
     if (!first) return;
@@ -151,23 +229,7 @@ export class OfflineNotifier {
     }
     const job: OfflineNotifyJob = { tenant: window.tenant, user: window.user, entries: window.items };
     const id = offlineNotifyJobId({ tenant: window.tenant, user: window.user, firstSeq: first.seq });
-    // From a microtask: a queue that throws synchronously is caught like one that rejects.
-    const enqueue = Promise.resolve()
-      .then(() => this.deps.queue.enqueue(OFFLINE_NOTIFY_QUEUE, id, toJson(job)))
-      .then(
-        () => {
-          this.counters.enqueued++;
-        },
-        (err: unknown) => {
-          this.counters.failed++;
-          this.logger.error(
-            { err, tenant: window.tenant, user: window.user, items: window.items.length },
-            'offline notification not enqueued',
-          );
-        },
-      );
-    this.inFlight.add(enqueue);
-    void enqueue.finally(() => this.inFlight.delete(enqueue));
+    this.sender.send(window.inbox, id, job);
     if (window.omitted > 0)
       this.logger.info({ tenant: window.tenant, user: window.user, omitted: window.omitted }, 'notification items past the bound');
   }

@@ -3,45 +3,22 @@
  * window, made by the OfflineNotifier at the inbox owner, run by any worker. The tenant's hooks
  * are read now, not when the window closed: a notifyUrl removed meanwhile completes the job
  * without a call, and previews are sent only if the tenant still allows them. The badge is
- * counted now too, so it is the user's unread when the app is told.
+ * counted now too (unread-badge.ts), so it is the user's unread when the app is told — and at
+ * least every entry the notification names: an index still behind them fails the attempt
+ * (BadgeIndexBehindError), which the queue retries.
  */
-import { CONVERSATIONS_MAX_LIMIT, type NotifyItem, type NotifyPayload } from '@seqline/core';
+import type { NotifyItem, NotifyPayload } from '@seqline/core';
 import { deliverHook } from '@seqline/hooks';
-import { conversations } from './conversation-ops.ts';
-import type { MessagingEnv, MessagingHooks, MessagingStores } from './deps.ts';
+import type { MessagingEnv, MessagingHooks } from './deps.ts';
 import type { OfflineNotifyJob } from './queues.ts';
+import { unreadBadge, type BadgeDeps } from './unread-badge.ts';
 
 /** How long one notify call may take before it counts as failed (and is retried). */
 export const OFFLINE_NOTIFY_TIMEOUT_MS = 10_000;
-/**
- * Conversation-list pages read for a badge, CONVERSATIONS_MAX_LIMIT (500) each: the badge sums
- * the unread of the user's 2 000 most recent conversations; older ones are left out.
- */
-export const BADGE_MAX_PAGES = 4;
-
-export type BadgeDeps = { stores: Pick<MessagingStores, 'conversations' | 'groups' | 'groupStreams'> };
-
-/** The user's total unread as the `conversations` op reports it (over at most BADGE_MAX_PAGES pages). */
-export async function unreadBadge(d: BadgeDeps, tenant: string, user: string): Promise<number> {
-  let badge = 0;
-  let beforeLastSeq: number | undefined;
-  for (let page = 0; page < BADGE_MAX_PAGES; page++) {
-    const listed = await conversations(
-      d,
-      { tenant, user },
-      { limit: CONVERSATIONS_MAX_LIMIT, lastMessages: 0, ...(beforeLastSeq !== undefined && { beforeLastSeq }) },
-    );
-    for (const { state } of listed.convs) badge += state.unread;
-    const last = listed.convs[listed.convs.length - 1];
-    if (!listed.hasMore || last === undefined) break;
-    beforeLastSeq = last.state.lastSeq;
-  }
-  return badge;
-}
 
 export type OfflineNotifyRunDeps = BadgeDeps & { hooks: MessagingHooks; env: Pick<MessagingEnv, 'logger'> };
 
-/** Posts one notification; any failure (unreachable, timeout, non-2xx) throws, so the queue retries it. */
+/** Posts one notification; any failure (index behind, unreachable, timeout, non-2xx) throws, so the queue retries it. */
 export async function runOfflineNotify(
   d: OfflineNotifyRunDeps,
   job: OfflineNotifyJob,
@@ -53,11 +30,14 @@ export async function runOfflineNotify(
     return;
   }
   const entries: NotifyItem[] = hooks.notifyPreview ? job.entries : job.entries.map(withoutPreview);
+  const newest = Math.max(...job.entries.map((e) => e.seq));
+  const { badge, capped } = await unreadBadge(d, job.tenant, job.user, newest);
   const payload: NotifyPayload = {
     type: 'notify',
     tenant: job.tenant,
     user: job.user,
-    badge: await unreadBadge(d, job.tenant, job.user),
+    badge,
+    ...(capped && { badgeCapped: true as const }),
     entries,
   };
   await deliverHook(d.hooks.transport, {

@@ -15,9 +15,9 @@ export const FANOUT_QUEUES: Readonly<Record<Tier, string>> = Object.freeze({
 /** Pushes of read-fanout (huge) group messages to connected members. */
 export const NOTIFY_QUEUE = 'notify.huge';
 export const RECEIPT_QUEUE = 'receipts';
-/** v1.1: after-send hook calls, one job per stored message (after-send.ts). */
+/** After-send hook calls, one job per stored message (after-send.ts). */
 export const AFTER_SEND_QUEUE = 'hooks.after-send';
-/** v1.1: offline notifications, one job per user per coalescing window (offline-notifier.ts). */
+/** Offline notifications, one job per user per coalescing window (offline-notifier.ts). */
 export const OFFLINE_NOTIFY_QUEUE = 'hooks.notify';
 
 /** 1:1 work rides with small groups: both are the highest priority class. */
@@ -54,7 +54,7 @@ export interface ReceiptJob {
 }
 
 /** One window's notification, without the badge (counted when it runs) and its `type`. */
-export type OfflineNotifyJob = Omit<NotifyPayload, 'type' | 'badge'>;
+export type OfflineNotifyJob = Omit<NotifyPayload, 'type' | 'badge' | 'badgeCapped'>;
 
 /** The after-send payload without its `type`: the settings (URL, secret) are read when it runs. */
 export type AfterSendJob = Omit<AfterSendPayload, 'type'>;

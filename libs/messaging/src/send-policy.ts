@@ -1,6 +1,6 @@
 /**
  * The tenant's built-in send policy, applied to 1:1 sends before any hook. The rule is core's
- * (hooks/send-policy.ts); this reads what it needs: both users' groups, then their memberships
+ * (policies/send-policy.ts); this reads what it needs: both users' groups, then their memberships
  * of the groups they have in common, a few at a time, until one makes them group mates.
  */
 import { areGroupMates, candidateGroups, ForbiddenError, inboxKey, needsSharedGroup, NOT_IN_SHARED_GROUP } from '@seqline/core';

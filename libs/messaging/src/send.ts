@@ -53,7 +53,7 @@ export type SendDeps = Pick<MessagingContext, 'stores' | 'writers' | 'queue' | '
   env: Pick<MessagingEnv, 'clock' | 'logger'>;
 };
 
-/** Appends the sender's copy, and reads it back when it turns out to be a resend. */
+/** Appends the sender's copy; a resend's append answers with the original. */
 type OwnCopyDeps = { writers: Pick<MessagingWriters, 'inbox'>; stores: Pick<MessagingStores, 'timeline'> };
 
 /** Read-fanout: the group stream's writer, its store (for prevGseq), the notify queue. */
@@ -80,7 +80,7 @@ async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: str
   d.shedder.admit(workClassOf('user'));
   const { tenant, user } = caller;
   checkDirectMentions(input.mentions, to);
-  // v1.1: the tenant's send policy, then its before-send hook, before anything is stored.
+  // The tenant's send policy, then its before-send hook, before anything is stored.
   await checkSendPolicy(d, tenant, user, to);
   const decided = await beforeSend(d, caller, input);
   const copy = withMentions(
@@ -114,7 +114,7 @@ async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: str
 
 /**
  * The last step before the ack: the after-send job (durable before the answer, so an
- * acknowledged message reaches the app). The answer carries `body` (v1.1) when what is stored
+ * acknowledged message reaches the app). The answer carries `body` when what is stored
  * differs from what this request sent: the hook rewrote it, or a resend found another body.
  */
 async function acknowledge(
@@ -221,12 +221,22 @@ async function ownCopyOf(
   const [outcome] = outcomes;
   if (!outcome) throw new Error('append returned no outcome');
   if (!outcome.duplicate) return { seq: outcome.seq, duplicate: false, entry: sent };
-  const original = await d.stores.timeline.getEntry(inbox, outcome.seq);
-  // Unreadable right after its append: the client retries; never guess what the original was.
-  if (!original) throw new OverloadedError('original of this appinfo not readable yet, retry');
+  const original = await originalOf(d, inbox, outcome);
   // Only a true resend is answered duplicate and redelivered (the appinfo belongs to its sender).
   checkResend(original, sent.from, sent.conv);
   return { seq: outcome.seq, duplicate: true, entry: stripSeq(original) };
+}
+
+/**
+ * A duplicate's original, as its append answered when the store deduped it; read by seq when
+ * the owner answered from memory (it keeps seqs only) or is of the previous version.
+ */
+export async function originalOf(d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, outcome: AppendOutcome): Promise<Entry> {
+  if (outcome.original !== undefined) return outcome.original;
+  const original = await d.stores.timeline.getEntry(inbox, outcome.seq);
+  // Unreadable right after its append: the client retries; never guess what the original was.
+  if (!original) throw new OverloadedError('original of this appinfo not readable yet, retry');
+  return original;
 }
 
 /** Which way a stored message went: read-fanout iff its marker is in the sender's inbox. */

@@ -1,5 +1,5 @@
 /**
- * The `convs` of a sync answer (v1.1): the state of every conversation the returned entries
+ * The `convs` of a sync answer: the state of every conversation the returned entries
  * touch, each exact at or past the newest returned entry touching it, and of every read-fanout
  * group listed in `groups`, with its stream side.
  *

@@ -47,7 +47,7 @@ export type RecallDeps = StreamAppendDeps & {
 
 /**
  * Sync: the entries after maxSeq the owner still sees (deleted and cleared ones are skipped,
- * see visibleAfter), the read-fanout groups with news, and (v1.1) the conversations touched,
+ * see visibleAfter), the read-fanout groups with news, and the conversations touched,
  * each at or past its entries (sync-convs.ts: waited for within a bound, else named pending).
  */
 export async function sync(d: SyncConvsDeps, caller: Caller, maxSeq: number, limit?: number): Promise<SyncResult> {

@@ -1,5 +1,5 @@
 /**
- * The inbox as its owner sees it (v1.1): entries deleted for them or cleared are skipped by sync
+ * The inbox as its owner sees it: entries deleted for them or cleared are skipped by sync
  * and history, and a sync answer names the conversations its entries touch (sync-convs.ts).
  * Reads only: the stores maintain the conversation index on append.
  */
@@ -17,7 +17,7 @@ import pLimit from 'p-limit';
 
 /** Rows read per round once the first round (limit + 1) met hidden entries. */
 const SCAN_BATCH = 500;
-/** Parallel point reads of the entries a v1 read or a delete names. */
+/** Parallel point reads of the entries a read by seqs or a delete names. */
 const LOOKUP_CONCURRENCY = 16;
 
 export type VisibleReadDeps = { stores: { timeline: TimelineStore; conversations: ConversationIndex } };
@@ -74,7 +74,7 @@ export interface ConversationTouch {
 /**
  * The conversations `entries` (ascending) touch, by key, each with the newest entry touching
  * it (apply.ts states which): an activity entry, a conversation read, a clear, a recall or an
- * edit its `conv` (recall and edit entries carry their message's conv); a v1 read or a delete
+ * edit its `conv` (recall and edit entries carry their message's conv); a read by seqs or a delete
  * those of the activity entries it names, looked up in the page first, then in the inbox.
  */
 export async function conversationTouches(

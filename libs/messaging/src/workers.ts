@@ -13,7 +13,8 @@ import type { Json, JobContext, WorkQueue } from '@seqline/core';
 import { inboxKey } from '@seqline/core';
 import { BatchScheduler, type BatchStats } from './batch-scheduler.ts';
 import { runAfterSend } from './after-send.ts';
-import { runOfflineNotify, type BadgeDeps } from './offline-notify-job.ts';
+import { runOfflineNotify } from './offline-notify-job.ts';
+import type { BadgeDeps } from './unread-badge.ts';
 import type { MessagingEnv, MessagingHooks, MessagingPolicy, MessagingWriters } from './deps.ts';
 import { runGroupNotify, type NotifyDeps } from './group-notify.ts';
 import {
@@ -81,7 +82,7 @@ export type WorkerDeps = NotifyDeps & {
   queue: WorkQueue;
   policy: Pick<MessagingPolicy, 'limits'>;
   env: Pick<MessagingEnv, 'logger'>;
-  /** v1.1: the after-send calls (each tenant's settings, read when a job runs). */
+  /** The after-send calls (each tenant's settings, read when a job runs). */
   hooks: MessagingHooks;
 } & BadgeDeps;
 

@@ -96,7 +96,7 @@ describe('after-send', () => {
     const a = app();
     await messaging.send(alice, { appinfo: a, to: { user: 'bo' }, type: 'text', body: {} });
     const id = afterSendJobId({ tenant: 't', sender: 'alice', appinfo: a });
-    await until('the dead letter', async () => (await rig.queue.deadLetters()).some((j) => j.id === id), GIVE_UP_MS + 5_000);
+    await until('the dead letter', async () => (await rig.queue.deadLetters()).some((j) => j.id === id), GIVE_UP_MS + 20_000);
     const tries = callsFor(a).length;
     expect(tries).toBeGreaterThan(2);
     expect(acceptedFor(a)).toHaveLength(0);

@@ -3,6 +3,12 @@ import { BatchScheduler } from '../src/batch-scheduler.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits for a condition, a turn at a time, bounded so a broken scheduler fails rather than hangs. */
+async function until(check: () => boolean, turns = 1_000): Promise<void> {
+  for (let i = 0; i < turns && !check(); i++) await new Promise((r) => setImmediate(r));
+  expect(check()).toBe(true);
+}
+
 /** A scheduler whose batches take `ms` and record what ran concurrently. */
 function rig(limits: { pool: number; perGroup: number; maxBatch: number }, ms = 5) {
   const live = { ...limits };
@@ -42,27 +48,45 @@ describe('BatchScheduler (tier pool, per-group bound, merged batches)', () => {
   });
 
   it('reads the limits live: a raised per-group bound applies without resubmitting', async () => {
-    const { s, live, seen } = rig({ pool: 10, perGroup: 1, maxBatch: 1 }, 20);
+    // Batches of 'g' hold until released, so what runs at once is counted, not timed.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const live = { pool: 10, perGroup: 1 };
+    let running = 0;
+    let maxRunning = 0;
+    const s = new BatchScheduler<number>({ pool: () => live.pool, perGroup: () => live.perGroup, maxBatch: 1 }, async () => {
+      maxRunning = Math.max(maxRunning, ++running);
+      await gate;
+      running--;
+    });
     const all = Promise.all(Array.from({ length: 30 }, (_, i) => s.submit('g', i)));
-    await sleep(50);
-    expect(seen.maxPerGroup).toBe(1);
+    await until(() => running === 1);
+    expect(s.stats().running).toBe(1);
     live.perGroup = 4;
     s.poke();
-    await sleep(30);
+    await until(() => running === 4);
     expect(s.stats().running).toBe(4);
+    release();
     await all;
-    expect(seen.maxPerGroup).toBe(4);
+    expect(maxRunning).toBe(4);
     expect(s.stats().perGroupLimit).toBe(4);
   });
 
   it('a hot group does not hold up another group or 1:1 work', async () => {
-    const { s, seen } = rig({ pool: 4, perGroup: 1, maxBatch: 1 }, 10);
+    // The hot group's batch never ends until the others are done: they cannot have waited on it.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const batches: Array<{ key: string | undefined; items: number[] }> = [];
+    const s = new BatchScheduler<number>({ pool: () => 4, perGroup: () => 1, maxBatch: 1 }, async (key, items) => {
+      batches.push({ key, items });
+      if (key === 'hot') await gate;
+    });
     const hot = Promise.all(Array.from({ length: 20 }, (_, i) => s.submit('hot', i)));
-    const t0 = Date.now();
     await Promise.all([s.submit('cold', 100), s.submit(undefined, 200)]);
-    expect(Date.now() - t0).toBeLessThan(40);
+    expect(batches.filter((b) => b.key === 'hot')).toHaveLength(1); // still its first batch
+    release();
     await hot;
-    expect(seen.batches.filter((b) => b.key === undefined).every((b) => b.items.length === 1)).toBe(true);
+    expect(batches.filter((b) => b.key === undefined).every((b) => b.items.length === 1)).toBe(true);
   });
 
   it('a failed batch fails each of its items (their jobs retry), and nothing else', async () => {

@@ -1,16 +1,20 @@
 /**
  * The OfflineNotifier's windows on their own (a recording queue, a presence the test sets):
- * one job per window with its id and payload, the window bound (the oldest closes early, none
- * lost), close() flushing open windows and enqueueing at once afterwards, a failing queue only
- * counted, and "cannot know" presence treated as offline.
+ * one job per window with its id and payload, the bound on items held across windows (the
+ * oldest windows close early and notify at once, none lost, nothing held past the bound),
+ * close() flushing open windows and enqueueing at once afterwards, a failing queue never
+ * thrown into the append (its retries: offline-notifier-retries.test.ts), and "cannot know"
+ * presence treated as offline.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { inboxKey, resolveHooks, silentLogger, type Entry, type InboxKey, type Json, type WorkQueue } from '@seqline/core';
+import { eventually } from '@seqline/testing';
 import { OFFLINE_NOTIFY_QUEUE, OfflineNotifier, type OfflineNotifyJob } from '../src/index.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function setup(options: { maxWindows?: number; windowMs?: number; failEnqueue?: boolean } = {}) {
+function setup(options: { maxHeldItems?: number; maxItemsPerWindow?: number; windowMs?: number; failEnqueue?: boolean } = {}) {
   const jobs: Array<{ queue: string; id: string; payload: OfflineNotifyJob }> = [];
   const queue: Pick<WorkQueue, 'enqueue'> = {
     enqueue: async (q: string, id: string, payload: Json) => {
@@ -24,7 +28,8 @@ function setup(options: { maxWindows?: number; windowMs?: number; failEnqueue?: 
     hooks: { of: () => resolveHooks({}, { notifyUrl: 'http://127.0.0.1:9/n', notifyWindowMs: options.windowMs ?? 10_000 }) },
     presence: { isOnline: (i) => online.get(i) },
     logger: silentLogger,
-    ...(options.maxWindows !== undefined && { maxWindows: options.maxWindows }),
+    ...(options.maxHeldItems !== undefined && { maxHeldItems: options.maxHeldItems }),
+    ...(options.maxItemsPerWindow !== undefined && { maxItemsPerWindow: options.maxItemsPerWindow }),
   });
   return { jobs, online, notifier };
 }
@@ -79,15 +84,60 @@ describe('OfflineNotifier', () => {
     expect(jobs.map((j) => j.payload.user)).toEqual(['bob']);
   });
 
-  it('at maxWindows the oldest window closes early: bounded memory, nothing lost', async () => {
-    const { jobs, notifier } = setup({ maxWindows: 2 });
-    for (const user of ['u1', 'u2', 'u3', 'u4']) notifier.listener(inboxKey('t', user), [msgTo('alice')]);
-    expect(notifier.stats().open).toBe(2);
-    await sleep(10);
-    expect(jobs.map((j) => j.payload.user)).toEqual(['u1', 'u2']);
-    expect(notifier.stats().closedEarly).toBe(2);
+  it('at maxHeldItems the oldest windows close early and notify at once: nothing held past the bound, nothing lost', async () => {
+    const { jobs, notifier } = setup({ maxHeldItems: 4 });
+    const held = () => notifier.stats().heldItems;
+    const seqsOf = (user: string) => jobs.filter((j) => j.payload.user === user).map((j) => j.payload.entries.map((e) => e.seq));
+    const u1 = [msgTo('alice'), msgTo('alice')];
+    const u2 = [msgTo('alice'), msgTo('carol')];
+    notifier.listener(inboxKey('t', 'u1'), u1);
+    notifier.listener(inboxKey('t', 'u2'), u2);
+    expect(notifier.stats()).toMatchObject({ open: 2, heldItems: 4, closedEarly: 0 });
+    // One more item: the oldest window (u1's) closes now and its notification goes out.
+    const u3 = msgTo('alice');
+    notifier.listener(inboxKey('t', 'u3'), [u3]);
+    expect(notifier.stats()).toMatchObject({ open: 2, heldItems: 3, closedEarly: 1 });
+    await eventually(() => expect(seqsOf('u1')).toEqual([u1.map((e) => e.seq)]));
+    // u2's own window is now the oldest: it goes out with what it held, the new items open a new one.
+    const u2more = [msgTo('alice'), msgTo('alice')];
+    notifier.listener(inboxKey('t', 'u2'), u2more);
+    expect(held()).toBeLessThanOrEqual(4);
+    expect(notifier.stats()).toMatchObject({ open: 2, heldItems: 3, closedEarly: 2 });
     await notifier.close();
-    expect(jobs.map((j) => j.payload.user)).toEqual(['u1', 'u2', 'u3', 'u4']);
+    expect(seqsOf('u2')).toEqual([u2.map((e) => e.seq), u2more.map((e) => e.seq)]);
+    expect(seqsOf('u3')).toEqual([[u3.seq]]);
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(jobs.length);
+    expect(notifier.stats()).toMatchObject({ open: 0, heldItems: 0, enqueued: 4, failed: 0 });
+  });
+
+  it('whatever the appends, heldItems never passes the bound and every item is notified once or counted as omitted', async () => {
+    const step = fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 6 }));
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.array(step, { maxLength: 40 }), async (bound, steps) => {
+        // A window keeps at most min(maxItemsPerWindow, bound) items; the rest of its items are
+        // omitted (counted in the badge), the one rule that leaves an item out of a notification.
+        const { jobs, notifier } = setup({ maxHeldItems: bound, maxItemsPerWindow: 100 });
+        const sent: number[] = [];
+        for (const [user, count] of steps) {
+          const entries = Array.from({ length: count }, () => msgTo('alice'));
+          notifier.listener(inboxKey('t', `u${user}`), entries);
+          sent.push(...entries.map((e) => e.seq));
+          expect(notifier.stats().heldItems).toBeLessThanOrEqual(bound);
+        }
+        await notifier.close();
+        const notified = jobs.flatMap((j) => j.payload.entries.map((e) => e.seq));
+        expect(new Set(notified).size).toBe(notified.length);
+        expect(notified.every((seq) => sent.includes(seq))).toBe(true);
+        const { itemsOmitted, heldItems, failed } = notifier.stats();
+        expect(notified.length + itemsOmitted).toBe(sent.length);
+        if (steps.every(([, count]) => count <= bound) && new Set(steps.map(([user]) => user)).size === steps.length) {
+          expect(itemsOmitted).toBe(0); // one append per user, each within the bound: nothing omitted
+        }
+        expect(new Set(jobs.map((j) => j.id)).size).toBe(jobs.length);
+        expect({ heldItems, failed }).toEqual({ heldItems: 0, failed: 0 });
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('close() flushes open windows, and afterwards enqueues at once', async () => {

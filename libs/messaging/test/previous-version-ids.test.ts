@@ -84,12 +84,13 @@ function previousVersionJobs(amySeq: number): Array<{ id: string; queue: string;
       }),
     },
     {
-      id: `notify:${T}:bob:7`,
+      // bob's first entry: the copy the fanout job above makes (the job waits for it if it runs first).
+      id: `notify:${T}:bob:1`,
       queue: 'hooks.notify',
       payload: json({
         tenant: T,
         user: 'bob',
-        entries: [{ seq: 7, conv: { type: 'user', id: 'amy' }, from: 'amy', appinfo: 'local-9', mention: false }],
+        entries: [{ seq: 1, conv: { type: 'user', id: 'amy' }, from: 'amy', appinfo: 'local-9', mention: false }],
       }),
     },
   ];

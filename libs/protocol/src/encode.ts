@@ -25,11 +25,11 @@ export interface WireEntry {
   readBy?: string[];
   /** `from`: the recalled message's sender (appinfos are unique per sender only); absent in older recalls. */
   recall?: { appinfo: string; sendTime: number; from?: string };
-  /** v1.1, kind "msg": user ids mentioned, or ["@all"]. */
+  /** kind "msg": user ids mentioned, or ["@all"]. */
   mentions?: string[];
-  /** v1.1: kind "edit" (the edit itself), or a "msg" read through the index with its latest edit applied. */
+  /** kind "edit" (the edit itself), or a "msg" read through the index with its latest edit applied. */
   edit?: WireEdit;
-  /** v1.1, kinds "read" (conversation read) and "clear". */
+  /** kinds "read" (conversation read) and "clear". */
   upToSeq?: number;
 }
 
@@ -41,7 +41,7 @@ export interface WireEdit {
   editedAt: number;
 }
 
-/** v1.1: one conversation of the caller's inbox, exact at inbox seq `asOfSeq`. */
+/** One conversation of the caller's inbox, exact at inbox seq `asOfSeq`. */
 export interface WireConv {
   conv: { type: 'user' | 'group'; id: string };
   lastSeq: number;
@@ -56,7 +56,7 @@ export interface WireConv {
   title?: string;
   /** `conversations {lastMessages}` only: its last visible messages, ascending. */
   messages?: WireEntry[];
-  /** Read-fanout groups only (v1.1): the newest gseq you may read, your group cursor. */
+  /** Read-fanout groups only: the newest gseq you may read, your group cursor. */
   lastGseq?: number;
   readGseq?: number;
   /** Present (true) when the stream's unread count stopped at its bound: `unread` is a lower bound. */
@@ -153,7 +153,7 @@ export function encodeError(id: number | null, err: SeqlineError): string {
   return JSON.stringify({ id, ok: false, error: toWireError(err) });
 }
 
-/** `{"op": "push", "prevSeq", "entries", "convs"?}`: v1.1 `convs` only when the owner read them (PushMessage.convs). */
+/** `{"op": "push", "prevSeq", "entries", "convs"?}`: `convs` only when the owner read them (PushMessage.convs). */
 export function encodePush(prevSeq: number, entries: Entry[], convs?: readonly ConversationState[]): string {
   const frame = { op: 'push', prevSeq, entries: entries.map(toWireEntry) };
   return JSON.stringify(convs === undefined ? frame : { ...frame, convs: convs.map((c) => toWireConv(c)) });
@@ -169,7 +169,7 @@ export function encodeGroupPush(group: string, prevGseq: number, entries: Entry[
 }
 
 /**
- * v1.1 `{"op": "kicked", "by": {"dev"?, "plat"?}}`: this session was displaced by a newer login
+ * `{"op": "kicked", "by": {"dev"?, "plat"?}}`: this session was displaced by a newer login
  * (the login policy); the socket closes with 4409 next. `by` names the new session's device.
  */
 export function encodeKicked(by: { dev?: string; plat?: string }): string {

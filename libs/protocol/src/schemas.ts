@@ -59,13 +59,13 @@ const bodySchema = z.custom<Json>((v) => v !== undefined, { error: 'is required'
 
 const membersSchema = z.array(idSchema).max(MAX_MEMBERS_PER_FRAME);
 
-/** v1.1: a conversation as the caller sees it (1:1: the other party; group: the group id). */
+/** A conversation as the caller sees it (1:1: the other party; group: the group id). */
 export const convSchema = z.strictObject({ type: z.enum(['user', 'group']), id: idSchema });
 
-/** A positive seq of the caller's inbox (v1.1 upToSeq, delete seqs). */
+/** A positive seq of the caller's inbox (upToSeq, delete seqs). */
 const positiveSeqSchema = z.int().min(1);
 
-/** v1.1 `send.mentions`: ['@all'] alone or 1-100 user ids; core's checkMentions states the rule once. */
+/** `send.mentions`: ['@all'] alone or 1-100 user ids; core's checkMentions states the rule once. */
 const mentionsSchema = z.array(z.unknown()).transform((mentions, ctx) => {
   try {
     return checkMentions(mentions);
@@ -90,7 +90,7 @@ export const syncArgsSchema = z.object({ maxSeq: seqSchema, limit: limitSchema }
 
 /**
  * beforeSeq defaults to "after the newest": a client without a position gets the latest page.
- * v1.1: with `conv`, only that conversation's visible entries.
+ * With `conv`, only that conversation's visible entries.
  */
 export const historyArgsSchema = z.object({
   beforeSeq: seqSchema.default(Number.MAX_SAFE_INTEGER),
@@ -101,7 +101,7 @@ export const historyArgsSchema = z.object({
 type WireConv = z.output<typeof convSchema>;
 export type ReadTarget = { seqs: number[] } | { conv: WireConv; upToSeq: number };
 
-/** v1 `{seqs}` or v1.1 `{conv, upToSeq}`: exactly one of the two forms. */
+/** `{seqs}` or `{conv, upToSeq}`: exactly one of the two forms. */
 export const readArgsSchema = z
   .object({
     seqs: z.array(positiveSeqSchema).min(1, 'must name at least one seq').max(MAX_READ_SEQS).optional(),
@@ -128,19 +128,19 @@ export const readArgsSchema = z
     return { conv: a.conv, upToSeq: a.upToSeq };
   });
 
-/** v1.1: the conversation list, newest activity first; limits out of range are refused, not clamped. */
+/** The conversation list, newest activity first; limits out of range are refused, not clamped. */
 export const conversationsArgsSchema = z.object({
   limit: z.int().min(1).max(CONVERSATIONS_MAX_LIMIT).default(CONVERSATIONS_DEFAULT_LIMIT),
   beforeLastSeq: positiveSeqSchema.optional(),
   lastMessages: z.int().min(0).max(LAST_MESSAGES_MAX).default(0),
 });
 
-/** v1.1 delete for me: entries of the caller's inbox. */
+/** Delete for me: entries of the caller's inbox. */
 export const deleteArgsSchema = z.object({
   seqs: z.array(positiveSeqSchema).min(1, 'must name at least one seq').max(DELETE_MAX_SEQS),
 });
 
-/** v1.1 clear history for me: upToSeq defaults to the conversation's last seq. */
+/** Clear history for me: upToSeq defaults to the conversation's last seq. */
 export const clearArgsSchema = z.object({ conv: convSchema, upToSeq: positiveSeqSchema.optional() });
 
 /**
@@ -154,7 +154,7 @@ export const recallArgsSchema = z.object({
   from: idSchema.optional(),
 });
 
-/** v1.1: new content for the caller's own message `appinfo` (looked up as given, like recall). */
+/** New content for the caller's own message `appinfo` (looked up as given, like recall). */
 export const editArgsSchema = z.object({
   appinfo: recallArgsSchema.shape.appinfo,
   body: bodySchema,

@@ -17,9 +17,9 @@ export interface TokenClaims {
   tenant: string;
   /** Epoch ms. */
   expiresAt: number;
-  /** v1.1: the device id (`dev` claim), when the token names one. */
+  /** The device id (`dev` claim), when the token names one. */
   dev?: string;
-  /** v1.1: the platform (`plat` claim), when the token names one. */
+  /** The platform (`plat` claim), when the token names one. */
   plat?: Platform;
 }
 
@@ -36,7 +36,7 @@ export interface IssueTokenOptions {
   ttlSeconds: number;
   /** Issue time, epoch ms (default: now) — lets tests mint already-expired tokens. */
   now?: number;
-  /** v1.1: binds the token to a device id and platform (the login policy's view of it). */
+  /** Binds the token to a device id and platform (the login policy's view of it). */
   dev?: string;
   plat?: Platform;
 }

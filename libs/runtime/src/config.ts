@@ -35,6 +35,8 @@ export const distributedEnvSchema = z.object({
   SEQLINE_MAX_RECENT_APPINFOS: z.coerce.number().int().min(0).default(100_000),
   /** A worker's bound on the inboxes whose head and queue it keeps in memory (all shards; idle ones go after 5 min anyway). */
   SEQLINE_MAX_CACHED_INBOXES: z.coerce.number().int().min(1).default(100_000),
+  /** A worker's bound on the items held in open offline-notification windows (at the bound the oldest windows notify early). */
+  SEQLINE_MAX_NOTIFY_ITEMS: z.coerce.number().int().min(1).default(100_000),
   /** Namespaces Redis keys, NATS subjects and streams, so deployments (or test runs) share servers safely. */
   SEQLINE_NAMESPACE: z
     .string()

@@ -33,7 +33,7 @@ export interface DistributedInfra {
   writer: RemoteInboxWriter;
   /** Whether every shard has an owner that takes appends now (a gateway's `/readyz`). */
   shardReadiness: ShardReadiness;
-  /** v1.1: a gateway's device bus (login policy, admin devices) on `<ns>.dev.*`. */
+  /** A gateway's device bus (login policy, admin devices) on `<ns>.dev.*`. */
   devices: DeviceBusFactory;
   keyPrefix: string;
   subjectPrefix: string;

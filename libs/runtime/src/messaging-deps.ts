@@ -60,7 +60,13 @@ export async function distributedMessagingDeps(
     settings,
     groupWriter,
     get offlineNotifier() {
-      return (notifier ??= new OfflineNotifier({ queue: infra.queue, hooks: { of: hooksOf }, presence: infra.push, logger }));
+      return (notifier ??= new OfflineNotifier({
+        queue: infra.queue,
+        hooks: { of: hooksOf },
+        presence: infra.push,
+        logger,
+        maxHeldItems: infra.config.SEQLINE_MAX_NOTIFY_ITEMS,
+      }));
     },
     close: async () => {
       await notifier?.close();

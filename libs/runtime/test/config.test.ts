@@ -11,6 +11,7 @@ describe('loadDistributedConfig', () => {
     expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(4_000_000);
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(100_000);
     expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(100_000);
+    expect(config.SEQLINE_MAX_NOTIFY_ITEMS).toBe(100_000);
     expect(config.NATS_URL).toEqual(['nats://127.0.0.1:4222']);
   });
 
@@ -24,10 +25,12 @@ describe('loadDistributedConfig', () => {
       SEQLINE_MAX_SEQ_KEYS: '250000',
       SEQLINE_MAX_RECENT_APPINFOS: '0',
       SEQLINE_MAX_CACHED_INBOXES: '5000',
+      SEQLINE_MAX_NOTIFY_ITEMS: '2000',
     });
     expect(config.SEQLINE_MAX_SEQ_KEYS).toBe(250_000);
     expect(config.SEQLINE_MAX_RECENT_APPINFOS).toBe(0);
     expect(config.SEQLINE_MAX_CACHED_INBOXES).toBe(5000);
+    expect(config.SEQLINE_MAX_NOTIFY_ITEMS).toBe(2000);
   });
 
   it('SEQLINE_ALLOWED_ORIGINS: unset or blank allows any origin; a list is kept; one that names no origin is refused', () => {
@@ -46,6 +49,7 @@ describe('loadDistributedConfig', () => {
       loadDistributedConfig({
         SEQLINE_MAX_SEQ_KEYS: '0',
         SEQLINE_MAX_RECENT_APPINFOS: 'many',
+        SEQLINE_MAX_NOTIFY_ITEMS: '0',
         SEQLINE_SHARDS: '1.5',
         SEQLINE_LEASE_TTL_MS: '10',
       });
@@ -58,6 +62,7 @@ describe('loadDistributedConfig', () => {
         'SEQLINE_SECRET',
         'SEQLINE_MAX_SEQ_KEYS',
         'SEQLINE_MAX_RECENT_APPINFOS',
+        'SEQLINE_MAX_NOTIFY_ITEMS',
         'SEQLINE_SHARDS',
         'SEQLINE_LEASE_TTL_MS',
       ])

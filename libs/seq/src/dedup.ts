@@ -35,18 +35,24 @@ export function dedupAgainst(
   return { outcomes, fresh };
 }
 
-/** Fills each in-batch repeat with its first occurrence's seq, marked duplicate. */
+/**
+ * Fills each in-batch repeat with its first occurrence's seq, marked duplicate, with the
+ * original: that first entry as stored (or its own original when it was a duplicate too).
+ */
 export function resolveInBatchDuplicates(outcomes: readonly (AppendOutcome | undefined)[], entries: readonly NewEntry[]): AppendOutcome[] {
   if (!outcomes.includes(undefined)) return outcomes as AppendOutcome[];
-  const first = new Map<DedupKey, AppendOutcome>();
+  const first = new Map<DedupKey, { outcome: AppendOutcome; entry: NewEntry }>();
   return outcomes.map((o, i) => {
-    const key = dedupKeyOf(entries[i] as NewEntry);
+    const entry = entries[i] as NewEntry;
+    const key = dedupKeyOf(entry);
     if (o !== undefined) {
-      if (!first.has(key)) first.set(key, o);
+      if (!first.has(key)) first.set(key, { outcome: o, entry });
       return o;
     }
-    const original = first.get(key);
-    if (original === undefined) throw new Error(`no outcome for dedup key ${key}`);
-    return { seq: original.seq, duplicate: true };
+    const earlier = first.get(key);
+    if (earlier === undefined) throw new Error(`no outcome for dedup key ${key}`);
+    const { seq, duplicate } = earlier.outcome;
+    const original = duplicate ? earlier.outcome.original : { ...earlier.entry, seq };
+    return original === undefined ? { seq, duplicate: true } : { seq, duplicate: true, original };
   });
 }

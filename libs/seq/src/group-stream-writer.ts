@@ -108,7 +108,7 @@ export class GroupStreamWriter implements GroupStreamAppender {
       const refused = this.notOwned(group);
       if (refused) return reject(refused);
       if (entries.length === 0) return resolve([]);
-      this.enqueue(group, { kind: 'append', entries, resolve, reject });
+      this.schedule(group, { kind: 'append', entries, resolve, reject });
     });
   }
 
@@ -121,7 +121,7 @@ export class GroupStreamWriter implements GroupStreamAppender {
       if (this.closed) return reject(new InboxOwnerClosedError());
       const refused = this.notOwned(group);
       if (refused) return reject(refused);
-      this.enqueue(group, { kind: 'head', resolve, reject });
+      this.schedule(group, { kind: 'head', resolve, reject });
     });
   }
 
@@ -146,7 +146,8 @@ export class GroupStreamWriter implements GroupStreamAppender {
     return this.owned.has(shard) ? undefined : new ShardNotOwnedError(shard, group);
   }
 
-  private enqueue(group: GroupKey, op: Op): void {
+  /** Puts `op` behind the group's pending ops, in memory (unlike a WorkQueue job, lost with the process), and starts their drain. */
+  private schedule(group: GroupKey, op: Op): void {
     let state = this.states.get(group);
     if (!state) {
       state = { pending: [], draining: undefined };
@@ -229,11 +230,11 @@ export class GroupStreamWriter implements GroupStreamAppender {
     const [head, found] = await Promise.all([this.streams.headSeq(group), this.streams.findSeqs({ group, keys: [...new Set(keys)] })]);
     alloc.observe(group, head);
     const { outcomes, fresh } = dedupAgainst(entries, keys, found);
-    if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
+    if (fresh.length === 0) return withoutOriginals(resolveInBatchDuplicates(outcomes, entries));
 
     const seqs = await alloc.next(group, fresh.length);
     const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: seqs[k] as number }));
-    const results = await this.streams.append(group, toStore);
+    const results = await this.streams.append({ group, entries: toStore });
     if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
     let prev = head;
     const filled: (GroupAppendOutcome | undefined)[] = [...outcomes];
@@ -247,6 +248,14 @@ export class GroupStreamWriter implements GroupStreamAppender {
       }
     });
     // Returns our outcome objects as they are (prevSeq kept); only in-batch repeats are new.
-    return resolveInBatchDuplicates(filled, entries);
+    return withoutOriginals(resolveInBatchDuplicates(filled, entries));
   }
+}
+
+/**
+ * A group stream duplicate is answered with its gseq only: the writer dedups by findSeqs (no
+ * entry read), and nothing that appends to a stream needs the original.
+ */
+function withoutOriginals(outcomes: GroupAppendOutcome[]): GroupAppendOutcome[] {
+  return outcomes.map((o) => (o.original === undefined ? o : { seq: o.seq, duplicate: o.duplicate }));
 }

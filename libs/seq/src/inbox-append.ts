@@ -15,6 +15,7 @@ import {
   type IndexedConversations,
   type Logger,
   type NewEntry,
+  type StoredOutcome,
   type TimelineStore,
 } from '@seqline/core';
 import { dedupAgainst, resolveInBatchDuplicates } from './dedup.ts';
@@ -57,10 +58,10 @@ export async function writeOne(
   if (known !== undefined) return [{ seq: known, duplicate: true }];
   const seq = alloc.tryTakeSync(state.inbox, 1) ?? (await alloc.next(state.inbox, 1))[0]!;
   const toStore: Entry = { ...entry, seq };
-  let result: AppendOutcome | undefined;
+  let result: StoredOutcome | undefined;
   let indexed: IndexedConversations | undefined;
   try {
-    [result] = await ctx.timeline.append(state.inbox, [toStore], undefined, { durable, indexed: (i) => (indexed = i) });
+    [result] = await ctx.timeline.append({ inbox: state.inbox, entries: [toStore], durable, indexed: (i) => (indexed = i) });
     if (result === undefined) throw new Error('store returned no outcome for 1 entry');
   } catch (err) {
     state.head = undefined;
@@ -72,7 +73,7 @@ export async function writeOne(
     ctx.pushes.publish(state.inbox, headBefore, [toStore], indexed);
     ctx.appended?.(state.inbox, [toStore]);
   }
-  return [{ seq: result.seq, duplicate: result.duplicate }];
+  return [result];
 }
 
 export async function writeMany(
@@ -82,8 +83,9 @@ export async function writeMany(
   entries: NewEntry[],
 ): Promise<AppendOutcome[]> {
   const headBefore = state.head as number;
-  // A recent resend is answered from memory; any other is deduped inside the store's append
-  // (the same read as its head) — it burns the seqs allocated for it: a gap, not a read per append.
+  // A recent resend is answered from memory (its seq, not its original); any other is deduped
+  // inside the store's append (the same read as its head, which also answers with the original)
+  // — it burns the seqs allocated for it: a gap, not a read per append.
   const keys = entries.map(dedupKeyOf);
   const { outcomes, fresh } = dedupAgainst(entries, keys, ctx.recent.lookup(state.inbox, keys));
   if (fresh.length === 0) return resolveInBatchDuplicates(outcomes, entries);
@@ -91,10 +93,10 @@ export async function writeMany(
   // Seqs under the durable ceiling are taken without a hop; a raise is awaited only when due.
   const first = alloc.tryTakeSync(state.inbox, fresh.length) ?? (await alloc.next(state.inbox, fresh.length))[0]!;
   const toStore: Entry[] = fresh.map((f, k) => ({ ...f.entry, seq: first + k }));
-  let results: AppendOutcome[];
+  let results: StoredOutcome[];
   let indexed: IndexedConversations | undefined;
   try {
-    results = await ctx.timeline.append(state.inbox, toStore, undefined, { indexed: (i) => (indexed = i) });
+    results = await ctx.timeline.append({ inbox: state.inbox, entries: toStore, indexed: (i) => (indexed = i) });
     if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
   } catch (err) {
     state.head = undefined;
@@ -102,7 +104,7 @@ export async function writeMany(
   }
   const stored: Entry[] = [];
   results.forEach((r, k) => {
-    outcomes[(fresh[k] as { index: number }).index] = { seq: r.seq, duplicate: r.duplicate };
+    outcomes[(fresh[k] as { index: number }).index] = r;
     ctx.recent.remember(state.inbox, keys[(fresh[k] as { index: number }).index] as DedupKey, r.seq);
     if (!r.duplicate) stored.push(toStore[k] as Entry);
   });

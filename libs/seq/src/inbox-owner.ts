@@ -11,14 +11,19 @@ import type {
   AppendOutcome,
   ChainedAppend,
   Clock,
+  ConversationIndex,
   ConversationRebuilder,
   ConversationRebuildReport,
+  ConversationStreamSides,
   DurableListener,
+  Entry,
   FollowUpAppend,
   InboxKey,
   InboxWriter,
   Logger,
   NewEntry,
+  PushBus,
+  SeqCeilingStore,
   TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
@@ -32,8 +37,76 @@ import { neverThrowing, writeMany, writeOne, type AppendContext } from './inbox-
 import { planReceipts } from './receipt-plan.ts';
 import { DEFAULT_PUSH_CONVS_WAIT_MS, PushConversations } from './push-conversations.ts';
 import { PushPublisher } from './push-publisher.ts';
-import { DEFAULT_MAX_SEQ_KEYS, sectionOfShard } from './owner-options.ts';
-import type { InboxOwnerOptions } from './owner-options.ts';
+
+export interface InboxOwnerOptions {
+  timeline: TimelineStore;
+  ceilings: SeqCeilingStore;
+  push: PushBus;
+  /**
+   * The inboxes' conversation index. With it, each push carries the touched
+   * conversations' states (`convs`): those the store's index writer computed in the append
+   * (TimelineAppend.indexed), read from here only where the writer did not hold them (or did
+   * not tell). Without it pushes carry entries only.
+   */
+  conversations?: ConversationIndex;
+  /**
+   * Adds a read-fanout group's stream side to the group states a push carries (a bounded read of
+   * the group stream, as sync does). Without it group states go out as the inbox index holds
+   * them: right only for a deployment without read-fanout.
+   */
+  streamSides?: ConversationStreamSides;
+  /**
+   * Told of the entries each append newly stored (never duplicates), beside its push: the one
+   * place that sees every append of an inbox (offline notifications). Called synchronously,
+   * never awaited; whatever it throws is logged, never failing the append.
+   */
+  onAppended?: (inbox: InboxKey, entries: Entry[]) => void;
+  /** How long a push may wait for those reads before it goes without `convs`. Default 50 ms. */
+  pushConvsWaitMs?: number;
+  /** Rebuilds one inbox's index (rebuildConversations); without it that call fails INTERNAL. */
+  conversationRebuilder?: ConversationRebuilder;
+  logger: Logger;
+  clock?: Clock;
+  /** Fixed for a deployment: a user's section is its shard. Default 64. */
+  shardCount?: number;
+  /** Shards this owner writes; default all. Appends for others fail with ShardNotOwnedError. */
+  ownedShards?: number[];
+  /** Owner epoch for every section it claims (from `ceilings.nextEpoch`). */
+  epoch: number;
+  /** Ceiling step per section. Default 10 000. */
+  step?: number;
+  /** Most entries merged into one store append. Default 512. */
+  maxBatchEntries?: number;
+  /** Inbox state idle this long is dropped. Default 5 min. */
+  idleInboxMs?: number;
+  /** Above this many cached inboxes the oldest idle ones are dropped at once. Default 100 000. */
+  maxCachedInboxes?: number;
+  /** A bound on the cached inboxes of all the process's owners (a worker runs one per shard). */
+  inboxStateBudget?: KeyBudget;
+  /** appinfos remembered to answer resends without the store (RecentAppinfos). Default 100 000. */
+  maxRecentAppinfos?: number;
+  /**
+   * A RecentAppinfos shared with the process's other owners (then `maxRecentAppinfos` is
+   * ignored): a worker runs one owner per shard, and its memory bound is the worker's.
+   */
+  recentAppinfos?: RecentAppinfos;
+  /** Most keys per section allocator (see SectionAllocator.maxKeys). */
+  maxKeysPerSection?: number;
+  /** Most keys remembered by this owner's section allocators together (KeyBudget). Default 4 000 000. */
+  maxSeqKeys?: number;
+  /**
+   * A KeyBudget shared with the process's other owners and group writers (then `maxSeqKeys`
+   * is ignored): a worker runs one of each per shard, and its memory bound is the worker's.
+   */
+  seqKeyBudget?: KeyBudget;
+}
+
+export const DEFAULT_MAX_SEQ_KEYS = 4_000_000;
+
+/** Section name of a shard in the ceiling store. */
+export function sectionOfShard(shard: number): string {
+  return `inbox-shard-${shard}`;
+}
 
 export class InboxOwner implements InboxWriter {
   readonly shardCount: number;
@@ -106,7 +179,7 @@ export class InboxOwner implements InboxWriter {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
       if (entries.length === 0) return resolve([]);
-      this.enqueue(inbox, { kind: 'append', entries, durable, resolve, reject });
+      this.schedule(inbox, { kind: 'append', entries, durable, resolve, reject });
     });
   }
 
@@ -122,7 +195,7 @@ export class InboxOwner implements InboxWriter {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
       if (readers.length === 0) return resolve();
-      this.enqueue(inbox, { kind: 'receipt', appinfo, readers: [...readers], resolve, reject });
+      this.schedule(inbox, { kind: 'receipt', appinfo, readers: [...readers], resolve, reject });
     });
   }
 
@@ -130,7 +203,7 @@ export class InboxOwner implements InboxWriter {
   rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport> {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
-      this.enqueue(inbox, { kind: 'rebuild', resolve, reject });
+      this.schedule(inbox, { kind: 'rebuild', resolve, reject });
     });
   }
 
@@ -168,7 +241,8 @@ export class InboxOwner implements InboxWriter {
     return true;
   }
 
-  private enqueue(inbox: InboxKey, op: InboxOp): void {
+  /** Puts `op` behind the inbox's pending ops, in memory (unlike a WorkQueue job, lost with the process), and starts their drain. */
+  private schedule(inbox: InboxKey, op: InboxOp): void {
     const state = this.states.use(inbox);
     state.pending.push(op);
     state.draining ??= this.drain(state);

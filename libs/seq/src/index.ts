@@ -1,11 +1,10 @@
 export { SectionAllocator } from './section-allocator.ts';
 export type { SectionAllocatorOptions } from './section-allocator.ts';
-export { InboxOwner } from './inbox-owner.ts';
+export { DEFAULT_MAX_SEQ_KEYS, InboxOwner, sectionOfShard } from './inbox-owner.ts';
 export { RecentAppinfos } from './recent-appinfos.ts';
 export { KeyBudget } from './key-budget.ts';
 export type { KeyHolder } from './key-budget.ts';
-export { DEFAULT_MAX_SEQ_KEYS, sectionOfShard } from './owner-options.ts';
-export type { InboxOwnerOptions } from './owner-options.ts';
+export type { InboxOwnerOptions } from './inbox-owner.ts';
 export { ShardNotOwnedError, InboxOwnerClosedError } from './errors.ts';
 export { GroupStreamWriter, sectionOfGroupShard } from './group-stream-writer.ts';
 export type { GroupAppendOutcome, GroupStreamWriterOptions } from './group-stream-writer.ts';

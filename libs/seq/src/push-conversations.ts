@@ -1,7 +1,7 @@
 /**
- * The conversation states a push carries (v1.1 `push {convs}`), worked out by the inbox's owner
+ * The conversation states a push carries (`push {convs}`), worked out by the inbox's owner
  * once per append, never per socket, from what the store's index writer computed in that same
- * append (AppendListeners.indexed): the states it wrote, exact at its watermark, which covers
+ * append (TimelineAppend.indexed): the states it wrote, exact at its watermark, which covers
  * the pushed entries. Usually nothing is read. A bounded read fills in only what the writer did
  * not hold: a `last` it never looked at (a read or clear leaves it an older message), a
  * conversation an entry names whose record that entry did not change, a read-fanout group's
@@ -27,7 +27,7 @@ import type {
 } from '@seqline/core';
 
 export const DEFAULT_PUSH_CONVS_WAIT_MS = 50;
-/** Most entries a push's deletes and v1 reads may name outside it before the push goes without convs. */
+/** Most entries a push's deletes and reads by seqs may name outside it before the push goes without convs. */
 export const MAX_TARGET_LOOKUPS = 32;
 
 /** A conversation the pushed entries touch, and the newest pushed entry touching it. */
@@ -67,7 +67,7 @@ export class PushConversations {
     }
     const computed = new Set(indexed.states.map((s) => conversationKey(s.conv)));
     // An entry naming its conversation without changing its record (a read or clear of one the
-    // inbox has nothing of: absent, as the read will say). Deletes and v1 reads change every
+    // inbox has nothing of: absent, as the read will say). Deletes and reads by seqs change every
     // record they touch, so the writer's states hold them all.
     const unchanged = new Map<string, Touch>();
     for (const e of entries) {
@@ -152,7 +152,7 @@ export class PushConversations {
 /**
  * Conversations touched by `entries` (ascending), by key, with the newest entry touching each
  * (core apply.ts says which): an activity entry, a conversation read, a clear, a recall or an
- * edit its `conv`; a v1 read or a delete those of the activity entries it names, looked up in
+ * edit its `conv`; a read by seqs or a delete those of the activity entries it names, looked up in
  * the push first, then in the inbox — at most MAX_TARGET_LOOKUPS of them, else undefined (a
  * push is not held back for a delete of a thousand entries: its client syncs instead).
  */

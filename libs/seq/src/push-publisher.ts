@@ -5,12 +5,20 @@
  * even then — a push ready early waits for the ones before it — so a client never sees a
  * prevSeq gap the owner made.
  */
-import type { Entry, InboxKey, IndexedConversations, Logger, PushBus, PushMessage } from '@seqline/core';
+import {
+  KeyedQueue,
+  type Entry,
+  type InboxKey,
+  type IndexedConversations,
+  type Logger,
+  type PushBus,
+  type PushMessage,
+} from '@seqline/core';
 import type { PushConversations } from './push-conversations.ts';
 
 export class PushPublisher {
-  /** Per inbox, the last push still on its way (absent once it is out). */
-  private readonly tails = new Map<InboxKey, Promise<void>>();
+  /** Per inbox, the pushes still on their way, sent in publish order. */
+  private readonly pending = new KeyedQueue<InboxKey>();
 
   constructor(
     private readonly push: PushBus,
@@ -21,23 +29,18 @@ export class PushPublisher {
   /** Never throws and never waits: the append is durable whatever becomes of its push. */
   publish(inbox: InboxKey, prevSeq: number, entries: Entry[], indexed?: IndexedConversations): void {
     if (this.convs === undefined) return this.send({ inbox, prevSeq, entries });
+    // The read (if any) starts now, beside the pushes queued before this one; only the send waits.
     const states = this.convs.states(inbox, entries, indexed); // never rejects
-    const before = this.tails.get(inbox);
-    if ('now' in states && before === undefined) return this.send(withConvs({ inbox, prevSeq, entries }, states.now));
-    const sent = (async () => {
+    if ('now' in states && !this.pending.busy(inbox)) return this.send(withConvs({ inbox, prevSeq, entries }, states.now));
+    void this.pending.run(inbox, async () => {
       const convs = 'now' in states ? states.now : await states.later;
-      await before;
       this.send(withConvs({ inbox, prevSeq, entries }, convs));
-    })();
-    this.tails.set(inbox, sent);
-    void sent.finally(() => {
-      if (this.tails.get(inbox) === sent) this.tails.delete(inbox);
     });
   }
 
   /** Resolves once every push published so far is out. */
-  async idle(): Promise<void> {
-    while (this.tails.size > 0) await Promise.all(this.tails.values());
+  idle(): Promise<void> {
+    return this.pending.idle();
   }
 
   private send(msg: PushMessage): void {

@@ -1,9 +1,11 @@
 /**
  * dedup key (core's dedupKeyOf) → seq of entries this owner stored or saw stored recently, across its inboxes,
  * least recently stored out first. A client's resend usually follows its original within
- * seconds, so this answers it without allocating a seq or calling the store; an older resend
- * goes to the store, which dedups it as well (it only burns a seq then). A hit is always
- * true: committed entries are never removed before their 180-day TTL.
+ * seconds, so this answers it without allocating a seq or calling the store (with the seq
+ * only: entries would make the bound a byte count; a caller that needs the original reads it);
+ * an older resend goes to the store, which dedups it as well (it only burns a seq then, and
+ * answers with the original). A hit is always true: committed entries are never removed before
+ * their 180-day TTL.
  *
  * Two generations (see TwoGenerationMap) of per-inbox maps: every append looks up and
  * remembers here, keyed by inbox then dedup key (the key the append computes anyway) instead of

@@ -5,8 +5,6 @@
 import { dedupKeyOf, FencedError } from '@seqline/core';
 import type {
   DedupKey,
-  AppendListeners,
-  AppendOutcome,
   DrawnEpoch,
   Entry,
   InboxKey,
@@ -14,8 +12,9 @@ import type {
   PushBus,
   PushMessage,
   SeqCeilingStore,
+  StoredOutcome,
+  TimelineAppend,
   TimelineStore,
-  WriteGuard,
 } from '@seqline/core';
 
 export type CeilingEvent =
@@ -113,19 +112,20 @@ export class FakeTimelineStore implements TimelineStore {
     return [...(this.inboxes.get(inbox)?.entries ?? [])];
   }
 
-  async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
+  async append({ inbox, entries, durable }: TimelineAppend): Promise<StoredOutcome[]> {
     this.appendCalls++;
     if (this.beforeAppend) await this.beforeAppend(inbox, entries);
     await Promise.resolve();
     const b = this.box(inbox);
     let head = b.entries.at(-1)?.seq ?? 0;
     const seen = new Map<string, number>();
-    const outcomes: AppendOutcome[] = [];
+    const outcomes: StoredOutcome[] = [];
     const toWrite: Entry[] = [];
     for (const e of entries) {
-      const original = b.index.get(dedupKeyOf(e)) ?? seen.get(dedupKeyOf(e));
+      const seq = b.index.get(dedupKeyOf(e)) ?? seen.get(dedupKeyOf(e));
+      const original = seq === undefined ? undefined : (b.entries.find((x) => x.seq === seq) ?? toWrite.find((x) => x.seq === seq));
       if (original !== undefined) {
-        outcomes.push({ seq: original, duplicate: true });
+        outcomes.push({ seq: original.seq, duplicate: true, original: structuredClone(original) });
         continue;
       }
       if (e.seq <= head) throw new Error(`seq ${e.seq} not above head ${head} in ${inbox}`);
@@ -140,7 +140,7 @@ export class FakeTimelineStore implements TimelineStore {
     }
     this.afterAppend?.(inbox, entries);
     if (this.laterWork) {
-      listeners?.durable?.(outcomes);
+      durable?.(outcomes);
       await this.laterWork;
     }
     return outcomes;

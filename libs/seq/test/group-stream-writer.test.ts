@@ -46,9 +46,9 @@ describe('GroupStreamWriter', () => {
     const g = groupKey('t', 'burst');
     let appendCalls = 0;
     const real = engine.groupStreams.append.bind(engine.groupStreams);
-    engine.groupStreams.append = async (key, entries) => {
+    engine.groupStreams.append = async (input) => {
       appendCalls++;
-      return real(key, entries);
+      return real(input);
     };
     const burst = Array.from({ length: 50 }, (_, i) => msg(`b${i}`));
     const out = await Promise.all(burst.map((e) => w.append(g, [e])));

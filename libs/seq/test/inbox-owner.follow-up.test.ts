@@ -47,7 +47,8 @@ describe('InboxOwner.appendThen', () => {
     const r = rig();
     const o = r.owner(1);
     const [a, b] = [inbox('alice'), inbox('bob')];
-    await o.append(a, [msg('alice', 'y', 'y-1')]);
+    const sent = msg('alice', 'y', 'y-1');
+    await o.append(a, [sent]);
     r.timeline.laterWork = Promise.resolve();
     // A fresh owner knows no recent appinfos: the store finds the duplicate and says so when durable.
     const fresh = r.owner(2);
@@ -56,7 +57,7 @@ describe('InboxOwner.appendThen', () => {
       entries: [msg('alice', 'y', 'y-1')],
       timeoutMs: 5000,
     });
-    expect(chained).toEqual({ outcomes: [{ seq: 1, duplicate: true }], next: 'skipped' });
+    expect(chained).toEqual({ outcomes: [{ seq: 1, duplicate: true, original: { ...sent, seq: 1 } }], next: 'skipped' });
     expect(r.timeline.all(b)).toEqual([]);
     await Promise.all([o.close(), fresh.close()]);
   });

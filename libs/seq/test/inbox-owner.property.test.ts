@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { dedupKeyOf, FencedError } from '@seqline/core';
-import type { AppendOutcome, DedupKey, Entry, InboxKey, NewEntry, TimelineStore } from '@seqline/core';
+import type { AppendOutcome, DedupKey, InboxKey, NewEntry, StoredOutcome, TimelineAppend, TimelineStore } from '@seqline/core';
 import type { InboxOwner } from '../src/index.ts';
 import { FakeCeilingStore, FakeTimelineStore, RecordingPushBus } from './fakes.ts';
 import { inbox, msg, ownerOn } from './harness.ts';
@@ -38,9 +38,10 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 class TaggedTimeline implements TimelineStore {
   readonly attempted = new Map<string, number[]>();
   constructor(private readonly inner: FakeTimelineStore) {}
-  append(key: InboxKey, entries: Entry[]): Promise<AppendOutcome[]> {
-    this.attempted.set(key, [...(this.attempted.get(key) ?? []), ...entries.map((e) => e.seq)]);
-    return this.inner.append(key, entries);
+  append(input: TimelineAppend): Promise<StoredOutcome[]> {
+    const { inbox, entries } = input;
+    this.attempted.set(inbox, [...(this.attempted.get(inbox) ?? []), ...entries.map((e) => e.seq)]);
+    return this.inner.append(input);
   }
   findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }) {
     return this.inner.findSeqs(input);

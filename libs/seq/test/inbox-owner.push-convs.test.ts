@@ -92,7 +92,7 @@ function overriding(real: ConversationIndex, patch: Partial<ConversationIndex>):
 /** The real timeline, but its appends tell nothing of the index (the listener is not passed on). */
 function untold(real: TimelineStore): TimelineStore {
   return {
-    append: (i, e, guard) => real.append(i, e, guard),
+    append: ({ inbox, entries, guard }) => real.append({ inbox, entries, guard }),
     findSeqs: (input) => real.findSeqs(input),
     getEntry: (i, seq) => real.getEntry(i, seq),
     readAfter: (i, after, limit) => real.readAfter(i, after, limit),

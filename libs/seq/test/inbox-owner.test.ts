@@ -27,7 +27,7 @@ describe('InboxOwner append', () => {
   it('continues after what the store holds (takeover): current = max(ceiling, store head)', async () => {
     const r = rig();
     const a = inbox('alice');
-    await r.timeline.append(a, [{ ...msg('x', 'old'), seq: 77 }]);
+    await r.timeline.append({ inbox: a, entries: [{ ...msg('x', 'old'), seq: 77 }] });
     const o = r.owner(1);
     const [out] = await o.append(a, [msg('x', 'new')]);
     expect(out?.seq).toBe(78);
@@ -74,8 +74,9 @@ describe('InboxOwner append', () => {
     const e = msg('bob', 'once');
     const [first, second] = await Promise.all([o.append(a, [e]), o.append(a, [e])]);
     expect(first).toEqual([{ seq: 1, duplicate: false }]);
-    expect(second).toEqual([{ seq: 1, duplicate: true }]);
-    // A later resend is answered from the index without allocating or writing.
+    // Merged into one store append: the store answers the repeat with the first as stored.
+    expect(second).toEqual([{ seq: 1, duplicate: true, original: { ...e, seq: 1 } }]);
+    // A later resend is answered from memory (its seq only) without allocating or writing.
     const calls = r.timeline.appendCalls;
     expect(await o.append(a, [e, e])).toEqual([
       { seq: 1, duplicate: true },
@@ -94,7 +95,7 @@ describe('InboxOwner append', () => {
     const e = msg('bob', 'once');
     expect(await o.append(a, [e])).toEqual([{ seq: 1, duplicate: false }]);
     expect(await o.append(a, [e, msg('bob', 'next')])).toEqual([
-      { seq: 1, duplicate: true },
+      { seq: 1, duplicate: true, original: { ...e, seq: 1 } },
       { seq: 3, duplicate: false },
     ]);
     expect(r.timeline.all(a).map((x) => x.seq)).toEqual([1, 3]); // seq 2 was burnt on the resend
@@ -139,7 +140,7 @@ describe('InboxOwner append', () => {
     const landed = msg('b', 'landed');
     await expect(o.append(a, [landed])).rejects.toThrow('timeout');
     const [resent] = await o.append(a, [landed]); // the client resends: the original seq comes back
-    expect(resent).toEqual({ seq: 2, duplicate: true });
+    expect(resent).toEqual({ seq: 2, duplicate: true, original: { ...landed, seq: 2 } });
     await o.append(a, [msg('b', 'three')]);
     expect(r.push.forInbox(a).map((p) => p.prevSeq)).toEqual([0, 2]);
   });

@@ -36,15 +36,17 @@ describe('dedup', () => {
     const a = msg('x', 'a');
     const b = msg('x', 'b');
     const entries: NewEntry[] = [a, b, a, b, msg('x', 'c')];
+    const storedB = { seq: 7, duplicate: true };
     const { outcomes, fresh } = dedupAgainst(entries, entries.map(dedupKeyOf), new Map([[dedupKeyOf(b), 7]]));
     expect(fresh.map((f) => f.index)).toEqual([0, 4]);
     outcomes[0] = { seq: 10, duplicate: false };
     outcomes[4] = { seq: 11, duplicate: false };
+    // A repeat of a new entry is answered with that entry as stored (a stored one known by seq only, without).
     expect(resolveInBatchDuplicates(outcomes, entries)).toEqual([
       { seq: 10, duplicate: false },
-      { seq: 7, duplicate: true },
-      { seq: 10, duplicate: true },
-      { seq: 7, duplicate: true },
+      storedB,
+      { seq: 10, duplicate: true, original: { ...a, seq: 10 } },
+      storedB,
       { seq: 11, duplicate: false },
     ]);
   });

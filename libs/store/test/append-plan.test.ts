@@ -14,13 +14,14 @@ import {
 const NONE = { found: new Map(), displaced: new Map() };
 
 describe('planAppend', () => {
-  it('dedups against the stored and within the call, and checks seqs above the head', () => {
-    const known = { found: new Map([[msgKey('old'), 3]]), displaced: new Map() };
+  it('dedups against the stored and within the call, with the originals, and checks seqs above the head', () => {
+    const old = msgEntry(3, 'old', { body: { text: 'as stored' } });
+    const known = { found: new Map([[msgKey('old'), old]]), displaced: new Map() };
     const plan = planAppend('s', [msgEntry(11, 'a'), msgEntry(12, 'old'), msgEntry(13, 'a'), msgEntry(14, 'b')], 10, known);
     expect(plan.outcomes).toEqual([
       { seq: 11, duplicate: false },
-      { seq: 3, duplicate: true },
-      { seq: 11, duplicate: true },
+      { seq: 3, duplicate: true, original: old },
+      { seq: 11, duplicate: true, original: msgEntry(11, 'a') },
       { seq: 14, duplicate: false },
     ]);
     expect(plan.toWrite.map((e) => e.seq)).toEqual([11, 14]);
@@ -30,7 +31,8 @@ describe('planAppend', () => {
   });
 
   it('dedups by sender: the same appinfo from two senders is two entries', () => {
-    const known = { found: new Map([[msgKey('x', 'alice'), 3]]), displaced: new Map() };
+    const alices = msgEntry(3, 'x', { from: 'alice' });
+    const known = { found: new Map([[msgKey('x', 'alice'), alices]]), displaced: new Map() };
     const plan = planAppend(
       's',
       [msgEntry(11, 'x', { from: 'alice' }), msgEntry(12, 'x', { from: 'carol' }), msgEntry(13, 'x', { from: 'carol' })],
@@ -38,9 +40,9 @@ describe('planAppend', () => {
       known,
     );
     expect(plan.outcomes).toEqual([
-      { seq: 3, duplicate: true },
+      { seq: 3, duplicate: true, original: alices },
       { seq: 12, duplicate: false },
-      { seq: 12, duplicate: true },
+      { seq: 12, duplicate: true, original: msgEntry(12, 'x', { from: 'carol' }) },
     ]);
   });
 

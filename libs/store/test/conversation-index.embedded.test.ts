@@ -42,7 +42,7 @@ describe('conversation index on LMDB', () => {
     const inbox = inboxKey('t', 'me');
     const other = inboxKey('t', 'other');
     let engine = await openEmbeddedEngine({ dir });
-    await engine.timeline.append(inbox, [message(1, 'm1')]);
+    await engine.timeline.append({ inbox, entries: [message(1, 'm1')] });
     await engine.close();
     // A record ahead of its inbox (asOfSeq 50): core refuses to apply seq 2 on top of it.
     await withRawEnv(dir, async (env) => {
@@ -53,8 +53,8 @@ describe('conversation index on LMDB', () => {
     });
     engine = await openEmbeddedEngine({ dir });
     const [refused, fine] = await Promise.allSettled([
-      engine.timeline.append(inbox, [message(2, 'm2'), message(3, 'm3')]),
-      engine.timeline.append(other, [message(1, 'o1')]),
+      engine.timeline.append({ inbox, entries: [message(2, 'm2'), message(3, 'm3')] }),
+      engine.timeline.append({ inbox: other, entries: [message(1, 'o1')] }),
     ]);
     expect(refused.status === 'rejected' && refused.reason).toBeInstanceOf(InternalError);
     expect(fine.status).toBe('fulfilled');
@@ -70,7 +70,7 @@ describe('conversation index on LMDB', () => {
     const engine = await openEmbeddedEngine({ dir: join(root, uniqueName('long-id')) });
     const inbox = inboxKey('t', 'me');
     const long: Entry = { ...msgEntry(2, 'long'), conv: { type: 'user', id: 'x'.repeat(600) } };
-    await expect(engine.timeline.append(inbox, [message(1, 'ok'), long])).rejects.toBeInstanceOf(BadRequestError);
+    await expect(engine.timeline.append({ inbox, entries: [message(1, 'ok'), long] })).rejects.toBeInstanceOf(BadRequestError);
     expect(await engine.timeline.headSeq(inbox)).toBe(0);
     expect(await engine.conversations.headSeq(inbox)).toBe(0);
     expect(await engine.conversations.getConversation(inbox, long.conv)).toBeNull();
@@ -81,7 +81,7 @@ describe('conversation index on LMDB', () => {
     const dir = join(root, uniqueName('behind'));
     const inbox = inboxKey('t', 'me');
     let engine = await openEmbeddedEngine({ dir });
-    await engine.timeline.append(inbox, [message(1, 'm1'), message(2, 'm2', 'me'), message(3, 'm3')]);
+    await engine.timeline.append({ inbox, entries: [message(1, 'm1'), message(2, 'm2', 'me'), message(3, 'm3')] });
     const exact = await engine.conversations.getConversation(inbox, bob);
     await engine.close();
     await withRawEnv(dir, async (env) => {
@@ -90,7 +90,7 @@ describe('conversation index on LMDB', () => {
     });
     engine = await openEmbeddedEngine({ dir });
     expect(await engine.conversations.headSeq(inbox)).toBe(0);
-    await engine.timeline.append(inbox, [message(4, 'm4')]);
+    await engine.timeline.append({ inbox, entries: [message(4, 'm4')] });
     expect(await engine.conversations.headSeq(inbox)).toBe(4);
     const now = await engine.conversations.getConversation(inbox, bob);
     expect(now).toMatchObject({ readSeq: exact?.readSeq, unread: 2, lastSeq: 4, asOfSeq: 4 });

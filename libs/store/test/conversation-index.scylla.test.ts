@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedError, inboxKey, silentLogger, type AppendOutcome, type Entry, type InboxKey, type WriteGuard } from '@seqline/core';
+import { seqWriteTimestamp } from '@seqline/core';
 import {
   conversationIndexContract,
   defaultCast,
@@ -18,6 +19,7 @@ import {
   historyOpArb,
   historyReadConv,
   uniqueTenant,
+  type ClockedOpener,
   type ConversationStores,
   type StoreOpener,
 } from '@seqline/testing';
@@ -29,7 +31,7 @@ import {
   truncatedTimeline,
   type HistoryStep,
 } from '../../testing/src/contracts/conversation-index.oracle.ts';
-import { Cql } from '../src/scylla/cql.ts';
+import { Cql, timestampParam } from '../src/scylla/cql.ts';
 import { CqlTimelineStore } from '../src/scylla/timeline.ts';
 import { newClient, openTestStores, requireOrSkip, scratchKeyspace, servicesAvailable, TEST_KEYSPACE } from './scylla-harness.ts';
 
@@ -62,7 +64,11 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
     const stores = await openTestStores({ keyspace });
     return { store: { timeline: stores.timeline, conversations: stores.conversations }, close: () => stores.close() };
   };
-  conversationIndexContract('CQL', opener, { numRuns: 15, reopenRuns: 4 });
+  const openWithClock: ClockedOpener = async (_dataKey, clock) => {
+    const stores = await openTestStores({ keyspace, clock });
+    return { store: { timeline: stores.timeline, conversations: stores.conversations }, close: () => stores.close() };
+  };
+  conversationIndexContract('CQL', opener, { numRuns: 15, reopenRuns: 4, openWithClock });
 
   describe('conversation index on CQL: behind the entries, never ahead', () => {
     let owner: ScyllaStores;
@@ -97,7 +103,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
           const model = new InboxModel(CAST);
           await appendAndCheck(stores(owner), inbox, SELF, model.batches(before), 3);
           const watermark = await owner.timeline.headSeq(inbox);
-          for (const batch of model.batches(lost)) expect(await crashed.append(inbox, batch.entries)).toEqual(batch.expected);
+          for (const batch of model.batches(lost)) expect(await crashed.append({ inbox, entries: batch.entries })).toEqual(batch.expected);
           await expectExactAtWatermark(inbox, watermark);
           // The takeover: another process, with its own (empty) memory of the inbox, appends next.
           await appendAndCheck(stores(successor), inbox, SELF, model.batches(after), 3);
@@ -109,7 +115,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
     it('an index write refused by the guard (owner deposed after its entries) keeps the append; the next one catches up', async () => {
       const inbox = freshInbox();
       const bob = { type: 'user', id: 'bob' } as const;
-      await owner.timeline.append(inbox, [{ ...historyMsg('m1', bob, 'bob', [SELF]), seq: 1 }]);
+      await owner.timeline.append({ inbox, entries: [{ ...historyMsg('m1', bob, 'bob', [SELF]), seq: 1 }] });
       let deposed = false;
       const guard: WriteGuard = Object.assign(
         () => {
@@ -124,7 +130,10 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       // `durable` is told once the entries are stored, before the index is written: depose there.
       // The index write is then refused, so `indexed` is never told.
       let indexedTold = false;
-      const outcomes = await owner.timeline.append(inbox, entries, guard, {
+      const outcomes = await owner.timeline.append({
+        inbox,
+        entries,
+        guard,
         durable: () => {
           deposed = true;
         },
@@ -141,11 +150,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       await expectExactAtWatermark(inbox, 1);
       // The successor (a new term) appends next and indexes 2, 3 and its own entry.
       const next = { ...historyMsg('m4', bob, SELF), seq: 10_004 };
-      await successor.timeline.append(
-        inbox,
-        [next],
-        Object.assign(() => undefined, { term: 'shard-1@2' }),
-      );
+      await successor.timeline.append({ inbox, entries: [next], guard: Object.assign(() => undefined, { term: 'shard-1@2' }) });
       await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
       expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 10_004, lastSeq: 10_004 });
     });
@@ -153,15 +158,15 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
     it('a resend is the first append after a crash: the next owner catches up though nothing new is stored', async () => {
       const [inbox, bob] = [freshInbox(), { type: 'user', id: 'bob' } as const];
       const m1 = { ...historyMsg('m1', bob, 'bob', [SELF]), seq: 1 };
-      await owner.timeline.append(inbox, [m1]);
-      await crashed.append(inbox, [{ ...historyReadConv('r2', SELF, bob, 1), seq: 2 }]);
+      await owner.timeline.append({ inbox, entries: [m1] });
+      await crashed.append({ inbox, entries: [{ ...historyReadConv('r2', SELF, bob, 1), seq: 2 }] });
       await expectExactAtWatermark(inbox, 1);
-      const resent = await successor.timeline.append(
+      const resent = await successor.timeline.append({
         inbox,
-        [{ ...m1, seq: 10_003 }],
-        Object.assign(() => undefined, { term: 's@2' }),
-      );
-      expect(resent).toEqual<AppendOutcome[]>([{ seq: 1, duplicate: true }]);
+        entries: [{ ...m1, seq: 10_003 }],
+        guard: Object.assign(() => undefined, { term: 's@2' }),
+      });
+      expect(resent).toEqual<AppendOutcome[]>([{ seq: 1, duplicate: true, original: m1 }]);
       await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
       expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 1, asOfSeq: 2 });
     });
@@ -170,9 +175,9 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       const inbox = freshInbox();
       const bob = { type: 'user', id: 'bob' } as const;
       const term = (t: string): WriteGuard => Object.assign(() => undefined, { term: t });
-      await owner.timeline.append(inbox, [{ ...historyMsg('a1', bob, 'bob'), seq: 1 }], term('s@1'));
-      await successor.timeline.append(inbox, [{ ...historyMsg('a2', bob, 'bob'), seq: 10_002 }], term('s@2'));
-      await owner.timeline.append(inbox, [{ ...historyMsg('a3', bob, 'bob'), seq: 20_003 }], term('s@3'));
+      await owner.timeline.append({ inbox, entries: [{ ...historyMsg('a1', bob, 'bob'), seq: 1 }], guard: term('s@1') });
+      await successor.timeline.append({ inbox, entries: [{ ...historyMsg('a2', bob, 'bob'), seq: 10_002 }], guard: term('s@2') });
+      await owner.timeline.append({ inbox, entries: [{ ...historyMsg('a3', bob, 'bob'), seq: 20_003 }], guard: term('s@3') });
       await expectIndexMatchesInbox(stores(owner), inbox, SELF, 2);
       expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 3, asOfSeq: 20_003 });
     });
@@ -181,12 +186,12 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       const inbox = freshInbox();
       const group = { type: 'group', id: 'big' } as const;
       const messages: Entry[] = Array.from({ length: 3000 }, (_, i) => ({ ...historyMsg(`g${i}`, group, 'bob', [SELF]), seq: i + 1 }));
-      for (let i = 0; i < messages.length; i += 500) await owner.timeline.append(inbox, messages.slice(i, i + 500));
+      for (let i = 0; i < messages.length; i += 500) await owner.timeline.append({ inbox, entries: messages.slice(i, i + 500) });
       expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 3000, mentions: 3000 });
       const seqs = Array.from({ length: 1000 }, (_, i) => 2 * i + 1);
-      await owner.timeline.append(inbox, [{ ...historyDeleteOf('del', SELF, seqs), seq: 3001 }]);
+      await owner.timeline.append({ inbox, entries: [{ ...historyDeleteOf('del', SELF, seqs), seq: 3001 }] });
       expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 2000, mentions: 2000 });
-      await owner.timeline.append(inbox, [{ ...historyReadConv('read', SELF, group, 2999), seq: 3002 }]);
+      await owner.timeline.append({ inbox, entries: [{ ...historyReadConv('read', SELF, group, 2999), seq: 3002 }] });
       expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 1, readSeq: 2999, lastMsgSeq: 3000 });
       await expectIndexMatchesInbox(stores(owner), inbox, SELF, 500);
     }, 120_000);
@@ -217,14 +222,17 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
       const m2: Entry = { ...historyMsg('m2', team, 'carol'), seq: 2 };
       const m3: Entry = { ...historyMsg('m3', team, SELF), seq: 3 };
       const m4: Entry = { ...historyMsg('m4', bob, 'bob'), seq: 4 };
-      await owner.timeline.append(inbox, [m1, m2, m3, m4]);
-      await owner.timeline.append(inbox, [
-        { ...historyEditOf(m3, SELF, 1_000, 'edited'), seq: 5 },
-        { ...historyMsg('m6', team, 'carol', [SELF]), seq: 6 },
-        { ...historyDeleteOf('d7', SELF, [2]), seq: 7 },
-        { ...historyReadConv('r8', SELF, bob, 1), seq: 8 },
-        { ...historyClearOf('c9', SELF, team, 3), seq: 9 },
-      ]);
+      await owner.timeline.append({ inbox, entries: [m1, m2, m3, m4] });
+      await owner.timeline.append({
+        inbox,
+        entries: [
+          { ...historyEditOf(m3, SELF, 1_000, 'edited'), seq: 5 },
+          { ...historyMsg('m6', team, 'carol', [SELF]), seq: 6 },
+          { ...historyDeleteOf('d7', SELF, [2]), seq: 7 },
+          { ...historyReadConv('r8', SELF, bob, 1), seq: 8 },
+          { ...historyClearOf('c9', SELF, team, 3), seq: 9 },
+        ],
+      });
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
       return inbox;
     }
@@ -244,14 +252,28 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
     it('rows tampered with by hand: differed true, the tampered conversations named, the rebuilt index equals the recount', async () => {
       const inbox = await seeded();
       const t = (table: string) => `${keyspace}.${table}`;
-      await raw.execute(`UPDATE ${t('conv_records')} SET unread = 7 WHERE inbox = ? AND conv_key = 'user:bob'`, [inbox], { prepare: true });
-      await raw.execute(`DELETE FROM ${t('conv_visible')} WHERE inbox = ? AND conv_key = 'group:team' AND seq = 6`, [inbox], {
-        prepare: true,
-      });
-      await raw.execute(`INSERT INTO ${t('conv_unread')} (inbox, conv_key, seq, mention) VALUES (?, 'user:zed', 99, true)`, [inbox], {
-        prepare: true,
-      });
-      await raw.execute(`UPDATE ${t('conv_watermark')} SET seq = 4 WHERE inbox = ?`, [inbox], { prepare: true });
+      // Ordered after the index write exact at 9 (index rows take their timestamps from seqs).
+      const at = timestampParam(seqWriteTimestamp(9) + 1n);
+      await raw.execute(
+        `UPDATE ${t('conv_records')} USING TIMESTAMP ? SET unread = 7 WHERE inbox = ? AND conv_key = 'user:bob'`,
+        [at, inbox],
+        {
+          prepare: true,
+        },
+      );
+      await raw.execute(
+        `DELETE FROM ${t('conv_visible')} USING TIMESTAMP ? WHERE inbox = ? AND conv_key = 'group:team' AND seq = 6`,
+        [at, inbox],
+        {
+          prepare: true,
+        },
+      );
+      await raw.execute(
+        `INSERT INTO ${t('conv_unread')} (inbox, conv_key, seq, mention) VALUES (?, 'user:zed', 99, true) USING TIMESTAMP ?`,
+        [inbox, at],
+        { prepare: true },
+      );
+      await raw.execute(`UPDATE ${t('conv_watermark')} USING TIMESTAMP ? SET seq = 4 WHERE inbox = ?`, [at, inbox], { prepare: true });
       expect(await owner.conversations.headSeq(inbox)).toBe(4);
       const report = await owner.timeline.rebuildConversations(inbox);
       expect(report).toEqual({
@@ -263,7 +285,7 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
       });
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
       // The writer forgot what it held of the inbox: the next append builds on the rebuilt rows.
-      await owner.timeline.append(inbox, [{ ...historyMsg('m10', bob, 'bob', [SELF]), seq: 10 }]);
+      await owner.timeline.append({ inbox, entries: [{ ...historyMsg('m10', bob, 'bob', [SELF]), seq: 10 }] });
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
       expect(await owner.timeline.rebuildConversations(inbox)).toMatchObject({ differed: false, headSeq: 10 });
     });
@@ -279,7 +301,7 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
       await expect(owner.timeline.rebuildConversations(inbox, fenced)).rejects.toBeInstanceOf(FencedError);
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
       const appends = Array.from({ length: 5 }, (_, i) =>
-        owner.timeline.append(inbox, [{ ...historyMsg(`x${i}`, bob, 'bob'), seq: 10 + i }]),
+        owner.timeline.append({ inbox, entries: [{ ...historyMsg(`x${i}`, bob, 'bob'), seq: 10 + i }] }),
       );
       // Entries durable but not yet indexed when the rebuild ran count as differed (the index trailed): not asserted.
       const [report] = await Promise.all([owner.timeline.rebuildConversations(inbox), ...appends]);

@@ -44,11 +44,11 @@ async function fillInbox(engine: EmbeddedEngine, inbox: InboxKey, seed: number):
     stored.push(entry);
     batch.push(entry);
     if (batch.length === 7) {
-      await engine.timeline.append(inbox, batch);
+      await engine.timeline.append({ inbox, entries: batch });
       batch = [];
     }
   }
-  if (batch.length > 0) await engine.timeline.append(inbox, batch);
+  if (batch.length > 0) await engine.timeline.append({ inbox, entries: batch });
   return stored;
 }
 
@@ -119,7 +119,7 @@ describe('conversation rebuild on LMDB', () => {
     const inbox = inboxKey('t', SELF);
     let engine = await openEmbeddedEngine({ dir });
     await fillInbox(engine, inbox, seed);
-    await engine.timeline.append(inbox, [{ ...historyMsg('late-1', bob, 'bob'), seq: 500 }]);
+    await engine.timeline.append({ inbox, entries: [{ ...historyMsg('late-1', bob, 'bob'), seq: 500 }] });
     engine = await tamper(dir, engine, async (rows) => {
       const rec = rows.get([inbox, 'r', 'user:bob']) as number[];
       // unread + 3: the count a drifting index would show.
@@ -153,7 +153,7 @@ describe('conversation rebuild on LMDB', () => {
     const convs = [...recountInboxIndex(stored, SELF).records.keys()].sort();
     expect(report).toMatchObject({ differed: true, changedConversations: convs, headSeq: stored.length });
     await expectMatchesRecount(engine, inbox);
-    await engine.timeline.append(inbox, [{ ...historyMsg('after', bob, 'bob'), seq: stored.length + 1 }]);
+    await engine.timeline.append({ inbox, entries: [{ ...historyMsg('after', bob, 'bob'), seq: stored.length + 1 }] });
     await expectMatchesRecount(engine, inbox);
     await engine.close();
   });
@@ -162,9 +162,10 @@ describe('conversation rebuild on LMDB', () => {
     const engine = await openEmbeddedEngine({ dir: join(root, uniqueName('racing')) });
     const inbox = inboxKey('t', SELF);
     const appends = Array.from({ length: 20 }, (_, i) =>
-      engine.timeline.append(inbox, [
-        { ...historyMsg(`r${i}`, i % 3 === 0 ? bob : CAST.convs[1]!, i % 2 === 0 ? SELF : 'bob'), seq: i + 1 },
-      ]),
+      engine.timeline.append({
+        inbox,
+        entries: [{ ...historyMsg(`r${i}`, i % 3 === 0 ? bob : CAST.convs[1]!, i % 2 === 0 ? SELF : 'bob'), seq: i + 1 }],
+      }),
     );
     const reports = await Promise.all([engine.conversationRebuilder.rebuildConversations(inbox), ...appends]);
     expect(reports[0]).toMatchObject({ differed: false });
@@ -181,9 +182,24 @@ describe('conversation rebuild on LMDB', () => {
   });
 });
 
-/** The rebuild's row writes (ConversationRows' putRow, removeRow, putWatermark) go through `faults`. */
+/** Every index write (each write method of ConversationRows, in whichever space) goes through `faults`. */
+const ROW_WRITES = [
+  'putRecord',
+  'putOrder',
+  'removeOrder',
+  'putItem',
+  'removeItem',
+  'putDeleted',
+  'putEdit',
+  'putWatermark',
+  'removeWatermark',
+  'putRow',
+  'removeRow',
+  'makeLive',
+] as const;
+
 function wrapRowWrites(faults: WriteFaults): () => void {
-  const spies = (['putRow', 'removeRow', 'putWatermark'] as const).map((method) => {
+  const spies = ROW_WRITES.map((method) => {
     const original = ConversationRows.prototype[method] as (this: ConversationRows, ...args: unknown[]) => void;
     return vi.spyOn(ConversationRows.prototype, method).mockImplementation(function (this: ConversationRows, ...args: unknown[]) {
       faults.writeSync(() => original.apply(this, args));

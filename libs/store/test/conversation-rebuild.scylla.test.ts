@@ -5,11 +5,11 @@
  * that the append's catch-up would count twice.
  */
 import type { Client } from 'cassandra-driver';
-import { silentLogger } from '@seqline/core';
+import { seqWriteTimestamp, silentLogger } from '@seqline/core';
 import { conversationRebuildFaultContract, WriteFaults } from '@seqline/testing';
 import { migrateSchema } from '@seqline/store/scylla';
 import { CqlConversationIndex } from '../src/scylla/conversation-index.ts';
-import { Cql, writeTimestamp } from '../src/scylla/cql.ts';
+import { Cql, timestampParam } from '../src/scylla/cql.ts';
 import { CqlTimelineStore } from '../src/scylla/timeline.ts';
 import { newClient, openTestStores, requireOrSkip, servicesAvailable, TEST_KEYSPACE } from './scylla-harness.ts';
 
@@ -50,11 +50,24 @@ if (requireOrSkip(probe, 'conversation rebuild under write faults on CQL')) {
         stores: () => ({ timeline, conversations }),
         rebuild: (inbox) => timeline.rebuildConversations(inbox),
         dropIndex: async (inbox) => {
-          // The writer's own clock, so the drop is ordered before everything the rebuild writes.
-          const at = writeTimestamp();
-          for (const table of INDEX_TABLES) {
-            await raw.execute(`DELETE FROM ${TEST_KEYSPACE}.${table} USING TIMESTAMP ? WHERE inbox = ?`, [at, inbox], { prepare: true });
-          }
+          // As an operator must clear an inbox's index by hand now that index rows take their
+          // timestamps from seqs (schema/README.md): every row deleted above the index's last
+          // write (the one exact at the head), the rebuild sentinel set in the same batch — or
+          // the writer's catch-up from watermark 0 would write below those tombstones.
+          const at = timestampParam(seqWriteTimestamp(await timeline.headSeq(inbox)) + 1n);
+          await raw.batch(
+            [
+              ...INDEX_TABLES.filter((table) => table !== 'conv_watermark').map((table) => ({
+                query: `DELETE FROM ${TEST_KEYSPACE}.${table} USING TIMESTAMP ? WHERE inbox = ?`,
+                params: [at, inbox],
+              })),
+              {
+                query: `UPDATE ${TEST_KEYSPACE}.conv_watermark USING TIMESTAMP ? SET seq = null, rebuilding = true WHERE inbox = ?`,
+                params: [at, inbox],
+              },
+            ],
+            { prepare: true, logged: false },
+          );
         },
         faults,
         close: async () => {

@@ -54,7 +54,7 @@ describe('embedded engine', () => {
   it('opens a directory whose name has a dot, and close is idempotent', async () => {
     const dir = join(root, 'with.dot');
     const engine = await openEmbeddedEngine({ dir });
-    await engine.timeline.append(inboxKey('t', 'a'), [msgEntry(1, 'x')]);
+    await engine.timeline.append({ inbox: inboxKey('t', 'a'), entries: [msgEntry(1, 'x')] });
     await Promise.all([engine.close(), engine.close()]);
     const again = await openEmbeddedEngine({ dir });
     expect(await again.timeline.headSeq(inboxKey('t', 'a'))).toBe(1);
@@ -66,7 +66,9 @@ describe('embedded engine', () => {
     // produce two copies: transaction callbacks run one at a time.
     const engine = await openEmbeddedEngine({ dir: join(root, 'race') });
     const inbox = inboxKey('t', 'race');
-    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => engine.timeline.append(inbox, [msgEntry(i + 1, 'same')])));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => engine.timeline.append({ inbox, entries: [msgEntry(i + 1, 'same')] })),
+    );
     expect(outcomes.flat().filter((o) => !o.duplicate)).toEqual([{ seq: 1, duplicate: false }]);
     expect(outcomes.flat().every((o) => o.seq === 1)).toBe(true);
     expect(await engine.timeline.readAfter(inbox, 0, 100)).toHaveLength(1);
@@ -77,11 +79,11 @@ describe('embedded engine', () => {
     const engine = await openEmbeddedEngine({ dir: join(root, 'batch-failure') });
     const good = inboxKey('t', 'good');
     const bad = inboxKey('t', 'bad');
-    await engine.timeline.append(bad, [msgEntry(5, 'b5')]);
+    await engine.timeline.append({ inbox: bad, entries: [msgEntry(5, 'b5')] });
     const results = await Promise.allSettled([
-      engine.timeline.append(good, [msgEntry(1, 'g1')]),
-      engine.timeline.append(bad, [msgEntry(6, 'b6'), msgEntry(3, 'b3')]),
-      engine.timeline.append(good, [msgEntry(2, 'g2')]),
+      engine.timeline.append({ inbox: good, entries: [msgEntry(1, 'g1')] }),
+      engine.timeline.append({ inbox: bad, entries: [msgEntry(6, 'b6'), msgEntry(3, 'b3')] }),
+      engine.timeline.append({ inbox: good, entries: [msgEntry(2, 'g2')] }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((await engine.timeline.readAfter(good, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
@@ -93,8 +95,12 @@ describe('embedded engine', () => {
     const engine = await openEmbeddedEngine({ dir: join(root, 'burst') });
     const one = inboxKey('t', 'one');
     // Issued in one tick: more than a drain takes, so order must hold across transactions.
-    const sameInbox = Array.from({ length: 4500 }, (_, i) => engine.timeline.append(one, [msgEntry(i + 1, `s${i + 1}`)]));
-    const manyInboxes = Array.from({ length: 3000 }, (_, i) => engine.timeline.append(inboxKey('t', `m${i}`), [msgEntry(1, 'x')]));
+    const sameInbox = Array.from({ length: 4500 }, (_, i) =>
+      engine.timeline.append({ inbox: one, entries: [msgEntry(i + 1, `s${i + 1}`)] }),
+    );
+    const manyInboxes = Array.from({ length: 3000 }, (_, i) =>
+      engine.timeline.append({ inbox: inboxKey('t', `m${i}`), entries: [msgEntry(1, 'x')] }),
+    );
     const outcomes = await Promise.all([...sameInbox, ...manyInboxes]);
     expect(outcomes.every(([o]) => o?.duplicate === false)).toBe(true);
     expect(await engine.timeline.headSeq(one)).toBe(4500);
@@ -106,11 +112,11 @@ describe('embedded engine', () => {
   it('writes issued before close complete; calls after close reject', async () => {
     const engine = await openEmbeddedEngine({ dir: join(root, 'closing') });
     const inbox = inboxKey('t', 'a');
-    const pending = engine.timeline.append(inbox, [msgEntry(1, 'before-close')]);
+    const pending = engine.timeline.append({ inbox, entries: [msgEntry(1, 'before-close')] });
     const closed = engine.close();
     expect(await pending).toEqual([{ seq: 1, duplicate: false }]);
     await closed;
-    await expect(engine.timeline.append(inbox, [msgEntry(2, 'after-close')])).rejects.toThrow();
+    await expect(engine.timeline.append({ inbox, entries: [msgEntry(2, 'after-close')] })).rejects.toThrow();
     await expect(engine.timeline.headSeq(inbox)).rejects.toThrow();
     const reopened = await openEmbeddedEngine({ dir: join(root, 'closing') });
     expect(await reopened.timeline.headSeq(inbox)).toBe(1);

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, silentLogger, type Entry } from '@seqline/core';
-import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
+import { dup, msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { TIMELINE_TABLES, entryParams, type ScyllaStores } from '@seqline/store/scylla';
 import { Cql, DEFAULT_CONSISTENCY, type Statement } from '../src/scylla/cql.ts';
 import { CqlSeqLog } from '../src/scylla/seq-log.ts';
@@ -60,26 +60,26 @@ if (requireOrSkip(probe, 'CQL adapter')) {
 
     it('runs the write guard before every write round trip and stops at the first refusal', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(1, 'g1')]);
+      await a.timeline.append({ inbox, entries: [msgEntry(1, 'g1')] });
       let calls = 0;
       const countingGuard = () => {
         calls += 1;
       };
-      await a.timeline.append(inbox, [msgEntry(2, 'g2')], countingGuard);
+      await a.timeline.append({ inbox, entries: [msgEntry(2, 'g2')], guard: countingGuard });
       // Two writes: the entry with its dedup row, then its conversation index (conversation-writer.ts).
       expect(calls).toBe(2);
       // A writer deposed before its first write writes nothing.
       const deposed = () => {
         throw new Error('lease lost');
       };
-      await expect(a.timeline.append(inbox, [msgEntry(3, 'g3')], deposed)).rejects.toThrow('lease lost');
+      await expect(a.timeline.append({ inbox, entries: [msgEntry(3, 'g3')], guard: deposed })).rejects.toThrow('lease lost');
       // Deposed between preparing a far bucket and writing the entries: nothing shows.
       let n = 0;
       const lateLoss = () => {
         n += 1;
         if (n === 2) throw new Error('lease lost');
       };
-      await expect(a.timeline.append(inbox, [msgEntry(70_000, 'g10')], lateLoss)).rejects.toThrow('lease lost');
+      await expect(a.timeline.append({ inbox, entries: [msgEntry(70_000, 'g10')], guard: lateLoss })).rejects.toThrow('lease lost');
       expect(n).toBe(2);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
       expect(await a.timeline.headSeq(inbox)).toBe(2);
@@ -88,34 +88,44 @@ if (requireOrSkip(probe, 'CQL adapter')) {
 
     it('a failed write landing after the next append cleared its gap never surfaces', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(1, 'm1'), msgEntry(2, 'm2')]);
+      await a.timeline.append({ inbox, entries: [msgEntry(1, 'm1'), msgEntry(2, 'm2')] });
       const sentAt = (Date.now() - 1_000) * 1_000; // µs, before the clearing delete
       // A new writer (restart jump) appends above the burnt seqs; then the old write lands.
-      expect(await b.timeline.append(inbox, [msgEntry(80_001, 'n1')], termed('t2'))).toEqual([{ seq: 80_001, duplicate: false }]);
+      expect(await b.timeline.append({ inbox, entries: [msgEntry(80_001, 'n1')], guard: termed('t2') })).toEqual([
+        { seq: 80_001, duplicate: false },
+      ]);
       await landFailedWrite(inbox, [msgEntry(3, 'lost'), msgEntry(4, 'lost-too')], { marker: true, timestampUs: sentAt });
       expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 80_001]);
       expect(await rawSeqs(inbox, 0)).toEqual([1, 2]);
       expect(await b.timeline.getEntry(inbox, 3)).toBeNull();
       // Its dedup row outlives the entry: it is never believed.
       expect((await b.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).size).toBe(0);
-      expect(await b.timeline.append(inbox, [msgEntry(80_002, 'lost')], termed('t2'))).toEqual([{ seq: 80_002, duplicate: false }]);
+      expect(await b.timeline.append({ inbox, entries: [msgEntry(80_002, 'lost')], guard: termed('t2') })).toEqual([
+        { seq: 80_002, duplicate: false },
+      ]);
       // A writer loading the stream afresh does not believe it either.
-      expect(await a.timeline.append(inbox, [msgEntry(90_000, 'lost-too')], termed('t3'))).toEqual([{ seq: 90_000, duplicate: false }]);
+      expect(await a.timeline.append({ inbox, entries: [msgEntry(90_000, 'lost-too')], guard: termed('t3') })).toEqual([
+        { seq: 90_000, duplicate: false },
+      ]);
       // 'lost' is indexed twice now (bucket 0: the dead row; bucket 1: the live copy).
       expect(await a.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map([[msgKey('lost'), 80_002]]));
-      expect(await b.timeline.append(inbox, [msgEntry(90_001, 'lost')], termed('t4'))).toEqual([{ seq: 80_002, duplicate: true }]);
+      expect(await b.timeline.append({ inbox, entries: [msgEntry(90_001, 'lost')], guard: termed('t4') })).toEqual([
+        dup(msgEntry(80_002, 'lost')),
+      ]);
       const all = await a.timeline.readAfter(inbox, 0, 10);
       expect(seqs(all)).toEqual([1, 2, 80_001, 80_002, 90_000]);
     });
 
     it('a failed write that landed without its marker stays invisible and is cleared', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(65_535, 'last-of-0')]);
+      await a.timeline.append({ inbox, entries: [msgEntry(65_535, 'last-of-0')] });
       await landFailedWrite(inbox, [msgEntry(65_536, 'lost')], { marker: false });
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535]);
       expect(await b.timeline.headSeq(inbox)).toBe(65_535);
       expect((await b.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).size).toBe(0);
-      expect(await b.timeline.append(inbox, [msgEntry(65_540, 'lost')], termed('t2'))).toEqual([{ seq: 65_540, duplicate: false }]);
+      expect(await b.timeline.append({ inbox, entries: [msgEntry(65_540, 'lost')], guard: termed('t2') })).toEqual([
+        { seq: 65_540, duplicate: false },
+      ]);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535, 65_540]);
       expect(await rawSeqs(inbox, 1)).toEqual([65_540]);
       expect(await a.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map([[msgKey('lost'), 65_540]]));
@@ -123,50 +133,47 @@ if (requireOrSkip(probe, 'CQL adapter')) {
 
     it('a write that landed although its writer saw a failure is what a resend finds', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(1, 'm1')]);
+      await a.timeline.append({ inbox, entries: [msgEntry(1, 'm1')] });
       await landFailedWrite(inbox, [msgEntry(2, 'r2'), msgEntry(3, 'r3')], { marker: true });
-      expect(await b.timeline.append(inbox, [msgEntry(4, 'r2'), msgEntry(5, 'r3'), msgEntry(6, 'r4')], termed('t2'))).toEqual([
-        { seq: 2, duplicate: true },
-        { seq: 3, duplicate: true },
-        { seq: 6, duplicate: false },
-      ]);
+      expect(
+        await b.timeline.append({ inbox, entries: [msgEntry(4, 'r2'), msgEntry(5, 'r3'), msgEntry(6, 'r4')], guard: termed('t2') }),
+      ).toEqual([dup(msgEntry(2, 'r2')), dup(msgEntry(3, 'r3')), { seq: 6, duplicate: false }]);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 3, 6]);
     });
 
     it("the head is the last non-empty bucket's highest entry (an empty marked bucket is skipped)", async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(5, 'x5'), msgEntry(10, 'x10')]);
+      await a.timeline.append({ inbox, entries: [msgEntry(5, 'x5'), msgEntry(10, 'x10')] });
       // A far append's marker went first, then the append failed.
       await raw.execute(`INSERT INTO ${ks}.inbox_buckets (inbox, bucket) VALUES (?, 3)`, [inbox], { prepare: true });
       expect(await b.timeline.headSeq(inbox)).toBe(10);
-      expect(await b.timeline.append(inbox, [msgEntry(11, 'x11'), msgEntry(12, 'x5')], termed('t2'))).toEqual([
+      expect(await b.timeline.append({ inbox, entries: [msgEntry(11, 'x11'), msgEntry(12, 'x5')], guard: termed('t2') })).toEqual([
         { seq: 11, duplicate: false },
-        { seq: 5, duplicate: true },
+        dup(msgEntry(5, 'x5')),
       ]);
       expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([5, 10, 11]);
     });
 
     it('a writer trusts what it remembers of a stream only within its term', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(1, 'm1')], termed('shard-1@1'));
+      await a.timeline.append({ inbox, entries: [msgEntry(1, 'm1')], guard: termed('shard-1@1') });
       // Another process takes the shard over and appends.
-      await b.timeline.append(inbox, [msgEntry(100, 'm100')], termed('shard-1@2'));
+      await b.timeline.append({ inbox, entries: [msgEntry(100, 'm100')], guard: termed('shard-1@2') });
       // The first process gets the shard back under a new epoch: it reloads, so it sees 'm100'.
-      expect(await a.timeline.append(inbox, [msgEntry(200, 'm100'), msgEntry(201, 'm201')], termed('shard-1@3'))).toEqual([
-        { seq: 100, duplicate: true },
-        { seq: 201, duplicate: false },
-      ]);
+      expect(
+        await a.timeline.append({ inbox, entries: [msgEntry(200, 'm100'), msgEntry(201, 'm201')], guard: termed('shard-1@3') }),
+      ).toEqual([dup(msgEntry(100, 'm100')), { seq: 201, duplicate: false }]);
       expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 100, 201]);
     });
 
     it('resends are deduped across the last two non-empty buckets, by a warm and by a cold writer', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(1, 'b0')]);
-      await a.timeline.append(inbox, [msgEntry(500_000, 'b7')]); // a jump: bucket 7 follows bucket 0
-      expect(await a.timeline.append(inbox, [msgEntry(500_001, 'b0')])).toEqual([{ seq: 1, duplicate: true }]);
-      expect(await b.timeline.append(inbox, [msgEntry(500_002, 'b0'), msgEntry(500_003, 'b7')], termed('t2'))).toEqual([
-        { seq: 1, duplicate: true },
-        { seq: 500_000, duplicate: true },
+      await a.timeline.append({ inbox, entries: [msgEntry(1, 'b0')] });
+      await a.timeline.append({ inbox, entries: [msgEntry(500_000, 'b7')] }); // a jump: bucket 7 follows bucket 0
+      expect(await a.timeline.append({ inbox, entries: [msgEntry(500_001, 'b0')] })).toEqual([dup(msgEntry(1, 'b0'))]);
+      expect(await b.timeline.append({ inbox, entries: [msgEntry(500_002, 'b0'), msgEntry(500_003, 'b7')], guard: termed('t2') })).toEqual([
+        dup(msgEntry(1, 'b0')),
+        dup(msgEntry(500_000, 'b7')),
       ]);
     });
 
@@ -192,17 +199,14 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const inbox = inboxKey(uniqueTenant(), 'busy');
       // More dedup rows than one page of the cold writer's window load (5 000).
       for (let from = 1; from <= 5_500; from += 500) {
-        await a.timeline.append(
-          inbox,
-          Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `w${from + i}`)),
-        );
+        await a.timeline.append({ inbox, entries: Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `w${from + i}`)) });
       }
       const reads = countReads(a);
       try {
-        expect(await a.timeline.append(inbox, [msgEntry(5_501, 'w5501')])).toEqual([{ seq: 5_501, duplicate: false }]);
+        expect(await a.timeline.append({ inbox, entries: [msgEntry(5_501, 'w5501')] })).toEqual([{ seq: 5_501, duplicate: false }]);
         expect(reads.count()).toBe(0);
-        expect(await a.timeline.append(inbox, [msgEntry(5_502, 'w7'), msgEntry(5_503, 'w5503')])).toEqual([
-          { seq: 7, duplicate: true },
+        expect(await a.timeline.append({ inbox, entries: [msgEntry(5_502, 'w7'), msgEntry(5_503, 'w5503')] })).toEqual([
+          dup(msgEntry(7, 'w7')),
           { seq: 5_503, duplicate: false },
         ]);
         expect(reads.count()).toBeGreaterThan(0); // the resend's candidate was confirmed by the store
@@ -211,18 +215,18 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       }
       // A cold writer loads every page of the window.
       expect(
-        await b.timeline.append(inbox, [msgEntry(5_504, 'w5499'), msgEntry(5_505, 'w2'), msgEntry(5_506, 'w5506')], termed('t2')),
-      ).toEqual([
-        { seq: 5_499, duplicate: true },
-        { seq: 2, duplicate: true },
-        { seq: 5_506, duplicate: false },
-      ]);
+        await b.timeline.append({
+          inbox,
+          entries: [msgEntry(5_504, 'w5499'), msgEntry(5_505, 'w2'), msgEntry(5_506, 'w5506')],
+          guard: termed('t2'),
+        }),
+      ).toEqual([dup(msgEntry(5_499, 'w5499')), dup(msgEntry(2, 'w2')), { seq: 5_506, duplicate: false }]);
     }, 60_000);
 
     it('keeps one marker per non-empty bucket; entries and their dedup rows expire after 180 days', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await a.timeline.append(inbox, [msgEntry(1, 'b0'), msgEntry(65_535, 'b0-last')]);
-      await a.timeline.append(inbox, [msgEntry(65_536, 'b1'), msgEntry(50_000_000, 'b762')]);
+      await a.timeline.append({ inbox, entries: [msgEntry(1, 'b0'), msgEntry(65_535, 'b0-last')] });
+      await a.timeline.append({ inbox, entries: [msgEntry(65_536, 'b1'), msgEntry(50_000_000, 'b762')] });
       const markers = await raw.execute(`SELECT bucket FROM ${ks}.inbox_buckets WHERE inbox = ?`, [inbox], { prepare: true });
       expect(markers.rows.map((row) => Number(row.get('bucket')))).toEqual([0, 1, 762]);
       expect(seqs(await a.timeline.readBefore(inbox, 50_000_000, 2))).toEqual([65_536, 65_535]);
@@ -262,10 +266,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
     it('reads longer than one driver page come back whole', async () => {
       const inbox = inboxKey(uniqueTenant(), 'big');
       for (let from = 1; from <= 6_000; from += 500) {
-        await a.timeline.append(
-          inbox,
-          Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `p${from + i}`)),
-        );
+        await a.timeline.append({ inbox, entries: Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `p${from + i}`)) });
       }
       const forward = await b.timeline.readAfter(inbox, 0, 10_000);
       expect(seqs(forward)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));

@@ -6,7 +6,7 @@
 import { errors, type Client } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, DEFAULT_TIER_THRESHOLDS, groupKey, inboxKey } from '@seqline/core';
-import { msgEntry, msgKey, uniqueName, uniqueTenant } from '@seqline/testing';
+import { dup, msgEntry, msgKey, uniqueName, uniqueTenant } from '@seqline/testing';
 import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
 import { newClient, openTestStores, requireOrSkip, servicesAvailable, TEST_KEYSPACE } from './scylla-harness.ts';
 
@@ -64,10 +64,12 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
 
     it('an append whose write never reached the cluster shows nothing; the resend lands once', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
+      await stores.timeline.append({ inbox, entries: [msgEntry(1, 'm1')] });
       const faults = injectFaults(stores.client, (q) => (q.includes('.timeline (') ? 'fail-before' : undefined));
       try {
-        await expect(stores.timeline.append(inbox, [msgEntry(2, 'lost'), msgEntry(3, 'lost-too')])).rejects.toMatchObject(injectedTimeout);
+        await expect(stores.timeline.append({ inbox, entries: [msgEntry(2, 'lost'), msgEntry(3, 'lost-too')] })).rejects.toMatchObject(
+          injectedTimeout,
+        );
       } finally {
         faults.restore();
       }
@@ -76,27 +78,27 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       expect(await stores.timeline.headSeq(inbox)).toBe(1);
       expect(await stores.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map());
       // The writer burnt seqs 2..3; the client resends 'lost' and it gets 4.
-      expect(await stores.timeline.append(inbox, [msgEntry(4, 'lost')])).toEqual([{ seq: 4, duplicate: false }]);
+      expect(await stores.timeline.append({ inbox, entries: [msgEntry(4, 'lost')] })).toEqual([{ seq: 4, duplicate: false }]);
       expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([
         [1, 'm1'],
         [4, 'lost'],
       ]);
-      await stores.timeline.append(inbox, [msgEntry(5, 'm5')]);
+      await stores.timeline.append({ inbox, entries: [msgEntry(5, 'm5')] });
       expect((await stores.timeline.readBefore(inbox, 100, 10)).map((e) => e.seq)).toEqual([5, 4, 1]);
     });
 
     it('an append whose answer was lost (it landed) is what its resend finds, once', async () => {
       const inbox = inboxKey(uniqueTenant(), 'alice');
-      await stores.timeline.append(inbox, [msgEntry(1, 'm1')]);
+      await stores.timeline.append({ inbox, entries: [msgEntry(1, 'm1')] });
       const faults = injectFaults(stores.client, (q) => (q.includes('.timeline (') ? 'lose-answer' : undefined));
       try {
-        await expect(stores.timeline.append(inbox, [msgEntry(2, 'landed')])).rejects.toMatchObject(injectedTimeout);
+        await expect(stores.timeline.append({ inbox, entries: [msgEntry(2, 'landed')] })).rejects.toMatchObject(injectedTimeout);
       } finally {
         faults.restore();
       }
       // The writer forgot what it knew of the inbox, so it reloads and finds the landed copy.
-      expect(await stores.timeline.append(inbox, [msgEntry(3, 'landed'), msgEntry(4, 'm4')])).toEqual([
-        { seq: 2, duplicate: true },
+      expect(await stores.timeline.append({ inbox, entries: [msgEntry(3, 'landed'), msgEntry(4, 'm4')] })).toEqual([
+        dup(msgEntry(2, 'landed')),
         { seq: 4, duplicate: false },
       ]);
       expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, type Entry, type InboxKey } from '@seqline/core';
-import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
+import { dup, msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import { migrateSchema, type ScyllaStores } from '@seqline/store/scylla';
 import { TEST_KEYSPACE, newClient, openTestStores, requireOrSkip, servicesAvailable } from './scylla-harness.ts';
 
@@ -30,14 +30,14 @@ if (requireOrSkip(probe, 'CQL group commit')) {
       const inboxes = Array.from({ length: 120 }, (_, i) => inboxKey(tenant, `u${i}`));
       // The same message fanned out: one appinfo in every inbox, written in shared batches.
       const first = await Promise.all(
-        inboxes.map((inbox) => s.timeline.append(inbox, [msgEntry(1, 'fan-1'), msgEntry(2, `own-${inbox}`)])),
+        inboxes.map((inbox) => s.timeline.append({ inbox, entries: [msgEntry(1, 'fan-1'), msgEntry(2, `own-${inbox}`)] })),
       );
       expect(first.every((out) => out.every((o) => !o.duplicate))).toBe(true);
       // Again in one tick: half resend (duplicates), half send something new.
       const second = await Promise.all(
-        inboxes.map((inbox, i) => s.timeline.append(inbox, i % 2 === 0 ? [msgEntry(3, 'fan-1')] : [msgEntry(3, 'fan-2')])),
+        inboxes.map((inbox, i) => s.timeline.append({ inbox, entries: i % 2 === 0 ? [msgEntry(3, 'fan-1')] : [msgEntry(3, 'fan-2')] })),
       );
-      second.forEach((out, i) => expect(out).toEqual([i % 2 === 0 ? { seq: 1, duplicate: true } : { seq: 3, duplicate: false }]));
+      second.forEach((out, i) => expect(out).toEqual([i % 2 === 0 ? dup(msgEntry(1, 'fan-1')) : { seq: 3, duplicate: false }]));
       const heads = await Promise.all(inboxes.map((inbox) => s.timeline.headSeq(inbox)));
       heads.forEach((head, i) => expect(head).toBe(i % 2 === 0 ? 2 : 3));
       const all = await Promise.all(inboxes.map((inbox) => s.timeline.readAfter(inbox, 0, 10)));
@@ -49,20 +49,28 @@ if (requireOrSkip(probe, 'CQL group commit')) {
     it('a refusing guard or a bad seq fails only its own append in a shared group', async () => {
       const tenant = uniqueTenant();
       const inboxes = Array.from({ length: 40 }, (_, i) => inboxKey(tenant, `u${i}`));
-      await Promise.all(inboxes.map((inbox) => s.timeline.append(inbox, [msgEntry(5, 'base')])));
+      await Promise.all(inboxes.map((inbox) => s.timeline.append({ inbox, entries: [msgEntry(5, 'base')] })));
       let late = 0;
       const outcomes = await Promise.allSettled(
         inboxes.map((inbox, i) => {
           if (i % 4 === 1)
-            return s.timeline.append(inbox, [msgEntry(6, 'x')], () => {
-              throw new Error('deposed');
+            return s.timeline.append({
+              inbox,
+              entries: [msgEntry(6, 'x')],
+              guard: () => {
+                throw new Error('deposed');
+              },
             });
           if (i % 4 === 2)
-            return s.timeline.append(inbox, [msgEntry(6, 'x')], () => {
-              if (++late > 5) throw new Error('deposed late');
+            return s.timeline.append({
+              inbox,
+              entries: [msgEntry(6, 'x')],
+              guard: () => {
+                if (++late > 5) throw new Error('deposed late');
+              },
             });
-          if (i % 4 === 3) return s.timeline.append(inbox, [msgEntry(4, 'x')]); // below the head
-          return s.timeline.append(inbox, [msgEntry(6, 'x'), msgEntry(7, 'y')]);
+          if (i % 4 === 3) return s.timeline.append({ inbox, entries: [msgEntry(4, 'x')] }); // below the head
+          return s.timeline.append({ inbox, entries: [msgEntry(6, 'x'), msgEntry(7, 'y')] });
         }),
       );
       for (const [i, outcome] of outcomes.entries()) {
@@ -89,8 +97,8 @@ if (requireOrSkip(probe, 'CQL group commit')) {
       const small = Array.from({ length: 30 }, (_, i) => inboxKey(tenant, `s${i}`));
       const bigBatch = Array.from({ length: 250 }, (_, i) => msgEntry(i + 1, `b${i}`, { body: { text: 'x'.repeat(400) } }));
       await Promise.all([
-        s.timeline.append(big, bigBatch),
-        ...small.map((inbox) => s.timeline.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b')])),
+        s.timeline.append({ inbox: big, entries: bigBatch }),
+        ...small.map((inbox) => s.timeline.append({ inbox, entries: [msgEntry(1, 'a'), msgEntry(2, 'b')] })),
       ]);
       expect(seqs(await s.timeline.readAfter(big, 0, 300))).toEqual(bigBatch.map((e) => e.seq));
       for (const inbox of small) expect(seqs(await s.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);

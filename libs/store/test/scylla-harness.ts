@@ -4,6 +4,7 @@
  */
 import { Client } from 'cassandra-driver';
 import { afterAll, beforeAll } from 'vitest';
+import type { Clock } from '@seqline/core';
 import { requireServices } from '@seqline/testing';
 import { migrateSchema, openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
 
@@ -49,12 +50,13 @@ export function newClient(): Client {
   });
 }
 
-export function openTestStores(options: { keyspace?: string; settingsName?: string } = {}): Promise<ScyllaStores> {
+export function openTestStores(options: { keyspace?: string; settingsName?: string; clock?: Clock } = {}): Promise<ScyllaStores> {
   return openScyllaStores({
     contactPoints: CONTACT_POINTS,
     localDataCenter: LOCAL_DC,
     keyspace: options.keyspace ?? TEST_KEYSPACE,
     ...(options.settingsName === undefined ? {} : { settingsName: options.settingsName }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
 }
 

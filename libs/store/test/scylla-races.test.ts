@@ -23,7 +23,9 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
 
     it('appends racing on one inbox inside one process store an appinfo once', async () => {
       const inbox = inboxKey(uniqueTenant(), 'race');
-      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => a.timeline.append(inbox, [msgEntry(i + 1, 'same')])));
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => a.timeline.append({ inbox, entries: [msgEntry(i + 1, 'same')] })),
+      );
       expect(outcomes.flat().filter((outcome) => !outcome.duplicate)).toEqual([{ seq: 1, duplicate: false }]);
       expect(await a.timeline.readAfter(inbox, 0, 100)).toHaveLength(1);
     });

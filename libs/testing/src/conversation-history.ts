@@ -1,7 +1,8 @@
 /**
- * Random inbox histories for the conversation index: the kinds of entries the no-drift property
- * test of core uses (libs/core/test/conversation-drift.test.ts), built for one owner's inbox so
- * a store's contract suite can append them and compare its index with core's recount.
+ * Random inbox histories for the conversation index, built for one owner's inbox: the no-drift
+ * property test of core's rules (../test/conversation-drift.test.ts) applies them through an
+ * in-memory adapter, and a store's contract suite appends them and compares its index with
+ * core's recount. The one home of the test entry builders and the op interpreter.
  * An op picks its target when it runs (the entries it may name do not exist when generated).
  */
 import fc from 'fast-check';
@@ -12,6 +13,7 @@ import {
   buildEditEntry,
   buildGroupEventEntry,
   buildMessageCopy,
+  buildReadEntry,
   buildRecallEntry,
   clearAppinfo,
   deleteAppinfo,
@@ -233,16 +235,7 @@ export function historyReadConv(appinfo: string, self: string, conv: Conv, upToS
 }
 
 export function historyReadSeqs(appinfo: string, self: string, seqs: number[]): NewEntry {
-  const sorted = [...new Set(seqs)].sort((a, b) => a - b);
-  return {
-    kind: 'read',
-    appinfo,
-    conv: { type: 'user', id: self },
-    from: self,
-    sendTime: HISTORY_T0,
-    referSeq: sorted[sorted.length - 1] ?? 0,
-    seqs: sorted,
-  };
+  return buildReadEntry(self, seqs, HISTORY_T0, appinfo);
 }
 
 export function historyRecallOf(target: Entry, by: string): NewEntry {

@@ -15,5 +15,6 @@ export {
 export { requireServices, type ServiceProbe } from './services.ts';
 export * from './hook-receiver.ts';
 export { freePort } from './free-port.ts';
+export { CountingStores, totalCount, type StoreReads } from './counting-stores.ts';
 export { delayingProxy, type DelayingProxy } from './delaying-proxy.ts';
 export { InjectedWriteFault, WriteFaults, type WriteFaultPlan } from './write-faults.ts';

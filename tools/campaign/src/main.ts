@@ -23,6 +23,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     replay: { type: 'string' },
     'service-faults': { type: 'boolean', default: false },
+    'only-faults': { type: 'string' },
     out: { type: 'string' },
     'time-limit-min': { type: 'string', default: '0' },
     'round-traffic-limit-s': { type: 'string', default: '1800' },
@@ -84,6 +85,7 @@ async function main(): Promise<number> {
           mode,
           messages: Number(args.messages),
           serviceFaults: args['service-faults'] === true,
+          onlyFaults: args['only-faults']?.split(',').filter(Boolean),
           outDir: out,
           trafficLimitMs: Number(args['round-traffic-limit-s']) * 1000,
           workers: Number(args.workers),
@@ -101,11 +103,12 @@ async function main(): Promise<number> {
       const row: RoundRow = { round, mode, seed: (seed >>> 0).toString(16).padStart(8, '0'), result, report, error };
       rows.push(row);
       const clean = report !== undefined && report.anomalies.length === 0 && report.inconclusive === 0 && !error;
-      if (result && clean && !args['keep-all']) await rm(result.file, { force: true });
+      if (result && clean && !args['keep-all'])
+        for (const f of [result.file, ...result.dirs]) await rm(f, { recursive: true, force: true });
       log(formatTable([row], { header: false }));
       if (!clean && result)
         log(
-          `round ${round} ${mode}: history kept: ${result.file}; replay: npm run campaign -- --mode ${mode} --messages ${args.messages} --replay ${row.seed}`,
+          `round ${round} ${mode}: history kept: ${result.file}; replay: npm run campaign -- --mode ${mode} --messages ${args.messages}${args['service-faults'] ? ' --service-faults' : ''}${args['only-faults'] ? ` --only-faults ${args['only-faults']}` : ''} --replay ${row.seed}`,
         );
     }
   }

@@ -1,59 +1,70 @@
 /**
- * Faults of the shared services, behind `--service-faults` (they stop every other user of the
- * services too: never beside other suites). Redis: FLUSHALL; restart; rollback (restart from a
- * copy of its data directory taken earlier in the round). NATS: restart; JetStream rollback
- * (restart from an older copy of its store directory). Cassandra: restart. Each waits until the
- * service answers again (ensureUp), also when it fails.
+ * Faults of the round's private Redis and NATS (private-services.ts), behind `--service-faults`.
+ * Redis: FLUSHALL; restart (kill -9 or a graceful stop); rollback (restart from a copy of its data
+ * taken at the round's start). NATS: restart (kill -9 or graceful); JetStream rollback (restart
+ * from an older copy of its store). Each resolves once the service answers again, also when it
+ * fails. Cassandra is shared with every other suite: it is not restarted here (docs/faults.md).
  */
-import { execFile } from 'node:child_process';
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { ensureUp, redisFlushAll, REDIS_URL, REPO_ROOT, servicesSh, type ServiceName } from '../../../apps/worker/test/support/services.ts';
 import { frac } from './faults-embedded.ts';
+import { now } from './history.ts';
 import type { FaultActions, FaultOutcome } from './nemesis.ts';
+import type { PrivateService, PrivateServices } from './private-services.ts';
 
-const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const DATA = {
-  redis: join(REPO_ROOT, '.services/redis/data'),
-  nats: join(REPO_ROOT, '.services/nats/store'),
-} as const;
-
-/** Copies of the Redis data and the JetStream store, taken when the round starts (NATS restarts for it). */
+/** Copies of the Redis data and the JetStream store, taken when the round's traffic starts. */
 export class ServiceSnapshots {
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly services: PrivateServices,
+  ) {}
 
-  static async take(dir: string): Promise<ServiceSnapshots> {
+  static async take(services: PrivateServices, dir: string): Promise<ServiceSnapshots> {
     await mkdir(dir, { recursive: true });
-    const url = new URL(REDIS_URL);
-    // A fresh RDB beside the AOF, so the copy is a whole dataset of this moment.
-    await run('redis-cli', ['-h', url.hostname, '-p', url.port || '6379', 'SAVE']);
-    await cp(DATA.redis, join(dir, 'redis'), { recursive: true });
+    // Redis write(2)s its AOF before it answers, and the AOF is append-only: a copy of the running
+    // files is a prefix of it, a state Redis was in (a torn last command is dropped on load,
+    // aof-load-truncated). Only a rewrite swaps files under the copy: none may be running.
+    const persistence = await services.redisCli('INFO', 'persistence');
+    if (!/aof_rewrite_in_progress:0/.test(persistence) || !/aof_rewrite_scheduled:0/.test(persistence))
+      throw new Error('redis: an AOF rewrite is running, no snapshot taken');
+    await cp(services.dataDir('redis'), join(dir, 'redis'), { recursive: true });
     // JetStream's files are copied with the server stopped: a copy of a running store may be torn.
-    await restart('nats', 0, () => cp(DATA.nats, join(dir, 'nats'), { recursive: true }));
-    return new ServiceSnapshots(dir);
+    await restart(services, 'nats', { crash: false, downMs: 0 }, () =>
+      cp(services.dataDir('nats'), join(dir, 'nats'), { recursive: true }),
+    );
+    return new ServiceSnapshots(dir, services);
   }
 
-  async restore(svc: 'redis' | 'nats'): Promise<void> {
-    await rm(DATA[svc], { recursive: true, force: true });
-    await cp(join(this.dir, svc), DATA[svc], { recursive: true });
+  async restore(svc: PrivateService): Promise<void> {
+    await rm(this.services.dataDir(svc), { recursive: true, force: true });
+    await cp(join(this.dir, svc), this.services.dataDir(svc), { recursive: true });
   }
 }
 
-async function restart(svc: ServiceName, downMs: number, between?: () => Promise<void>): Promise<void> {
+/**
+ * Stops (SIGTERM, or SIGKILL for a crash) and starts again; `between` runs while it is down.
+ * Resolves with when it was down (history clock): the old instance acknowledged nothing after.
+ */
+async function restart(
+  services: PrivateServices,
+  svc: PrivateService,
+  o: { crash: boolean; downMs: number },
+  between?: () => Promise<void>,
+): Promise<number> {
   try {
-    await servicesSh('stop', svc);
+    await services.sh(o.crash ? 'kill' : 'stop', svc);
+    const stopped = now();
     await between?.();
-    await sleep(downMs);
-    await servicesSh('start', svc);
+    await sleep(o.downMs);
+    return stopped;
   } finally {
-    await ensureUp(svc);
+    await services.sh('start', svc);
   }
 }
 
-export function serviceFaults(snapshots: () => ServiceSnapshots | undefined): Partial<FaultActions> {
+export function serviceFaults(services: PrivateServices, snapshots: () => ServiceSnapshots | undefined): Partial<FaultActions> {
   /** One service fault at a time: two restarts of one service would trip over each other. */
   let busy = false;
   const one = async (f: () => Promise<FaultOutcome>): Promise<FaultOutcome | null> => {
@@ -65,35 +76,35 @@ export function serviceFaults(snapshots: () => ServiceSnapshots | undefined): Pa
       busy = false;
     }
   };
-  const rollback = (svc: 'redis' | 'nats', r: number) =>
+  const bounce = (svc: PrivateService, r: number) =>
+    one(async () => {
+      const crash = r < 0.5;
+      const downMs = Math.floor(frac(r, 7919) * 2000);
+      const stopped = await restart(services, svc, { crash, downMs });
+      return { target: svc, stopped, detail: `${crash ? 'kill -9' : 'graceful stop'}, ${downMs} ms down, start` };
+    });
+  const rollback = (svc: PrivateService, r: number) =>
     one(async () => {
       const snap = snapshots();
       if (!snap) return { target: svc, detail: 'no snapshot: skipped' };
-      await restart(svc, Math.floor(frac(r, 7919) * 2000), () => snap.restore(svc));
-      return { target: svc, detail: `restart from the copy taken at the round's start (${snap.dir})` };
+      const downMs = Math.floor(frac(r, 7919) * 2000);
+      const stopped = await restart(services, svc, { crash: false, downMs }, () => snap.restore(svc));
+      return {
+        target: svc,
+        stopped,
+        detail: `graceful stop, restart from the copy taken at the round's start (${snap.dir}), ${downMs} ms down`,
+      };
     });
   return {
     'redis-flushall': () =>
       one(async () => {
-        await redisFlushAll();
+        const answer = await services.redisCli('FLUSHALL');
+        if (!answer.includes('OK')) throw new Error(`FLUSHALL answered ${answer}`);
         return { target: 'redis', detail: 'FLUSHALL' };
       }),
-    'redis-restart': (r) =>
-      one(async () => {
-        await restart('redis', Math.floor(r * 2000));
-        return { target: 'redis', detail: 'stop, start' };
-      }),
+    'redis-restart': (r) => bounce('redis', r),
     'redis-rollback': (r) => rollback('redis', r),
-    'nats-restart': (r) =>
-      one(async () => {
-        await restart('nats', Math.floor(r * 2000));
-        return { target: 'nats', detail: 'stop, start' };
-      }),
+    'nats-restart': (r) => bounce('nats', r),
     'nats-rollback': (r) => rollback('nats', r),
-    'cassandra-restart': (r) =>
-      one(async () => {
-        await restart('cassandra', Math.floor(r * 3000));
-        return { target: 'cassandra', detail: 'stop, start' };
-      }),
   };
 }

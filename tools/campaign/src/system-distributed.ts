@@ -1,8 +1,9 @@
 /**
  * The distributed stack as the system under test: worker and gateway processes
- * (apps/worker/test/support/cluster.ts) in a namespace of their own, on the shared services,
- * in the keyspace `SEQLINE_E2E_KEYSPACE` names (give the campaign one of its own: two clusters
- * in one keyspace fence each other's shards).
+ * (apps/worker/test/support/cluster.ts) in a namespace of their own, on the shared services or,
+ * with service faults, on a private Redis and NATS (`serviceEnv`: REDIS_URL, NATS_URL), in the
+ * keyspace `SEQLINE_E2E_KEYSPACE` names (give the campaign one of its own: two clusters in one
+ * keyspace fence each other's shards).
  */
 import { shardOf, inboxKey } from '@seqline/core';
 import { Cluster, SHARDS, type NodeProcess } from '../../../apps/worker/test/support/cluster.ts';
@@ -20,8 +21,14 @@ export class DistributedSystem implements SystemUnderTest {
     gateways: number;
     clocks: Clocks;
     hookEnv: Record<string, string>;
+    /** The services' URLs when they are not the shared ones. */
+    serviceEnv: Record<string, string>;
   }): Promise<DistributedSystem> {
-    const cluster = await Cluster.start({ workers: o.workers, gateways: o.gateways, env: { ...o.clocks.env(), ...o.hookEnv } });
+    const cluster = await Cluster.start({
+      workers: o.workers,
+      gateways: o.gateways,
+      env: { ...o.clocks.env(), ...o.hookEnv, ...o.serviceEnv },
+    });
     for (const p of [...cluster.workers, ...cluster.gateways]) await o.clocks.write(p.name);
     return new DistributedSystem(cluster);
   }

@@ -20,13 +20,14 @@ import {
   statusLine,
   type ConnectionListener,
   type HttpReply,
-  type SocketConnection,
   type Transport,
   type TransportHandlers,
   type TransportLimits,
   type TransportRequest,
   type UpgradeDecision,
 } from './transport.ts';
+import { TurnWrites } from './turn-writes.ts';
+import { UwsConnection } from './uws-connection.ts';
 
 interface SocketData<S> {
   session: S;
@@ -36,35 +37,10 @@ interface SocketData<S> {
   closedWith?: number;
 }
 
-class UwsConnection implements SocketConnection {
-  isOpen = true;
-  constructor(private readonly ws: WebSocket<unknown>) {}
-
-  send(text: string): boolean {
-    if (!this.isOpen) return false;
-    return this.ws.send(text, false) !== 2; // 2 = dropped over the backpressure limit
-  }
-
-  bufferedAmount(): number {
-    return this.isOpen ? this.ws.getBufferedAmount() : 0;
-  }
-
-  close(code: number, reason: string): void {
-    if (!this.isOpen) return;
-    this.isOpen = false; // end() runs the close handler synchronously
-    this.ws.end(code, reason);
-  }
-
-  terminate(): void {
-    if (!this.isOpen) return;
-    this.isOpen = false;
-    this.ws.close();
-  }
-}
-
 export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandlers<S>, limits: TransportLimits, logger: Logger): Transport {
   const app: TemplatedApp = uws.App();
   const sockets = new Set<WebSocket<SocketData<S>>>();
+  const turn = new TurnWrites(limits.maxBackpressureBytes);
   let listenSocket: us_listen_socket | null = null;
   let warnedAsync = false;
 
@@ -122,7 +98,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
     open(ws) {
       sockets.add(ws);
       const data = ws.getUserData();
-      data.conn = new UwsConnection(ws);
+      data.conn = new UwsConnection(ws, turn);
       const listener = handlers.open(data.conn, data.session);
       // end() runs the close handler synchronously: a socket closed during open is reported now.
       if (data.closedWith !== undefined) listener.closed(data.closedWith);
@@ -134,7 +110,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
     close(ws, code) {
       sockets.delete(ws);
       const data = ws.getUserData();
-      if (data.conn) data.conn.isOpen = false;
+      data.conn?.gone();
       if (data.listener) data.listener.closed(code);
       else data.closedWith = code;
     },

@@ -6,9 +6,18 @@ import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
+/** The net.Socket under a server-side ws socket: corked to write a turn's frames at once (turn-writes.ts). */
+export interface WsNetSocket {
+  cork(): void;
+  uncork(): void;
+  readonly writableLength: number;
+}
+
 export interface WsSocket {
   readonly readyState: number;
   readonly bufferedAmount: number;
+  /** ws's own field (ws 8), set before the upgrade callback runs. */
+  readonly _socket: WsNetSocket;
   send(data: string, cb?: (err?: Error) => void): void;
   close(code?: number, reason?: string): void;
   terminate(): void;

@@ -4,7 +4,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { WsModule, WsSocket } from './ws-module.ts';
+import type { WsModule, WsNetSocket, WsSocket } from './ws-module.ts';
+import { TurnWrites, type HeldWrites } from './turn-writes.ts';
 import {
   answerHasContent,
   answerHasLength,
@@ -27,8 +28,21 @@ import {
 
 const OPEN = 1;
 
-class WsConnection implements SocketConnection {
-  constructor(private readonly ws: WsSocket) {}
+/**
+ * Frames of a turn are held by corking the socket under ws (TurnWrites): ws writes each frame
+ * into the corked stream, in order, and the one uncork at the end of the turn writes them all
+ * in one writev. The corked bytes are in ws's bufferedAmount. A socket destroyed meanwhile
+ * (terminate) drops them; ws's close handshake ends the stream, which writes them first.
+ */
+class WsConnection implements SocketConnection, HeldWrites {
+  /** Corked since this turn's first frame, and due in the turn's flush. */
+  private holding = false;
+
+  constructor(
+    private readonly ws: WsSocket,
+    private readonly socket: WsNetSocket,
+    private readonly turn: TurnWrites,
+  ) {}
 
   get isOpen(): boolean {
     return this.ws.readyState === OPEN;
@@ -36,8 +50,27 @@ class WsConnection implements SocketConnection {
 
   send(text: string): boolean {
     if (!this.isOpen) return false;
+    if (!this.holding) {
+      this.holding = true;
+      this.socket.cork();
+      this.turn.hold(this);
+    }
     this.ws.send(text);
+    if (this.socket.writableLength >= this.turn.flushAt) {
+      // Written now; whatever else this turn sends is held again until its end.
+      this.socket.uncork();
+      this.socket.cork();
+    }
     return true;
+  }
+
+  flushTurn(): void {
+    this.holding = false;
+    try {
+      this.socket.uncork(); // a no-op once the stream was destroyed or ended
+    } catch {
+      this.ws.terminate();
+    }
   }
 
   bufferedAmount(): number {
@@ -61,6 +94,7 @@ export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S
     clientTracking: false,
   });
   const sockets = new Set<WsSocket>();
+  const turn = new TurnWrites(limits.maxBackpressureBytes);
   // Host, header size and parse errors are judged as uWS judges them (framing.ts): no answer.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     const { request, headers, refused } = readRequest(req);
@@ -128,7 +162,7 @@ export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S
     client.on('error', () => {
       /* ws closes the socket itself; 'close' follows */
     });
-    const listener = handlers.open(new WsConnection(client), session);
+    const listener = handlers.open(new WsConnection(client, client._socket, turn), session);
     client.on('message', (data, isBinary) => {
       unanswered.delete(client); // any traffic proves the peer alive
       listener.message(Array.isArray(data) ? Buffer.concat(data) : data, isBinary);

@@ -151,6 +151,6 @@ export class Cluster {
 
   async close(): Promise<void> {
     await Promise.all([...this.gateways, ...this.workers].map((p) => p.terminate().catch(() => undefined)));
-    await cleanupNamespace(this.namespace);
+    await cleanupNamespace(this.namespace, { redisUrl: this.baseEnv.REDIS_URL, natsUrl: this.baseEnv.NATS_URL });
   }
 }

@@ -3,9 +3,25 @@
  * (and ready: a first send went through) and stopped after; every client connected through
  * `connect` is closed with it. For the hostile suites that run their scenarios in both modes.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { TestClient, waitFor } from '../../../server/test/harness.ts';
-import { Cluster } from './cluster.ts';
+import { Cluster, uniqueId } from './cluster.ts';
+
+/**
+ * 2 000 users who never connect: with them a group is huge under the default tiers, the ones
+ * the stack runs with (the settings row is shared by the keyspace, so no test lowers them).
+ */
+export function offlineFillers(): string[] {
+  return Array.from({ length: 2_000 }, (_, i) => `${uniqueId('off')}${i}`);
+}
+
+/** `owner` creates a huge group of `members` and offline fillers (checked: the tier is huge). */
+export async function createHugeGroup(owner: TestClient, members: string[]): Promise<{ group: string; fillers: string[] }> {
+  const fillers = offlineFillers();
+  const r = await owner.ok<{ group: string; tier: string }>('group.create', { name: 'huge', members: [...members, ...fillers] });
+  expect(r.tier).toBe('huge');
+  return { group: r.group, fillers };
+}
 
 export interface OneNodeCluster {
   readonly cluster: Cluster;

@@ -117,10 +117,13 @@ export async function redisFlushAll(): Promise<void> {
   if (!stdout.includes('OK')) throw new Error(`FLUSHALL answered ${stdout}`);
 }
 
-/** Deletes one run's NATS streams (`<NS>_JOBS`, `<NS>_DLQ`) and Redis keys (`<ns>:*`). */
-export async function cleanupNamespace(namespace: string): Promise<void> {
+/**
+ * Deletes one run's NATS streams (`<NS>_JOBS`, `<NS>_DLQ`) and Redis keys (`<ns>:*`), on the
+ * shared services or on the ones `at` names (a run on private instances).
+ */
+export async function cleanupNamespace(namespace: string, at: { redisUrl?: string; natsUrl?: string } = {}): Promise<void> {
   try {
-    const nc = await connect({ servers: NATS_URL, timeout: 5000 });
+    const nc = await connect({ servers: at.natsUrl ?? NATS_URL, timeout: 5000 });
     try {
       const jsm = await jetstreamManager(nc);
       for (const suffix of ['JOBS', 'DLQ']) await jsm.streams.delete(`${namespace.toUpperCase()}_${suffix}`).catch(() => false);
@@ -130,7 +133,7 @@ export async function cleanupNamespace(namespace: string): Promise<void> {
   } catch (err) {
     process.stderr.write(`cleanup of NATS streams for ${namespace} failed: ${firstLine(err)}\n`);
   }
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const redis = new Redis(at.redisUrl ?? REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
   redis.on('error', () => {
     /* best effort */
   });

@@ -1,5 +1,5 @@
 /** A GroupStreamStore decorator for the cluster tests: records who appended, can stall an append. */
-import type { AppendOutcome, DedupKey, Entry, GroupKey, GroupStreamStore, InboxKey } from '@seqline/core';
+import type { DedupKey, Entry, GroupKey, GroupStreamAppend, GroupStreamStore, InboxKey, StoredOutcome } from '@seqline/core';
 import { sleep } from './doubles.ts';
 
 /** Wraps the real store (never replaces it): every call reaches it, appends are recorded. */
@@ -10,12 +10,12 @@ export class RecordingGroupStreams implements GroupStreamStore {
 
   constructor(private readonly inner: GroupStreamStore) {}
 
-  async append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+  async append(input: GroupStreamAppend): Promise<StoredOutcome[]> {
     const stall = this.stallNextAppendMs;
     this.stallNextAppendMs = 0;
     if (stall > 0) await sleep(stall);
-    const outcomes = await this.inner.append(group, entries);
-    this.appended.push({ group, gseqs: entries.map((e) => e.seq) });
+    const outcomes = await this.inner.append(input);
+    this.appended.push({ group: input.group, gseqs: input.entries.map((e) => e.seq) });
     return outcomes;
   }
 

@@ -7,7 +7,7 @@
  *     while (need = conversationFactsNeeded(entry, facts, self)) answer(need) into facts
  *     changes = applyToConversations(entry, facts, self)   // persist them before the next entry
  *
- * A message, read or clear needs one round of lookups; a recall, edit, delete or v1 read two
+ * A message, read or clear needs one round of lookups; a recall, edit, delete or read by seqs two
  * (first the targets, then their conversations). indexEntrySync/indexEntryAsync run the loop.
  */
 import { editedKey, recalledKey } from '../dedup-key.ts';
@@ -90,7 +90,7 @@ export async function indexEntryAsync(entry: Entry, self: string, answer: FactsA
  * for); such a partial result is never used: factsNeeded discards it, apply refuses it.
  *
  * Which conversations an entry touches (their asOfSeq becomes its seq; sync returns them):
- * an activity entry its own; a read or clear its `conv`; a v1 read the conversations of the
+ * an activity entry its own; a read or clear its `conv`; a read by seqs the conversations of the
  * activity entries it names; a recall or an edit its own `conv`, and a hit's target's; a delete
  * those of the activity entries it names. Only existing conversations: nothing but activity
  * creates one.
@@ -151,7 +151,7 @@ function moveReadCursor(rec: ConvRecord, readSeq: number, items: readonly Unread
   out.removeUnreadUpTo(rec, items, readSeq);
 }
 
-/** A v1 read moves each conversation's cursor to the highest seq it names there. */
+/** A read by seqs moves each conversation's cursor to the highest seq it names there. */
 function planV1Read(entry: Entry, look: FactLookup, out: ChangeBuilder): void {
   const highest = new Map<string, { conv: Entry['conv']; seq: number }>();
   let known = true;

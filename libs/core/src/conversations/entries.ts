@@ -1,5 +1,5 @@
 /**
- * The v1.1 control entries a user writes into their own inbox (and, for an edit, into every
+ * The conversation control entries a user writes into their own inbox (and, for an edit, into every
  * copy's inbox), built in one place: messaging appends them, tests and benches generate them.
  * Who may write one (sender only for an edit, own inbox for the rest) is checked by the op.
  */
@@ -18,7 +18,7 @@ export function buildClearEntry(owner: string, conv: Conv, upToSeq: number | und
   return entry;
 }
 
-/** `delete {seqs}`: its conv is the owner (like a v1 read's), as the seqs span conversations. */
+/** `delete {seqs}`: its conv is the owner (like a read by seqs), as the seqs span conversations. */
 export function buildDeleteEntry(owner: string, seqs: readonly number[], now: number, appinfo: string): NewEntry {
   const sorted = [...new Set(seqs)].sort((a, b) => a - b);
   return { kind: 'delete', appinfo, conv: { type: 'user', id: owner }, from: owner, sendTime: now, seqs: sorted };

@@ -16,7 +16,7 @@ export interface FactsRequest {
   convKeys: string[];
   /** The entries of this inbox with these dedup keys (recall and edit targets: recalledKey, editedKey). */
   keys: DedupKey[];
-  /** The entries of this inbox with these seqs (delete targets, v1 read seqs). */
+  /** The entries of this inbox with these seqs (delete targets, the seqs of a read by seqs). */
   seqs: number[];
   /** The edit currently shown for these message seqs. */
   edits: number[];

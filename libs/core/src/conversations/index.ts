@@ -5,6 +5,7 @@ export { emptyFacts, emptyFactsRequest, isEmptyRequest, type ConversationFacts, 
 export type { ConversationChanges, RecordChange } from './changes.ts';
 export * from './apply.ts';
 export * from './recount.ts';
+export * from './expiry.ts';
 export * from './view.ts';
 export * from './limits.ts';
 export * from './stream.ts';

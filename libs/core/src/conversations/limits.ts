@@ -1,5 +1,5 @@
 /**
- * Limits of the v1.1 conversation ops' arguments, checked the same way by every edge (the
+ * Limits of the conversation ops' arguments, checked the same way by every edge (the
  * protocol's zod schemas call these so the numbers live in one place). Out of range is
  * BAD_REQUEST, never clamped: a client asking for 10 000 conversations has a bug worth seeing.
  */
@@ -12,7 +12,7 @@ export const CONVERSATIONS_MAX_LIMIT = 500;
 export const LAST_MESSAGES_MAX = 50;
 export const CONVERSATION_HISTORY_DEFAULT_LIMIT = 200;
 export const CONVERSATION_HISTORY_MAX_LIMIT = 1000;
-/** Same bound as v1 `read.seqs`. */
+/** Same bound as `read.seqs`: one op may touch as many entries either way. */
 export const DELETE_MAX_SEQS = 1000;
 export const MENTIONS_MAX = 100;
 

@@ -67,7 +67,7 @@ export interface IndexedState extends ConvRecord {
 }
 
 /**
- * What one append's index write left (AppendListeners.indexed): the states of every
+ * What one append's index write left (TimelineAppend.indexed): the states of every
  * conversation whose record the written entries changed, exact at `watermark`. A conversation an
  * entry names whose record it did not change (a read or clear of a conversation the inbox has
  * nothing of) is not among them.

@@ -1,5 +1,5 @@
 /**
- * The conversation rules, stated once (issue #26). The incremental index (apply.ts), the
+ * The conversation rules, stated once. The incremental index (apply.ts), the
  * reference recount (recount.ts) and every adapter use these and nothing else, so the two
  * computations cannot disagree on what a rule is — only on how they keep state.
  */
@@ -153,12 +153,12 @@ export function nextClearedSeq(rec: Pick<ConvRecord, 'clearedSeq' | 'lastSeq'>, 
   return Math.max(rec.clearedSeq, Math.min(upToSeq ?? rec.lastSeq, rec.lastSeq));
 }
 
-/** A v1.1 read names a conversation and upToSeq; a v1 read lists seqs (referSeq the highest). */
+/** A conversation read names a conversation and upToSeq; a read by seqs lists them (referSeq the highest). */
 export function isConversationRead(entry: Entry): boolean {
   return entry.kind === 'read' && entry.upToSeq !== undefined;
 }
 
-/** The seqs a v1 read marks read. */
+/** The seqs a read by seqs marks read. */
 export function v1ReadSeqs(entry: Entry): number[] {
   if (entry.seqs !== undefined) return entry.seqs;
   return entry.referSeq !== undefined ? [entry.referSeq] : [];
@@ -167,7 +167,7 @@ export function v1ReadSeqs(entry: Entry): number[] {
 /**
  * Which conversations an inbox entry touches, for naming them in a sync answer or a push: its
  * own `conv` for an activity entry, a conversation read, a clear, a recall or an edit (recall
- * and edit entries carry their message's conv); for a v1 read or a delete, the conversations of
+ * and edit entries carry their message's conv); for a read by seqs or a delete, the conversations of
  * the activity entries at the seqs it names (the caller looks those up); otherwise none.
  */
 export function conversationTouch(entry: Entry): { conv: Conv } | { namedSeqs: number[] } | null {

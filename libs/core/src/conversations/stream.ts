@@ -1,5 +1,5 @@
 /**
- * The group-stream side of a read-fanout group's conversation (issue #26 item 3), as a pure
+ * The group-stream side of a read-fanout group's conversation, as a pure
  * tally over the stream rows a member may read, fed newest first (the adapter walks the stream
  * backwards from its head, within the member's windows). Walking backwards sees every recall
  * and edit before the message it names (they are appended after it), so one pass gives exact

@@ -6,7 +6,7 @@ import type { EditRef, Entry, GroupMessage } from '../entry.ts';
 import { isActivity, type ConvRecord } from './rules.ts';
 
 /**
- * The group-stream side of a read-fanout group's conversation (issue #26 item 3), in gseq terms.
+ * The group-stream side of a read-fanout group's conversation, in gseq terms.
  * The record's unread and mentions then add the stream's counts to the inbox side's.
  */
 export interface ConversationStreamSide {

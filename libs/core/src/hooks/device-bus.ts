@@ -11,7 +11,8 @@
  * On the login's own gateway both steps run at once, before anything is sent.
  */
 import type { Logger } from '../logger.ts';
-import type { DeviceSession, LoginPolicy } from './types.ts';
+import type { LoginPolicy } from '../policies/types.ts';
+import type { DeviceSession } from './types.ts';
 
 /** A new login: displace what `policy` says among the older sessions of `tenant:user`. */
 export interface DisplaceRequest {

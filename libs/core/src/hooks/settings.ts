@@ -3,7 +3,8 @@
  * override layers over the process defaults, and what may be shown of them (never a secret).
  */
 import { BadRequestError } from '../errors.ts';
-import { LOGIN_POLICIES, type HookFailureMode, type LoginPolicy, type ResolvedHooks, type SendPolicy, type TenantHooks } from './types.ts';
+import { LOGIN_POLICIES, type LoginPolicy, type SendPolicy } from '../policies/types.ts';
+import type { HookFailureMode, ResolvedHooks, TenantHooks } from './types.ts';
 
 export const DEFAULT_HOOKS: ResolvedHooks = Object.freeze({
   secret: undefined,

@@ -1,21 +1,13 @@
 /**
- * v1.1 hooks and devices: the app's own services around the inbox (docs/protocol.md, "Hooks
- * and devices"). Types and ports only; the rules are beside them (settings.ts, payloads.ts,
- * login-policy.ts) and the HTTP adapter is @seqline/hooks.
+ * Hooks and devices: the app's own services around the inbox (docs/protocol.md, "Hooks
+ * and devices"). Types and ports only; the rules are beside them (settings.ts, before-send.ts,
+ * notify.ts), the login and send policies in ../policies, and the HTTP adapter is @seqline/hooks.
  */
 import type { Conv } from '../entry.ts';
-
-export type LoginPolicy = 'all' | 'one-per-platform' | 'one';
-export const LOGIN_POLICIES: readonly LoginPolicy[] = ['all', 'one-per-platform', 'one'];
-
-export type Platform = 'ios' | 'android' | 'web' | 'desktop';
-export const PLATFORMS: readonly Platform[] = ['ios', 'android', 'web', 'desktop'];
+import type { LoginPolicy, Platform, SendPolicy } from '../policies/types.ts';
 
 /** What a fail-closed before-send hook does when it cannot answer: refuse (closed) or allow (open). */
 export type HookFailureMode = 'closed' | 'open';
-
-/** Built-in relationship check of 1:1 sends, used with or without a before-send hook. */
-export type SendPolicy = 'open' | 'shared-group';
 
 /**
  * One tenant's hook settings as stored and patched (every field optional: absent = the
@@ -71,8 +63,10 @@ export interface NotifyPayload {
   type: 'notify';
   tenant: string;
   user: string;
-  /** The user's total unread when the notification was built (the conversation index). */
+  /** The user's total unread when the notification was built (the conversation index and the group streams). */
   badge: number;
+  /** Only when a group stream's count stopped at its bound: `badge` is a lower bound ("N+"). */
+  badgeCapped?: true;
   entries: NotifyItem[];
 }
 

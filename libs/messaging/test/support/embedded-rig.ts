@@ -5,7 +5,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_LIMITS, resolveHooks, silentLogger, systemClock, type InboxWriter, type TenantHooks } from '@seqline/core';
+import {
+  DEFAULT_LIMITS,
+  resolveHooks,
+  silentLogger,
+  systemClock,
+  type InboxWriter,
+  type TenantHooks,
+  type TimelineStore,
+} from '@seqline/core';
 import { createHttpHookTransport } from '@seqline/hooks';
 import { createLocalPushBus, createLocalWorkQueue, type BackoffPolicy, type LocalWorkQueue } from '@seqline/bus';
 import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
@@ -30,6 +38,10 @@ export interface RigOptions {
   backoff?: Partial<BackoffPolicy>;
   /** Pushes carry `convs` (from the index writer, read-fanout groups' stream sides read), waiting this long for reads at most. */
   pushConvsWaitMs?: number;
+  /** Wraps the timeline store the inbox owner, or messaging, reads and writes through (a counting decorator). */
+  wrapTimeline?: (store: TimelineStore, user: 'owner' | 'messaging') => TimelineStore;
+  /** Resends the owner answers from memory (InboxOwnerOptions.maxRecentAppinfos); 0: the store dedups every one. */
+  maxRecentAppinfos?: number;
 }
 
 /** Small tiers so a few members reach every tier: small < 3 ≤ large < 5 ≤ huge. */
@@ -40,7 +52,8 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
   const engine = await openEmbeddedEngine({ dir: root });
   const push = createLocalPushBus();
   const owner = new InboxOwner({
-    timeline: engine.timeline,
+    timeline: options.wrapTimeline?.(engine.timeline, 'owner') ?? engine.timeline,
+    ...(options.maxRecentAppinfos !== undefined && { maxRecentAppinfos: options.maxRecentAppinfos }),
     ceilings: engine.ceilings,
     push,
     logger: silentLogger,
@@ -60,7 +73,7 @@ export async function openEmbeddedRig(name: string, options: RigOptions = {}): P
   const queue = createLocalWorkQueue({ jobs: engine.jobs, logger: silentLogger, ...(options.backoff && { backoff: options.backoff }) });
   const deps: MessagingDeps = {
     stores: {
-      timeline: engine.timeline,
+      timeline: options.wrapTimeline?.(engine.timeline, 'messaging') ?? engine.timeline,
       groups: engine.groups,
       groupStreams: engine.groupStreams,
       conversations: engine.conversations,

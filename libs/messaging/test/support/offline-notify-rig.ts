@@ -12,7 +12,15 @@ import { createHttpHookTransport } from '@seqline/hooks';
 import { createLocalPushBus, createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus';
 import { GroupStreamWriter, InboxOwner } from '@seqline/seq';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { createMessaging, OfflineNotifier, startWorkers, type Messaging, type MessagingDeps, type Workers } from '../../src/index.ts';
+import {
+  createMessaging,
+  OfflineNotifier,
+  startWorkers,
+  type Messaging,
+  type MessagingDeps,
+  type MessagingStores,
+  type Workers,
+} from '../../src/index.ts';
 
 export const NOTIFY_SECRET = 'notify-secret-0123456789abcdef';
 /** The queue's give-up window in these tests (the default, 30 min). */
@@ -45,21 +53,30 @@ export interface NotifyRig {
 /** Small tiers so a few members reach every tier: small < 3 ≤ large < 5 ≤ huge (read-fanout). */
 const TIERS = { smallBelow: 3, largeBelow: 5, maxMembers: 100, hysteresis: 0 };
 
-export async function openNotifyRig(name: string, options: { maxItemsPerWindow?: number } = {}): Promise<NotifyRig> {
+export async function openNotifyRig(
+  name: string,
+  options: {
+    maxItemsPerWindow?: number;
+    giveUpAfterMs?: number;
+    /** The stores the workers (so the notification jobs) read through, e.g. counting reads. */
+    workerStores?: (stores: MessagingStores) => MessagingStores;
+  } = {},
+): Promise<NotifyRig> {
+  const { giveUpAfterMs = GIVE_UP_MS, workerStores, ...notifierOptions } = options;
   const root = mkdtempSync(join(tmpdir(), `seqline-${name}-`));
   const engine = await openEmbeddedEngine({ dir: root });
   const clock = new SteppedClock();
   const hooks = new Map<string, TenantHooks>();
   const of = (tenant: string) => resolveHooks({}, hooks.get(tenant));
   const push = createLocalPushBus();
-  // Retries every 20–100 ms of real time; the give-up window is measured on the stepped clock.
+  // Retries every 20–100 ms of real time; the give-up window counts those retries (no clock).
   const queue = createLocalWorkQueue({
     jobs: engine.jobs,
     logger: silentLogger,
     clock,
-    backoff: { initialMs: 20, maxMs: 100, giveUpAfterMs: GIVE_UP_MS },
+    backoff: { initialMs: 20, maxMs: 100, giveUpAfterMs },
   });
-  const notifier = new OfflineNotifier({ queue, hooks: { of }, presence: push, logger: silentLogger, ...options });
+  const notifier = new OfflineNotifier({ queue, hooks: { of }, presence: push, logger: silentLogger, ...notifierOptions });
   const owner = new InboxOwner({
     timeline: engine.timeline,
     ceilings: engine.ceilings,
@@ -86,7 +103,8 @@ export async function openNotifyRig(name: string, options: { maxItemsPerWindow?:
     hooks: { of, transport: createHttpHookTransport() },
   };
   const messaging = createMessaging(deps);
-  const workers = await startWorkers(deps, { offlineNotifyTimeoutMs: CALL_TIMEOUT_MS, pokeMs: 20 });
+  const workerDeps = workerStores === undefined ? deps : { ...deps, stores: workerStores(deps.stores) };
+  const workers = await startWorkers(workerDeps, { offlineNotifyTimeoutMs: CALL_TIMEOUT_MS, pokeMs: 20 });
   return {
     engine,
     owner,

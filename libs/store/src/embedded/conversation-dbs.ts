@@ -13,8 +13,28 @@ import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_PART_BYTES } from './keys.ts';
 import type { AppinfoKey, SeqKey } from './seq-log.ts';
 
-/** Row tags, the second key part. */
+/** Row tags, the second key part, of space 0. */
 const TAG = { record: 'r', order: 'o', item: 'i', deleted: 'd', edit: 'e', watermark: 'w' } as const;
+type Table = keyof typeof TAG;
+type Tags = Readonly<Record<Table, string>>;
+
+/**
+ * An inbox's index lives in one of two spaces: space 0's rows carry the tags above, space 1's
+ * the same letters upper-cased. A rebuild writes the other space chunk by chunk and switches
+ * with one write of [inbox, LIVE_TAG] (1: space 1 is live; absent: space 0), so no reader or
+ * append ever sees a half-built index (conversation-rebuild.ts).
+ */
+export type IndexSpace = 0 | 1;
+const SPACE_TAGS: readonly [Tags, Tags] = [
+  TAG,
+  Object.fromEntries(Object.entries(TAG).map(([table, tag]) => [table, tag.toUpperCase()])) as Tags,
+];
+const LIVE_TAG = 'g';
+
+/** The tables of an index's content, in the order they are paged (the watermark is not content). */
+const CONTENT_TABLES = ['record', 'order', 'item', 'deleted', 'edit'] as const;
+export type ContentTable = (typeof CONTENT_TABLES)[number];
+type KeyPart = string | number;
 
 /**
  * A visible item's flags (an activity entry neither recalled nor deleted): whether it is a
@@ -75,39 +95,72 @@ function recordOf(convKey: string, row: RecordRow): ConvRecord {
 
 /** Typed access to the one index sub-database; every method works inside or outside a write transaction. */
 export class ConversationRows {
-  constructor(readonly db: Database<RowValue, Key>) {}
+  private readonly tag: Tags;
+  /** The other space's rows, over the same sub-database. */
+  readonly other: ConversationRows;
+
+  constructor(
+    readonly db: Database<RowValue, Key>,
+    readonly space: IndexSpace = 0,
+    other?: ConversationRows,
+  ) {
+    this.tag = SPACE_TAGS[space];
+    this.other = other ?? new ConversationRows(db, space === 0 ? 1 : 0, this);
+  }
+
+  /** The rows of `space` (this or `other`). */
+  inSpace(space: IndexSpace): ConversationRows {
+    return space === this.space ? this : this.other;
+  }
+
+  /** The space holding the inbox's index now: one point read (in a write transaction, of its state so far). */
+  live(inbox: string): ConversationRows {
+    return this.inSpace(this.db.get([inbox, LIVE_TAG]) === 1 ? 1 : 0);
+  }
+
+  /** Switches the inbox's index to this space: one small write. */
+  makeLive(inbox: string): void {
+    if (this.space === 1) void this.db.put([inbox, LIVE_TAG], 1);
+    else void this.db.remove([inbox, LIVE_TAG]);
+  }
 
   record(inbox: string, convKey: string): ConvRecord | undefined {
-    const row = this.db.get([inbox, TAG.record, convKey]) as RecordRow | undefined;
+    const row = this.db.get([inbox, this.tag.record, convKey]) as RecordRow | undefined;
     return row === undefined ? undefined : recordOf(convKey, row);
   }
 
   putRecord(inbox: string, convKey: string, rec: ConvRecord): void {
-    void this.db.put([inbox, TAG.record, convKey], recordRow(rec));
+    void this.db.put([inbox, this.tag.record, convKey], recordRow(rec));
   }
 
   /** Conversation keys by lastSeq, newest first, below `beforeLastSeq` (inclusive when `inclusive`). */
   orderDown(inbox: string, beforeLastSeq: number, inclusive: boolean, limit: number): Iterable<{ lastSeq: number; convKey: string }> {
     return this.db
-      .getRange({ start: [inbox, TAG.order, beforeLastSeq], exclusiveStart: !inclusive, end: [inbox, TAG.order, 0], reverse: true, limit })
+      .getRange({
+        start: [inbox, this.tag.order, beforeLastSeq],
+        exclusiveStart: !inclusive,
+        end: [inbox, this.tag.order, 0],
+        reverse: true,
+        limit,
+      })
       .map(({ key, value }) => ({ lastSeq: (key as [string, string, number])[2], convKey: value as string }));
   }
 
   putOrder(inbox: string, lastSeq: number, convKey: string): void {
-    void this.db.put([inbox, TAG.order, lastSeq], convKey);
+    void this.db.put([inbox, this.tag.order, lastSeq], convKey);
   }
 
   removeOrder(inbox: string, lastSeq: number): void {
-    void this.db.remove([inbox, TAG.order, lastSeq]);
+    void this.db.remove([inbox, this.tag.order, lastSeq]);
   }
 
   /** Items of a conversation with aboveSeq < seq <= upToSeq, oldest first, with their flags. */
   itemsUp(inbox: string, convKey: string, aboveSeq: number, upToSeq: number): Iterable<{ seq: number; flags: number }> {
     return this.db
       .getRange({
-        start: [inbox, TAG.item, convKey, aboveSeq],
+        start: [inbox, this.tag.item, convKey, aboveSeq],
         exclusiveStart: true,
-        end: [inbox, TAG.item, convKey, upToSeq],
+        end: [inbox, this.tag.item, convKey, upToSeq],
         inclusiveEnd: true,
       })
       .map(({ key, value }) => ({ seq: (key as [string, string, string, number])[3], flags: value as number }));
@@ -117,105 +170,112 @@ export class ConversationRows {
   itemSeqsDown(inbox: string, convKey: string, beforeSeq: number, aboveSeq: number): Iterable<number> {
     return this.db
       .getKeys({
-        start: [inbox, TAG.item, convKey, beforeSeq],
+        start: [inbox, this.tag.item, convKey, beforeSeq],
         exclusiveStart: true,
-        end: [inbox, TAG.item, convKey, aboveSeq],
+        end: [inbox, this.tag.item, convKey, aboveSeq],
         reverse: true,
       })
       .map((key) => (key as [string, string, string, number])[3]);
   }
 
   item(inbox: string, convKey: string, seq: number): number | undefined {
-    return this.db.get([inbox, TAG.item, convKey, seq]) as number | undefined;
+    return this.db.get([inbox, this.tag.item, convKey, seq]) as number | undefined;
   }
 
   putItem(inbox: string, convKey: string, seq: number, flags: number): void {
-    void this.db.put([inbox, TAG.item, convKey, seq], flags);
+    void this.db.put([inbox, this.tag.item, convKey, seq], flags);
   }
 
   removeItem(inbox: string, convKey: string, seq: number): void {
-    void this.db.remove([inbox, TAG.item, convKey, seq]);
+    void this.db.remove([inbox, this.tag.item, convKey, seq]);
   }
 
   isDeleted(inbox: string, seq: number): boolean {
-    return this.db.doesExist([inbox, TAG.deleted, seq]);
+    return this.db.doesExist([inbox, this.tag.deleted, seq]);
   }
 
   putDeleted(inbox: string, seq: number): void {
-    void this.db.put([inbox, TAG.deleted, seq], true);
+    void this.db.put([inbox, this.tag.deleted, seq], true);
   }
 
   /** The edit shown for a message seq; client JSON, so stored as JSON text like entries (json-rows.ts). */
   edit(inbox: string, seq: number): EditRef | undefined {
-    return fromJsonRow(this.db.get([inbox, TAG.edit, seq]) as JsonRow<EditRef> | undefined);
+    return fromJsonRow(this.db.get([inbox, this.tag.edit, seq]) as JsonRow<EditRef> | undefined);
   }
 
   putEdit(inbox: string, seq: number, edit: EditRef): void {
-    void this.db.put([inbox, TAG.edit, seq], toJsonRow(edit));
+    void this.db.put([inbox, this.tag.edit, seq], toJsonRow(edit));
   }
 
   watermark(inbox: string): number {
-    return (this.db.get([inbox, TAG.watermark]) as number | undefined) ?? 0;
+    return (this.db.get([inbox, this.tag.watermark]) as number | undefined) ?? 0;
   }
 
   putWatermark(inbox: string, seq: number): void {
-    void this.db.put([inbox, TAG.watermark], seq);
+    void this.db.put([inbox, this.tag.watermark], seq);
   }
 
-  /** Every row of the inbox's index but its watermark (rebuild compares and replaces them). */
-  storedRows(inbox: string): IndexRow[] {
-    const rows = this.db.getRange({ start: [inbox], end: [inbox, '\u{10FFFF}'] });
-    return Array.from(rows, ({ key, value }) => ({ key: key as IndexRow['key'], value })).filter((row) => row.key[1] !== TAG.watermark);
+  removeWatermark(inbox: string): void {
+    void this.db.remove([inbox, this.tag.watermark]);
   }
 
-  /** The rows that store `index` (what the incremental writer would have written). */
-  rowsOf(inbox: string, index: IndexContent): IndexRow[] {
-    const rows: IndexRow[] = [];
-    for (const [convKey, rec] of index.records) {
-      rows.push({ key: [inbox, TAG.record, convKey], value: recordRow(rec) });
-      rows.push({ key: [inbox, TAG.order, rec.lastSeq], value: convKey });
+  /**
+   * Up to `limit` content rows of the inbox's index in this space after `after` (table by
+   * table, each in key order; from the first when undefined): what a rebuild compares and
+   * clears a page at a time.
+   */
+  rowsAfter(inbox: string, after: IndexRow | undefined, limit: number): IndexRow[] {
+    const page: IndexRow[] = [];
+    for (let t = after === undefined ? 0 : CONTENT_TABLES.indexOf(after.table); t < CONTENT_TABLES.length; t++) {
+      const table = CONTENT_TABLES[t] as ContentTable;
+      const tag = this.tag[table];
+      const resume = after?.table === table;
+      const range = this.db.getRange({
+        start: resume ? [inbox, tag, ...after.parts] : [inbox, tag],
+        exclusiveStart: resume,
+        limit: limit - page.length,
+      });
+      for (const { key, value } of range) {
+        const parts = key as KeyPart[];
+        if (parts[0] !== inbox || parts[1] !== tag) break;
+        page.push({ table, parts: parts.slice(2), value });
+      }
+      if (page.length === limit) break;
     }
-    for (const { convKey, seq, flags } of index.items) rows.push({ key: [inbox, TAG.item, convKey, seq], value: flags });
-    for (const seq of index.deleted) rows.push({ key: [inbox, TAG.deleted, seq], value: true });
-    for (const [seq, edit] of index.edits) rows.push({ key: [inbox, TAG.edit, seq], value: toJsonRow(edit) });
-    return rows;
+    return page;
   }
 
-  /** The conversation a row belongs to, if it names one (records, list order, items). */
+  /** The value this space holds at `row`'s key. */
+  valueAt(inbox: string, row: IndexRow): RowValue | undefined {
+    return this.db.get([inbox, this.tag[row.table], ...row.parts]);
+  }
+
+  putRow(inbox: string, row: IndexRow): void {
+    void this.db.put([inbox, this.tag[row.table], ...row.parts], row.value);
+  }
+
+  removeRow(inbox: string, row: IndexRow): void {
+    void this.db.remove([inbox, this.tag[row.table], ...row.parts]);
+  }
+
+  /** The conversation a row names, if it names one (records, list order, items). */
   static convKeyOf(row: IndexRow): string | undefined {
-    const [, tag, part] = row.key;
-    if (tag === TAG.record || tag === TAG.item) return part as string;
-    if (tag === TAG.order) return row.value as string;
+    if (row.table === 'record' || row.table === 'item') return row.parts[0] as string;
+    if (row.table === 'order') return row.value as string;
     return undefined;
   }
 
   /** The entry seq a deleted or edit row is about. */
   static seqOf(row: IndexRow): number | undefined {
-    const [, tag, part] = row.key;
-    return tag === TAG.deleted || tag === TAG.edit ? (part as number) : undefined;
-  }
-
-  putRow(row: IndexRow): void {
-    void this.db.put(row.key, row.value);
-  }
-
-  removeRow(row: IndexRow): void {
-    void this.db.remove(row.key);
+    return row.table === 'deleted' || row.table === 'edit' ? (row.parts[0] as number) : undefined;
   }
 }
 
-/** One stored row of an inbox's index. */
+/** One content row of an inbox's index, named apart from its space: its table, the key parts after the tag, its value. */
 export interface IndexRow {
-  key: [inbox: string, tag: string, ...parts: Array<string | number>];
+  table: ContentTable;
+  parts: KeyPart[];
   value: RowValue;
-}
-
-/** A whole index of one inbox, in the shape it is stored (items with their flags). */
-export interface IndexContent {
-  records: ReadonlyMap<string, ConvRecord>;
-  items: ReadonlyArray<{ convKey: string; seq: number; flags: number }>;
-  deleted: Iterable<number>;
-  edits: ReadonlyMap<number, EditRef>;
 }
 
 /**

@@ -1,112 +1,170 @@
 /**
  * Rebuilds one inbox's conversation index on LMDB from the inbox (`seqline-admin conversations
- * rebuild`). It runs as one work of the WriteBatcher, so it is serialised with the inbox's
- * appends and sees every committed entry: core's recount of the stored entries is compared row
- * by row with what is stored, only the rows that differ are rewritten, and the watermark is
- * set to the head. A correct index is left byte for byte as it was.
+ * rebuild`) in bounded chunks (conversation-chunks.ts), never in one write transaction:
  *
- * All or nothing: the writes run in a child transaction of the batch's write transaction. A
- * work that throws fails only itself (write-batcher.ts), so without it a write failing half-way
- * would commit the rows before it, and the next append would count on top of a half-rebuilt
- * index (docs/decisions.md, "Rebuild is all or nothing").
+ * 1. Fold the inbox into a scratch environment of its own (rebuild-scratch.ts), a chunk per
+ *    write, with the writer's own fold, while the inbox's appends go on into the live index.
+ * 2. Hold the inbox (its appends wait; no other inbox's do), let the appends already queued
+ *    commit, fold the rest, and compare the scratch with the live index a page at a time: both
+ *    exact at the same head, neither written. If they agree, the live index stays as it was,
+ *    byte for byte (its watermark moved up to the head if it was below), and that is all.
+ * 3. If not: copy the scratch into the engine's space the index does not live in
+ *    (conversation-dbs.ts, IndexSpace), cleared first, in key order; hold the inbox again, fold
+ *    what was appended meanwhile into that space, and switch to it with one write. Then clear
+ *    the old space.
+ *
+ * All or nothing (docs/decisions.md, "Rebuild is all or nothing", "Bounded rebuild and
+ * catch-up on LMDB"): readers and appends only ever see the live space, which the rebuild does
+ * not write, and the switch is one write. A rebuild cut off anywhere leaves at most rows in the
+ * engine's space that is not live, which the next rebuild clears before using it, and a scratch
+ * directory, which the engine removes when it opens.
  */
-import {
-  conversationItemKey,
-  conversationKey,
-  countsAsUnread,
-  isActivity,
-  mentionsUser,
-  recountInboxIndex,
-  splitKey,
-  type ConversationRebuilder,
-  type ConversationRebuildReport,
-  type Entry,
-  type InboxKey,
-} from '@seqline/core';
-import { ConversationRows, ITEM_COUNTED, ITEM_MENTION, MAX_SEQ, type IndexRow, type InboxLogDbs } from './conversation-dbs.ts';
-import type { ConversationIndexWriter } from './conversation-facts.ts';
+import { performance } from 'node:perf_hooks';
+import { conversationKey, isActivity, type ConversationRebuilder, type ConversationRebuildReport, type InboxKey } from '@seqline/core';
+import { ConversationRows, type IndexRow, type InboxLogDbs } from './conversation-dbs.ts';
+import { PAGE_ROWS, type IndexChunks } from './conversation-chunks.ts';
+import type { LmdbConversationIndexWriter } from './conversation-writer.ts';
 import { fromJsonRow } from './json-rows.ts';
+import { RebuildScratch } from './rebuild-scratch.ts';
 import type { WriteBatcher } from './write-batcher.ts';
+
+interface Comparison {
+  differed: boolean;
+  changedConversations: Set<string>;
+  /** Records of the rebuilt index. */
+  conversations: number;
+}
 
 export class LmdbConversationRebuilder implements ConversationRebuilder {
   constructor(
     private readonly rows: ConversationRows,
     private readonly log: InboxLogDbs,
-    private readonly writer: ConversationIndexWriter,
+    private readonly chunks: IndexChunks,
+    private readonly writer: LmdbConversationIndexWriter,
     private readonly writes: WriteBatcher,
+    /** Where each rebuild's scratch environment goes (removed when the engine opens). */
+    private readonly scratchRoot: string,
   ) {}
 
+  /** In the inbox's turn: after its earlier rebuild or catch-up, before the next. */
   rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport> {
-    return this.writes.run(() => this.rebuildInTxn(inbox));
+    return this.chunks.inTurn(inbox, () => this.rebuild(inbox));
   }
 
-  /** Inside the write transaction: everything is computed before the first write. */
-  private rebuildInTxn(inbox: InboxKey): ConversationRebuildReport {
-    const range = this.log.entries.getRange({ start: [inbox, 0], end: [inbox, MAX_SEQ], inclusiveEnd: true });
-    const entries = Array.from(range, ({ value }) => fromJsonRow(value));
-    const headSeq = entries[entries.length - 1]?.seq ?? 0;
-    const self = splitKey(inbox).id;
-    const recount = recountInboxIndex(entries, self);
-    const bySeq = new Map(entries.map((e) => [e.seq, e]));
-
-    const items: Array<{ convKey: string; seq: number; flags: number }> = [];
-    for (const entry of entries) {
-      if (!isActivity(entry)) continue;
-      const convKey = conversationKey(entry.conv);
-      if (!recount.visible.has(conversationItemKey(convKey, entry.seq))) continue;
-      const flags = countsAsUnread(entry, self) ? ITEM_COUNTED | (mentionsUser(entry, self) ? ITEM_MENTION : 0) : 0;
-      items.push({ convKey, seq: entry.seq, flags });
+  private async rebuild(inbox: InboxKey): Promise<ConversationRebuildReport> {
+    // Only a rebuild switches spaces, and this one holds the inbox's turn.
+    const live = this.rows.live(inbox);
+    const scratch = await RebuildScratch.open(this.scratchRoot);
+    try {
+      const { comparison, entries, headSeq } = await this.foldAndCompare(live, scratch, inbox);
+      if (comparison.differed) await this.switchTo(live.other, scratch, inbox);
+      return {
+        differed: comparison.differed,
+        changedConversations: [...comparison.changedConversations].sort(),
+        conversations: comparison.conversations,
+        entries,
+        headSeq,
+      };
+    } finally {
+      await scratch.remove();
     }
-    const expected = rowMap(this.rows.rowsOf(inbox, { records: recount.records, items, deleted: recount.deleted, edits: recount.edits }));
-    const stored = rowMap(this.rows.storedRows(inbox));
+  }
 
-    const changed = new Set<string>();
-    const toPut: IndexRow[] = [];
-    const toRemove: IndexRow[] = [];
-    const note = (row: IndexRow) => {
-      const convKey = ConversationRows.convKeyOf(row) ?? convOfSeq(bySeq, ConversationRows.seqOf(row));
-      if (convKey !== undefined) changed.add(convKey);
-    };
-    for (const [key, row] of expected) {
-      const was = stored.get(key);
-      if (was !== undefined && valueText(was) === valueText(row)) continue;
-      toPut.push(row);
-      note(row);
-      if (was !== undefined) note(was);
+  /**
+   * Folds the inbox into the scratch while its appends go on, then, the inbox held, the rest,
+   * and compares the scratch with the live index: both exact at one head, neither written.
+   */
+  private async foldAndCompare(
+    live: ConversationRows,
+    scratch: RebuildScratch,
+    inbox: InboxKey,
+  ): Promise<{ comparison: Comparison; entries: number; headSeq: number }> {
+    const into = { rows: scratch.rows, write: (work: () => void) => scratch.write(work) };
+    const most = await this.chunks.foldUpTo(into, inbox, this.chunks.chunk);
+    const release = this.chunks.hold(inbox);
+    try {
+      await this.chunks.settled();
+      const rest = await this.chunks.foldUpTo(into, inbox, 0);
+      const comparison = await compareSpaces(live, scratch.rows, inbox, this.log, this.chunks);
+      // A correct index stays as it was; only a watermark left below the head moves up to it.
+      if (!comparison.differed && live.watermark(inbox) !== rest.watermark) {
+        await this.writes.run(() => {
+          void this.rows.db.childTransaction(() => live.putWatermark(inbox, rest.watermark));
+          this.writer.forget(inbox);
+        });
+      }
+      return { comparison, entries: most.folded + rest.folded, headSeq: rest.watermark };
+    } finally {
+      release();
     }
-    for (const [key, row] of stored) {
-      if (expected.has(key)) continue;
-      toRemove.push(row);
-      note(row);
-    }
+  }
 
-    // Synchronous inside the batch's transaction; a throw aborts the child and is rethrown.
-    void this.rows.db.childTransaction(() => {
-      for (const row of toRemove) this.rows.removeRow(row);
-      for (const row of toPut) this.rows.putRow(row);
-      if (this.rows.watermark(inbox) !== headSeq) this.rows.putWatermark(inbox, headSeq);
-    });
-    this.writer.forget(inbox);
-    return {
-      differed: toPut.length + toRemove.length > 0,
-      changedConversations: [...changed].sort(),
-      conversations: recount.records.size,
-      entries: entries.length,
-      headSeq,
-    };
+  /**
+   * Copies the scratch into the engine's space not live (cleared first), brings it up to the
+   * head with the inbox held, switches to it with one write, and clears the old space.
+   */
+  private async switchTo(rebuilt: ConversationRows, scratch: RebuildScratch, inbox: InboxKey): Promise<void> {
+    await this.chunks.clear(rebuilt, inbox);
+    await this.chunks.copy(scratch.rows, rebuilt, inbox);
+    const release = this.chunks.hold(inbox);
+    try {
+      await this.chunks.settled();
+      await this.chunks.foldUpTo(this.chunks.inEngine(rebuilt), inbox, 0);
+      await this.writes.run(() => {
+        void this.rows.db.childTransaction(() => rebuilt.makeLive(inbox));
+        this.writer.forget(inbox);
+      });
+    } finally {
+      release();
+    }
+    await this.chunks.clear(rebuilt.other, inbox);
   }
 }
 
-function rowMap(rows: IndexRow[]): Map<string, IndexRow> {
-  return new Map(rows.map((row) => [JSON.stringify(row.key), row]));
+/**
+ * Which rows differ between the live and the rebuilt space (both exact at one head, neither
+ * written meanwhile), a page at a time, and the conversations they belong to.
+ */
+async function compareSpaces(
+  live: ConversationRows,
+  rebuilt: ConversationRows,
+  inbox: InboxKey,
+  log: InboxLogDbs,
+  chunks: IndexChunks,
+): Promise<Comparison> {
+  const out: Comparison = { differed: false, changedConversations: new Set(), conversations: 0 };
+  const note = (row: IndexRow) => {
+    out.differed = true;
+    const convKey = ConversationRows.convKeyOf(row) ?? convOfSeq(log, inbox, ConversationRows.seqOf(row));
+    if (convKey !== undefined) out.changedConversations.add(convKey);
+  };
+  await eachRow(rebuilt, inbox, chunks, (row) => {
+    if (row.table === 'record') out.conversations++;
+    const was = live.valueAt(inbox, row);
+    if (was !== undefined && JSON.stringify(was) === JSON.stringify(row.value)) return;
+    note(row);
+    if (was !== undefined) note({ ...row, value: was });
+  });
+  await eachRow(live, inbox, chunks, (row) => {
+    if (rebuilt.valueAt(inbox, row) === undefined) note(row);
+  });
+  return out;
 }
 
-function valueText(row: IndexRow): string {
-  return JSON.stringify(row.value);
+/** Visits the inbox's rows in `rows`' space a page at a time, paced like every chunked job. */
+async function eachRow(rows: ConversationRows, inbox: InboxKey, chunks: IndexChunks, visit: (row: IndexRow) => void): Promise<void> {
+  for (let after: IndexRow | undefined; ;) {
+    const since = performance.now();
+    const page = rows.rowsAfter(inbox, after, PAGE_ROWS);
+    page.forEach(visit);
+    if (page.length < PAGE_ROWS) return;
+    after = page[page.length - 1];
+    await chunks.pace(since);
+  }
 }
 
 /** A deleted or edit row belongs to the conversation of its entry, when that is activity. */
-function convOfSeq(bySeq: ReadonlyMap<number, Entry>, seq: number | undefined): string | undefined {
-  const entry = seq === undefined ? undefined : bySeq.get(seq);
+function convOfSeq(log: InboxLogDbs, inbox: InboxKey, seq: number | undefined): string | undefined {
+  const entry = seq === undefined ? undefined : fromJsonRow(log.entries.get([inbox, seq]));
   return entry !== undefined && isActivity(entry) ? conversationKey(entry.conv) : undefined;
 }

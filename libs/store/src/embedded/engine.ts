@@ -5,6 +5,7 @@
  * writes resolves only after its commit is flushed to disk.
  */
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import {
   silentLogger,
@@ -24,16 +25,15 @@ import {
   type TimelineStore,
 } from '@seqline/core';
 import { LmdbSeqCeilingStore, type StoredCeiling, type StoredRelease } from './ceilings.ts';
-import { ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
-import { ConversationIndexWriter } from './conversation-facts.ts';
-import { LmdbConversationIndex } from './conversation-index.ts';
-import { LmdbConversationRebuilder } from './conversation-rebuild.ts';
+import type { InboxLogDbs } from './conversation-dbs.ts';
+import { conversationIndexParts } from './conversation-parts.ts';
 import { LmdbGroupStreamStore } from './group-stream.ts';
 import { LmdbGroupStore, type RecipientsKey, type RecipientsTimeKey } from './groups.ts';
 import { LmdbJobStore } from './jobs.ts';
 import type { JsonRow } from './json-rows.ts';
 import { DB_COUNT, DB_NAMES } from './keys.ts';
 import { migrateDedupKeys } from './migrate-dedup-keys.ts';
+import { removeRebuildScratches } from './rebuild-scratch.ts';
 import { SeqLog, type AppinfoKey, type SeqKey, type SeqLogDbs } from './seq-log.ts';
 import { LmdbSettingsStore, SETTINGS_DB_NAME } from './settings.ts';
 import { LmdbTimelineStore } from './timeline.ts';
@@ -56,8 +56,9 @@ export interface EmbeddedEngine {
   /** Each inbox's conversations, written in the same transaction as the inbox's entries. */
   conversations: ConversationIndex;
   /**
-   * Rebuilds an inbox's conversation index from the inbox, serialised with its appends (one
-   * write of the engine's WriteBatcher): the InboxOwner's conversationRebuilder.
+   * Rebuilds an inbox's conversation index from the inbox in bounded chunks, into a copy switched
+   * live with one write; the inbox's appends wait only while the rebuild finishes, compares and
+   * switches, other inboxes' never (conversation-rebuild.ts): the InboxOwner's conversationRebuilder.
    */
   conversationRebuilder: ConversationRebuilder;
   groups: GroupStore;
@@ -70,6 +71,8 @@ export interface EmbeddedEngine {
   close(): Promise<void>;
 }
 
+/** Subdirectory of the engine's directory holding rebuilds' scratch environments (rebuild-scratch.ts). */
+const REBUILD_SCRATCH_DIR = 'rebuild-scratch';
 /** Initial map size; lmdb-js v3 grows the map on demand, so this is not a limit. */
 const INITIAL_MAP_SIZE = 256 * 1024 * 1024;
 
@@ -89,12 +92,12 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
     appinfos: db<number, AppinfoKey>(DB_NAMES.timelineAppinfo),
   };
-  const conversationRows = new ConversationRows(db(DB_NAMES.conversations));
-  const conversations = new LmdbConversationIndex(conversationRows, inboxLog);
-  const indexWriter = new ConversationIndexWriter(conversationRows, inboxLog);
-  const conversationRebuilder = new LmdbConversationRebuilder(conversationRows, inboxLog, indexWriter, writes);
+  // Rebuilds fold in scratch environments of their own under the engine's directory; a crash's are removed here.
+  const scratchRoot = join(options.dir, REBUILD_SCRATCH_DIR);
+  await removeRebuildScratches(scratchRoot);
+  const index = conversationIndexParts({ db: db(DB_NAMES.conversations), log: inboxLog, writes, logger, scratchRoot });
   const timeline = new LmdbTimelineStore(
-    new SeqLog(inboxLog, writes, options.indexConversations === false ? undefined : indexWriter),
+    new SeqLog(inboxLog, writes, options.indexConversations === false ? undefined : index.writer),
     db<string[], SeqKey>(DB_NAMES.timelineReaders),
     writes,
     logger,
@@ -139,9 +142,15 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    closing ??= closeEnv(env).then(() => logger.info({ dir: options.dir }, 'embedded store closed'));
+    // Index work in chunks stops at its next chunk (nothing of it live) before the environment closes.
+    closing ??= index.chunks
+      .stop()
+      .then(() => closeEnv(env))
+      .then(() => logger.info({ dir: options.dir }, 'embedded store closed'));
     return closing;
   };
+  const conversations = index.index;
+  const conversationRebuilder = index.rebuilder;
   return { timeline, conversations, conversationRebuilder, groups, groupStreams, ceilings, jobs, settings, close };
 }
 

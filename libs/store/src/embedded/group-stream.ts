@@ -2,12 +2,13 @@
 import type { Database } from 'lmdb';
 import {
   BadRequestError,
-  type AppendOutcome,
   type DedupKey,
   type Entry,
   type GroupKey,
+  type GroupStreamAppend,
   type GroupStreamStore,
   type InboxKey,
+  type StoredOutcome,
 } from '@seqline/core';
 import { MAX_KEY_STRING } from './keys.ts';
 import type { SeqLog } from './seq-log.ts';
@@ -20,7 +21,7 @@ export class LmdbGroupStreamStore implements GroupStreamStore {
     private readonly writes: WriteBatcher,
   ) {}
 
-  append(group: GroupKey, entries: Entry[]): Promise<AppendOutcome[]> {
+  append({ group, entries }: GroupStreamAppend): Promise<StoredOutcome[]> {
     return this.log.append(group, entries);
   }
 

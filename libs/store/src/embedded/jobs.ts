@@ -77,8 +77,10 @@ export class LmdbJobStore implements JobStore {
   /** If a job with the same id was put again meanwhile, that pending job wins. */
   async revive(id: string, now: number): Promise<boolean> {
     return this.writes.run(() => {
-      const job = this.removeDead(id);
-      if (job === undefined) return false;
+      const dead = this.removeDead(id);
+      if (dead === undefined) return false;
+      // A fresh give-up window: no failure yet.
+      const { firstFailedAt: _closed, ...job } = dead;
       if (!this.dbs.pending.doesExist(id)) this.putPending({ ...job, attempts: 0, notBefore: now });
       return true;
     });
@@ -117,6 +119,9 @@ function checkJob(job: StoredJob): void {
     throw new BadRequestError('job id or queue is empty or too long');
   }
   if (!Number.isSafeInteger(job.createdAt)) throw new BadRequestError(`job ${job.id}: createdAt must be an integer`);
+  if (job.firstFailedAt !== undefined && !Number.isSafeInteger(job.firstFailedAt)) {
+    throw new BadRequestError(`job ${job.id}: firstFailedAt must be an integer`);
+  }
 }
 
 function present(jobs: Array<StoredJob | undefined>): StoredJob[] {

@@ -33,6 +33,8 @@ export const DB_NAMES = {
   //   [inbox, 'r', convKey] → record numbers · [inbox, 'o', lastSeq] → convKey (the list)
   //   [inbox, 'i', convKey, seq] → item flags (visible; counted, mention) · [inbox, 'd', seq] → true
   //   [inbox, 'e', seq] → EditRef (JSON row) · [inbox, 'w'] → seq the index is exact at
+  //   The same rows under upper-case tags are the inbox's other space; [inbox, 'g'] → 1 while
+  //   that one is live (a rebuild builds the space not live, then switches: conversation-dbs.ts).
   conversations: 'conv_index',
 } as const;
 

@@ -2,15 +2,14 @@
 import type { Database } from 'lmdb';
 import {
   NotFoundError,
-  type AppendListeners,
-  type AppendOutcome,
   type DedupKey,
   type Entry,
   type InboxKey,
   type IndexedConversations,
   type Logger,
+  type StoredOutcome,
+  type TimelineAppend,
   type TimelineStore,
-  type WriteGuard,
 } from '@seqline/core';
 import { SeqLog, type SeqKey } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
@@ -26,11 +25,11 @@ export class LmdbTimelineStore implements TimelineStore {
   /**
    * Entries and conversation index commit in one transaction: `indexed` hears the states the
    * index writer computed in it (there is no moment at which the entries are durable and the
-   * index not, so `durable` is never told apart).
+   * index not, so `durable` is never told apart). One writer per process: no guard to run.
    */
-  async append(inbox: InboxKey, entries: Entry[], _guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
-    const { outcomes, derived } = await this.log.appendDerived(inbox, entries, listeners?.indexed !== undefined);
-    if (derived !== undefined && listeners?.indexed !== undefined) tell(listeners.indexed, derived, this.logger);
+  async append({ inbox, entries, indexed }: TimelineAppend): Promise<StoredOutcome[]> {
+    const { outcomes, derived } = await this.log.appendDerived(inbox, entries, indexed !== undefined);
+    if (derived !== undefined && indexed !== undefined) tell(indexed, derived, this.logger);
     return outcomes;
   }
 

@@ -2,7 +2,7 @@
  * One append as the group commit (append-pipeline.ts) carries it through its steps — planned,
  * prepared, written — and the step runner that rejects a failed append without failing its group.
  */
-import type { AppendOutcome, Entry, WriteGuard } from '@seqline/core';
+import type { Entry, StoredOutcome, WriteGuard } from '@seqline/core';
 import { planAppend, type AppendPlan, type StatementGroup } from './append-plan.ts';
 import type { Statement } from './cql.ts';
 import type { KeyLookup } from './seq-log-reader.ts';
@@ -27,7 +27,7 @@ export class AppendJob {
     readonly stream: string,
     readonly batch: Entry[],
     readonly guard: WriteGuard,
-    readonly resolve: (outcomes: AppendOutcome[]) => void,
+    readonly resolve: (outcomes: StoredOutcome[]) => void,
     private readonly rejectCaller: (err: unknown) => void,
     private readonly states: WriterStates,
   ) {}

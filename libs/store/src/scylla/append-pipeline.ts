@@ -13,10 +13,10 @@
  * The streams of a group are independent: a failed batch, lookup or fencing guard fails only
  * the appends whose statements it carried, and their streams are reloaded next time.
  */
-import { dedupKeyOf, type AppendOutcome, type DedupKey, type Entry, type Logger, type WriteGuard } from '@seqline/core';
+import { dedupKeyOf, type DedupKey, type Entry, type Logger, type StoredOutcome, type WriteGuard } from '@seqline/core';
 import { AppendJob, eachJob, settlePlan, type JobWrites } from './append-job.ts';
 import { entryGroups, packBatches, statementBytes, type AppendPlan } from './append-plan.ts';
-import { writeTimestamp, type Statement } from './cql.ts';
+import type { Statement } from './cql.ts';
 import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo.ts';
 import { bucketOf } from './entry-codec.ts';
 import type { KeyLookup, SeqLogReader } from './seq-log-reader.ts';
@@ -54,7 +54,7 @@ export class SeqLogAppendPipeline {
   }
 
   /** Appends `batch` to `stream`; the caller keeps one append per stream in flight. */
-  submit(stream: string, batch: Entry[], guard: WriteGuard): Promise<AppendOutcome[]> {
+  submit(stream: string, batch: Entry[], guard: WriteGuard): Promise<StoredOutcome[]> {
     return new Promise((resolve, reject) => {
       this.queue.push(new AppendJob(stream, batch, guard, resolve, reject, this.states));
       if (this.scheduled) return;
@@ -103,7 +103,7 @@ export class SeqLogAppendPipeline {
         const { markers, entries } = job.writes as JobWrites;
         for (const statements of [markers, ...entries.map((group) => group.statements)]) {
           job.guard();
-          await this.log.cql.batch(statements, true, writeTimestamp());
+          await this.log.cql.batch(statements, true, this.log.cql.clockTimestamp());
         }
       })),
     ];
@@ -165,7 +165,7 @@ export class SeqLogAppendPipeline {
     const gap = gapBelow(plan);
     if (gap === undefined && plan.farBuckets.length === 0 && plan.rekeys.length === 0) return undefined;
     job.guard();
-    const timestamp = writeTimestamp();
+    const timestamp = this.log.cql.clockTimestamp();
     return Promise.all([
       gap === undefined || gap.inline ? undefined : this.clearGap(job.stream, plan.stored, gap.below, job.guard),
       this.log.cql.batch(
@@ -223,8 +223,8 @@ export class SeqLogAppendPipeline {
         job.reject(err);
       }
     }
-    // Taken right after the guards: see writeTimestamp.
-    const timestamp = writeTimestamp();
+    // Taken right after the guards: see Cql.clockTimestamp.
+    const timestamp = this.log.cql.clockTimestamp();
     const failed = new Map<AppendJob, unknown>();
     await Promise.all(
       packBatches(groups).map(async (batch) => {

@@ -4,7 +4,7 @@
  * Packing is what makes the CQL append cheap: Cassandra spends most of a small write on the
  * request itself, so sixty appends in one multi-partition batch cost far less than sixty requests.
  */
-import { dedupKeyOf, InternalError, type AppendOutcome, type DedupKey, type Entry } from '@seqline/core';
+import { dedupKeyOf, InternalError, type DedupKey, type Entry, type StoredOutcome } from '@seqline/core';
 import type { Statement } from './cql.ts';
 import { bigintValue, textValue } from './cql-values.ts';
 import { bucketOf, entryDoc } from './entry-codec.ts';
@@ -22,7 +22,7 @@ export const MAX_SHARED_BATCH_BYTES = 40 * 1024;
 
 export interface AppendPlan {
   /** One per entry of the call, in order. */
-  outcomes: AppendOutcome[];
+  outcomes: StoredOutcome[];
   /** Entries not stored yet, ascending seqs. Empty when everything was a duplicate. */
   toWrite: Entry[];
   /** Head before this append. */
@@ -45,25 +45,26 @@ export interface AppendPlan {
 /**
  * Dedups `batch` by core's dedup keys against the stored ones (`known`) and within itself, and
  * checks every new seq is above the head. Every check happens before any write: a rejected call
- * writes nothing.
+ * writes nothing. A duplicate's outcome carries its original: the stored entry, or the one
+ * earlier in the batch.
  */
 export function planAppend(stream: string, batch: readonly Entry[], stored: number, known: KeyLookup): AppendPlan {
   let head = stored;
-  const outcomes: AppendOutcome[] = [];
+  const outcomes: StoredOutcome[] = [];
   const toWrite: Entry[] = [];
   const rekeys: AppendPlan['rekeys'] = [];
   // A single entry (the usual append) cannot repeat itself: no map for it.
-  const written = batch.length > 1 ? new Map<DedupKey, number>() : undefined;
+  const written = batch.length > 1 ? new Map<DedupKey, Entry>() : undefined;
   for (const entry of batch) {
     const key = dedupKeyOf(entry);
     const original = known.found.get(key) ?? written?.get(key);
     if (original !== undefined) {
-      outcomes.push({ seq: original, duplicate: true });
+      outcomes.push({ seq: original.seq, duplicate: true, original });
       continue;
     }
     if (entry.seq <= head) throw new InternalError(`seq ${entry.seq} is not above head ${head} of ${stream}`);
     head = entry.seq;
-    written?.set(key, entry.seq);
+    written?.set(key, entry);
     outcomes.push({ seq: entry.seq, duplicate: false });
     toWrite.push(entry);
     const displaced = known.displaced.get(key);

@@ -6,9 +6,8 @@
  * A clean release is recorded in the epoch row (`released`, `released_at`) `IF epoch = ?`, so
  * the next draw reads it in the same linearizable history as the epoch it replaces.
  */
-import { FencedError, InternalError, type DrawnEpoch, type EpochRecord, type SeqCeilingStore } from '@seqline/core';
+import { KeyedQueue, FencedError, InternalError, type DrawnEpoch, type EpochRecord, type SeqCeilingStore } from '@seqline/core';
 import { isUnknownOutcome, newOp, optNum, sameOp, type Cql, type Row } from './cql.ts';
-import { KeyedSerializer } from './keyed-serializer.ts';
 
 interface EpochRow {
   epoch: number | undefined;
@@ -24,7 +23,7 @@ interface CeilingState {
 const MAX_ATTEMPTS = 50;
 
 export class CqlSeqCeilingStore implements SeqCeilingStore {
-  private readonly serial = new KeyedSerializer();
+  private readonly serial = new KeyedQueue();
   private readonly q: Record<
     'readEpoch' | 'insertEpoch' | 'bumpEpoch' | 'recordRelease' | 'readCeiling' | 'insertCeiling' | 'casCeiling',
     string

@@ -9,7 +9,7 @@
  */
 import type { WriteGuard } from '@seqline/core';
 import { packBatches } from './append-plan.ts';
-import { writeTimestamp, type Cql, type Statement } from './cql.ts';
+import type { Cql, Statement } from './cql.ts';
 
 interface IndexWrite {
   statements: Statement[];
@@ -29,7 +29,11 @@ export class IndexWriteBatcher {
 
   constructor(private readonly cql: Cql) {}
 
-  /** Writes one inbox's statements (one partition) as one mutation; the guard runs right before. */
+  /**
+   * Writes one inbox's statements (one partition) as one mutation; the guard runs right before.
+   * Each statement carries its own timestamp (changeStatements: the seq of its watermark), so
+   * the inboxes of one batch need not share one.
+   */
   write(statements: Statement[], guard: WriteGuard | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ statements, guard, resolve, reject });
@@ -49,8 +53,9 @@ export class IndexWriteBatcher {
   }
 
   /**
-   * Guards first (a deposed writer writes nothing), then one timestamp taken right after them
-   * (see writeTimestamp: a writer paused past its guard writes cells older than its successor's).
+   * Guards first (a deposed writer writes nothing). A writer paused past its guard cannot undo
+   * its successor's writes, whatever the clocks: a write's timestamp is the seq it leaves the
+   * index exact at, so a late one wins only over rows of lower seqs, and holds the state at its own.
    */
   private async send(round: IndexWrite[]): Promise<void> {
     const groups: { owner: IndexWrite; statements: Statement[] }[] = [];
@@ -62,12 +67,11 @@ export class IndexWriteBatcher {
         write.reject(err);
       }
     }
-    const timestamp = writeTimestamp();
     const failed = new Map<IndexWrite, unknown>();
     await Promise.all(
       packBatches(groups).map(async (batch) => {
         try {
-          await this.cql.batch(batch.statements, true, timestamp);
+          await this.cql.batch(batch.statements, true);
         } catch (err) {
           for (const owner of batch.owners) if (!failed.has(owner)) failed.set(owner, err);
         }

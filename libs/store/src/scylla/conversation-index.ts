@@ -22,7 +22,7 @@ import {
   type InboxKey,
 } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
-import { readEdits, type InboxEntrySource } from './conversation-facts.ts';
+import { readEdits, type InboxEntrySource } from './conversation-facts-reader.ts';
 import { conversationStatements, readWatermark, rowToRecord, type ConversationStatements } from './conversation-tables.ts';
 
 /** Keys per IN list. */
@@ -82,10 +82,14 @@ export class CqlConversationIndex implements ConversationIndex {
     const out: Entry[] = [];
     for (const seq of wanted) {
       const entry = entries.get(seq);
-      // An item whose entry is gone expired with it (entries live 180 days, the index has no TTL).
       if (entry !== undefined) out.push(withLatestEdit(entry, edits.get(seq) ?? null));
     }
-    return { entries: out, hasMore };
+    if (out.length === wanted.length) return { entries: out, hasMore };
+    // Items whose entries are gone: expired ones outlive their entries a little (an item's TTL
+    // runs from its index write) and lie below the oldest entry, as does everything older.
+    const [oldest] = await this.source.readAfter(inbox, 0, 1);
+    const expired = oldest === undefined || wanted.some((seq) => seq < oldest.seq);
+    return { entries: out, hasMore: hasMore && !expired };
   }
 
   /** 0 while a rebuild's sentinel is set: its rows are exact at no seq (conversation-rebuild.ts). */

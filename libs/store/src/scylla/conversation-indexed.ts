@@ -1,5 +1,5 @@
 /**
- * What one index write of the CQL writer tells its append's caller (AppendListeners.indexed):
+ * What one index write of the CQL writer tells its append's caller (TimelineAppend.indexed):
  * the record of every conversation the applied entries changed, as written, and its `last` when
  * the writer held that entry — one it applied, or one the rules looked up (an edit's target) —
  * with the edit shown for it. A `last` it did not hold (a read leaves it an older message, never

@@ -19,6 +19,7 @@ import {
   type FactsRequest,
   type RecordChange,
 } from '@seqline/core';
+import type { ExpiryCells, StoredWatermark } from './conversation-tables.ts';
 
 export interface InboxMemory {
   term: string | undefined;
@@ -26,7 +27,16 @@ export interface InboxMemory {
   watermark: number;
   /** Records by conversation key, as the index holds them once the pending changes land; null: none. */
   records: Map<string, ConvRecord | null>;
+  /** The expiry horizon as stored (conversation-expiry.ts): records are kept at it. */
+  horizon: StoredHorizon;
+  /** When this writer last looked for a new horizon (ms); undefined: not under this term. */
+  checkedAt: number | undefined;
+  /** Expiry cells the next index write stores with the watermark (a move that changed no row, a first seq). */
+  pendingCells: ExpiryCells | undefined;
 }
+
+/** The expiry cells of an inbox's watermark row (StoredWatermark). */
+export type StoredHorizon = Pick<StoredWatermark, 'horizon' | 'oldestAt' | 'firstSeq' | 'horizonWrittenAt'>;
 
 /** Records held across all inboxes (≈ 200 bytes each): about 40 MiB at most. */
 const MAX_HELD_RECORDS = 200_000;
@@ -48,9 +58,17 @@ export class ConversationMemory {
     return undefined;
   }
 
-  /** A fresh memory of the inbox at a watermark just read from the store. */
-  start(inbox: string, term: string | undefined, watermark: number): InboxMemory {
-    const mem: InboxMemory = { term, watermark, records: new Map() };
+  /** A fresh memory of the inbox at a watermark (and horizon) just read from the store. */
+  start(inbox: string, term: string | undefined, watermark: number, horizon: StoredHorizon): InboxMemory {
+    const { horizon: seq, oldestAt, firstSeq, horizonWrittenAt } = horizon;
+    const mem: InboxMemory = {
+      term,
+      watermark,
+      records: new Map(),
+      horizon: { horizon: seq, oldestAt, firstSeq, horizonWrittenAt },
+      checkedAt: undefined,
+      pendingCells: undefined,
+    };
     this.held.set(inbox, mem);
     return mem;
   }

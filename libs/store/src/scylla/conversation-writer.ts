@@ -18,8 +18,14 @@
  *
  * An index failure never fails the append (the entries are the truth): it is logged, the
  * watermark stays, and the next append catches up.
+ *
+ * With a retention (the timeline's TTL), the index follows it: before an append is indexed, the
+ * index is moved to the inbox's expiry horizon when that moved (conversation-expiry.ts), and
+ * every record written is kept at the horizon (core's changesAtHorizon).
  */
 import {
+  KeyedQueue,
+  changesAtHorizon,
   indexEntryAsync,
   isEmptyRequest,
   splitKey,
@@ -35,8 +41,9 @@ import {
 } from '@seqline/core';
 import type { Cql } from './cql.ts';
 import { IndexWriteBatcher } from './conversation-commit.ts';
+import { expiryStep, moveHorizon, type ExpiryDeps } from './conversation-expiry.ts';
 import { IndexedCollector } from './conversation-indexed.ts';
-import { ConversationFactsReader, type InboxEntrySource } from './conversation-facts.ts';
+import { ConversationFactsReader, type InboxEntrySource } from './conversation-facts-reader.ts';
 import {
   answerFromMemory,
   changesNothing,
@@ -48,26 +55,33 @@ import {
 } from './conversation-memory.ts';
 import { rebuildInboxIndex, type RebuildDeps } from './conversation-rebuild.ts';
 import { changeStatements, conversationStatements, readWatermark, type ConversationStatements } from './conversation-tables.ts';
-import { KeyedSerializer } from './keyed-serializer.ts';
 
 /** Entries read per page while catching up. */
 const CATCH_UP_PAGE = 500;
 /** Entries merged into one write at most (its statements stay well below a mutation's size limit). */
 const MAX_MERGED = 256;
 
-export class ConversationIndexWriter {
-  private readonly serializer = new KeyedSerializer();
+export interface ConversationIndexWriterOptions {
+  /** How long entries live, in seconds (the timeline's TTL); 0 (default): forever, no expiry. */
+  retentionSeconds?: number;
+}
+
+export class CqlConversationIndexWriter {
+  private readonly serializer = new KeyedQueue();
   private readonly facts: ConversationFactsReader;
   private readonly memory = new ConversationMemory();
   private readonly batcher: IndexWriteBatcher;
   private readonly q: ConversationStatements;
+  private readonly retentionSeconds: number;
 
   constructor(
     private readonly cql: Cql,
     private readonly source: InboxEntrySource,
     private readonly logger: Logger,
+    options: ConversationIndexWriterOptions = {},
   ) {
-    this.q = conversationStatements(cql);
+    this.retentionSeconds = options.retentionSeconds ?? 0;
+    this.q = conversationStatements(cql, this.retentionSeconds);
     this.facts = new ConversationFactsReader(cql, this.q, source);
     this.batcher = new IndexWriteBatcher(cql);
   }
@@ -89,7 +103,7 @@ export class ConversationIndexWriter {
     if (last === undefined) return this.catchUpUnknown(inbox, guard).then(() => undefined);
     return this.serializer
       .run(inbox, async () => {
-        const mem = await this.remembered(inbox, guard);
+        const mem = await this.followExpiry(inbox, await this.remembered(inbox, guard), guard);
         if (mem.watermark >= last.seq) return undefined;
         const first = fresh[0] as Entry;
         const collected = new IndexedCollector();
@@ -167,14 +181,45 @@ export class ConversationIndexWriter {
     const held = this.memory.get(inbox, guard?.term);
     if (held !== undefined) return held;
     const stored = await readWatermark(this.cql, this.q, inbox);
-    if (!stored.rebuilding) return this.memory.start(inbox, guard?.term, stored.seq);
+    if (!stored.rebuilding) return this.memory.start(inbox, guard?.term, stored.seq, stored);
     this.logger.warn({ inbox }, 'conversation index: a rebuild was cut off; redoing it before indexing');
     const report = await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
-    return this.memory.start(inbox, guard?.term, report.headSeq);
+    return this.memory.start(inbox, guard?.term, report.headSeq, await readWatermark(this.cql, this.q, inbox));
+  }
+
+  /**
+   * Moves the index to the inbox's expiry horizon when that moved (conversation-expiry.ts), or
+   * rebuilds it when it was left alone longer than the retention; `mem` as the store is then.
+   */
+  private async followExpiry(inbox: InboxKey, mem: InboxMemory, guard: WriteGuard | undefined): Promise<InboxMemory> {
+    const now = Date.now();
+    const step = await expiryStep(this.expiryDeps(), inbox, mem, now);
+    if (step.kind === 'none') return mem;
+    if (step.kind === 'move') {
+      const expiry = await moveHorizon(this.expiryDeps(), inbox, mem, {
+        oldest: step.oldest,
+        now,
+        write: (statements) => this.batcher.write(statements, guard),
+      });
+      this.memory.touched(inbox, mem);
+      this.logger.debug(
+        { inbox, horizon: step.oldest.seq, dropped: expiry.dropped.length },
+        'conversation index moved to its expiry horizon',
+      );
+      return mem;
+    }
+    this.logger.info({ inbox }, 'conversation index: rows of expired entries may be gone uncounted; rebuilding');
+    this.memory.forget(inbox);
+    await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
+    return this.remembered(inbox, guard);
   }
 
   private rebuildDeps(): RebuildDeps {
-    return { cql: this.cql, q: this.q, source: this.source, logger: this.logger };
+    return { cql: this.cql, q: this.q, source: this.source, logger: this.logger, retentionSeconds: this.retentionSeconds };
+  }
+
+  private expiryDeps(): ExpiryDeps {
+    return { cql: this.cql, q: this.q, source: this.source, retentionSeconds: this.retentionSeconds };
   }
 
   /** Applies the stored entries in (watermark, upTo], page by page; returns the new watermark. */
@@ -218,10 +263,12 @@ export class ConversationIndexWriter {
     const flush = async (): Promise<void> => {
       if (heldUpTo === undefined) return;
       const watermark = heldUpTo;
-      const statements = changeStatements(this.q, inbox, mergeChanges(held), watermark);
+      const cells = mem.pendingCells;
+      const statements = changeStatements(this.q, inbox, mergeChanges(held), watermark, cells);
       [held, heldUpTo, heldEntries] = [[], undefined, 0];
       await this.batcher.write(statements, guard);
       mem.watermark = watermark;
+      if (mem.pendingCells === cells) mem.pendingCells = undefined;
       this.memory.touched(inbox, mem);
     };
     const answer: FactsAnswerAsync = async (need, facts) => {
@@ -233,7 +280,7 @@ export class ConversationIndexWriter {
       collected?.learn(facts);
     };
     for (const entry of entries) {
-      const changes = await indexEntryAsync(entry, self, answer);
+      const changes = changesAtHorizon(await indexEntryAsync(entry, self, answer), mem.horizon.horizon);
       collected?.apply(entry, changes);
       learnChanges(mem, changes);
       if (!changesNothing(changes)) held.push(changes);

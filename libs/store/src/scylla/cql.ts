@@ -7,7 +7,7 @@
  * through `write`/`batch`. schema/README.md lists which table is which.
  */
 import { errors, types, type Client } from 'cassandra-driver';
-import { OverloadedError } from '@seqline/core';
+import { OverloadedError, systemClock, type Clock } from '@seqline/core';
 
 export type Row = types.Row;
 export type Params = unknown[];
@@ -36,12 +36,30 @@ export function checkKeyspaceName(keyspace: string): string {
 }
 
 export class Cql {
+  private lastClockTimestamp = 0;
+
   constructor(
     readonly client: Client,
     readonly keyspace: string,
     private readonly levels: CqlConsistency = DEFAULT_CONSISTENCY,
+    /** The wall clock of clockTimestamp (tests inject one that jumps). */
+    private readonly clock: Clock = systemClock,
   ) {
     checkKeyspaceName(keyspace);
+  }
+
+  /**
+   * A write timestamp from this process's wall clock (µs since the epoch), strictly increasing
+   * per Cql. Only the seq log takes these: its cells are written once (an entry, its dedup row,
+   * a bucket marker re-written with the same value), and its time-window compaction and TTL
+   * drops need timestamps that are real times. Rows that are overwritten — the conversation
+   * index — take theirs from seqs instead (core's seqWriteTimestamp). The seq log takes it right
+   * after its write guard, in the same synchronous step: a writer paused after the guard then
+   * writes with a timestamp older than its successor's gap delete (schema/README.md, "Gaps").
+   */
+  clockTimestamp(): number {
+    this.lastClockTimestamp = Math.max(this.clock.now() * 1000, this.lastClockTimestamp + 1);
+    return this.lastClockTimestamp;
   }
 
   /** `keyspace.table`, for building statements. */
@@ -101,8 +119,8 @@ export class Cql {
 
   /**
    * A plain write. Idempotent unless told otherwise (fixed values, set additions, deletes).
-   * `timestamp` (µs, see writeTimestamp) replaces the one the driver would take when it builds
-   * the request.
+   * `timestamp` (µs, see clockTimestamp) replaces the one the driver would take when it builds
+   * the request; a statement's own `USING TIMESTAMP` overrides both.
    */
   async write(query: string, params: Params, idempotent = true, timestamp?: number): Promise<void> {
     try {
@@ -258,15 +276,15 @@ export async function mapLimit<T, R>(values: readonly T[], limit: number, fn: (v
   return results;
 }
 
-let lastTimestamp = 0;
+/** A timestamp of core's seq layout as a bind value of `USING TIMESTAMP ?` (it can exceed 2^53). */
+export function timestampParam(at: bigint): types.Long {
+  return types.Long.fromString(at.toString());
+}
 
-/**
- * A write timestamp (µs since the epoch), strictly increasing within this process. The seq log
- * takes it right after its write guard, in the same synchronous step: a writer paused after the
- * guard then writes with a timestamp older than anything its successor writes (which shadows a
- * late write with its gap delete) — the driver would take it only when it builds the request.
- */
-export function writeTimestamp(): number {
-  lastTimestamp = Math.max(Date.now() * 1000, lastTimestamp + 1);
-  return lastTimestamp;
+/** A bigint column or WRITETIME as an exact bigint; null/undefined stay undefined. */
+export function optBigint(value: unknown): bigint | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (value instanceof types.Long) return BigInt(value.toString(10));
+  if (typeof value === 'number' || typeof value === 'bigint') return BigInt(value);
+  throw new TypeError(`not a bigint column value (${typeof value})`);
 }

@@ -43,13 +43,6 @@ export function rowToEntry(row: Row): Entry {
   return { seq: num(row.get('seq')), appinfo, ...rest };
 }
 
-/** The sender and appinfo of an entry row (selected with ENTRY_SELECT): what its dedup key is made of. */
-export function rowSender(row: Row): { from: string; appinfo: string } {
-  const { appinfo, from } = parseDoc(row);
-  if (typeof appinfo !== 'string') throw new InternalError('stored entry has no appinfo');
-  return { from: typeof from === 'string' ? from : '', appinfo };
-}
-
 type StoredDoc = Omit<Entry, 'seq' | 'appinfo'> & { appinfo?: unknown };
 
 function parseDoc(row: Row): StoredDoc {

@@ -4,14 +4,14 @@
  */
 import {
   BadRequestError,
-  type AppendOutcome,
   type DedupKey,
   type Entry,
   type GroupKey,
+  type GroupStreamAppend,
   type GroupStreamStore,
   type InboxKey,
   type Logger,
-  type WriteGuard,
+  type StoredOutcome,
 } from '@seqline/core';
 import { optNum, str, type Cql } from './cql.ts';
 import { CqlSeqLog } from './seq-log.ts';
@@ -37,7 +37,7 @@ export class CqlGroupStreamStore implements GroupStreamStore {
     this.listCursorsQuery = `SELECT inbox, gseq FROM ${cursors} WHERE grp = ?`;
   }
 
-  append(group: GroupKey, entries: Entry[], guard?: WriteGuard): Promise<AppendOutcome[]> {
+  append({ group, entries, guard }: GroupStreamAppend): Promise<StoredOutcome[]> {
     return this.log.append(group, entries, guard);
   }
 

@@ -15,6 +15,7 @@
  * write-fanout snapshots: the recipients a group send took (core's copy-holders.ts).
  */
 import {
+  KeyedQueue,
   InternalError,
   NotFoundError,
   RECIPIENTS_RETENTION_MS,
@@ -36,7 +37,6 @@ import {
 import type { types } from 'cassandra-driver';
 import { chunks, isUnknownOutcome, mapLimit, newOp, num, optNum, sameOp, str, type Cql, type Row, type Statement } from './cql.ts';
 import { contentionPause } from './ceilings.ts';
-import { KeyedSerializer } from './keyed-serializer.ts';
 import { groupStatements, type GroupStatements } from './group-statements.ts';
 
 interface MemberRow {
@@ -53,7 +53,7 @@ const WHOLE_PARTITION_ABOVE = 200;
 const KNOWN_GROUPS_MAX = 100_000;
 
 export class CqlGroupStore implements GroupStore {
-  private readonly serial = new KeyedSerializer();
+  private readonly serial = new KeyedQueue();
   private readonly q: GroupStatements;
   private readonly knownGroups = new Set<string>();
 

@@ -6,7 +6,7 @@
  */
 import type { Json, StoredJob } from '@seqline/core';
 import type { types } from 'cassandra-driver';
-import { isUnknownOutcome, mapLimit, newOp, num, optStr, sameOp, str, type Cql, type Row } from './cql.ts';
+import { isUnknownOutcome, mapLimit, newOp, num, optNum, optStr, sameOp, str, type Cql, type Row } from './cql.ts';
 
 export interface StoredRow {
   job: StoredJob;
@@ -16,7 +16,8 @@ export interface StoredRow {
 /** Outcome of one compare-and-set (a timeout is resolved by a serial re-read, never returned). */
 export type CasOutcome = 'applied' | 'refused';
 
-const COLUMNS = 'id, queue, payload, attempts, not_before, created_at, last_error, op';
+/** `first_failed_at`: schema/007_job_first_failure.cql; null in rows written before it (no failure yet). */
+const COLUMNS = 'id, queue, payload, attempts, not_before, created_at, last_error, first_failed_at, op';
 
 export class JobTable {
   private readonly q: Record<'read' | 'insert' | 'update' | 'delete' | 'indexAdd' | 'indexDelete' | 'indexList', string>;
@@ -29,8 +30,8 @@ export class JobTable {
     const order = cql.table('job_order');
     this.q = {
       read: `SELECT ${COLUMNS} FROM ${jobs} WHERE id = ?`,
-      insert: `INSERT INTO ${jobs} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
-      update: `UPDATE ${jobs} SET queue = ?, payload = ?, attempts = ?, not_before = ?, created_at = ?, last_error = ?, op = ? WHERE id = ? IF op = ?`,
+      insert: `INSERT INTO ${jobs} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
+      update: `UPDATE ${jobs} SET queue = ?, payload = ?, attempts = ?, not_before = ?, created_at = ?, last_error = ?, first_failed_at = ?, op = ? WHERE id = ? IF op = ?`,
       delete: `DELETE FROM ${jobs} WHERE id = ? IF op = ?`,
       indexAdd: `INSERT INTO ${order} (scope, created_at, id) VALUES (?, ?, ?)`,
       indexDelete: `DELETE FROM ${order} WHERE scope = ? AND created_at = ? AND id = ?`,
@@ -61,7 +62,7 @@ export class JobTable {
     }
   }
 
-  /** Replaces the row iff it is still the version `expected` (absent lastError clears it). */
+  /** Replaces the row iff it is still the version `expected` (absent lastError or firstFailedAt clears it). */
   async replace(job: StoredJob, expected: types.Uuid): Promise<CasOutcome> {
     const op = newOp();
     return this.settle(job.id, op, () => this.cql.lwt(this.q.update, [...jobColumns(job, true), op, job.id, expected]));
@@ -113,15 +114,17 @@ export class JobTable {
   }
 }
 
-/** queue, payload, attempts, not_before, created_at, last_error. */
+/** queue, payload, attempts, not_before, created_at, last_error, first_failed_at. */
 function jobColumns(job: StoredJob, clearMissing: boolean): unknown[] {
+  const missing = clearMissing ? null : undefined;
   return [
     job.queue,
     JSON.stringify(job.payload),
     job.attempts,
     job.notBefore,
     job.createdAt,
-    job.lastError ?? (clearMissing ? null : undefined),
+    job.lastError ?? missing,
+    job.firstFailedAt ?? missing,
   ];
 }
 
@@ -136,5 +139,7 @@ function rowToJob(row: Row): StoredRow {
   };
   const lastError = optStr(row.get('last_error'));
   if (lastError !== undefined) job.lastError = lastError;
+  const firstFailedAt = optNum(row.get('first_failed_at'));
+  if (firstFailedAt !== undefined) job.firstFailedAt = firstFailedAt;
   return { job, op: row.get('op') as types.Uuid };
 }

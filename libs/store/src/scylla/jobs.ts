@@ -8,11 +8,10 @@
  * may run once more), never in neither. Index rows are written before the row they list and
  * are checked against it when listing, so a crash leaves at worst an ignored index row.
  */
-import { BadRequestError, InternalError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
+import { KeyedQueue, BadRequestError, InternalError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
 import type { Cql } from './cql.ts';
 import { contentionPause } from './ceilings.ts';
 import { JobTable } from './job-table.ts';
-import { KeyedSerializer } from './keyed-serializer.ts';
 
 const PENDING = 'pending';
 const DEAD = 'dead';
@@ -31,7 +30,7 @@ function scopesOnlyIn(a: StoredJob, b: StoredJob): string[] {
 export class CqlJobStore implements JobStore {
   private readonly pending: JobTable;
   private readonly dead: JobTable;
-  private readonly serial = new KeyedSerializer();
+  private readonly serial = new KeyedQueue();
 
   constructor(cql: Cql) {
     this.pending = new JobTable(cql, 'jobs');
@@ -96,7 +95,9 @@ export class CqlJobStore implements JobStore {
     return this.serial.run(id, async () => {
       const dead = await this.dead.read(id);
       if (dead === undefined) return false;
-      await this.putPending({ ...dead.job, attempts: 0, notBefore: now });
+      // A fresh give-up window: no failure yet.
+      const { firstFailedAt: _closed, ...job } = dead.job;
+      await this.putPending({ ...job, attempts: 0, notBefore: now });
       if ((await this.dead.delete(id, dead.op)) === 'refused') return false; // revived or re-buried concurrently
       await this.dead.unindex([DEAD], dead.job);
       return true;
@@ -135,5 +136,8 @@ function checkJob(job: StoredJob): void {
   if (!Number.isSafeInteger(job.createdAt)) throw new BadRequestError(`job ${job.id}: createdAt must be an integer`);
   if (!Number.isSafeInteger(job.notBefore) || !Number.isSafeInteger(job.attempts)) {
     throw new BadRequestError(`job ${job.id}: notBefore and attempts must be integers`);
+  }
+  if (job.firstFailedAt !== undefined && !Number.isSafeInteger(job.firstFailedAt)) {
+    throw new BadRequestError(`job ${job.id}: firstFailedAt must be an integer`);
   }
 }

@@ -20,7 +20,7 @@
  */
 import { LruMap, answersFor, dedupKeyOf, isStorableKey, legacyIndexKey, type DedupKey, type Entry } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
-import { ENTRY_COLUMNS, ENTRY_SELECT, bucketOf, rowSender, rowToEntry } from './entry-codec.ts';
+import { ENTRY_COLUMNS, ENTRY_SELECT, bucketOf, rowToEntry } from './entry-codec.ts';
 import { MARKER_TTL_SECONDS } from './bucket-marker-memo.ts';
 
 export interface SeqLogTables {
@@ -32,12 +32,13 @@ export interface SeqLogTables {
 }
 
 /**
- * What a keyed lookup found: each key's lowest live seq, and the previous version's rows that
+ * What a keyed lookup found: each key's original, the entry at its lowest live seq (read anyway
+ * to check the row: an append answers a duplicate with it), and the previous version's rows that
  * hold a key's text but index another message (its appinfo reads "<from>/<appinfo>"): an append
  * of that key in the row's bucket would overwrite them, so the writer re-keys them first.
  */
 export interface KeyLookup {
-  found: Map<DedupKey, number>;
+  found: Map<DedupKey, Entry>;
   displaced: Map<DedupKey, { bucket: number; seq: number; key: DedupKey }>;
 }
 
@@ -117,7 +118,8 @@ export class SeqLogReader {
   async findSeqs(stream: string, keys: readonly DedupKey[]): Promise<Map<DedupKey, number>> {
     if (!keys.some(isStorableKey)) return new Map();
     const buckets = (await this.cql.readAll(this.q.allMarkers, [stream])).map((row) => num(row.get('bucket')));
-    return (await this.lookupKeys(stream, buckets, keys)).found;
+    const { found } = await this.lookupKeys(stream, buckets, keys);
+    return new Map([...found].map(([key, original]) => [key, original.seq]));
   }
 
   /**
@@ -140,7 +142,7 @@ export class SeqLogReader {
       chunks(names, IN_CHUNK).map((list) => this.cql.readAll(this.q.lookup, [stream, inBuckets, list])),
     );
     const rows = (await Promise.all(reads)).flat().map((row) => ({ name: String(row.get('appinfo')), seq: num(row.get('seq')) }));
-    const senders = await this.sendersAt(
+    const stored = await this.storedAt(
       stream,
       rows.map((row) => row.seq),
     );
@@ -148,11 +150,11 @@ export class SeqLogReader {
       const legacy = legacyIndexKey(key);
       for (const { name, seq } of rows) {
         if (name !== key && name !== legacy) continue;
-        const entry = senders.get(seq);
+        const entry = stored.get(seq);
         if (entry === undefined) continue; // the row outlived its entry
         if (answersFor(entry, key)) {
           const known = out.found.get(key);
-          if (known === undefined || seq < known) out.found.set(key, seq);
+          if (known === undefined || seq < known.seq) out.found.set(key, entry);
         } else if (name === key && entry.appinfo === key) {
           out.displaced.set(key, { bucket: bucketOf(seq), seq, key: dedupKeyOf(entry) });
         }
@@ -178,20 +180,20 @@ export class SeqLogReader {
     } while (pageState !== undefined);
   }
 
-  /** The sender and appinfo of the entries stored at `seqs` (absent ones left out). */
-  private async sendersAt(stream: string, seqs: readonly number[]): Promise<Map<number, { from: string; appinfo: string }>> {
+  /** The entries stored at `seqs` (absent ones left out). */
+  private async storedAt(stream: string, seqs: readonly number[]): Promise<Map<number, Entry>> {
     const byBucket = new Map<number, number[]>();
     for (const seq of seqs) {
       const list = byBucket.get(bucketOf(seq)) ?? [];
       list.push(seq);
       byBucket.set(bucketOf(seq), list);
     }
-    const stored = new Map<number, { from: string; appinfo: string }>();
+    const stored = new Map<number, Entry>();
     await Promise.all(
       [...byBucket].flatMap(([bucket, list]) =>
         chunks([...new Set(list)], IN_CHUNK).map(async (part) => {
           for (const row of await this.cql.readAll(this.q.appinfosAt, [stream, bucket, part])) {
-            stored.set(num(row.get('seq')), rowSender(row));
+            stored.set(num(row.get('seq')), rowToEntry(row));
           }
         }),
       ),

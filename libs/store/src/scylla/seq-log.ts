@@ -6,17 +6,16 @@
  * The check-then-write dedup is safe because each stream has a single writer per term
  * (docs/architecture.md, "Single-writer inboxes", WriteGuard.term); inside this process the appends of one stream are serialized.
  */
-import { assertStorableEntry, silentLogger, type AppendOutcome, type Entry, type Logger, type WriteGuard } from '@seqline/core';
+import { KeyedQueue, assertStorableEntry, silentLogger, type Entry, type Logger, type StoredOutcome, type WriteGuard } from '@seqline/core';
 import { SeqLogAppendPipeline, type AppendPipelineOptions } from './append-pipeline.ts';
-import { writeTimestamp, type Cql } from './cql.ts';
+import type { Cql } from './cql.ts';
 import { bucketOf } from './entry-codec.ts';
-import { KeyedSerializer } from './keyed-serializer.ts';
 import { SeqLogReader, type SeqLogTables } from './seq-log-reader.ts';
 
 const noGuard: WriteGuard = () => undefined;
 
 export class CqlSeqLog extends SeqLogReader {
-  private readonly writers = new KeyedSerializer();
+  private readonly writers = new KeyedQueue();
   private readonly pipeline: SeqLogAppendPipeline;
 
   constructor(
@@ -39,7 +38,7 @@ export class CqlSeqLog extends SeqLogReader {
    * (SIGSTOP, a long GC) and deposed meanwhile must not finish its append after its successor
    * started — its entries would land below seqs clients already synced past (I2).
    */
-  append(stream: string, batch: Entry[], guard: WriteGuard = noGuard): Promise<AppendOutcome[]> {
+  append(stream: string, batch: Entry[], guard: WriteGuard = noGuard): Promise<StoredOutcome[]> {
     // Not async: returning the pipeline's promise from an async function costs every append two
     // more microtask hops.
     if (batch.length === 0) return Promise.resolve([]);
@@ -68,7 +67,7 @@ export class CqlSeqLog extends SeqLogReader {
     await this.cql.batch(
       buckets.map((bucket) => ({ query: this.q.deleteRange, params: [stream, bucket, head, below] })),
       true,
-      writeTimestamp(),
+      this.cql.clockTimestamp(),
     );
   }
 }

@@ -3,16 +3,15 @@
  * `((name)) → version, value (JSON), op`. A save is `IF NOT EXISTS` (version 0) or
  * `IF version = ?`, so two savers from the same version cannot both win, from any process.
  */
-import { InternalError, type Settings, type SettingsStore } from '@seqline/core';
+import { KeyedQueue, InternalError, type Settings, type SettingsStore } from '@seqline/core';
 import { isUnknownOutcome, newOp, optNum, sameOp, str, type Cql } from './cql.ts';
-import { KeyedSerializer } from './keyed-serializer.ts';
 
 export const DEFAULT_SETTINGS_NAME = 'current';
 
 type Values = Omit<Settings, 'version'>;
 
 export class CqlSettingsStore implements SettingsStore {
-  private readonly serial = new KeyedSerializer();
+  private readonly serial = new KeyedQueue();
   private readonly q: Record<'read' | 'insert' | 'update', string>;
 
   constructor(

@@ -7,6 +7,7 @@
 import { Client } from 'cassandra-driver';
 import {
   silentLogger,
+  type Clock,
   type ConversationIndex,
   type GroupStore,
   type GroupStreamStore,
@@ -17,6 +18,7 @@ import {
   type TimelineStore,
 } from '@seqline/core';
 import { CqlSeqCeilingStore } from './ceilings.ts';
+import { readTimelineRetention } from './conversation-expiry.ts';
 import { CqlConversationIndex } from './conversation-index.ts';
 import { Cql, DEFAULT_CONSISTENCY, checkKeyspaceName, type CqlConsistency } from './cql.ts';
 import { CqlGroupStreamStore } from './group-stream.ts';
@@ -43,6 +45,11 @@ export interface ScyllaStoresOptions {
   settingsName?: string;
   /** Keep the conversation index on every append (default true); off only to measure its cost. */
   indexConversations?: boolean;
+  /**
+   * The wall clock of the seq log's write timestamps (Cql.clockTimestamp; default the system's).
+   * Tests inject one that jumps; the conversation index takes no timestamp from it.
+   */
+  clock?: Clock;
 }
 
 export interface ScyllaStores {
@@ -92,11 +99,19 @@ export async function openScyllaStores(options: ScyllaStoresOptions): Promise<Sc
     await client.shutdown().catch(() => undefined);
     throw err;
   }
-  const cql = new Cql(client, keyspace, levels);
-  logger.info({ contactPoints: options.contactPoints, localDataCenter: options.localDataCenter }, 'CQL stores opened');
+  const cql = new Cql(client, keyspace, levels, options.clock);
+  let retentionSeconds: number;
+  try {
+    // The conversation index follows the timeline's TTL, set in one place: the schema.
+    retentionSeconds = await readTimelineRetention(client, keyspace);
+  } catch (err) {
+    await client.shutdown().catch(() => undefined);
+    throw err;
+  }
+  logger.info({ contactPoints: options.contactPoints, localDataCenter: options.localDataCenter, retentionSeconds }, 'CQL stores opened');
 
   let closing: Promise<void> | undefined;
-  const timeline = new CqlTimelineStore(cql, logger, { indexConversations: options.indexConversations ?? true });
+  const timeline = new CqlTimelineStore(cql, logger, { indexConversations: options.indexConversations ?? true, retentionSeconds });
   return {
     timeline,
     conversations: new CqlConversationIndex(cql, timeline),

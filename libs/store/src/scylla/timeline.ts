@@ -6,21 +6,21 @@
 import {
   InternalError,
   NotFoundError,
-  type AppendOutcome,
   type ConversationRebuilder,
-  type AppendListeners,
   type ConversationRebuildReport,
   type DedupKey,
   type Entry,
   type InboxKey,
   type Logger,
+  type StoredOutcome,
+  type TimelineAppend,
   type TimelineStore,
   type WriteGuard,
 } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
-import type { InboxEntrySource } from './conversation-facts.ts';
+import type { InboxEntrySource } from './conversation-facts-reader.ts';
 import { assertIndexable } from './conversation-tables.ts';
-import { ConversationIndexWriter } from './conversation-writer.ts';
+import { CqlConversationIndexWriter } from './conversation-writer.ts';
 import { bucketOf, rowToEntry } from './entry-codec.ts';
 import { CqlSeqLog } from './seq-log.ts';
 
@@ -32,6 +32,12 @@ export interface CqlTimelineOptions {
    * only to measure what it costs.
    */
   indexConversations?: boolean;
+  /**
+   * How long entries live, in seconds: the `timeline` table's TTL, which openScyllaStores reads
+   * from the schema (conversation-expiry.ts). The conversation index follows it. 0 (default):
+   * entries never expire.
+   */
+  retentionSeconds?: number;
 }
 
 export class CqlTimelineStore implements TimelineStore, InboxEntrySource, ConversationRebuilder {
@@ -39,7 +45,7 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
   private readonly addReadersQuery: string;
   private readonly getReadersQuery: string;
   /** The conversation index's write side (undefined when turned off). */
-  readonly conversations: ConversationIndexWriter | undefined;
+  readonly conversations: CqlConversationIndexWriter | undefined;
 
   constructor(
     private readonly cql: Cql,
@@ -47,7 +53,10 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
     options: CqlTimelineOptions = {},
   ) {
     this.log = new CqlSeqLog(cql, TIMELINE_TABLES, logger);
-    this.conversations = options.indexConversations === false ? undefined : new ConversationIndexWriter(cql, this, logger);
+    this.conversations =
+      options.indexConversations === false
+        ? undefined
+        : new CqlConversationIndexWriter(cql, this, logger, { retentionSeconds: options.retentionSeconds ?? 0 });
     const readers = cql.table('timeline_readers');
     this.addReadersQuery = `UPDATE ${readers} SET readers = readers + ? WHERE inbox = ? AND bucket = ? AND seq = ?`;
     this.getReadersQuery = `SELECT readers FROM ${readers} WHERE inbox = ? AND bucket = ? AND seq = ?`;
@@ -55,10 +64,10 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
 
   /**
    * The entries, then the conversation index of the new ones (which never fails the append:
-   * see ConversationIndexWriter). `durable` hears of the entries before the index is written,
+   * see CqlConversationIndexWriter). `durable` hears of the entries before the index is written,
    * `indexed` of the states that write left (not told when it failed).
    */
-  append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
+  append({ inbox, entries, guard, durable, indexed }: TimelineAppend): Promise<StoredOutcome[]> {
     const index = this.conversations;
     if (index === undefined) return this.log.append(inbox, entries, guard);
     try {
@@ -67,9 +76,9 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
       return Promise.reject(err);
     }
     return this.log.append(inbox, entries, guard).then(async (outcomes) => {
-      if (listeners?.durable) this.tell(listeners.durable, outcomes);
-      const indexed = await index.indexAppended(inbox, entries, outcomes, guard);
-      if (indexed !== undefined && listeners?.indexed) this.tell(listeners.indexed, indexed);
+      if (durable) this.tell(durable, outcomes);
+      const left = await index.indexAppended(inbox, entries, outcomes, guard);
+      if (left !== undefined && indexed) this.tell(indexed, left);
       return outcomes;
     });
   }

@@ -1,5 +1,5 @@
 /**
- * ConversationIndex contract (issue #26): whatever an adapter stores, every answer equals core's
+ * ConversationIndex contract: whatever an adapter stores, every answer equals core's
  * recount of the inbox it was derived from, after every append. Decisions pinned here:
  * - the index is written with the entries: right after an append resolves it is exact at the
  *   inbox head (headSeq = TimelineStore.headSeq), duplicates change nothing;
@@ -32,7 +32,7 @@ import {
   historyRecallOf,
   type HistoryCast,
 } from '../conversation-history.ts';
-import { acrossReopen, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
+import { acrossReopen, dup, uniqueTenant, useSharedStore, type StoreOpener } from './harness.ts';
 import {
   appendAndCheck,
   expectIndexMatchesInbox,
@@ -40,6 +40,7 @@ import {
   type ConversationStores,
   type HistoryStep,
 } from './conversation-index.oracle.ts';
+import { conversationIndexClockCases, type ClockedOpener } from './conversation-index-clocks.ts';
 
 export type { ConversationStores } from './conversation-index.oracle.ts';
 
@@ -48,6 +49,8 @@ export interface ConversationIndexContractOptions {
   numRuns?: number;
   /** Runs of the property with a reopen in the middle; default 6. */
   reopenRuns?: number;
+  /** Opens a writer with its own wall clock (conversation-index-clocks.ts); default `open`, the clock unused. */
+  openWithClock?: ClockedOpener;
 }
 
 const SELF = 'me';
@@ -72,6 +75,7 @@ export function conversationIndexContract(
   describe(`ConversationIndex contract: ${name}`, () => {
     const ctx = useSharedStore(open);
     const freshInbox = (): InboxKey => inboxKey(uniqueTenant(), SELF);
+    conversationIndexClockCases(options.openWithClock ?? ((dataKey) => open(dataKey)), SELF);
 
     describe('no drift from the inbox', () => {
       it('equals a recount of the inbox after every append of a random history', async () => {
@@ -121,15 +125,15 @@ export function conversationIndexContract(
         await appendAndCheck(ctx.store, inbox, SELF, batches, 5);
         const before = await snapshot(ctx.store, inbox);
         for (const batch of batches) {
-          const outcomes = await ctx.store.timeline.append(inbox, batch.entries);
-          // Every entry is now a duplicate of its original (an entry that was one already names its original's seq).
-          expect(outcomes).toEqual(batch.expected.map((o) => ({ seq: o.seq, duplicate: true })));
+          const outcomes = await ctx.store.timeline.append({ inbox, entries: batch.entries });
+          // Every entry is now a duplicate of its original (an entry that was one already names its original).
+          expect(outcomes).toEqual(batch.expected.map((o, i) => (o.duplicate ? o : dup(batch.entries[i] as Entry))));
         }
         expect(await snapshot(ctx.store, inbox)).toEqual(before);
       });
     });
 
-    describe('the states an append tells (AppendListeners.indexed)', () => {
+    describe('the states an append tells (TimelineAppend.indexed)', () => {
       it('are the index as the append left it: every changed conversation, exact at the watermark, `last` as shown', async () => {
         await fc.assert(
           fc.asyncProperty(historyArb, async (steps) => {
@@ -138,7 +142,7 @@ export function conversationIndexContract(
             for (const batch of model.batches(steps)) {
               const before = await recordsOf(ctx.store, inbox);
               const told: IndexedConversations[] = [];
-              await ctx.store.timeline.append(inbox, batch.entries, undefined, { indexed: (i) => told.push(i) });
+              await ctx.store.timeline.append({ inbox, entries: batch.entries, indexed: (i) => told.push(i) });
               const fresh = batch.expected.filter((o) => !o.duplicate);
               if (fresh.length === 0) {
                 expect(told, 'an append of duplicates tells nothing').toEqual([]);
@@ -177,7 +181,7 @@ export function conversationIndexContract(
         expect(await ctx.store.conversations.headSeq(inbox)).toBe(0);
         expect(await ctx.store.conversations.hiddenSeqs(inbox, [])).toEqual(new Set());
         // A read or clear of a conversation with no activity creates nothing; the watermark still moves.
-        await ctx.store.timeline.append(inbox, [{ ...historyReadConv('r1', SELF, conv, 5), seq: 1 }]);
+        await ctx.store.timeline.append({ inbox, entries: [{ ...historyReadConv('r1', SELF, conv, 5), seq: 1 }] });
         expect(await ctx.store.conversations.getConversation(inbox, conv)).toBeNull();
         expect(await ctx.store.conversations.headSeq(inbox)).toBe(1);
       });
@@ -188,8 +192,8 @@ export function conversationIndexContract(
         const sent: Entry = { ...historyMsg('m1', bob, 'bob'), seq: 1 };
         const edited: Entry = { ...historyEditOf(sent, 'bob', 10, 'fixed'), seq: 2 };
         const forged: Entry = { ...historyEditOf(sent, SELF, 20, 'forged'), seq: 3 };
-        await ctx.store.timeline.append(inbox, [sent]);
-        await ctx.store.timeline.append(inbox, [edited, forged]);
+        await ctx.store.timeline.append({ inbox, entries: [sent] });
+        await ctx.store.timeline.append({ inbox, entries: [edited, forged] });
         const conv = await ctx.store.conversations.getConversation(inbox, bob);
         expect(conv?.last?.body).toEqual({ text: 'fixed' });
         expect(conv?.last?.edit?.editedAt).toBe(10);
@@ -203,12 +207,15 @@ export function conversationIndexContract(
         const inbox = freshInbox();
         const bob = { type: 'user', id: 'bob' } as const;
         const sent = [1, 2, 3].map((seq): Entry => ({ ...historyMsg(`m${seq}`, bob, 'bob'), seq }));
-        await ctx.store.timeline.append(inbox, sent);
+        await ctx.store.timeline.append({ inbox, entries: sent });
         const [, second, third] = sent as [Entry, Entry, Entry];
-        await ctx.store.timeline.append(inbox, [
-          { ...historyRecallOf(third, 'bob'), seq: 4 },
-          { ...historyDeleteOf('d1', SELF, [second.seq]), seq: 5 },
-        ]);
+        await ctx.store.timeline.append({
+          inbox,
+          entries: [
+            { ...historyRecallOf(third, 'bob'), seq: 4 },
+            { ...historyDeleteOf('d1', SELF, [second.seq]), seq: 5 },
+          ],
+        });
         const conv = await ctx.store.conversations.getConversation(inbox, bob);
         expect(conv).toMatchObject({ lastSeq: 3, lastMsgSeq: 1, unread: 1, asOfSeq: 5 });
         expect(conv?.last?.appinfo).toBe('m1');
@@ -220,7 +227,7 @@ export function conversationIndexContract(
       it('refuses list and entry limits out of range, and a beforeLastSeq that is not a seq', async () => {
         const inbox = freshInbox();
         const conv = { type: 'user', id: 'bob' } as const;
-        await ctx.store.timeline.append(inbox, [{ ...historyMsg('m1', conv, 'bob'), seq: 1 }]);
+        await ctx.store.timeline.append({ inbox, entries: [{ ...historyMsg('m1', conv, 'bob'), seq: 1 }] });
         for (const limit of [0, -1, 1.5, Number.NaN, CONVERSATIONS_MAX_LIMIT + 1]) {
           await expect(ctx.store.conversations.listConversations(inbox, { limit }), `limit ${limit}`).rejects.toBeInstanceOf(
             BadRequestError,
@@ -248,7 +255,7 @@ export function conversationIndexContract(
       it('an entry the index cannot hold fails its whole append, or is indexed: inbox and index never disagree', async () => {
         const inbox = freshInbox();
         const bob = { type: 'user', id: 'bob' } as const;
-        await ctx.store.timeline.append(inbox, [{ ...historyMsg('m1', bob, 'bob'), seq: 1 }]);
+        await ctx.store.timeline.append({ inbox, entries: [{ ...historyMsg('m1', bob, 'bob'), seq: 1 }] });
         const before = await snapshot(ctx.store, inbox);
         // Conversation ids no edge lets through (ID_PATTERN), as a buggy writer could still hand them over.
         const hostile = [
@@ -262,7 +269,7 @@ export function conversationIndexContract(
             { ...historyMsg(`ok-${head}`, bob, 'bob'), seq: head + 1 },
             { ...historyMsg(`bad-${head}`, conv, 'bob'), seq: head + 2 },
           ];
-          const outcome = await ctx.store.timeline.append(inbox, batch).then(
+          const outcome = await ctx.store.timeline.append({ inbox, entries: batch }).then(
             () => 'stored' as const,
             (error: unknown) => error,
           );

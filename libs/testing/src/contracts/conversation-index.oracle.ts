@@ -11,13 +11,13 @@ import {
   hiddenFromOwner,
   recountInboxIndex,
   withLatestEdit,
-  type AppendOutcome,
   type ConversationIndex,
   type ConvRecord,
   type DedupKey,
   type Entry,
   type InboxKey,
   type InboxIndexState,
+  type StoredOutcome,
   type TimelineStore,
 } from '@seqline/core';
 import { historyEntryFor, type HistoryCast, type HistoryOp } from '../conversation-history.ts';
@@ -48,9 +48,9 @@ export class InboxModel {
    * Turns steps into batches of entries with seqs. A duplicate keeps a seq of its own (a
    * resend gets one from the allocator too); the store must answer it with the original's.
    */
-  batches(steps: readonly HistoryStep[]): Array<{ entries: Entry[]; expected: AppendOutcome[] }> {
-    const out: Array<{ entries: Entry[]; expected: AppendOutcome[] }> = [];
-    let current: { entries: Entry[]; expected: AppendOutcome[] } | undefined;
+  batches(steps: readonly HistoryStep[]): Array<{ entries: Entry[]; expected: StoredOutcome[] }> {
+    const out: Array<{ entries: Entry[]; expected: StoredOutcome[] }> = [];
+    let current: { entries: Entry[]; expected: StoredOutcome[] } | undefined;
     for (const [op, gap, cut] of steps) {
       const input = historyEntryFor(op, this.cast, this.entries, this.head, this.n++);
       if (input === null) continue;
@@ -61,7 +61,7 @@ export class InboxModel {
       const original = this.byKey.get(dedupKeyOf(input));
       if (original !== undefined) {
         current.entries.push({ ...input, seq: this.head + 1 + gap });
-        current.expected.push({ seq: original.seq, duplicate: true });
+        current.expected.push({ seq: original.seq, duplicate: true, original });
         continue;
       }
       this.head += 1 + gap;
@@ -80,11 +80,11 @@ export async function appendAndCheck(
   stores: ConversationStores,
   inbox: InboxKey,
   self: string,
-  batches: ReadonlyArray<{ entries: Entry[]; expected: AppendOutcome[] }>,
+  batches: ReadonlyArray<{ entries: Entry[]; expected: StoredOutcome[] }>,
   pageLimit: number,
 ): Promise<void> {
   for (const batch of batches) {
-    expect(await stores.timeline.append(inbox, batch.entries)).toEqual(batch.expected);
+    expect(await stores.timeline.append({ inbox, entries: batch.entries })).toEqual(batch.expected);
     await expectIndexMatchesInbox(stores, inbox, self, pageLimit);
   }
 }

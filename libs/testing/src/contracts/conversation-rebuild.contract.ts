@@ -58,7 +58,7 @@ async function fillInbox(stores: ConversationStores, inbox: InboxKey, messages: 
   add(historyEditOf(mine, SELF, 1_000, 'edited'));
   add(historyDeleteOf('del', SELF, [2, 5]));
   add(historyClearOf('clear-carol', SELF, carol, Math.floor(messages / 3)));
-  for (let i = 0; i < entries.length; i += 100) await stores.timeline.append(inbox, entries.slice(i, i + 100));
+  for (let i = 0; i < entries.length; i += 100) await stores.timeline.append({ inbox, entries: entries.slice(i, i + 100) });
   return entries.length;
 }
 
@@ -113,10 +113,13 @@ export function conversationRebuildFaultContract(
               try {
                 // A reader is told nothing is exact (0), or the index is exact at the head.
                 if ((await stores.conversations.headSeq(inbox)) !== 0) await expectIndexMatchesInbox(stores, inbox, SELF, PAGE);
-                await stores.timeline.append(inbox, [
-                  { ...historyMsg('after-1', bob, 'bob'), seq: head + 1 },
-                  { ...historyMsg('after-2', team, 'dave', [SELF]), seq: head + 2 },
-                ]);
+                await stores.timeline.append({
+                  inbox,
+                  entries: [
+                    { ...historyMsg('after-1', bob, 'bob'), seq: head + 1 },
+                    { ...historyMsg('after-2', team, 'dave', [SELF]), seq: head + 2 },
+                  ],
+                });
                 await expectIndexMatchesInbox(stores, inbox, SELF, PAGE);
               } catch (err) {
                 throw new Error(`${at}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });

@@ -22,6 +22,7 @@ export function groupStreamStoreContract(
       seqLogTests(ctx, {
         open,
         makeKey: groupKey,
+        append: (store, group, entries) => store.append({ group, entries }),
         find: (store, group, keys) => store.findSeqs({ group, keys }),
         previousLayout: options.previousLayout,
       });
@@ -32,7 +33,7 @@ export function groupStreamStoreContract(
           msgEntry(1, 'a', { conv: { type: 'group', id: 'g' }, from: 'alice', body: { text: '大家好', at: ['bob'] } }),
           msgEntry(2, 'b', { conv: { type: 'group', id: 'g' }, from: 'bob', type: 'image', body: { url: 'https://x/y.png', w: 10 } }),
         ];
-        await ctx.store.append(group, entries);
+        await ctx.store.append({ group, entries });
         expect(await ctx.store.readAfter(group, 0, 10)).toEqual(entries);
       });
     });

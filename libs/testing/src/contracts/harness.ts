@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import { messageKey, type DedupKey, type Entry } from '@seqline/core';
+import { messageKey, type DedupKey, type Entry, type StoredOutcome } from '@seqline/core';
 
 export interface OpenedStore<T> {
   store: T;
@@ -97,6 +97,11 @@ export function msgEntry(seq: number, appinfo: string, overrides: Partial<Entry>
     body: { text: `message ${appinfo}` },
     ...overrides,
   };
+}
+
+/** A store append's outcome for an entry whose key was already stored as `original`. */
+export function dup(original: Entry): StoredOutcome {
+  return { seq: original.seq, duplicate: true, original };
 }
 
 export function seqsOf(entries: Entry[]): number[] {

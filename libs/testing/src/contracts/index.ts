@@ -1,17 +1,12 @@
 export { timelineStoreContract, type TimelineContractOptions } from './timeline.contract.ts';
 export type { PreviousLayoutWriter } from './seq-log-port.ts';
-export {
-  indexedOf,
-  ListeningTimeline,
-  timelineDecoratorContract,
-  type DecoratorRig,
-  type ReceivedAppend,
-} from './timeline-decorator.contract.ts';
+export { indexedOf, ListeningTimeline, timelineDecoratorContract, type DecoratorRig } from './timeline-decorator.contract.ts';
 export {
   conversationIndexContract,
   type ConversationIndexContractOptions,
   type ConversationStores,
 } from './conversation-index.contract.ts';
+export { JumpingClock, type ClockedOpener } from './conversation-index-clocks.ts';
 export {
   conversationRebuildFaultContract,
   type RebuildFaultContractOptions,
@@ -25,7 +20,7 @@ export { settingsStoreContract } from './settings.contract.ts';
 export { holdStoreContract, type HoldStoreContractOptions } from './hold-store.contract.ts';
 export { inboxWriterContract, type InboxWriterRig } from './inbox-writer.contract.ts';
 export { groupStreamAppenderContract, type GroupStreamAppenderRig } from './group-stream-appender.contract.ts';
-export { acrossReopen, MSG_FROM, msgEntry, msgKey, uniqueName, uniqueTenant, type OpenedStore, type StoreOpener } from './harness.ts';
+export { acrossReopen, dup, MSG_FROM, msgEntry, msgKey, uniqueName, uniqueTenant, type OpenedStore, type StoreOpener } from './harness.ts';
 // Bus port suites (maintained with libs/bus); bus.ts's uniqueName duplicates harness.ts's.
 export { eventually, workQueueContract, type OpenWorkQueue } from './bus.ts';
 export { pushBusContract, type OpenPushBus } from './push-bus.contract.ts';

@@ -1,7 +1,8 @@
 /**
  * JobStore contract (persisted jobs of the local bus). Decisions pinned here: update of a job
  * that is no longer pending is a no-op (it never resurrects one); revive resets attempts and
- * notBefore. A shared database may hold other tests' jobs, so every test uses its own queue
+ * notBefore and clears firstFailedAt (a fresh give-up window); update replaces the whole job, so
+ * an absent firstFailedAt or lastError clears the stored one. A shared database may hold other tests' jobs, so every test uses its own queue
  * names and id prefix and filters unqueued listings by that prefix.
  */
 import { describe, expect, it } from 'vitest';
@@ -124,6 +125,44 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       expect(await ctx.store.revive(job('never', 1).id, 78_000)).toBe(false);
     });
 
+    it('firstFailedAt round-trips through put, update, list, bury and listDead; update without it and revive clear it', async () => {
+      const { queue, job } = scope();
+      const pendingOf = async (id: string) => (await ctx.store.list(queue)).find((j) => j.id === id);
+      const deadOf = async (id: string) => (await ctx.store.listDead()).find((j) => j.id === id);
+      const waited = job('waited', 100, { attempts: 1, firstFailedAt: 1_800_100, lastError: 'hook answered HTTP 500' });
+      expect(await ctx.store.put(waited)).toBe(true);
+      expect(await pendingOf(waited.id)).toEqual(waited);
+      const retried = { ...waited, attempts: 2, notBefore: 1_800_500, lastError: 'again' };
+      await ctx.store.update(retried);
+      expect(await pendingOf(waited.id)).toEqual(retried);
+      // The queue's replay writes the job back without it: the stored one goes too.
+      const { firstFailedAt: _cleared, lastError: _noError, ...fresh } = retried;
+      await ctx.store.update(fresh);
+      expect(await pendingOf(waited.id)).toEqual(fresh);
+      expect((await pendingOf(waited.id))?.firstFailedAt).toBeUndefined();
+      const failing = { ...fresh, attempts: 40, firstFailedAt: 1_800_200, lastError: 'gave up' };
+      await ctx.store.update(failing);
+      await ctx.store.bury(failing);
+      expect(await deadOf(waited.id)).toEqual(failing);
+      expect(await ctx.store.revive(waited.id, 3_700_000)).toBe(true);
+      const revived = await pendingOf(waited.id);
+      expect(revived).toMatchObject({ attempts: 0, notBefore: 3_700_000, createdAt: 100 });
+      expect(revived?.firstFailedAt).toBeUndefined();
+    });
+
+    it('refuses a job whose firstFailedAt is not an integer, storing nothing', async () => {
+      const { queue, job, mine } = scope();
+      for (const firstFailedAt of [1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 2]) {
+        const bad = job(`bad-${String(firstFailedAt)}`, 1, { firstFailedAt });
+        const putBad = async () => ctx.store.put(bad); // a throw or a rejection alike
+        await expect(putBad()).rejects.toThrow(BadRequestError);
+        const buryBad = async () => ctx.store.bury(bad);
+        await expect(buryBad()).rejects.toThrow(BadRequestError);
+      }
+      expect(mine(await ctx.store.list(queue))).toEqual([]);
+      expect(mine(await ctx.store.listDead())).toEqual([]);
+    });
+
     it('lists dead letters oldest first', async () => {
       const { job, mine } = scope();
       for (const j of shuffled([job('c', 30), job('a', 10), job('b', 10)])) await ctx.store.bury(j);
@@ -136,12 +175,12 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
         open,
         async (store) => {
           await store.put(job('a', 1));
-          await store.put(job('b', 2, { attempts: 2 }));
-          await store.bury(job('a', 1, { lastError: 'x' }));
+          await store.put(job('b', 2, { attempts: 2, firstFailedAt: 3 }));
+          await store.bury(job('a', 1, { lastError: 'x', firstFailedAt: 1 }));
         },
         async (store) => {
-          expect(await store.list(queue)).toEqual([job('b', 2, { attempts: 2 })]);
-          expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x' })]);
+          expect(await store.list(queue)).toEqual([job('b', 2, { attempts: 2, firstFailedAt: 3 })]);
+          expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x', firstFailedAt: 1 })]);
           expect(await store.put(job('b', 3))).toBe(false);
           expect(await store.revive(job('a', 1).id, 5)).toBe(true);
           expect(mine(await store.list(queue))).toEqual(['a', 'b']);

@@ -1,13 +1,15 @@
 /** The port shape the shared seq-log contract runs against, apart from the tests themselves. */
-import type { AppendOutcome, DedupKey, Entry } from '@seqline/core';
+import type { DedupKey, Entry, StoredOutcome } from '@seqline/core';
 import type { StoreOpener } from './harness.ts';
 
 export interface SeqLogPort<K extends string> {
-  append(key: K, entries: Entry[]): Promise<AppendOutcome[]>;
   readAfter(key: K, afterSeq: number, limit: number): Promise<Entry[]>;
   readBefore(key: K, beforeSeq: number, limit: number): Promise<Entry[]>;
   headSeq(key: K): Promise<number>;
 }
+
+/** The port's append, called with the stream key (its input names it `inbox` or `group`). */
+export type AppendTo<K extends string, S> = (store: S, key: K, entries: Entry[]) => Promise<StoredOutcome[]>;
 
 /** The port's findSeqs, called with the stream key (the ports name it `inbox` or `group`). */
 export type FindSeqs<K extends string, S> = (store: S, key: K, keys: readonly DedupKey[]) => Promise<Map<DedupKey, number>>;
@@ -16,6 +18,7 @@ export type FindSeqs<K extends string, S> = (store: S, key: K, keys: readonly De
 export interface SeqLogSuite<K extends string, S extends SeqLogPort<K>> {
   open: StoreOpener<S>;
   makeKey: (tenant: string, id: string) => K;
+  append: AppendTo<K, S>;
   find: FindSeqs<K, S>;
   /** Writes the previous version's layout; absent: the upgrade cases are not run. */
   previousLayout?: PreviousLayoutWriter<K> | undefined;

@@ -7,7 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import { messageKey, serverEntryKey, type Entry } from '@seqline/core';
-import { msgEntry, seqsOf, uniqueName, uniqueTenant } from './harness.ts';
+import { dup, msgEntry, seqsOf, uniqueName, uniqueTenant } from './harness.ts';
 import type { PreviousLayoutWriter, SeqLogPort, SeqLogSuite } from './seq-log-port.ts';
 
 export function previousLayoutTests<K extends string, S extends SeqLogPort<K>>(
@@ -33,19 +33,19 @@ export function previousLayoutTests<K extends string, S extends SeqLogPort<K>>(
       expect(seqsOf(await store.readAfter(key, 0, 10))).toEqual([1, 2, 3, 4]);
       expect(await store.headSeq(key)).toBe(4);
       // A client's resend of an old message: the original seq, nothing stored.
-      expect(await store.append(key, [from('alice', 10, 'local-1', { body: { text: 'resend' } })])).toEqual([{ seq: 1, duplicate: true }]);
+      expect(await suite.append(store, key, [from('alice', 10, 'local-1', { body: { text: 'resend' } })])).toEqual([dup(old[0] as Entry)]);
       // An old fanout job run again after the upgrade: its copies dedup, in one merged batch too.
-      expect(await store.append(key, [from('dave', 11, 'local-2'), from('alice', 12, 'local-1'), old[2] as Entry])).toEqual([
-        { seq: 4, duplicate: true },
-        { seq: 1, duplicate: true },
-        { seq: 3, duplicate: true },
+      expect(await suite.append(store, key, [from('dave', 11, 'local-2'), from('alice', 12, 'local-1'), old[2] as Entry])).toEqual([
+        dup(old[3] as Entry),
+        dup(old[0] as Entry),
+        dup(old[2] as Entry),
       ]);
       // Another sender's message with an old appinfo is a message of its own.
-      expect(await store.append(key, [from('carol', 13, 'local-1')])).toEqual([{ seq: 13, duplicate: false }]);
+      expect(await suite.append(store, key, [from('carol', 13, 'local-1')])).toEqual([{ seq: 13, duplicate: false }]);
       // alice's "x" is new, although carol's old row has its key's text; carol's old message still dedups.
-      expect(await store.append(key, [from('alice', 14, 'x')])).toEqual([{ seq: 14, duplicate: false }]);
-      expect(await store.append(key, [from('carol', 15, 'alice/x')])).toEqual([{ seq: 2, duplicate: true }]);
-      expect(await store.append(key, [from('alice', 16, 'x')])).toEqual([{ seq: 14, duplicate: true }]);
+      expect(await suite.append(store, key, [from('alice', 14, 'x')])).toEqual([{ seq: 14, duplicate: false }]);
+      expect(await suite.append(store, key, [from('carol', 15, 'alice/x')])).toEqual([dup(old[1] as Entry)]);
+      expect(await suite.append(store, key, [from('alice', 16, 'x')])).toEqual([dup(from('alice', 14, 'x'))]);
       expect(seqsOf(await store.readAfter(key, 0, 20))).toEqual([1, 2, 3, 4, 13, 14]);
       const found = await suite.find(store, key, [
         messageKey('alice', 'local-1'),

@@ -5,8 +5,8 @@
  */
 import { expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BadRequestError, InternalError, type AppendOutcome, type DedupKey, type Entry } from '@seqline/core';
-import { acrossReopen, msgEntry, msgKey, seqsOf, uniqueTenant } from './harness.ts';
+import { BadRequestError, InternalError, type DedupKey, type Entry, type StoredOutcome } from '@seqline/core';
+import { acrossReopen, dup, msgEntry, msgKey, seqsOf, uniqueTenant } from './harness.ts';
 import { previousLayoutTests } from './seq-log-upgrade.contract.ts';
 import type { SeqLogPort, SeqLogSuite } from './seq-log-port.ts';
 import { sharedAppinfoTests } from './seq-log-senders.contract.ts';
@@ -34,20 +34,20 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
 
   it('append returns the seqs in order and moves the head', async () => {
     const key = freshKey();
-    expect(await ctx.store.append(key, fresh(3))).toEqual([
+    expect(await suite.append(ctx.store, key, fresh(3))).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
       { seq: 3, duplicate: false },
     ]);
     expect(await ctx.store.headSeq(key)).toBe(3);
-    expect(await ctx.store.append(key, [msgEntry(4, 'x4')])).toEqual([{ seq: 4, duplicate: false }]);
+    expect(await suite.append(ctx.store, key, [msgEntry(4, 'x4')])).toEqual([{ seq: 4, duplicate: false }]);
     expect(await ctx.store.headSeq(key)).toBe(4);
-    expect(await ctx.store.append(key, [])).toEqual([]);
+    expect(await suite.append(ctx.store, key, [])).toEqual([]);
   });
 
   it('readAfter is ascending, exclusive of afterSeq and bounded by limit', async () => {
     const key = freshKey();
-    await ctx.store.append(key, fresh(10));
+    await suite.append(ctx.store, key, fresh(10));
     expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(seqsOf(await ctx.store.readAfter(key, 3, 4))).toEqual([4, 5, 6, 7]);
     expect(seqsOf(await ctx.store.readAfter(key, 9, 4))).toEqual([10]);
@@ -58,7 +58,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
 
   it('readBefore is descending, exclusive of beforeSeq and bounded by limit', async () => {
     const key = freshKey();
-    await ctx.store.append(key, fresh(10));
+    await suite.append(ctx.store, key, fresh(10));
     expect(seqsOf(await ctx.store.readBefore(key, 11, 3))).toEqual([10, 9, 8]);
     expect(seqsOf(await ctx.store.readBefore(key, 5, 100))).toEqual([4, 3, 2, 1]);
     expect(seqsOf(await ctx.store.readBefore(key, 1_000_000, 2))).toEqual([10, 9]);
@@ -68,8 +68,8 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
 
   it('accepts gaps in seqs', async () => {
     const key = freshKey();
-    await ctx.store.append(key, [msgEntry(1, 'g1'), msgEntry(2, 'g2')]);
-    await ctx.store.append(key, [msgEntry(10_005, 'g10005'), msgEntry(20_000_000, 'g20m')]);
+    await suite.append(ctx.store, key, [msgEntry(1, 'g1'), msgEntry(2, 'g2')]);
+    await suite.append(ctx.store, key, [msgEntry(10_005, 'g10005'), msgEntry(20_000_000, 'g20m')]);
     expect(await ctx.store.headSeq(key)).toBe(20_000_000);
     expect(seqsOf(await ctx.store.readAfter(key, 2, 10))).toEqual([10_005, 20_000_000]);
     expect(seqsOf(await ctx.store.readAfter(key, 3, 1))).toEqual([10_005]);
@@ -77,12 +77,14 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     expect(seqsOf(await ctx.store.readBefore(key, 10_004, 10))).toEqual([2, 1]);
   });
 
-  it('a resent appinfo returns the original seq and is not written again', async () => {
+  it('a resent appinfo returns the original seq and entry, and is not written again', async () => {
     const key = freshKey();
-    await ctx.store.append(key, [msgEntry(1, 'a', { body: { text: 'first' } })]);
-    expect(await ctx.store.append(key, [msgEntry(2, 'a', { body: { text: 'resend' } })])).toEqual([{ seq: 1, duplicate: true }]);
+    const first = msgEntry(1, 'a', { body: { text: 'first' } });
+    await suite.append(ctx.store, key, [first]);
+    // The original as stored, not the resend: its caller needs no read to answer with it.
+    expect(await suite.append(ctx.store, key, [msgEntry(2, 'a', { body: { text: 'resend' } })])).toEqual([dup(first)]);
     // A retry of the very same call (same seq) is a duplicate too, not a seq error.
-    expect(await ctx.store.append(key, [msgEntry(1, 'a')])).toEqual([{ seq: 1, duplicate: true }]);
+    expect(await suite.append(ctx.store, key, [msgEntry(1, 'a')])).toEqual([dup(first)]);
     expect(await ctx.store.headSeq(key)).toBe(1);
     const all = await ctx.store.readAfter(key, 0, 10);
     expect(all).toHaveLength(1);
@@ -91,36 +93,36 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
 
   it('deduplicates within one call and mixes duplicates with new entries', async () => {
     const key = freshKey();
-    expect(await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
+    expect(await suite.append(ctx.store, key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(3, 'a')])).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
-      { seq: 1, duplicate: true },
+      dup(msgEntry(1, 'a')),
     ]);
     expect(await ctx.store.headSeq(key)).toBe(2);
-    expect(await ctx.store.append(key, [msgEntry(3, 'b'), msgEntry(4, 'c'), msgEntry(5, 'c')])).toEqual([
-      { seq: 2, duplicate: true },
+    expect(await suite.append(ctx.store, key, [msgEntry(3, 'b'), msgEntry(4, 'c'), msgEntry(5, 'c')])).toEqual([
+      dup(msgEntry(2, 'b')),
       { seq: 4, duplicate: false },
-      { seq: 4, duplicate: true },
+      dup(msgEntry(4, 'c')),
     ]);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1, 2, 4]);
-    expect(await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(4, 'c')])).toEqual([
-      { seq: 1, duplicate: true },
-      { seq: 2, duplicate: true },
-      { seq: 4, duplicate: true },
+    expect(await suite.append(ctx.store, key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(4, 'c')])).toEqual([
+      dup(msgEntry(1, 'a')),
+      dup(msgEntry(2, 'b')),
+      dup(msgEntry(4, 'c')),
     ]);
   });
 
   it('rejects a seq not above the head and writes nothing of that call', async () => {
     const key = freshKey();
-    await ctx.store.append(key, fresh(10));
-    await expect(ctx.store.append(key, [msgEntry(10, 'late10')])).rejects.toThrow();
-    await expect(ctx.store.append(key, [msgEntry(4, 'late4')])).rejects.toThrow();
-    await expect(ctx.store.append(key, [msgEntry(11, 'ok11'), msgEntry(7, 'bad7')])).rejects.toThrow();
-    await expect(ctx.store.append(key, [msgEntry(12, 'ok12'), msgEntry(12, 'same12')])).rejects.toThrow();
+    await suite.append(ctx.store, key, fresh(10));
+    await expect(suite.append(ctx.store, key, [msgEntry(10, 'late10')])).rejects.toThrow();
+    await expect(suite.append(ctx.store, key, [msgEntry(4, 'late4')])).rejects.toThrow();
+    await expect(suite.append(ctx.store, key, [msgEntry(11, 'ok11'), msgEntry(7, 'bad7')])).rejects.toThrow();
+    await expect(suite.append(ctx.store, key, [msgEntry(12, 'ok12'), msgEntry(12, 'same12')])).rejects.toThrow();
     expect(await ctx.store.headSeq(key)).toBe(10);
     expect((await find(key, keys('late10', 'late4', 'ok11', 'bad7', 'ok12', 'same12'))).size).toBe(0);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(await ctx.store.append(key, [msgEntry(11, 'ok11')])).toEqual([{ seq: 11, duplicate: false }]);
+    expect(await suite.append(ctx.store, key, [msgEntry(11, 'ok11')])).toEqual([{ seq: 11, duplicate: false }]);
   });
 
   // One rule set (core's assertStorableEntry) for every adapter: before it, LMDB stored
@@ -129,7 +131,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
   // to read back. Each is now refused everywhere, with a typed error and nothing of the call stored.
   it('refuses an entry it could not read back exactly, typed, and stores nothing of that call', async () => {
     const key = freshKey();
-    await ctx.store.append(key, [msgEntry(1, 'ok1')]);
+    await suite.append(ctx.store, key, [msgEntry(1, 'ok1')]);
     const bad = (over: Partial<Entry>, appinfo: string): Entry => ({ ...msgEntry(2, appinfo), ...over });
     const refusals: [Entry, typeof BadRequestError | typeof InternalError][] = [
       [bad({ sendTime: Number.NaN }, 'nan-time'), BadRequestError],
@@ -146,17 +148,17 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
       [bad({ seq: Number.MAX_SAFE_INTEGER }, 'top-seq'), InternalError],
     ];
     for (const [entry, refusal] of refusals) {
-      await expect(ctx.store.append(key, [entry]), entry.appinfo).rejects.toBeInstanceOf(refusal);
+      await expect(suite.append(ctx.store, key, [entry]), entry.appinfo).rejects.toBeInstanceOf(refusal);
       // A valid entry in the same call is not stored either.
       const behindValid = entry.seq === 2 ? { ...entry, seq: 3 } : entry;
-      await expect(ctx.store.append(key, [msgEntry(2, 'mate'), behindValid]), entry.appinfo).rejects.toBeInstanceOf(refusal);
+      await expect(suite.append(ctx.store, key, [msgEntry(2, 'mate'), behindValid]), entry.appinfo).rejects.toBeInstanceOf(refusal);
     }
     expect(await ctx.store.headSeq(key)).toBe(1);
     expect((await find(key, keys('mate', ...refusals.map(([entry]) => entry.appinfo)))).size).toBe(0);
     expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1]);
     // The limits are the same everywhere: 512 UTF-8 bytes is stored and found, by every adapter.
     const longest = msgEntry(2, `${'€'.repeat(170)}ab`);
-    expect(await ctx.store.append(key, [longest])).toEqual([{ seq: 2, duplicate: false }]);
+    expect(await suite.append(ctx.store, key, [longest])).toEqual([{ seq: 2, duplicate: false }]);
     expect(await ctx.store.readAfter(key, 1, 10)).toEqual([longest]);
     expect(await find(key, keys(longest.appinfo, '€'.repeat(171)))).toEqual(new Map([[msgKey(longest.appinfo), 2]]));
   });
@@ -164,8 +166,8 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
   it('findSeqs maps the stored dedup keys of this stream only', async () => {
     const key = freshKey();
     const other = makeKey(uniqueTenant(), 'stream');
-    await ctx.store.append(key, [msgEntry(1, 'a'), msgEntry(7, 'b')]);
-    await ctx.store.append(other, [msgEntry(3, 'c')]);
+    await suite.append(ctx.store, key, [msgEntry(1, 'a'), msgEntry(7, 'b')]);
+    await suite.append(ctx.store, other, [msgEntry(3, 'c')]);
     const found = await find(key, keys('a', 'b', 'c', 'nope'));
     expect([...found.entries()].sort()).toEqual([
       [msgKey('a'), 1],
@@ -178,8 +180,8 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     const tenant = uniqueTenant();
     const a = makeKey(tenant, 'al');
     const b = makeKey(tenant, 'alice');
-    await ctx.store.append(a, [msgEntry(1, 'same'), msgEntry(2, 'only-a')]);
-    expect(await ctx.store.append(b, [msgEntry(1, 'same')])).toEqual([{ seq: 1, duplicate: false }]);
+    await suite.append(ctx.store, a, [msgEntry(1, 'same'), msgEntry(2, 'only-a')]);
+    expect(await suite.append(ctx.store, b, [msgEntry(1, 'same')])).toEqual([{ seq: 1, duplicate: false }]);
     expect(seqsOf(await ctx.store.readAfter(a, 0, 10))).toEqual([1, 2]);
     expect(seqsOf(await ctx.store.readAfter(b, 0, 10))).toEqual([1]);
     expect(seqsOf(await ctx.store.readBefore(b, 100, 10))).toEqual([1]);
@@ -198,7 +200,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
         seqs.push(seq);
         return msgEntry(seq, `big-${n}`);
       });
-      await ctx.store.append(key, entries);
+      await suite.append(ctx.store, key, entries);
     }
     const forward: number[] = [];
     for (
@@ -230,16 +232,18 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
       fc.asyncProperty(batches, async (plan) => {
         const key = freshKey('prop');
         const stored = new Map<string, number>();
+        const originals = new Map<string, Entry>();
         let next = 0;
         for (const batch of plan) {
           const entries = batch.map(({ appinfo: a, gap }) => msgEntry((next += gap), a));
-          const expected = entries.map((entry): AppendOutcome => {
-            const original = stored.get(entry.appinfo);
-            if (original !== undefined) return { seq: original, duplicate: true };
+          const expected = entries.map((entry): StoredOutcome => {
+            const original = originals.get(entry.appinfo);
+            if (original !== undefined) return dup(original);
             stored.set(entry.appinfo, entry.seq);
+            originals.set(entry.appinfo, entry);
             return { seq: entry.seq, duplicate: false };
           });
-          expect(await ctx.store.append(key, entries)).toEqual(expected);
+          expect(await suite.append(ctx.store, key, entries)).toEqual(expected);
         }
         const all = await ctx.store.readAfter(key, 0, 1000);
         const model = [...stored.entries()].sort((x, y) => x[1] - y[1]);
@@ -258,7 +262,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     // One sequential writer per stream (the single-writer rule), all streams in parallel.
     await Promise.all(
       keys.map(async (key) => {
-        for (let seq = 1; seq <= 15; seq++) await ctx.store.append(key, [msgEntry(seq, `${key}-${seq}`)]);
+        for (let seq = 1; seq <= 15; seq++) await suite.append(ctx.store, key, [msgEntry(seq, `${key}-${seq}`)]);
       }),
     );
     for (const key of keys) {
@@ -272,14 +276,14 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     await acrossReopen(
       open,
       async (store) => {
-        await store.append(key, [msgEntry(1, 'r1'), msgEntry(5, 'r5')]);
+        await suite.append(store, key, [msgEntry(1, 'r1'), msgEntry(5, 'r5')]);
         return store.readAfter(key, 0, 10);
       },
       async (store, before) => {
         expect(await store.readAfter(key, 0, 10)).toEqual(before);
         expect(await store.headSeq(key)).toBe(5);
-        expect(await store.append(key, [msgEntry(6, 'r1')])).toEqual([{ seq: 1, duplicate: true }]);
-        await expect(store.append(key, [msgEntry(5, 'r-new')])).rejects.toThrow();
+        expect(await suite.append(store, key, [msgEntry(6, 'r1')])).toEqual([dup(msgEntry(1, 'r1'))]);
+        await expect(suite.append(store, key, [msgEntry(5, 'r-new')])).rejects.toThrow();
       },
     );
   });

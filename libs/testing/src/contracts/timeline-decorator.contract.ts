@@ -1,31 +1,26 @@
 /**
- * The contract of a TimelineStore decorator (a cache, a fence): whatever it adds, an append
+ * The contract of a TimelineWriter decorator (a cache, a fence): whatever it adds, an append
  * reaches the store it wraps with everything its caller gave — the entries, a guard that still
- * runs the caller's, and every listener of AppendListeners — and the caller hears each listener
- * once, when the wrapped store tells it: `durable` before that store's later work (its
- * conversation index write) is done, not after; `indexed` with the states it computed. A
- * decorator that drops a field fails here, whichever field it is.
+ * runs the caller's, every listener, and any field the decorator does not know (it forwards the
+ * input whole, `{ ...input, guard }`) — and the caller hears each listener once, when the
+ * wrapped store tells it: `durable` before that store's later work (its conversation index
+ * write) is done, not after; `indexed` with the states it computed. A decorator that drops a
+ * field fails here, whichever field it is.
  */
 import { describe, expect, it } from 'vitest';
 import {
   inboxKey,
-  type AppendListeners,
   type AppendOutcome,
   type Entry,
   type IndexedConversations,
   type InboxKey,
+  type StoredOutcome,
+  type TimelineAppend,
   type TimelineStore,
+  type TimelineWriter,
   type WriteGuard,
 } from '@seqline/core';
 import { msgEntry, uniqueTenant } from './harness.ts';
-
-/** One append as the wrapped store received it. */
-export interface ReceivedAppend {
-  inbox: InboxKey;
-  entries: Entry[];
-  guard: WriteGuard | undefined;
-  listeners: AppendListeners | undefined;
-}
 
 /**
  * The store under the decorator: appends are recorded, run the guard they got, tell `durable`,
@@ -33,19 +28,20 @@ export interface ReceivedAppend {
  * Reads answer as an empty store.
  */
 export class ListeningTimeline implements TimelineStore {
-  readonly received: ReceivedAppend[] = [];
+  /** Each append's input as this store received it. */
+  readonly received: TimelineAppend[] = [];
   /** Held open by a test to see what the caller heard while the wrapped store still works. */
   later: Promise<void> = Promise.resolve();
   /** Tell the listeners at all (false: a store without an index, whose entries are durable on resolve). */
   tells = true;
 
-  async append(inbox: InboxKey, entries: Entry[], guard?: WriteGuard, listeners?: AppendListeners): Promise<AppendOutcome[]> {
-    this.received.push({ inbox, entries, guard, listeners });
-    guard?.();
-    const outcomes = entries.map((e) => ({ seq: e.seq, duplicate: false }));
-    if (this.tells) listeners?.durable?.(outcomes);
+  async append(input: TimelineAppend): Promise<StoredOutcome[]> {
+    this.received.push(input);
+    input.guard?.();
+    const outcomes = input.entries.map((e) => ({ seq: e.seq, duplicate: false as const }));
+    if (this.tells) input.durable?.(outcomes);
     await this.later;
-    if (this.tells) listeners?.indexed?.(indexedOf(entries));
+    if (this.tells) input.indexed?.(indexedOf(input.entries));
     return outcomes;
   }
 
@@ -92,13 +88,13 @@ export function indexedOf(entries: readonly Entry[]): IndexedConversations {
 }
 
 export interface DecoratorRig {
-  /** The decorator under test, wrapping `inner`. */
-  store: TimelineStore;
+  /** The decorator under test, wrapping `inner` (a write decorator wraps the writing half only). */
+  store: TimelineWriter;
   close(): Promise<void>;
 }
 
 export function timelineDecoratorContract(name: string, decorate: (inner: ListeningTimeline) => Promise<DecoratorRig>): void {
-  describe(`TimelineStore decorator contract: ${name}`, () => {
+  describe(`TimelineWriter decorator contract: ${name}`, () => {
     const freshInbox = (): InboxKey => inboxKey(uniqueTenant(), 'alice');
 
     it('hands the entries, a guard running the caller one, and every listener to the store it wraps', async () => {
@@ -111,7 +107,10 @@ export function timelineDecoratorContract(name: string, decorate: (inner: Listen
         const guard: WriteGuard = Object.assign(() => void guarded++, { term: 'caller-term' });
         const durable: AppendOutcome[][] = [];
         const indexed: IndexedConversations[] = [];
-        const outcomes = await rig.store.append(inbox, entries, guard, {
+        const outcomes = await rig.store.append({
+          inbox,
+          entries,
+          guard,
           durable: (o) => durable.push(o),
           indexed: (i) => indexed.push(i),
         });
@@ -125,10 +124,24 @@ export function timelineDecoratorContract(name: string, decorate: (inner: Listen
         expect(got?.entries).toEqual(entries);
         expect(guarded).toBe(1); // the wrapped store's guard call ran the caller's
         expect(got?.guard?.term ?? '').toContain('caller-term');
-        expect(typeof got?.listeners?.durable).toBe('function');
-        expect(typeof got?.listeners?.indexed).toBe('function');
+        expect(typeof got?.durable).toBe('function');
+        expect(typeof got?.indexed).toBe('function');
         expect(durable).toEqual([outcomes]);
         expect(indexed).toEqual([indexedOf(entries)]);
+      } finally {
+        await rig.close();
+      }
+    });
+
+    it('forwards the input whole: a field the decorator does not know reaches the store it wraps', async () => {
+      const inner = new ListeningTimeline();
+      const rig = await decorate(inner);
+      try {
+        // A field a later version of the port may add (a trace id, say): no decorator lists it.
+        const input = { inbox: freshInbox(), entries: [msgEntry(1, 'a')], durable: () => undefined, traceId: 'trace-7' };
+        await rig.store.append(input);
+        expect(inner.received).toHaveLength(1);
+        expect(inner.received[0]).toMatchObject({ inbox: input.inbox, entries: input.entries, traceId: 'trace-7' });
       } finally {
         await rig.close();
       }
@@ -142,7 +155,9 @@ export function timelineDecoratorContract(name: string, decorate: (inner: Listen
         inner.later = new Promise((resolve) => (release = resolve));
         const durable: AppendOutcome[][] = [];
         const indexed: IndexedConversations[] = [];
-        const appending = rig.store.append(freshInbox(), [msgEntry(1, 'a')], undefined, {
+        const appending = rig.store.append({
+          inbox: freshInbox(),
+          entries: [msgEntry(1, 'a')],
           durable: (o) => durable.push(o),
           indexed: (i) => indexed.push(i),
         });
@@ -165,7 +180,9 @@ export function timelineDecoratorContract(name: string, decorate: (inner: Listen
       try {
         const durable: AppendOutcome[][] = [];
         const indexed: IndexedConversations[] = [];
-        const outcomes = await rig.store.append(freshInbox(), [msgEntry(1, 'a')], undefined, {
+        const outcomes = await rig.store.append({
+          inbox: freshInbox(),
+          entries: [msgEntry(1, 'a')],
           durable: (o) => durable.push(o),
           indexed: (i) => indexed.push(i),
         });

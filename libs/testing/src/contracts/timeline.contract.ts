@@ -24,6 +24,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
       seqLogTests(ctx, {
         open,
         makeKey: inboxKey,
+        append: (store, inbox, entries) => store.append({ inbox, entries }),
         find: (store, inbox, keys) => store.findSeqs({ inbox, keys }),
         previousLayout: options.previousLayout,
       });
@@ -33,7 +34,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
       it('round-trips every field of every kind', async () => {
         const inbox = freshInbox();
         const entries = roundTripEntries();
-        await ctx.store.append(inbox, entries);
+        await ctx.store.append({ inbox, entries });
         expect(await ctx.store.readAfter(inbox, 0, 100)).toEqual(entries);
         expect(await ctx.store.readBefore(inbox, 1000, 100)).toEqual([...entries].reverse());
         for (const entry of entries) expect(await ctx.store.getEntry(inbox, entry.seq)).toEqual(entry);
@@ -42,7 +43,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
       it('keeps hostile JSON exactly: "__proto__" keys, unpaired surrogates in bodies, edge numbers', async () => {
         const inbox = freshInbox();
         const entries = hostileEntries();
-        await ctx.store.append(inbox, entries);
+        await ctx.store.append({ inbox, entries });
         // Entry fields in any order; a body byte for byte as JSON text (key order included).
         const exact = (entry: Entry | null) => entry && { ...entry, body: JSON.stringify(entry.body) };
         const sent = entries.map(exact);
@@ -58,8 +59,8 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
 
       it('refuses an appinfo with an unpaired surrogate, stores nothing and finds no other appinfo by it', async () => {
         const inbox = freshInbox();
-        await ctx.store.append(inbox, [msgEntry(1, 'a\uFFFD')]); // what a UTF-8 store would turn 'a\uD800' into
-        await expect(ctx.store.append(inbox, [msgEntry(2, 'a\uD800')])).rejects.toBeInstanceOf(BadRequestError);
+        await ctx.store.append({ inbox, entries: [msgEntry(1, 'a\uFFFD')] }); // what a UTF-8 store would turn 'a\uD800' into
+        await expect(ctx.store.append({ inbox, entries: [msgEntry(2, 'a\uD800')] })).rejects.toBeInstanceOf(BadRequestError);
         expect(await ctx.store.findSeqs({ inbox, keys: [msgKey('a\uD800'), msgKey('a\uDC00')] })).toEqual(new Map());
         expect(await ctx.store.findSeqs({ inbox, keys: [msgKey('a\uFFFD')] })).toEqual(new Map([[msgKey('a\uFFFD'), 1]]));
         expect(await ctx.store.headSeq(inbox)).toBe(1);
@@ -67,7 +68,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
 
       it('getEntry is null for a missing seq and for another inbox', async () => {
         const inbox = freshInbox();
-        await ctx.store.append(inbox, [msgEntry(3, 'x')]);
+        await ctx.store.append({ inbox, entries: [msgEntry(3, 'x')] });
         expect(await ctx.store.getEntry(inbox, 2)).toBeNull();
         expect(await ctx.store.getEntry(inbox, 4)).toBeNull();
         expect(await ctx.store.getEntry(freshInbox(), 3)).toBeNull();
@@ -77,7 +78,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
     describe('readers', () => {
       it('addReaders merges into a sorted set and returns all readers', async () => {
         const inbox = freshInbox();
-        await ctx.store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b')]);
+        await ctx.store.append({ inbox, entries: [msgEntry(1, 'a'), msgEntry(2, 'b')] });
         expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
         expect(await ctx.store.addReaders(inbox, 1, ['carol', 'bob'])).toEqual(['bob', 'carol']);
         expect(await ctx.store.addReaders(inbox, 1, ['bob', 'dave', 'dave'])).toEqual(['bob', 'carol', 'dave']);
@@ -89,7 +90,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
       it('receipt state does not change the stored entry', async () => {
         const inbox = freshInbox();
         const receipt: Entry = { ...msgEntry(1, 'rc'), kind: 'receipt', referSeq: 1, readBy: ['zed'] };
-        await ctx.store.append(inbox, [receipt]);
+        await ctx.store.append({ inbox, entries: [receipt] });
         expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
         await ctx.store.addReaders(inbox, 1, ['amy']);
         expect(await ctx.store.getEntry(inbox, 1)).toEqual(receipt);
@@ -97,14 +98,14 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
 
       it('addReaders on a missing entry rejects with NotFoundError', async () => {
         const inbox = freshInbox();
-        await ctx.store.append(inbox, [msgEntry(1, 'a')]);
+        await ctx.store.append({ inbox, entries: [msgEntry(1, 'a')] });
         await expect(ctx.store.addReaders(inbox, 2, ['bob'])).rejects.toBeInstanceOf(NotFoundError);
         expect(await ctx.store.getReaders(inbox, 2)).toEqual([]);
       });
 
       it('concurrent addReaders for one entry end with the union (no lost update)', async () => {
         const inbox = freshInbox();
-        await ctx.store.append(inbox, [msgEntry(1, 'a'), msgEntry(2, 'b')]);
+        await ctx.store.append({ inbox, entries: [msgEntry(1, 'a'), msgEntry(2, 'b')] });
         const readers = Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(2, '0')}`);
         const results = await Promise.all(
           shuffled(readers).flatMap((reader) => [
@@ -125,7 +126,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         await acrossReopen(
           open,
           async (store) => {
-            await store.append(inbox, [msgEntry(1, 'a')]);
+            await store.append({ inbox, entries: [msgEntry(1, 'a')] });
             await store.addReaders(inbox, 1, ['x', 'y']);
           },
           async (store) => {

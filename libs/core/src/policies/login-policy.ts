@@ -23,7 +23,7 @@ export interface DeviceSlot {
 
 /**
  * The live sessions `incoming` displaces under `policy`:
- * - `all`: none (v1 behaviour, the default);
+ * - `all`: none (every session stays, the default);
  * - `one-per-platform`: those on the incoming platform, and those of the same device id (a
  *   device reconnecting replaces its older socket). A session without a platform is displaced
  *   only by its own device id or by `one`; an incoming session without one displaces only its

@@ -17,6 +17,7 @@ import {
   emptyFactsRequest,
   InternalError,
   isActivity,
+  LruMap,
   readsOnSend,
   splitKey,
   withLatestEdit,
@@ -31,9 +32,17 @@ import {
   type IndexedConversations,
   type UnreadItem,
 } from '@seqline/core';
-import { assertStorableConvKey, ITEM_COUNTED, ITEM_MENTION, MAX_SEQ, type ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
+import {
+  assertStorableConvKey,
+  ITEM_COUNTED,
+  ITEM_MENTION,
+  MAX_SEQ,
+  type ConversationRows,
+  type IndexSpace,
+  type InboxLogDbs,
+} from './conversation-dbs.ts';
 import { fromJsonRow } from './json-rows.ts';
-import type { AppendHook } from './seq-log.ts';
+import { NOT_READY, type AppendHook, type NotReady } from './seq-log.ts';
 
 /** Unread = counted and above both cursors. */
 export function unreadCursor(rec: Pick<ConvRecord, 'readSeq' | 'clearedSeq'>): number {
@@ -234,54 +243,122 @@ function indexEntry(entry: Entry, self: string, pending: PendingIndex): Conversa
   }
 }
 
-export class ConversationIndexWriter implements AppendHook<IndexedConversations> {
-  /**
-   * Watermarks this process wrote, so an append need not read its inbox's row. Trusted only
-   * when equal to the log head before the append: a commit that failed leaves the head below it.
-   */
-  private readonly written = new Map<string, number>();
+/** Inboxes whose watermark the writer remembers (≈ 125 bytes each, measured, key included): about 12 MiB at most. */
+export const MAX_REMEMBERED_WATERMARKS = 100_000;
 
+/**
+ * Core's fold of `entries` (in seq order, above the watermark of `rows`) over the index as
+ * stored in `rows`, into `pending` (a new overlay when none): nothing is written yet. The one
+ * fold of every index write — an append, a catch-up, a rebuild (conversation-chunks.ts).
+ */
+export function foldEntries(
+  rows: ConversationRows,
+  log: InboxLogDbs,
+  inbox: string,
+  entries: readonly Entry[],
+  pending = new PendingIndex(inbox, rows, log),
+): PendingIndex {
+  const self = splitKey(inbox).id;
+  for (const entry of entries) {
+    pending.addEntry(entry);
+    pending.apply(indexEntry(entry, self, pending));
+  }
+  return pending;
+}
+
+export type { PendingIndex };
+
+/**
+ * The index's catch-up out of the append path (conversation-chunks.ts): for an index more than
+ * `chunk` entries behind its log, which one append's transaction must not fold.
+ */
+export interface ChunkedCatchUp {
+  readonly chunk: number;
+  /** Undefined: the inbox may be appended to now; else resolves once it may (append-hook `ready`). */
+  ready(inbox: string, remembered: boolean): Promise<Error | undefined> | undefined;
+}
+
+/** The memo of an inbox's index: its watermark, as -1 - watermark when the index lives in space 1 (one number each). */
+function memo(space: IndexSpace, watermark: number): number {
+  return space === 0 ? watermark : -1 - watermark;
+}
+
+function memoSpace(value: number): IndexSpace {
+  return value < 0 ? 1 : 0;
+}
+
+function memoWatermark(value: number): number {
+  return value < 0 ? -1 - value : value;
+}
+
+export class LmdbConversationIndexWriter implements AppendHook<IndexedConversations> {
+  /**
+   * Watermarks this process wrote (with the space written, see memo()), so an append need not
+   * read its inbox's rows. Trusted only when equal to the log head before the append: a commit
+   * that failed leaves the head below it. Bounded like the CQL writer's memory (least recently
+   * written inboxes go first): a forgotten inbox costs point reads of its live space and stored
+   * watermark, inside the append's transaction.
+   */
+  private readonly written: LruMap<string, number>;
+
+  /** Without `catchUp`, an index behind its log is caught up inside the next append's transaction, however far behind. */
   constructor(
     private readonly rows: ConversationRows,
     private readonly log: InboxLogDbs,
-  ) {}
+    maxRemembered = MAX_REMEMBERED_WATERMARKS,
+    private readonly catchUp?: ChunkedCatchUp,
+  ) {
+    this.written = new LruMap<string, number>(maxRemembered);
+  }
 
-  prepare(inbox: string, headBefore: number, written: readonly Entry[], derive: boolean): () => IndexedConversations | undefined {
+  /** Inboxes whose watermark is remembered (at most the bound). */
+  get rememberedWatermarks(): number {
+    return this.written.size;
+  }
+
+  ready(inbox: string): Promise<Error | undefined> | undefined {
+    return this.catchUp?.ready(inbox, this.written.get(inbox) !== undefined);
+  }
+
+  prepare(
+    inbox: string,
+    headBefore: number,
+    written: readonly Entry[],
+    derive: boolean,
+  ): (() => IndexedConversations | undefined) | NotReady {
     for (const entry of written) assertStorableConvKey(conversationKey(entry.conv));
-    const pending = this.index(inbox, [...this.behind(inbox, headBefore), ...written]);
+    const remembered = this.written.get(inbox);
+    const rows = remembered === undefined ? this.rows.live(inbox) : this.rows.inSpace(memoSpace(remembered));
+    const behind = this.behind(rows, inbox, headBefore, remembered);
+    if (behind === NOT_READY) {
+      this.written.delete(inbox); // so that `ready` looks at the stored index
+      return NOT_READY;
+    }
+    const pending = foldEntries(rows, this.log, inbox, [...behind, ...written]);
     for (const key of pending.records.keys()) assertStorableConvKey(key);
     const indexed = derive ? pending.indexed() : undefined;
     return () => {
       pending.write();
-      this.written.set(inbox, pending.watermark);
+      this.written.set(inbox, memo(rows.space, pending.watermark));
       return indexed;
     };
   }
 
-  /** Forgets what this process knows of the inbox's watermark (its rows were replaced). */
+  /** Forgets what this process knows of the inbox's index (its rows were replaced, or its space switched). */
   forget(inbox: string): void {
     this.written.delete(inbox);
   }
 
-  /** Applies `entries` (in seq order, above the watermark) over the stored index; nothing written yet. */
-  index(inbox: string, entries: readonly Entry[]): PendingIndex {
-    const self = splitKey(inbox).id;
-    const pending = new PendingIndex(inbox, this.rows, this.log);
-    for (const entry of entries) {
-      pending.addEntry(entry);
-      pending.apply(indexEntry(entry, self, pending));
-    }
-    return pending;
-  }
-
   /**
    * Entries the index is not exact at yet: none in normal operation (it is written with every
-   * append); after its rows were dropped, the whole inbox, indexed by the next append.
+   * append); after its rows were dropped, the entries above its watermark, folded here when they
+   * are at most a chunk (NOT_READY otherwise: the chunked catch-up folds them first).
    */
-  private behind(inbox: string, headBefore: number): Entry[] {
-    if (this.written.get(inbox) === headBefore) return [];
-    const watermark = this.rows.watermark(inbox);
+  private behind(rows: ConversationRows, inbox: string, headBefore: number, remembered: number | undefined): Entry[] | NotReady {
+    if (remembered !== undefined && memoWatermark(remembered) === headBefore) return [];
+    const watermark = rows.watermark(inbox);
     if (watermark >= headBefore) return [];
+    if (this.catchUp !== undefined && headBefore - watermark > this.catchUp.chunk) return NOT_READY;
     const range = this.log.entries.getRange({
       start: [inbox, watermark],
       exclusiveStart: true,

@@ -1,3 +1,7 @@
+/**
+ * Core's conversation index rules, case by case, through an in-memory adapter that checks after
+ * every entry that the index kept incrementally equals a recount of the inbox.
+ */
 import { describe, expect, it } from 'vitest';
 import {
   InternalError,
@@ -6,19 +10,20 @@ import {
   emptyFacts,
   messageKey,
   recountConversations,
-} from '../src/index.ts';
-import type { Conv, Entry } from '../src/index.ts';
+  type Conv,
+  type Entry,
+} from '@seqline/core';
 import {
-  InMemoryConversationIndex,
-  clearOf,
-  deleteOf,
-  editOf,
-  groupEvent,
-  msg,
-  readConv,
-  readSeqs,
-  recallOf,
-} from './conversation-driver.ts';
+  historyClearOf,
+  historyDeleteOf,
+  historyEditOf,
+  historyGroupEvent,
+  historyMsg,
+  historyReadConv,
+  historyReadSeqs,
+  historyRecallOf,
+} from '../src/index.ts';
+import { InMemoryConversationIndex } from './in-memory-conversation-index.ts';
 
 const ME = 'me';
 const BOB: Conv = { type: 'user', id: 'bob' };
@@ -39,7 +44,7 @@ function setup() {
 describe('conversation index: messages and mentions', () => {
   it('a message from someone else creates the conversation, unread 1, last = it', () => {
     const { add, rec, ix } = setup();
-    const m = add(msg('a1', BOB, 'bob'));
+    const m = add(historyMsg('a1', BOB, 'bob'));
     expect(rec('user:bob')).toEqual({
       conv: BOB,
       lastSeq: m.seq,
@@ -55,32 +60,32 @@ describe('conversation index: messages and mentions', () => {
 
   it("counts a mention of the user or @all once per message, never the user's own", () => {
     const { add, rec } = setup();
-    add(msg('g-1', G1, 'bob', [ME]));
-    add(msg('g-2', G1, 'bob', ['@all']));
-    add(msg('g-3', G1, 'bob', ['@all', ME]));
-    add(msg('g-4', G1, 'bob', ['carol']));
+    add(historyMsg('g-1', G1, 'bob', [ME]));
+    add(historyMsg('g-2', G1, 'bob', ['@all']));
+    add(historyMsg('g-3', G1, 'bob', ['@all', ME]));
+    add(historyMsg('g-4', G1, 'bob', ['carol']));
     expect(rec('group:g1')).toMatchObject({ unread: 4, mentions: 3 });
-    add(msg('g-5', G1, ME, [ME, '@all']));
+    add(historyMsg('g-5', G1, ME, [ME, '@all']));
     expect(rec('group:g1')).toMatchObject({ unread: 0, mentions: 0 });
   });
 
   it("replying reads the chat: the user's own message moves readSeq to it", () => {
     const { add, rec } = setup();
-    add(msg('a1', BOB, 'bob'));
-    add(msg('a2', BOB, 'bob', [ME]));
-    const mine = add(msg('b1', BOB, ME));
+    add(historyMsg('a1', BOB, 'bob'));
+    add(historyMsg('a2', BOB, 'bob', [ME]));
+    const mine = add(historyMsg('b1', BOB, ME));
     expect(rec('user:bob')).toMatchObject({ readSeq: mine.seq, unread: 0, mentions: 0, lastMsgSeq: mine.seq });
-    add(msg('a3', BOB, 'bob'));
+    add(historyMsg('a3', BOB, 'bob'));
     expect(rec('user:bob')).toMatchObject({ unread: 1 });
   });
 
   it('group events are activity (listed, can be last) but never unread; group.tier is not activity', () => {
     const { add, rec, ix } = setup();
-    const c = add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    const c = add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     expect(rec('group:g1')).toMatchObject({ lastSeq: c.seq, lastMsgSeq: c.seq, unread: 0 });
-    add(groupEvent('group:g1:tier', 'g1', 'tier', 'bob'));
+    add(historyGroupEvent('group:g1:tier', 'g1', 'tier', 'bob'));
     expect(rec('group:g1')).toMatchObject({ lastSeq: c.seq, asOfSeq: c.seq });
-    add(groupEvent('group:g2:tier', 'g2', 'tier', 'bob'));
+    add(historyGroupEvent('group:g2:tier', 'g2', 'tier', 'bob'));
     expect(ix.records.has('group:g2')).toBe(false);
   });
 });
@@ -88,41 +93,41 @@ describe('conversation index: messages and mentions', () => {
 describe('conversation index: titles', () => {
   it("a group's title is the name its notices carry; a rename replaces it, an older revision arriving late does not", () => {
     const { add, rec } = setup();
-    add(groupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
+    add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
     expect(rec('group:g1')).toMatchObject({ title: 'team', titleRev: 0 });
-    const renamed = add(groupEvent('group:g1:rename:2', 'g1', 'rename', 'bob', { name: 'crew', nameRev: 2 }));
+    const renamed = add(historyGroupEvent('group:g1:rename:2', 'g1', 'rename', 'bob', { name: 'crew', nameRev: 2 }));
     expect(rec('group:g1')).toMatchObject({ title: 'crew', titleRev: 2, lastSeq: renamed.seq, unread: 0 });
     // Fanout jobs race: the rename to revision 1 and an add made before it land after revision 2.
-    add(groupEvent('group:g1:rename:1', 'g1', 'rename', 'bob', { name: 'squad', nameRev: 1 }));
-    add(groupEvent('group:g1:add:x', 'g1', 'add', 'bob', { name: 'team', nameRev: 0 }));
+    add(historyGroupEvent('group:g1:rename:1', 'g1', 'rename', 'bob', { name: 'squad', nameRev: 1 }));
+    add(historyGroupEvent('group:g1:add:x', 'g1', 'add', 'bob', { name: 'team', nameRev: 0 }));
     expect(rec('group:g1')).toMatchObject({ title: 'crew', titleRev: 2 });
     // The same revision again (an add made after the rename) keeps it.
-    add(groupEvent('group:g1:add:y', 'g1', 'add', 'bob', { name: 'crew', nameRev: 2 }));
+    add(historyGroupEvent('group:g1:add:y', 'g1', 'add', 'bob', { name: 'crew', nameRev: 2 }));
     expect(rec('group:g1')).toMatchObject({ title: 'crew', titleRev: 2 });
   });
 
   it('a notice without a name (written before names were carried) leaves the title; without a revision it is the creation name', () => {
     const { add, rec } = setup();
-    add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     expect(rec('group:g1')?.title).toBeUndefined();
     expect(rec('group:g1')).not.toHaveProperty('title');
-    add(groupEvent('group:g1:add:x', 'g1', 'add', 'bob', { name: 'legacy' }));
+    add(historyGroupEvent('group:g1:add:x', 'g1', 'add', 'bob', { name: 'legacy' }));
     expect(rec('group:g1')).toMatchObject({ title: 'legacy', titleRev: 0 });
-    add(groupEvent('group:g1:remove:x', 'g1', 'remove', 'bob'));
+    add(historyGroupEvent('group:g1:remove:x', 'g1', 'remove', 'bob'));
     expect(rec('group:g1')).toMatchObject({ title: 'legacy', titleRev: 0 });
   });
 
   it('1:1 chats have none; group.tier names nothing; deleting or clearing the notices keeps the title', () => {
     const { add, rec, ix } = setup();
-    add(msg('a1', BOB, 'bob'));
+    add(historyMsg('a1', BOB, 'bob'));
     expect(rec('user:bob')).not.toHaveProperty('title');
-    add(groupEvent('group:g2:tier', 'g2', 'tier', 'bob', { name: 'never', nameRev: 9 }));
+    add(historyGroupEvent('group:g2:tier', 'g2', 'tier', 'bob', { name: 'never', nameRev: 9 }));
     expect(ix.records.has('group:g2')).toBe(false);
-    const created = add(groupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
-    add(groupEvent('group:g1:tier', 'g1', 'tier', 'bob', { name: 'never', nameRev: 9 }));
+    const created = add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
+    add(historyGroupEvent('group:g1:tier', 'g1', 'tier', 'bob', { name: 'never', nameRev: 9 }));
     expect(rec('group:g1')).toMatchObject({ title: 'team' });
-    add(deleteOf('delete:1', ME, [created.seq]));
-    add(clearOf('clear:1', ME, G1));
+    add(historyDeleteOf('delete:1', ME, [created.seq]));
+    add(historyClearOf('clear:1', ME, G1));
     expect(rec('group:g1')).toMatchObject({ title: 'team', titleRev: 0, lastMsgSeq: 0 });
   });
 });
@@ -130,31 +135,31 @@ describe('conversation index: titles', () => {
 describe('conversation index: reads', () => {
   it('read {conv, upToSeq} never moves back and is clamped to lastSeq', () => {
     const { add, rec } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    const a2 = add(msg('a2', BOB, 'bob'));
-    add(readConv('read:1', ME, BOB, a2.seq));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    const a2 = add(historyMsg('a2', BOB, 'bob'));
+    add(historyReadConv('read:1', ME, BOB, a2.seq));
     expect(rec('user:bob')).toMatchObject({ readSeq: a2.seq, unread: 0 });
-    add(readConv('read:2', ME, BOB, a1.seq)); // a stale read from another device
+    add(historyReadConv('read:2', ME, BOB, a1.seq)); // a stale read from another device
     expect(rec('user:bob')).toMatchObject({ readSeq: a2.seq, unread: 0 });
-    add(readConv('read:3', ME, BOB, 1_000_000)); // past the head: must not pre-read what comes
+    add(historyReadConv('read:3', ME, BOB, 1_000_000)); // past the head: must not pre-read what comes
     expect(rec('user:bob')?.readSeq).toBe(a2.seq);
-    add(msg('a3', BOB, 'bob'));
+    add(historyMsg('a3', BOB, 'bob'));
     expect(rec('user:bob')).toMatchObject({ unread: 1 });
   });
 
   it('a read of a conversation with no activity creates nothing', () => {
     const { add, ix } = setup();
-    add(readConv('read:1', ME, BOB, 5));
-    add(clearOf('clear:1', ME, BOB));
+    add(historyReadConv('read:1', ME, BOB, 5));
+    add(historyClearOf('clear:1', ME, BOB));
     expect(ix.records.size).toBe(0);
   });
 
   it("a v1 read {seqs} moves each conversation's cursor to the highest seq it names there", () => {
     const { add, rec } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    const g1 = add(msg('g1', G1, 'carol'));
-    add(msg('g2', G1, 'carol'));
-    add(readSeqs('read:1', ME, [a1.seq, g1.seq, 999]));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    const g1 = add(historyMsg('g1', G1, 'carol'));
+    add(historyMsg('g2', G1, 'carol'));
+    add(historyReadSeqs('read:1', ME, [a1.seq, g1.seq, 999]));
     expect(rec('user:bob')).toMatchObject({ readSeq: a1.seq, unread: 0 });
     expect(rec('group:g1')).toMatchObject({ readSeq: g1.seq, unread: 1 });
   });
@@ -163,93 +168,93 @@ describe('conversation index: reads', () => {
 describe('conversation index: recall, edit, delete, clear', () => {
   it('two senders of one appinfo: a recall or an edit reaches the message of the sender it names only', () => {
     const { add, rec, ix } = setup();
-    add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
-    const bobs = add(msg('local-1', G1, 'bob'));
-    const carols = add(msg('local-1', G1, 'carol'));
+    add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    const bobs = add(historyMsg('local-1', G1, 'bob'));
+    const carols = add(historyMsg('local-1', G1, 'carol'));
     expect(rec('group:g1')).toMatchObject({ unread: 2, lastMsgSeq: carols.seq });
     // The admin (bob) recalls carol's local-1: the recall names its sender.
-    add(recallOf(carols, 'bob'));
+    add(historyRecallOf(carols, 'bob'));
     expect(rec('group:g1')).toMatchObject({ unread: 1, lastMsgSeq: bobs.seq });
     // carol's edit of "her" local-1 never reaches bob's.
-    add(editOf({ ...bobs, from: 'carol' }, 'carol', 5, 'forged'));
+    add(historyEditOf({ ...bobs, from: 'carol' }, 'carol', 5, 'forged'));
     expect(ix.lastOf('group:g1')?.body).toEqual({ text: 'local-1' });
-    add(editOf(bobs, 'bob', 6, 'edited by bob'));
+    add(historyEditOf(bobs, 'bob', 6, 'edited by bob'));
     expect(ix.lastOf('group:g1')?.body).toEqual({ text: 'edited by bob' });
   });
 
   it('recalling the last message moves last to the newest still visible and uncounts it', () => {
     const { add, rec, ix } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    const a2 = add(msg('a2', BOB, 'bob', [ME]));
-    add(recallOf(a2, 'bob'));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    const a2 = add(historyMsg('a2', BOB, 'bob', [ME]));
+    add(historyRecallOf(a2, 'bob'));
     expect(rec('user:bob')).toMatchObject({ lastSeq: a2.seq, lastMsgSeq: a1.seq, unread: 1, mentions: 0 });
     expect(ix.lastOf('user:bob')?.appinfo).toBe('a1');
-    add(recallOf(a1, 'bob'));
+    add(historyRecallOf(a1, 'bob'));
     expect(rec('user:bob')).toMatchObject({ lastMsgSeq: 0, unread: 0 });
     expect(ix.lastOf('user:bob')).toBeNull();
   });
 
   it('a recall of a read message, of a control entry or of an unknown appinfo changes no count, but is seen (asOfSeq)', () => {
     const { add, rec } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    const r = add(readConv('read:1', ME, BOB, a1.seq));
-    add(recallOf(a1, 'bob'));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    const r = add(historyReadConv('read:1', ME, BOB, a1.seq));
+    add(historyRecallOf(a1, 'bob'));
     expect(rec('user:bob')).toMatchObject({ unread: 0, lastMsgSeq: 0 });
     const before = rec('user:bob');
-    add(recallOf(r, ME));
-    const missed = add(recallOf({ ...a1, appinfo: 'nope' }, 'bob'));
+    add(historyRecallOf(r, ME));
+    const missed = add(historyRecallOf({ ...a1, appinfo: 'nope' }, 'bob'));
     // Every entry naming a conversation brings its state to it, hit or miss (sync, push convs).
     expect(rec('user:bob')).toEqual({ ...before, asOfSeq: missed.seq });
   });
 
   it('a recall or an edit of a message this inbox holds no copy of moves its conversation to it, nothing else', () => {
     const { add, rec } = setup();
-    const notice = add(groupEvent('group:g1:create', 'g1', 'create', 'bob'));
+    const notice = add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     const elsewhere: Entry = { ...notice, seq: 999_999, kind: 'msg', appinfo: 'in-the-stream', from: 'bob', type: 'text', body: {} };
-    const recall = add(recallOf(elsewhere, 'alice'));
+    const recall = add(historyRecallOf(elsewhere, 'alice'));
     expect(rec('group:g1')).toMatchObject({ lastSeq: notice.seq, lastMsgSeq: notice.seq, unread: 0, asOfSeq: recall.seq });
-    const edit = add(editOf({ ...elsewhere, appinfo: 'also-elsewhere' }, 'bob', 5, 'x'));
+    const edit = add(historyEditOf({ ...elsewhere, appinfo: 'also-elsewhere' }, 'bob', 5, 'x'));
     expect(rec('group:g1')).toMatchObject({ lastSeq: notice.seq, asOfSeq: edit.seq });
     // A conversation this inbox has nothing of is not created by them.
-    add(recallOf({ ...elsewhere, appinfo: 'in-g9', conv: { type: 'group', id: 'g9' } }, 'alice'));
+    add(historyRecallOf({ ...elsewhere, appinfo: 'in-g9', conv: { type: 'group', id: 'g9' } }, 'alice'));
     expect(rec('group:g9')).toBeUndefined();
   });
 
   it('an edit by the sender shows in last; by anyone else it is ignored; the latest editedAt wins', () => {
     const { add, ix } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    add(editOf(a1, 'carol', 5, 'forged'));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    add(historyEditOf(a1, 'carol', 5, 'forged'));
     expect(ix.lastOf('user:bob')?.body).toEqual({ text: 'a1' });
-    add(editOf(a1, 'bob', 10, 'second'));
-    add(editOf(a1, 'bob', 7, 'late but older'));
+    add(historyEditOf(a1, 'bob', 10, 'second'));
+    add(historyEditOf(a1, 'bob', 7, 'late but older'));
     expect(ix.lastOf('user:bob')).toMatchObject({ body: { text: 'second' }, edit: { editedAt: 10 } });
-    add(editOf(a1, 'bob', 10, 'tie, appended later'));
+    add(historyEditOf(a1, 'bob', 10, 'tie, appended later'));
     expect(ix.lastOf('user:bob')?.body).toEqual({ text: 'tie, appended later' });
     expect(ix.entryAt(a1.seq)?.body).toEqual({ text: 'a1' }); // the inbox keeps what was sent
   });
 
   it('delete hides messages once; control entries and unknown seqs only get the mark', () => {
     const { add, rec, ix } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    const a2 = add(msg('a2', BOB, 'bob'));
-    const r = add(readConv('read:1', ME, G1, 1));
-    add(deleteOf('delete:1', ME, [a2.seq, r.seq, 999]));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    const a2 = add(historyMsg('a2', BOB, 'bob'));
+    const r = add(historyReadConv('read:1', ME, G1, 1));
+    add(historyDeleteOf('delete:1', ME, [a2.seq, r.seq, 999]));
     expect(rec('user:bob')).toMatchObject({ unread: 1, lastMsgSeq: a1.seq, lastSeq: a2.seq });
     expect([...ix.deleted].sort()).toEqual([a2.seq, r.seq].sort());
-    add(deleteOf('delete:2', ME, [a2.seq, a1.seq]));
+    add(historyDeleteOf('delete:2', ME, [a2.seq, a1.seq]));
     expect(rec('user:bob')).toMatchObject({ unread: 0, lastMsgSeq: 0 });
   });
 
   it('clear without upToSeq hides everything so far; later messages count again; never back', () => {
     const { add, rec } = setup();
-    add(msg('a1', BOB, 'bob'));
-    const a2 = add(msg('a2', BOB, 'bob'));
-    add(clearOf('clear:1', ME, BOB));
+    add(historyMsg('a1', BOB, 'bob'));
+    const a2 = add(historyMsg('a2', BOB, 'bob'));
+    add(historyClearOf('clear:1', ME, BOB));
     expect(rec('user:bob')).toMatchObject({ clearedSeq: a2.seq, unread: 0, lastMsgSeq: 0, readSeq: 0 });
-    const a3 = add(msg('a3', BOB, 'bob'));
-    add(clearOf('clear:2', ME, BOB, 1));
+    const a3 = add(historyMsg('a3', BOB, 'bob'));
+    add(historyClearOf('clear:2', ME, BOB, 1));
     expect(rec('user:bob')).toMatchObject({ clearedSeq: a2.seq, unread: 1, lastMsgSeq: a3.seq });
-    add(deleteOf('delete:1', ME, [a3.seq]));
+    add(historyDeleteOf('delete:1', ME, [a3.seq]));
     expect(rec('user:bob')).toMatchObject({ lastMsgSeq: 0, unread: 0 }); // a1, a2 stay cleared
   });
 });
@@ -257,13 +262,13 @@ describe('conversation index: recall, edit, delete, clear', () => {
 describe('conversation index: the two-step API', () => {
   it('a message, read or clear needs one round of lookups; recall, edit, delete, v1 read two', () => {
     const { add, ix } = setup();
-    const a1 = add(msg('a1', BOB, 'bob'));
-    add(readConv('read:1', ME, BOB, a1.seq));
-    add(clearOf('clear:1', ME, BOB));
-    add(recallOf(a1, 'bob'));
-    add(editOf(a1, 'bob', 1, 'x'));
-    add(deleteOf('delete:1', ME, [a1.seq]));
-    add(readSeqs('read:2', ME, [a1.seq]));
+    const a1 = add(historyMsg('a1', BOB, 'bob'));
+    add(historyReadConv('read:1', ME, BOB, a1.seq));
+    add(historyClearOf('clear:1', ME, BOB));
+    add(historyRecallOf(a1, 'bob'));
+    add(historyEditOf(a1, 'bob', 1, 'x'));
+    add(historyDeleteOf('delete:1', ME, [a1.seq]));
+    add(historyReadSeqs('read:2', ME, [a1.seq]));
     expect(ix.rounds).toEqual([1, 1, 1, 2, 2, 2, 2]);
   });
 
@@ -284,7 +289,7 @@ describe('conversation index: the two-step API', () => {
 
   it('refuses to apply without the facts, or to apply an entry twice', () => {
     const { ix } = setup();
-    const e = ix.append(msg('a1', BOB, 'bob')) as Entry;
+    const e = ix.append(historyMsg('a1', BOB, 'bob')) as Entry;
     expect(() => applyToConversations({ ...e, seq: 9 }, emptyFacts(), ME)).toThrow(InternalError);
     const facts = emptyFacts();
     facts.records.set('user:bob', ix.records.get('user:bob') ?? null);
@@ -312,25 +317,8 @@ describe('conversation index: the two-step API', () => {
   });
 
   it('a v1 read or a delete naming a later seq neither asks for it nor applies it', () => {
-    const read: Entry = {
-      seq: 5,
-      kind: 'read',
-      appinfo: 'read:1',
-      conv: { type: 'user', id: ME },
-      from: ME,
-      sendTime: 0,
-      referSeq: 10,
-      seqs: [10],
-    };
-    const del: Entry = {
-      seq: 5,
-      kind: 'delete',
-      appinfo: 'delete:1',
-      conv: { type: 'user', id: ME },
-      from: ME,
-      sendTime: 0,
-      seqs: [5, 10],
-    };
+    const read: Entry = { ...historyReadSeqs('read:1', ME, [10]), seq: 5 };
+    const del: Entry = { ...historyDeleteOf('delete:1', ME, [5, 10]), seq: 5 };
     const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
     for (const e of [read, del]) {
       const facts = emptyFacts();

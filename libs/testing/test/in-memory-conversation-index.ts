@@ -1,27 +1,24 @@
 /**
- * A small in-memory adapter of the conversation index for tests: an inbox (array + maps, dedup
+ * A small in-memory adapter of core's conversation index for tests: an inbox (array + maps, dedup
  * by appinfo like the stores), side tables in Maps, facts answered from them the way a store
  * would (point reads and short ranges), changes persisted after each entry. It checks what an
  * adapter relies on: `before` is the stored record, removed unread rows exist, added ones do not.
+ * Entries come from the history builders of this package (../src/conversation-history.ts).
  */
 import { expect } from 'vitest';
 import {
-  buildClearEntry,
-  buildConversationReadEntry,
-  buildDeleteEntry,
-  buildEditEntry,
-  buildGroupEventEntry,
-  buildMessageCopy,
-  buildRecallEntry,
+  changesAtHorizon,
   conversationItemKey,
   conversationKey,
   dedupKeyOf,
+  expireConversations,
   indexEntrySync,
   recountInboxIndex,
+  unreadMayLieBelow,
   withLatestEdit,
-} from '../src/index.ts';
+} from '@seqline/core';
 import type {
-  Conv,
+  ConversationExpiry,
   DedupKey,
   ConvRecord,
   ConversationChanges,
@@ -30,10 +27,9 @@ import type {
   Entry,
   FactsRequest,
   InboxIndexState,
-  Json,
   NewEntry,
   UnreadItem,
-} from '../src/index.ts';
+} from '@seqline/core';
 
 export class InMemoryConversationIndex {
   readonly entries: Entry[] = [];
@@ -47,6 +43,8 @@ export class InMemoryConversationIndex {
   private readonly bySeq = new Map<number, Entry>();
   private readonly byKey = new Map<DedupKey, Entry>();
   private head = 0;
+  /** Entries below it expired; the index is at it (core's expireConversations). */
+  private horizon = 0;
 
   constructor(readonly self: string) {}
 
@@ -64,8 +62,63 @@ export class InMemoryConversationIndex {
       this.answer(need, facts);
     });
     this.rounds.push(rounds);
-    this.persist(changes);
+    this.persist(changesAtHorizon(changes, this.horizon));
     return entry;
+  }
+
+  /**
+   * The entries below `horizon` expire, as a TTL drops them (oldest first; their dedup keys go
+   * with them), and the index moves to it like a store's owner moves it: records and unread rows
+   * by core's expireConversations. Visible, deleted and edit rows below it stay, as a store's stay
+   * until their own TTL: stateAbove leaves them out, and no fact is asked of them (a `last` that
+   * falls back below the horizon is cleared with the record: changesAtHorizon).
+   */
+  expire(horizon: number): ConversationExpiry {
+    this.horizon = Math.max(this.horizon, horizon);
+    for (const e of this.entries.filter((x) => x.seq < horizon)) {
+      this.bySeq.delete(e.seq);
+      if (this.byKey.get(dedupKeyOf(e)) === e) this.byKey.delete(dedupKeyOf(e));
+    }
+    this.entries.splice(0, this.entries.length, ...this.entries.filter((x) => x.seq >= horizon));
+    const unreadBelow = new Map<string, UnreadItem[]>();
+    for (const [key, rec] of this.records) {
+      if (unreadMayLieBelow(rec, horizon)) {
+        unreadBelow.set(
+          key,
+          [...this.unread.values()].filter((i) => i.convKey === key && i.seq < horizon),
+        );
+      }
+    }
+    const expiry = expireConversations({ horizon, records: [...this.records.values()], unreadBelow });
+    for (const rec of expiry.dropped) {
+      const key = conversationKeyOf(rec);
+      this.records.delete(key);
+      for (const [itemKey, item] of this.unread) if (item.convKey === key) this.unread.delete(itemKey);
+    }
+    this.persist({
+      seq: this.head,
+      records: expiry.records,
+      unreadAdd: [],
+      unreadRemove: expiry.unreadRemove,
+      visibleAdd: [],
+      visibleRemove: [],
+      deleted: [],
+      edits: [],
+    });
+    return expiry;
+  }
+
+  /** The index as its readers see it: rows below the horizon left out. */
+  stateAbove(): InboxIndexState {
+    const s = this.state();
+    const above = <T>(m: Map<number, T>) => new Map([...m].filter(([seq]) => seq >= this.horizon));
+    return {
+      records: s.records,
+      unread: s.unread,
+      visible: new Set([...s.visible].filter((item) => Number(item.slice(item.lastIndexOf('|') + 1)) >= this.horizon)),
+      deleted: new Set([...s.deleted].filter((seq) => seq >= this.horizon)),
+      edits: above(s.edits),
+    };
   }
 
   get headSeq(): number {
@@ -155,57 +208,4 @@ export function sortedState(s: InboxIndexState) {
     deleted: [...s.deleted].sort((a, b) => a - b),
     edits: [...s.edits.entries()].sort(([a], [b]) => a - b),
   };
-}
-
-// ---------------------------------------------------------------- entry builders (self's inbox)
-
-export const T0 = 1_763_700_000_000;
-
-export function msg(appinfo: string, conv: Conv, from: string, mentions?: string[], body: Json = { text: appinfo }): NewEntry {
-  const e = buildMessageCopy({ appinfo, conv, from, sendTime: T0, type: 'text', body });
-  if (mentions !== undefined) e.mentions = mentions;
-  return e;
-}
-
-export function groupEvent(
-  appinfo: string,
-  group: string,
-  event: 'create' | 'add' | 'remove' | 'rename' | 'tier',
-  actor: string,
-  named: { name?: string; nameRev?: number } = {},
-): NewEntry {
-  return buildGroupEventEntry({ appinfo, group, event, actor, time: T0, ...named });
-}
-
-export function readConv(appinfo: string, self: string, conv: Conv, upToSeq: number): NewEntry {
-  return buildConversationReadEntry(self, conv, upToSeq, T0, appinfo);
-}
-
-export function readSeqs(appinfo: string, self: string, seqs: number[]): NewEntry {
-  const sorted = [...new Set(seqs)].sort((a, b) => a - b);
-  return {
-    kind: 'read',
-    appinfo,
-    conv: { type: 'user', id: self },
-    from: self,
-    sendTime: T0,
-    referSeq: sorted[sorted.length - 1] ?? 0,
-    seqs: sorted,
-  };
-}
-
-export function recallOf(target: Entry, by: string): NewEntry {
-  return buildRecallEntry(target, by, T0 + 1);
-}
-
-export function editOf(target: Entry, by: string, editedAt: number, text: string): NewEntry {
-  return buildEditEntry(by, target, { type: 'text', body: { text } }, editedAt, `edit:${target.appinfo}:${editedAt}:${text}`);
-}
-
-export function deleteOf(appinfo: string, self: string, seqs: number[]): NewEntry {
-  return buildDeleteEntry(self, seqs, T0, appinfo);
-}
-
-export function clearOf(appinfo: string, self: string, conv: Conv, upToSeq?: number): NewEntry {
-  return buildClearEntry(self, conv, upToSeq, T0, appinfo);
 }
