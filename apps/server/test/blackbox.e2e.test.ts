@@ -110,8 +110,11 @@ async function connect(user: string): Promise<TestClient> {
 }
 
 describe('npm start, from outside', () => {
-  it('logs which transport it chose, for this Node', () => {
-    expect(output).toMatch(/gateway transport: (native uWebSockets\.js|ws package)/);
+  it('logs which transport it chose, for this Node', async () => {
+    // The logger writes asynchronously: the line may reach the pipe after /healthz answered.
+    const chosen = /gateway transport: (native uWebSockets\.js|ws package)/;
+    await waitFor(() => chosen.test(output), 10_000, `the transport log line\n${output}`);
+    expect(output).toMatch(chosen);
   });
 
   it('two users chat: a push arrives, a late sync by max seq gets the rest, a resend keeps one copy', async () => {
