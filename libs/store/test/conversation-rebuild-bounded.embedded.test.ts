@@ -193,18 +193,20 @@ describe('bounded conversation index jobs on LMDB', () => {
       entries: stored.length,
       headSeq: stored.length,
     });
+    expect(r.rowsDb.get([BIG, 'g']), 'one row off: patched in place, no switch').toBeUndefined();
     expect(r.meter.total).toBeGreaterThanOrEqual(stored.length);
     expect(r.meter.maxSinceWrite).toBeLessThanOrEqual(INDEX_CHUNK_ENTRIES);
     await expectIndexIsRecount(r, BIG);
     expect((await r.parts.index.listConversations(OTHER, { limit: 10 })).convs).toHaveLength(1);
   }, 180_000);
 
-  it('appends to the inbox while it is rebuilt, folding and held, are in the rebuilt index, in order', async () => {
+  it('appends to the inbox while it is rebuilt, folding and held, are in the rebuilt index (copied and switched), in order', async () => {
     const r = (rig = openRig());
-    const stored = await fill(r, 5 * INDEX_CHUNK_ENTRIES);
-    const wrong = r.parts.rows.record(BIG, 'group:c0');
-    if (wrong === undefined) throw new Error('no record for c0');
-    await r.env.transaction(() => r.parts.rows.putRecord(BIG, 'group:c0', { ...wrong, mentions: wrong.mentions + 2 }));
+    const stored = await fill(r, 10 * INDEX_CHUNK_ENTRIES);
+    // Every item row lost, behind the writer's back: more rows differ than a rebuild patches in place.
+    await r.env.transaction(() => {
+      for (const key of r.rowsDb.getKeys({ start: [BIG, 'i'], end: [BIG, 'i', '\u{10FFFF}'] })) void r.rowsDb.remove(key);
+    });
     const at = (seq: number, entry: NewEntry): Entry => ({ ...entry, seq });
     let head = stored.length;
 
@@ -225,7 +227,9 @@ describe('bounded conversation index jobs on LMDB', () => {
     }
     const heldAppends = [1, 2, 3].map((i) => track(r.seqLog.append(BIG, [at(++head, historyMsg(`held-${i}`, peerOf(3), 'c3'))])));
     const report = await rebuild.promise;
-    expect(report).toMatchObject({ differed: true, changedConversations: ['group:c0'], headSeq: stored.length + 3 });
+    expect(report).toMatchObject({ differed: true, headSeq: stored.length + 3 });
+    expect(report.changedConversations).toHaveLength(CONVERSATIONS);
+    expect(r.rowsDb.get([BIG, 'g']), 'switched to space 1').toBe(1);
     for (const append of heldAppends) await append.promise;
     await expectIndexIsRecount(r, BIG);
     expect(await r.seqLog.headSeq(BIG)).toBe(stored.length + 6);

@@ -3,8 +3,9 @@
  * index from the inbox. A correct index is reported as such and left byte for byte; an index
  * tampered with behind the engine's back (a record, an item's unread flag, the list order, all
  * rows dropped) is reported with the conversations that differed and afterwards equals core's
- * recount again; a rebuild racing appends is serialised with them. And the fault contract: the
- * k-th row write of a rebuild failing, for every k, leaves nothing of it (one child transaction).
+ * recount again; a rebuild racing appends ends exact at the head. And the fault contract: the
+ * k-th index write of a rebuild failing (scratch, copy, switch, clear), for every k, leaves the
+ * live index as it was or switched whole. Bounds and progress: conversation-rebuild-bounded.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

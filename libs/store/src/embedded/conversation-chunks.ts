@@ -27,8 +27,13 @@ import { fromJsonRow } from './json-rows.ts';
 import { lastSeqOf } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
 
-/** Entries read, folded and written per chunk. */
-export const INDEX_CHUNK_ENTRIES = Number(process.env.EXP_CHUNK ?? 1000);
+/**
+ * Entries read, folded and written per chunk. Small enough that a chunk and its overlay die
+ * young: with 1 000, a 1 000 000-entry rebuild brought GC pauses of 20–146 ms (17 over 20 ms)
+ * and other users' send p99 to 69 ms (unloaded 8); with 250, none over 12 ms and p99 24 ms
+ * (unloaded 25), in the same time.
+ */
+export const INDEX_CHUNK_ENTRIES = 250;
 /** Entries folded in one slice of the event loop (about a millisecond of it). */
 const FOLD_SLICE = 25;
 /** Rows per page when two spaces are compared (reads only: one slice of the event loop). */
@@ -41,12 +46,12 @@ export const PAGE_ROWS = 250;
 const WRITE_PAGE_ROWS = 2000;
 /**
  * After each slice of its work a job pauses this many times as long as the slice took, so it
- * takes at most about half of the event loop and its writes at most half of the commits: a
- * background job, however big, leaves other users' requests most of the process. Measured on
- * a 1 000 000-entry rebuild at load 9 on 2 cores: other users' send p50 12 ms instead of 62,
- * p99 124 ms instead of 268 (unloaded 6 / 90), the fold twice as long (docs/benchmarks.md).
+ * takes at most about half of the event loop and of the commits, however big it is. Measured
+ * on a 1 000 000-entry rebuild at load 9 on 2 cores: other users' send p50 12 ms instead of 62,
+ * p99 124 ms instead of 268 (unloaded 6 and 90), the fold twice as long (docs/decisions.md,
+ * "Bounded rebuild and catch-up on LMDB").
  */
-const PAUSE_PER_SLICE = Number(process.env.EXP_PAUSE ?? 1);
+const PAUSE_PER_SLICE = 1;
 
 /** Where a fold's chunks go: the rows it reads as stored, and how one chunk is written, all of it or nothing. */
 export interface FoldTarget {

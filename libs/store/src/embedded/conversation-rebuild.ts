@@ -8,16 +8,18 @@
  *    commit, fold the rest, and compare the scratch with the live index a page at a time: both
  *    exact at the same head, neither written. If they agree, the live index stays as it was,
  *    byte for byte (its watermark moved up to the head if it was below), and that is all.
- * 3. If not: copy the scratch into the engine's space the index does not live in
+ * 3. If they differ in at most MAX_PATCH_ROWS rows (a few drifted conversations), rewrite those
+ *    rows in the live index, still held, in one transaction with the watermark.
+ * 4. If more: copy the scratch into the engine's space the index does not live in
  *    (conversation-dbs.ts, IndexSpace), cleared first, in key order; hold the inbox again, fold
  *    what was appended meanwhile into that space, and switch to it with one write. Then clear
  *    the old space.
  *
  * All or nothing (docs/decisions.md, "Rebuild is all or nothing", "Bounded rebuild and
- * catch-up on LMDB"): readers and appends only ever see the live space, which the rebuild does
- * not write, and the switch is one write. A rebuild cut off anywhere leaves at most rows in the
- * engine's space that is not live, which the next rebuild clears before using it, and a scratch
- * directory, which the engine removes when it opens.
+ * catch-up on LMDB"): readers and appends only ever see the live space, which the rebuild
+ * writes only with a patch (one transaction) or a switch (one write). A rebuild cut off
+ * anywhere leaves at most rows in the engine's space that is not live, which the next rebuild
+ * clears before using it, and a scratch directory, which the engine removes when it opens.
  */
 import { performance } from 'node:perf_hooks';
 import { conversationKey, isActivity, type ConversationRebuilder, type ConversationRebuildReport, type InboxKey } from '@seqline/core';
@@ -33,7 +35,12 @@ interface Comparison {
   changedConversations: Set<string>;
   /** Records of the rebuilt index. */
   conversations: number;
+  /** The rows that make the live index the rebuilt one; undefined past MAX_PATCH_ROWS (copy and switch instead). */
+  patch: { put: IndexRow[]; remove: IndexRow[] } | undefined;
 }
+
+/** Most rows a rebuild rewrites in the live index itself: one commit's worth, like a page of a copy. */
+const MAX_PATCH_ROWS = 2000;
 
 export class LmdbConversationRebuilder implements ConversationRebuilder {
   constructor(
@@ -57,7 +64,7 @@ export class LmdbConversationRebuilder implements ConversationRebuilder {
     const scratch = await RebuildScratch.open(this.scratchRoot);
     try {
       const { comparison, entries, headSeq } = await this.foldAndCompare(live, scratch, inbox);
-      if (comparison.differed) await this.switchTo(live.other, scratch, inbox);
+      if (comparison.differed && comparison.patch === undefined) await this.switchTo(live.other, scratch, inbox);
       return {
         differed: comparison.differed,
         changedConversations: [...comparison.changedConversations].sort(),
@@ -72,7 +79,9 @@ export class LmdbConversationRebuilder implements ConversationRebuilder {
 
   /**
    * Folds the inbox into the scratch while its appends go on, then, the inbox held, the rest,
-   * and compares the scratch with the live index: both exact at one head, neither written.
+   * and compares the scratch with the live index: both exact at one head, neither written. A
+   * difference of at most one commit's rows is patched into the live index there and then, in
+   * one transaction with the watermark.
    */
   private async foldAndCompare(
     live: ConversationRows,
@@ -86,10 +95,15 @@ export class LmdbConversationRebuilder implements ConversationRebuilder {
       await this.chunks.settled();
       const rest = await this.chunks.foldUpTo(into, inbox, 0);
       const comparison = await compareSpaces(live, scratch.rows, inbox, this.log, this.chunks);
-      // A correct index stays as it was; only a watermark left below the head moves up to it.
-      if (!comparison.differed && live.watermark(inbox) !== rest.watermark) {
+      const { patch } = comparison;
+      // The patch and a watermark left below the head, in one transaction; a correct index is not written.
+      if (patch !== undefined && (patch.put.length > 0 || patch.remove.length > 0 || live.watermark(inbox) !== rest.watermark)) {
         await this.writes.run(() => {
-          void this.rows.db.childTransaction(() => live.putWatermark(inbox, rest.watermark));
+          void this.rows.db.childTransaction(() => {
+            for (const row of patch.remove) live.removeRow(inbox, row);
+            for (const row of patch.put) live.putRow(inbox, row);
+            if (live.watermark(inbox) !== rest.watermark) live.putWatermark(inbox, rest.watermark);
+          });
           this.writer.forget(inbox);
         });
       }
@@ -132,11 +146,15 @@ async function compareSpaces(
   log: InboxLogDbs,
   chunks: IndexChunks,
 ): Promise<Comparison> {
-  const out: Comparison = { differed: false, changedConversations: new Set(), conversations: 0 };
+  const out: Comparison = { differed: false, changedConversations: new Set(), conversations: 0, patch: { put: [], remove: [] } };
   const note = (row: IndexRow) => {
     out.differed = true;
     const convKey = ConversationRows.convKeyOf(row) ?? convOfSeq(log, inbox, ConversationRows.seqOf(row));
     if (convKey !== undefined) out.changedConversations.add(convKey);
+  };
+  const patch = (rows: 'put' | 'remove', row: IndexRow) => {
+    out.patch?.[rows].push(row);
+    if (out.patch !== undefined && out.patch.put.length + out.patch.remove.length > MAX_PATCH_ROWS) out.patch = undefined;
   };
   await eachRow(rebuilt, inbox, chunks, (row) => {
     if (row.table === 'record') out.conversations++;
@@ -144,9 +162,12 @@ async function compareSpaces(
     if (was !== undefined && JSON.stringify(was) === JSON.stringify(row.value)) return;
     note(row);
     if (was !== undefined) note({ ...row, value: was });
+    patch('put', row);
   });
   await eachRow(live, inbox, chunks, (row) => {
-    if (rebuilt.valueAt(inbox, row) === undefined) note(row);
+    if (rebuilt.valueAt(inbox, row) !== undefined) return;
+    note(row);
+    patch('remove', row);
   });
   return out;
 }
