@@ -4,6 +4,7 @@ export * from './ids.ts';
 export * from './errors.ts';
 export * from './logger.ts';
 export * from './ports.ts';
+export type * from './group-ports.ts';
 export * from './store-halves.ts';
 export * from './tiers.ts';
 export * from './fanout.ts';

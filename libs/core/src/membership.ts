@@ -4,7 +4,7 @@
  * window. These are pure transitions; stores persist their results.
  */
 import { BadRequestError } from './errors.ts';
-import type { MemberWindow, Membership, MembershipChangeAt } from './ports.ts';
+import type { MemberWindow, Membership, MembershipChangeAt } from './group-ports.ts';
 
 export interface GseqRange {
   /** Exclusive lower bound. */

@@ -1,7 +1,7 @@
 /** Sync paging rules and the ordering checks used by sync-safety (I2) and fault tests. */
 import type { Entry } from './entry.ts';
 import { canReadGseq } from './membership.ts';
-import type { Membership } from './ports.ts';
+import type { Membership } from './group-ports.ts';
 
 export const DEFAULT_SYNC_LIMIT = 200;
 export const MAX_SYNC_LIMIT = 1000;

@@ -2,14 +2,8 @@
  * A store put together from its reading half and a writing half: how a write decorator (a
  * shard's lease fence) stands in front of a store without repeating every read as a pass-through.
  */
-import type {
-  GroupStreamReader,
-  GroupStreamStore,
-  GroupStreamStoreWriter,
-  TimelineReader,
-  TimelineStore,
-  TimelineWriter,
-} from './ports.ts';
+import type { GroupStreamReader, GroupStreamStore, GroupStreamStoreWriter } from './group-ports.ts';
+import type { TimelineReader, TimelineStore, TimelineWriter } from './ports.ts';
 
 /** Reads go to `reader`, writes (append, addReaders) to `writer`. */
 export function timelineOf(halves: { reader: TimelineReader; writer: TimelineWriter }): TimelineStore {

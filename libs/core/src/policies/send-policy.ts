@@ -5,7 +5,7 @@
  */
 import type { GroupKey } from '../ids.ts';
 import { isCurrentMember } from '../membership.ts';
-import type { Membership } from '../ports.ts';
+import type { Membership } from '../group-ports.ts';
 import type { SendPolicy } from './types.ts';
 
 /** What a refused sender is told (FORBIDDEN); it names no group. */
