@@ -4,32 +4,14 @@
  * attempts, so a job that waited out an outage or saw a clock jump is retried for the whole
  * window; a job whose retries spanned the window is still dead-lettered.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '@seqline/core';
-import type { Clock, WorkQueue } from '@seqline/core';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '@seqline/testing';
-import { createLocalWorkQueue, DEFAULT_BACKOFF, failuresBeforeGivingUp } from '../src/index.ts';
-import type { LocalWorkQueue, LocalWorkQueueOptions } from '../src/index.ts';
+import { DEFAULT_BACKOFF, failuresBeforeGivingUp } from '../src/index.ts';
 import { MemoryJobStore } from './memory-job-store.ts';
-
-/** A clock that moves only when told to (backoff delays still elapse in real time). */
-class ManualClock implements Clock {
-  constructor(public t = 1_000_000) {}
-  now(): number {
-    return this.t;
-  }
-}
+import { ManualClock, useLocalQueues } from './local-queue-rig.ts';
 
 describe('local work queue give-up window', () => {
-  const open: WorkQueue[] = [];
-  const make = (options: Partial<LocalWorkQueueOptions> & { jobs: MemoryJobStore }): LocalWorkQueue => {
-    const wq = createLocalWorkQueue({ logger: silentLogger, ...options });
-    open.push(wq);
-    return wq;
-  };
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((wq) => wq.close()));
-  });
+  const make = useLocalQueues();
 
   it('dead-letters once its retries spanned the window by their schedule, keeping the last error; a replay starts afresh', async () => {
     const jobs = new MemoryJobStore();

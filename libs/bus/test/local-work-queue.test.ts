@@ -1,32 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@seqline/core';
-import type { Clock, Json, WorkQueue } from '@seqline/core';
+import type { Json } from '@seqline/core';
 import { eventually } from '@seqline/testing';
 import { backoffDelay, createLocalWorkQueue } from '../src/index.ts';
-import type { LocalWorkQueue, LocalWorkQueueOptions } from '../src/index.ts';
 import { MemoryJobStore } from './memory-job-store.ts';
+import { ManualClock, useLocalQueues } from './local-queue-rig.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const group = (payload: Json) => (payload as { group: string }).group;
 
-/** A clock that moves only when told to (backoff delays still elapse in real time). */
-class ManualClock implements Clock {
-  constructor(public t = 1_000_000) {}
-  now(): number {
-    return this.t;
-  }
-}
-
 describe('local work queue', () => {
-  const open: WorkQueue[] = [];
-  const make = (options: Partial<LocalWorkQueueOptions> & { jobs: MemoryJobStore }): LocalWorkQueue => {
-    const wq = createLocalWorkQueue({ logger: silentLogger, ...options });
-    open.push(wq);
-    return wq;
-  };
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((wq) => wq.close()));
-  });
+  const make = useLocalQueues();
 
   it('persists a job before enqueue resolves, and removes it only after success', async () => {
     const jobs = new MemoryJobStore();
