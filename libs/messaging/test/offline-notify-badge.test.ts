@@ -18,36 +18,36 @@ import {
 import { CountingStores, startHookReceiver, totalCount, type HookReceiver } from '@seqline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BADGE_MAX_PAGES, BADGE_STREAM_ROWS } from '../src/index.ts';
-import { badgeOf, eventually, NOTIFY_SECRET, openNotifyRig, type NotifyBody, type NotifyRig } from './support/offline-notify-rig.ts';
+import {
+  badgeOf,
+  eventually,
+  notifiedTenants,
+  NOTIFY_SECRET,
+  openNotifyRig,
+  type NotifyBody,
+  type NotifyRig,
+} from './support/offline-notify-rig.ts';
 
 const WINDOW_MS = 200;
 const MEMBERS = ['bob', 'carol', 'dave', 'erin']; // with alice, 5: huge in the rig's tiers
 let rig: NotifyRig;
 let receiver: HookReceiver;
 const counting = new CountingStores();
-let tenants = 0;
+let notified: ReturnType<typeof notifiedTenants>;
 let apps = 0;
 
 beforeAll(async () => {
   rig = await openNotifyRig('offline-notify-badge', { workerStores: (s) => counting.wrap(s) });
   receiver = await startHookReceiver({ secret: NOTIFY_SECRET });
+  notified = notifiedTenants(rig, receiver, 'bg', WINDOW_MS);
 });
 afterAll(async () => {
   await rig.close();
   await receiver.close();
 });
 
-function tenant(): string {
-  const t = `bg${++tenants}`;
-  rig.hooks.set(t, { notifyUrl: receiver.url, secret: NOTIFY_SECRET, notifyWindowMs: WINDOW_MS });
-  return t;
-}
-
-const callsTo = (t: string): NotifyBody[] =>
-  receiver
-    .accepted()
-    .map((c) => c.json as NotifyBody)
-    .filter((b) => b.tenant === t && b.user === 'bob');
+const tenant = (): string => notified.tenant();
+const callsTo = (t: string): NotifyBody[] => notified.callsTo(t);
 
 /** Sends a message; returns its appinfo. */
 async function send(t: string, from: string, to: { user: string } | { group: string }, mentions?: string[]): Promise<string> {

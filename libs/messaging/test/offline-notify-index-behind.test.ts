@@ -18,7 +18,15 @@ import {
 import { startHookReceiver, type HookReceiver } from '@seqline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadgeIndexBehindError, OFFLINE_NOTIFY_QUEUE, unreadBadge, type OfflineNotifyJob } from '../src/index.ts';
-import { badgeOf, eventually, NOTIFY_SECRET, openNotifyRig, type NotifyBody, type NotifyRig } from './support/offline-notify-rig.ts';
+import {
+  badgeOf,
+  eventually,
+  notifiedTenants,
+  NOTIFY_SECRET,
+  openNotifyRig,
+  type NotifyBody,
+  type NotifyRig,
+} from './support/offline-notify-rig.ts';
 
 /**
  * The real index, except that one inbox can be held as it stood: its watermark and its
@@ -76,7 +84,7 @@ const WINDOW_MS = 200;
 let rig: NotifyRig;
 let receiver: HookReceiver;
 let index: HeldInboxIndex;
-let tenants = 0;
+let notified: ReturnType<typeof notifiedTenants>;
 let apps = 0;
 
 beforeAll(async () => {
@@ -87,23 +95,15 @@ beforeAll(async () => {
     },
   });
   receiver = await startHookReceiver({ secret: NOTIFY_SECRET });
+  notified = notifiedTenants(rig, receiver, 'ib', WINDOW_MS);
 });
 afterAll(async () => {
   await rig.close();
   await receiver.close();
 });
 
-function tenant(): string {
-  const t = `ib${++tenants}`;
-  rig.hooks.set(t, { notifyUrl: receiver.url, secret: NOTIFY_SECRET, notifyWindowMs: WINDOW_MS });
-  return t;
-}
-
-const callsTo = (t: string): NotifyBody[] =>
-  receiver
-    .accepted()
-    .map((c) => c.json as NotifyBody)
-    .filter((b) => b.tenant === t && b.user === 'bob');
+const tenant = (): string => notified.tenant();
+const callsTo = (t: string): NotifyBody[] => notified.callsTo(t);
 
 async function sendToBob(t: string): Promise<number> {
   const { seq } = await rig.messaging.send(

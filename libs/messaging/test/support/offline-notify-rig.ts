@@ -155,3 +155,28 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function inboxOf(tenant: string, user: string) {
   return inboxKey(tenant, user);
 }
+
+/**
+ * Tenants whose notifications go to `receiver` (each call of `tenant` makes a fresh one), and
+ * the calls a tenant's bob was sent, in arrival order.
+ */
+export function notifiedTenants(
+  rig: NotifyRig,
+  receiver: { url: string; accepted(): Array<{ json: unknown }> },
+  prefix: string,
+  windowMs: number,
+): { tenant(): string; callsTo(tenant: string): NotifyBody[] } {
+  let tenants = 0;
+  return {
+    tenant() {
+      const t = `${prefix}${++tenants}`;
+      rig.hooks.set(t, { notifyUrl: receiver.url, secret: NOTIFY_SECRET, notifyWindowMs: windowMs });
+      return t;
+    },
+    callsTo: (t) =>
+      receiver
+        .accepted()
+        .map((c) => c.json as NotifyBody)
+        .filter((b) => b.tenant === t && b.user === 'bob'),
+  };
+}
