@@ -9,22 +9,20 @@
  *   login is still live (nats-device-round.ts). The login waits for the gateways presence
  *   names, by count, within its bounds.
  * - Listing asks the user's subject alike; this gateway's own sessions need no network.
+ * What no transport changes (picking, kicking, the crossing rule) is device-peer.ts's.
  */
 import { randomUUID } from 'node:crypto';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import {
   DISPLACE_MAX_WAIT_MS,
-  displaceHere,
-  sparedInCrossing,
-  withinBound,
   type DeviceBus,
   type DeviceHolder,
   type DeviceSession,
   type DisplaceOutcome,
   type DisplaceRequest,
-  type Displacement,
   type Logger,
 } from '@seqline/core';
+import { DevicePeer } from './device-peer.ts';
 import { gatherList } from './nats-device-list.ts';
 import { parseKick, parseUserRequest, type Reply } from './nats-device-messages.ts';
 import { startRound } from './nats-device-round.ts';
@@ -69,11 +67,8 @@ interface Held {
 class NatsDeviceBusImpl implements NatsDeviceBus {
   readonly id = randomUUID().replaceAll('-', '');
   private readonly held = new Map<string, Held>();
-  /** By user key: the sessions each login of this gateway asked other gateways to kick. */
-  private readonly asked = new Map<string, Map<string, Set<string>>>();
-  private readonly rounds = new Set<{ stop(): void }>();
+  private readonly peer: DevicePeer;
   private readonly answerWaitMs: number;
-  private readonly maxWaitMs: number;
   private readonly presence: { root: string; heartbeatMs: number; logger: Logger };
   private announcer: PresenceAnnouncer | undefined;
   private directory: PresenceDirectory | undefined;
@@ -86,7 +81,8 @@ class NatsDeviceBusImpl implements NatsDeviceBus {
     private readonly options: NatsDeviceBusOptions,
   ) {
     this.answerWaitMs = options.answerWaitMs ?? 1_000;
-    this.maxWaitMs = options.maxWaitMs ?? DISPLACE_MAX_WAIT_MS;
+    const maxWaitMs = options.maxWaitMs ?? DISPLACE_MAX_WAIT_MS;
+    this.peer = new DevicePeer({ holder, logger: options.logger, answerWaitMs: this.answerWaitMs, maxWaitMs });
     this.presence = { root: `${options.root}.p`, heartbeatMs: options.presenceHeartbeatMs ?? 1_000, logger: options.logger };
     if (options.followPresence) this.follow();
   }
@@ -122,7 +118,7 @@ class NatsDeviceBusImpl implements NatsDeviceBus {
     const entry = this.held.get(key);
     if (entry === undefined || --entry.holds > 0) return;
     this.held.delete(key);
-    this.asked.delete(key);
+    this.peer.released(key);
     try {
       entry.sub?.unsubscribe();
       this.announcer?.set(key, false);
@@ -132,30 +128,23 @@ class NatsDeviceBusImpl implements NatsDeviceBus {
   }
 
   displace(request: DisplaceRequest): Promise<DisplaceOutcome> {
-    if (this.closed) return withinBound(displaceHere(this.holder, request, this.options.logger), this.maxWaitMs);
+    if (this.closed) return this.peer.displaceHere(request);
     const key = keyOf(request.tenant, request.user);
     this.follow();
-    this.forgetGone(request.tenant, request.user, key);
-    const listening = { stop: () => undefined as void };
-    this.rounds.add(listening);
-    const round = startRound(
-      {
-        nc: this.nc,
-        logger: this.options.logger,
-        self: this.id,
-        holder: this.holder,
-        userSubject: this.userSubjectOf(key),
-        kickSubjectOf: (bus) => this.kickSubjectOf(bus),
-        expected: this.othersHolding(key),
-        answerWaitMs: this.answerWaitMs,
-        maxWaitMs: this.maxWaitMs,
-        asked: (login, sessions) => this.record(key, login, sessions),
-        onEnd: () => this.rounds.delete(listening),
-      },
-      request,
+    const expected = this.othersHolding(key);
+    return this.peer.displace(key, request, (ctx) =>
+      startRound(
+        {
+          ...ctx,
+          nc: this.nc,
+          self: this.id,
+          userSubject: this.userSubjectOf(key),
+          kickSubjectOf: (bus) => this.kickSubjectOf(bus),
+          expected,
+        },
+        request,
+      ),
     );
-    listening.stop = round.stop;
-    return round.outcome;
   }
 
   async list(tenant: string, user: string): Promise<DeviceSession[]> {
@@ -172,7 +161,7 @@ class NatsDeviceBusImpl implements NatsDeviceBus {
           expected: this.othersHolding(key),
           waitMs: this.answerWaitMs,
         });
-    return [...this.holder.list(tenant, user), ...others].sort((a, b) => a.since - b.since || (a.session < b.session ? -1 : 1));
+    return this.peer.list(tenant, user, others);
   }
 
   gatewaysHolding(tenant: string, user: string): string[] | undefined {
@@ -187,7 +176,7 @@ class NatsDeviceBusImpl implements NatsDeviceBus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const round of [...this.rounds]) round.stop();
+    this.peer.close();
     try {
       for (const { sub } of this.held.values()) sub?.unsubscribe();
       this.kickSub?.unsubscribe();
@@ -216,61 +205,22 @@ class NatsDeviceBusImpl implements NatsDeviceBus {
     return new Set(routes.keys());
   }
 
-  private record(key: string, login: string, sessions: readonly string[]): void {
-    let logins = this.asked.get(key);
-    if (logins === undefined) this.asked.set(key, (logins = new Map<string, Set<string>>()));
-    const targets = logins.get(login) ?? new Set<string>();
-    for (const s of sessions) targets.add(s);
-    logins.set(login, targets);
-  }
-
-  /** What gone logins asked is of no more use: only live sessions can be spared. */
-  private forgetGone(tenant: string, user: string, key: string): void {
-    const logins = this.asked.get(key);
-    if (logins === undefined) return;
-    const live = new Set(this.holder.list(tenant, user).map((s) => s.session));
-    for (const login of logins.keys()) if (!live.has(login)) logins.delete(login);
-  }
-
   /** Another gateway's login or listing, for a user this gateway holds. */
   private onUserRequest(tenant: string, user: string, msg: Msg): void {
     const request = parseUserRequest(msg, tenant, user);
     if (request === null) return this.options.logger.warn({ subject: msg.subject }, 'device bus: malformed request ignored');
     if (request.from === this.id) return; // this gateway's own login: its sessions were displaced already
     if (request.op === 'list') return this.respond(msg, { step: 'listed', from: this.id, sessions: this.holder.list(tenant, user) });
-    let sessions: string[] = [];
-    try {
-      sessions = this.holder.pick(request.displace);
-    } catch (err) {
-      this.options.logger.error({ err, tenant, user }, 'device bus: picking sessions failed');
-    }
-    this.respond(msg, { step: 'picked', from: this.id, sessions });
+    this.respond(msg, { step: 'picked', from: this.id, sessions: this.peer.pick(request.displace) });
   }
 
-  /** The second step: kick what this gateway picked, unless the kicks crossed (sparedInCrossing). */
+  /** The second step: kick what this gateway picked, unless the kicks crossed. */
   private onKick(msg: Msg): void {
     const parsed = parseKick(msg);
     if (parsed === null) return this.options.logger.warn({ subject: msg.subject }, 'device bus: malformed kick ignored');
-    const { tenant, user, incoming } = parsed.kick;
-    const asked = this.asked.get(keyOf(tenant, user));
-    const sessions = parsed.kick.sessions.filter((s) => !sparedInCrossing(s, incoming.session, asked?.get(s)));
-    if (sessions.length < parsed.kick.sessions.length)
-      this.options.logger.info({ tenant, user, login: incoming.session }, 'two logins crossed: the one with the greater session id stays');
-    const told = (displaced: number, failed: boolean) => this.respond(msg, { step: 'told', from: this.id, displaced, failed });
-    let displacement: Displacement;
-    try {
-      displacement = this.holder.kick({ ...parsed.kick, sessions });
-    } catch (err) {
-      this.options.logger.error({ err, tenant, user }, 'device bus: kicking sessions failed');
-      return told(0, true);
-    }
-    displacement.told.then(
-      () => told(displacement.displaced, false),
-      (err: unknown) => {
-        this.options.logger.error({ err, tenant, user }, 'device bus: a displaced session was not told');
-        told(displacement.displaced, true);
-      },
-    );
+    const { tenant, user } = parsed.kick;
+    const { displaced, failed } = this.peer.kick(keyOf(tenant, user), parsed.kick);
+    void failed.then((notTold) => this.respond(msg, { step: 'told', from: this.id, displaced, failed: notTold }));
   }
 
   private respond(msg: Msg, reply: Reply): void {

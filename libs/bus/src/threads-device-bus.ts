@@ -3,14 +3,13 @@
  * "Devices and the login policy"): the NATS device bus's protocol (nats-device-bus.ts) over the
  * thread hub. A thread holding a user says so (presence, exact over ports); a login displaces
  * this thread's sessions first, then asks the threads that may hold the user to pick, and those
- * to kick what they picked (threads-device-round.ts). Listing asks them alike.
+ * to kick what they picked (threads-device-round.ts). Listing asks them alike. What no transport
+ * changes (picking, kicking, the crossing rule) is device-peer.ts's.
  */
 import {
   BadRequestError,
   DISPLACE_MAX_WAIT_MS,
-  displaceHere,
   LOGIN_POLICIES,
-  sparedInCrossing,
   withinBound,
   type DeviceBus,
   type DeviceHolder,
@@ -20,6 +19,7 @@ import {
   type KickRequest,
   type Logger,
 } from '@seqline/core';
+import { DevicePeer } from './device-peer.ts';
 import { isDeviceSession, MAX_KICK_SESSIONS } from './nats-device-messages.ts';
 import type { ThreadChannel } from './threads-channel.ts';
 import { startThreadRound, type KickAnswer } from './threads-device-round.ts';
@@ -49,9 +49,7 @@ export function createThreadDeviceBus(holder: DeviceHolder, options: ThreadDevic
   const answerWaitMs = options.answerWaitMs ?? 1_000;
   const maxWaitMs = options.maxWaitMs ?? DISPLACE_MAX_WAIT_MS;
   const holds = new Map<string, number>();
-  /** By user key: the sessions each login of this thread asked other threads to kick. */
-  const asked = new Map<string, Map<string, Set<string>>>();
-  const rounds = new Set<{ stop(): void }>();
+  const peer = new DevicePeer({ holder, logger, answerWaitMs, maxWaitMs });
   const presence = new ThreadPresence();
   let closed = false;
 
@@ -70,62 +68,20 @@ export function createThreadDeviceBus(holder: DeviceHolder, options: ThreadDevic
     const req = parseRequest(body);
     if (req === undefined) throw new BadRequestError('malformed device bus request');
     if (req.op === 'list') return holder.list(req.tenant, req.user);
-    if (req.op === 'pick') {
-      try {
-        return holder.pick(req.displace);
-      } catch (err) {
-        logger.error({ err, tenant: req.displace.tenant, user: req.displace.user }, 'device bus: picking sessions failed');
-        return [];
-      }
-    }
+    if (req.op === 'pick') return peer.pick(req.displace);
     return kick(req.kick);
   }
 
-  /** The second step: kick what this thread picked, unless the kicks crossed (sparedInCrossing). */
+  /** The second step: kick what this thread picked, unless the kicks crossed. */
   async function kick(request: KickRequest): Promise<KickAnswer> {
-    const { tenant, user, incoming } = request;
-    const mine = asked.get(keyOf(tenant, user));
-    const sessions = request.sessions.filter((s) => !sparedInCrossing(s, incoming.session, mine?.get(s)));
-    if (sessions.length < request.sessions.length)
-      logger.info({ tenant, user, login: incoming.session }, 'two logins crossed: the one with the greater session id stays');
-    let displacement;
-    try {
-      displacement = holder.kick({ ...request, sessions });
-    } catch (err) {
-      logger.error({ err, tenant, user }, 'device bus: kicking sessions failed');
-      return { displaced: 0, failed: true };
-    }
-    const told = displacement.told.then(
-      () => false,
-      (err: unknown) => {
-        logger.error({ err, tenant, user }, 'device bus: a displaced session was not told');
-        return true;
-      },
-    );
+    const { displaced, failed } = peer.kick(keyOf(request.tenant, request.user), request);
     // The asker stops waiting at the same bound: a session that never tells holds no answer open.
-    const failed = await withinBound(told, maxWaitMs);
-    return { displaced: displacement.displaced, failed: failed === true };
+    return { displaced, failed: (await withinBound(failed, maxWaitMs)) === true };
   }
 
   function askable(key: string): number[] {
     const { holding, unknown } = presence.holders(key);
     return [...holding, ...unknown];
-  }
-
-  function record(key: string, login: string, sessions: readonly string[]): void {
-    let logins = asked.get(key);
-    if (logins === undefined) asked.set(key, (logins = new Map<string, Set<string>>()));
-    const targets = logins.get(login) ?? new Set<string>();
-    for (const s of sessions) targets.add(s);
-    logins.set(login, targets);
-  }
-
-  /** What gone logins asked is of no more use: only live sessions can be spared. */
-  function forgetGone(tenant: string, user: string, key: string): void {
-    const logins = asked.get(key);
-    if (logins === undefined) return;
-    const live = new Set(holder.list(tenant, user).map((s) => s.session));
-    for (const login of logins.keys()) if (!live.has(login)) logins.delete(login);
   }
 
   return {
@@ -142,31 +98,14 @@ export function createThreadDeviceBus(holder: DeviceHolder, options: ThreadDevic
       if (n === undefined) return;
       if (n > 1) return void holds.set(key, n - 1);
       holds.delete(key);
-      asked.delete(key);
+      peer.released(key);
       if (!closed) presence.set(key, false);
     },
 
     displace(request: DisplaceRequest): Promise<DisplaceOutcome> {
-      if (closed) return withinBound(displaceHere(holder, request, logger), maxWaitMs);
+      if (closed) return peer.displaceHere(request);
       const key = keyOf(request.tenant, request.user);
-      forgetGone(request.tenant, request.user, key);
-      const listening = { stop: () => undefined as void };
-      rounds.add(listening);
-      const round = startThreadRound(
-        {
-          channel,
-          logger,
-          holder,
-          ask: askable(key),
-          answerWaitMs,
-          maxWaitMs,
-          asked: (login, sessions) => record(key, login, sessions),
-          onEnd: () => rounds.delete(listening),
-        },
-        request,
-      );
-      listening.stop = round.stop;
-      return round.outcome;
+      return peer.displace(key, request, (ctx) => startThreadRound({ ...ctx, channel, ask: askable(key) }, request));
     },
 
     async list(tenant: string, user: string): Promise<DeviceSession[]> {
@@ -179,7 +118,7 @@ export function createThreadDeviceBus(holder: DeviceHolder, options: ThreadDevic
           return Array.isArray(listed) ? listed.filter(isDeviceSession) : [];
         }),
       );
-      return [...holder.list(tenant, user), ...answers.flat()].sort((a, b) => a.since - b.since || (a.session < b.session ? -1 : 1));
+      return peer.list(tenant, user, answers.flat());
     },
 
     threadsHolding(tenant: string, user: string): number[] | undefined {
@@ -190,7 +129,7 @@ export function createThreadDeviceBus(holder: DeviceHolder, options: ThreadDevic
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      for (const round of [...rounds]) round.stop();
+      peer.close();
       for (const key of holds.keys()) presence.set(key, false);
       holds.clear();
       presence.flush();

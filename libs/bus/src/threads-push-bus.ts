@@ -8,6 +8,7 @@
  */
 import { silentLogger } from '@seqline/core';
 import type { InboxKey, Logger, PushBus, PushMessage } from '@seqline/core';
+import { PushSubscribers, type Subscriber } from './push-subscribers.ts';
 import type { ThreadChannel } from './threads-channel.ts';
 import type { ThreadHub } from './threads-hub.ts';
 import { isStrings, ThreadPresence } from './threads-presence.ts';
@@ -30,35 +31,21 @@ export interface ThreadPushBus extends PushBus {
   stats(): { threads: number; known: number; keys: number };
 }
 
-type Subscriber = (msg: PushMessage) => void;
-
 type PushFrame = { op: 'push'; msg: PushMessage } | { op: 'each'; inboxes: InboxKey[]; push: Omit<PushMessage, 'inbox'> };
 
 export function createThreadPushBus(options: ThreadPushBusOptions): ThreadPushBus {
   const logger = (options.logger ?? silentLogger).child({ component: 'thread-push-bus' });
-  const subscribers = new Map<InboxKey, Set<Subscriber>>();
   const presence = new ThreadPresence();
   let closed = false;
-
-  function deliver(inbox: InboxKey, msg: PushMessage): void {
-    const subs = subscribers.get(inbox);
-    if (!subs) return; // gone since the publisher looked: the user disconnected
-    // A snapshot: a subscriber may unsubscribe (itself or others) while we deliver.
-    for (const onPush of [...subs]) {
-      try {
-        onPush(msg);
-      } catch (err) {
-        logger.error({ err, inbox }, 'push subscriber threw');
-      }
-    }
-  }
+  // The others route an inbox here while it has a subscriber here.
+  const subscribers = new PushSubscribers(logger, (inbox, held) => (closed ? undefined : presence.set(inbox, held)));
 
   function onMessage(body: unknown, from: number): void {
     if (presence.receive(body, from)) return;
     const frame = body as PushFrame;
-    if (frame.op === 'push' && typeof frame.msg === 'object' && frame.msg !== null) return deliver(frame.msg.inbox, frame.msg);
+    if (frame.op === 'push' && typeof frame.msg === 'object' && frame.msg !== null) return subscribers.deliver(frame.msg.inbox, frame.msg);
     if (frame.op === 'each' && isStrings(frame.inboxes) && typeof frame.push === 'object' && frame.push !== null) {
-      for (const inbox of frame.inboxes) deliver(inbox, { ...frame.push, inbox });
+      for (const inbox of frame.inboxes) subscribers.deliver(inbox, { ...frame.push, inbox });
       return;
     }
     logger.warn({ from }, 'malformed push frame dropped');
@@ -76,35 +63,20 @@ export function createThreadPushBus(options: ThreadPushBusOptions): ThreadPushBu
   const bus: ThreadPushBus = {
     publish(msg: PushMessage): void {
       if (closed) return;
-      deliver(msg.inbox, msg);
+      subscribers.deliver(msg.inbox, msg);
       for (const thread of presence.holders(msg.inbox).holding) channel.send(thread, { op: 'push', msg } satisfies PushFrame);
     },
 
     publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
       if (closed || inboxes.length === 0) return;
-      for (const inbox of inboxes) if (subscribers.has(inbox)) deliver(inbox, { ...msg, inbox });
+      subscribers.deliverToEach(inboxes, msg);
       // One message per thread holding members, however many they are: cloned once per thread.
       for (const [thread, held] of presence.route(inboxes))
         channel.send(thread, { op: 'each', inboxes: held as InboxKey[], push: msg } satisfies PushFrame);
     },
 
     subscribe(inbox: InboxKey, onPush: Subscriber): () => void {
-      if (closed) return () => {};
-      // Wrapped so the same function subscribed twice gets two independent subscriptions.
-      const entry: Subscriber = (msg) => onPush(msg);
-      let subs = subscribers.get(inbox);
-      if (!subs) {
-        subs = new Set();
-        subscribers.set(inbox, subs);
-        presence.set(inbox, true);
-      }
-      subs.add(entry);
-      const owner = subs;
-      return () => {
-        if (!owner.delete(entry) || owner.size > 0 || subscribers.get(inbox) !== owner) return;
-        subscribers.delete(inbox);
-        if (!closed) presence.set(inbox, false);
-      };
+      return closed ? () => {} : subscribers.subscribe(inbox, onPush);
     },
 
     isOnline(inbox: InboxKey): boolean | undefined {
@@ -126,7 +98,7 @@ export function createThreadPushBus(options: ThreadPushBusOptions): ThreadPushBu
       if (closed) return;
       closed = true;
       // The others stop routing here: this thread holds nobody any more.
-      for (const inbox of subscribers.keys()) presence.set(inbox, false);
+      for (const inbox of subscribers.inboxes()) presence.set(inbox, false);
       subscribers.clear();
       presence.flush();
       await channel.close();
