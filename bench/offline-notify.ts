@@ -75,7 +75,7 @@ export async function runOfflineNotifyBench(): Promise<BenchResult> {
   const withUrl = median(rates.with);
   const withoutUrl = median(rates.without);
   const stats = notifier.stats();
-  const jobs = (await engine.jobs.list('hooks.notify')).length;
+  const jobs = (await engine.jobs.list({ queue: 'hooks.notify' })).length;
   await queue.close();
   await owner.close();
   await engine.close();

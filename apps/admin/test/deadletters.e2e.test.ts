@@ -92,7 +92,7 @@ describe('seqline-admin deadletters with dead letters', () => {
     const replay = await cli('deadletters', 'replay', '--all', '--json');
     expect(replay.code).toBe(0);
     expect(JSON.parse(replay.stdout)).toEqual({ replayed: ['fan/1', 'fan 2', 'rcpt-3'], missing: [] });
-    expect((await engine.jobs.list()).map((j) => [j.id, j.attempts])).toEqual([
+    expect((await engine.jobs.list({})).map((j) => [j.id, j.attempts])).toEqual([
       ['fan/1', 0],
       ['fan 2', 0],
       ['rcpt-3', 0],

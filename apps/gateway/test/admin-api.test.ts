@@ -228,7 +228,7 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
     expect(listed[0]).toMatchObject({ queue: 'fanout', attempts: 9, lastError: 'boom', payload: { n: 1 } });
     const one = await send('POST', `/v1/admin/deadletters/${encodeURIComponent('d/2')}/replay`, '');
     expect(json(one.body)).toEqual({ ok: true, replayed: ['d/2'], missing: [] });
-    expect((await f.engine.jobs.list()).map((j) => j.id)).toEqual(['d/2']);
+    expect((await f.engine.jobs.list({})).map((j) => j.id)).toEqual(['d/2']);
     const again = await send('POST', `/v1/admin/deadletters/${encodeURIComponent('d/2')}/replay`, '');
     expect(again.status).toBe(404);
     expect((await send('POST', '/v1/admin/deadletters/replay', {})).status).toBe(400);

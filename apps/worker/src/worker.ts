@@ -29,6 +29,7 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
     groupStreams: infra.stores.groupStreams,
     conversations: infra.conversations,
     conversationRebuilder: infra.stores.timeline,
+    conversationCatchUp: infra.stores.timeline,
     push: infra.push,
     logger,
     ownerId: config.SEQLINE_OWNER_ID,

@@ -50,8 +50,8 @@ export function failuresBeforeGivingUp(policy: BackoffPolicy): number {
 }
 
 /**
- * The same rule for a queue that keeps only a delivery count per job (JetStream, whose messages
- * cannot be rewritten on a retry): the number of attempts after which a job has been failing for
+ * The same rule for a queue whose retry delays are a fixed list (JetStream, whose messages cannot
+ * be rewritten on a retry; it records each job's failures apart): the number of failed attempts after which a job has been failing for
  * more than `giveUpAfterMs` by its retry schedule alone — the smallest n such that the delays
  * after failures 1 … n−1 add up to more than the window. Waiting time before the first attempt
  * is never counted. `delays[k-1]` follows failure k; the last value repeats.
@@ -71,4 +71,25 @@ export function attemptsSpanning(giveUpAfterMs: number, delays: readonly number[
   // The last delay repeats: the fewest more of them that pass the window.
   const last = delays[delays.length - 1]!;
   return attempts + Math.floor((giveUpAfterMs - scheduled) / last) + 1;
+}
+
+/**
+ * Deliveries of one job that may end without an outcome (its worker killed or stopped mid-job)
+ * before the NATS queue parks it unrun: a crash is not a failure of the job, so it does not count
+ * toward the give-up rule, but a job that kills every worker that takes it must still stop
+ * somewhere. 50 crashes take at least 50 ack waits (25 min with the default 30 s).
+ */
+export const DEFAULT_MAX_CRASHED_DELIVERIES = 50;
+
+/** What a queue that counts deliveries (JetStream) does with one, given the failures it recorded. */
+export type DeliveryVerdict = { run: true } | { run: false; crashed: number };
+
+/**
+ * The NATS queue's rule per delivery: the deliveries before this one that did not end in a
+ * recorded failure ended without an outcome (crashed); past `maxCrashed` of them the job is
+ * parked unrun. Failures alone count toward giving up (`maxFailures`, checked when one fails).
+ */
+export function deliveryVerdict(input: { deliveries: number; failures: number; maxCrashed: number }): DeliveryVerdict {
+  const crashed = Math.max(0, input.deliveries - 1 - input.failures);
+  return crashed > input.maxCrashed ? { run: false, crashed } : { run: true };
 }

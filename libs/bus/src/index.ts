@@ -2,8 +2,16 @@ export { createLocalWorkQueue } from './local-work-queue.ts';
 export type { LocalWorkQueue, LocalWorkQueueOptions } from './local-work-queue.ts';
 export { createLocalPushBus } from './local-push-bus.ts';
 export type { LocalPushBusOptions } from './local-push-bus.ts';
-export { attemptsSpanning, backoffDelay, DEFAULT_BACKOFF, failuresBeforeGivingUp, retryDelayFloors } from './backoff.ts';
-export type { BackoffPolicy } from './backoff.ts';
+export {
+  attemptsSpanning,
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  DEFAULT_MAX_CRASHED_DELIVERIES,
+  deliveryVerdict,
+  failuresBeforeGivingUp,
+  retryDelayFloors,
+} from './backoff.ts';
+export type { BackoffPolicy, DeliveryVerdict } from './backoff.ts';
 export { KeyedDispatcher } from './keyed-dispatcher.ts';
 export type { DispatchLimits } from './keyed-dispatcher.ts';
 export type { QueueStats } from './queue-common.ts';

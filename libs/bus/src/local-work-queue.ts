@@ -182,7 +182,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       };
       // Registered before listing so a job enqueued meanwhile is scheduled (the id set dedups).
       runtimes.set(queue, rt);
-      const pending = await jobs.list(queue);
+      const pending = await jobs.list({ queue });
       if (pending.length > 0) logger.info({ queue, jobs: pending.length }, 'resuming pending jobs');
       for (const job of pending) if (!options.placement || options.placement.here(job)) schedule(rt, job);
     },

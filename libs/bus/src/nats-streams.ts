@@ -13,6 +13,10 @@ export interface JobTopology {
   deadSubject(queue: string): string;
   jobsWildcard: string;
   deadWildcard: string;
+  /** The failed attempts of each job message (nats-job-failures.ts). */
+  failuresStream: string;
+  failureSubject(queue: string, jobSeq: number): string;
+  failuresWildcard: string;
 }
 
 export function jobTopology(streamPrefix: string, subjectPrefix: string): JobTopology {
@@ -23,6 +27,9 @@ export function jobTopology(streamPrefix: string, subjectPrefix: string): JobTop
     deadSubject: (queue) => `${subjectPrefix}dlq.${queue}`,
     jobsWildcard: `${subjectPrefix}jobs.>`,
     deadWildcard: `${subjectPrefix}dlq.>`,
+    failuresStream: `${streamPrefix}_JOB_FAILURES`,
+    failureSubject: (queue, jobSeq) => `${subjectPrefix}failures.${queue}.${jobSeq}`,
+    failuresWildcard: `${subjectPrefix}failures.>`,
   };
 }
 
@@ -82,15 +89,30 @@ async function ensureStream(
   }
 }
 
+/** How long a job's failure record outlives its last write when nothing purges it (its job was lost with a stream). */
+const FAILURE_RECORD_MAX_AGE_MS = 7 * 24 * 3_600_000;
+
 /**
  * Jobs: work-queue retention (a message lives until acked), file storage, one replica, and a
  * duplicate window for `Nats-Msg-Id` dedup. Dead letters: plain limits retention, kept until
- * replayed or purged by an operator.
+ * replayed or purged by an operator. Failure records: the newest per job message, for a week
+ * at most.
  */
 export async function ensureJobStreams(jsm: JetStreamManager, topology: JobTopology, duplicateWindowMs: number): Promise<void> {
   const common = { storage: StorageType.File, num_replicas: 1, duplicate_window: nanos(duplicateWindowMs) };
   await ensureStream(jsm, { ...common, name: topology.jobsStream, subjects: [topology.jobsWildcard] }, RetentionPolicy.Workqueue);
   await ensureStream(jsm, { ...common, name: topology.deadStream, subjects: [topology.deadWildcard] }, RetentionPolicy.Limits);
+  await ensureStream(
+    jsm,
+    {
+      ...common,
+      name: topology.failuresStream,
+      subjects: [topology.failuresWildcard],
+      max_msgs_per_subject: 1,
+      max_age: nanos(FAILURE_RECORD_MAX_AGE_MS),
+    },
+    RetentionPolicy.Limits,
+  );
 }
 
 export interface ConsumerTuning {

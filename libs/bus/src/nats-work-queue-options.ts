@@ -11,9 +11,9 @@ export interface NatsWorkQueueOptions {
   nc: NatsConnection;
   logger: Logger;
   clock?: Clock;
-  /** Streams `<prefix>_JOBS` and `<prefix>_DLQ`. Default `SEQLINE`. */
+  /** Streams `<prefix>_JOBS`, `<prefix>_DLQ` and `<prefix>_JOB_FAILURES`. Default `SEQLINE`. */
   streamPrefix?: string;
-  /** Prepended to the `jobs.<queue>` / `dlq.<queue>` subjects (e.g. `test1.`). Default none. */
+  /** Prepended to the `jobs.<queue>` / `dlq.<queue>` / `failures.<queue>.<seq>` subjects (e.g. `test1.`). Default none. */
   subjectPrefix?: string;
   /**
    * Retry delays: after failed attempt n the delivery is nak'd with backoffMs[n-1] (the last
@@ -35,8 +35,18 @@ export interface NatsWorkQueueOptions {
    * after the first failure).
    */
   giveUpAfterMs?: number;
-  /** Attempts before dead-lettering, overriding the count derived from `giveUpAfterMs` (tests of the crash paths). */
+  /**
+   * Failed attempts before dead-lettering, overriding the count derived from `giveUpAfterMs`.
+   * Only a handler's failure counts (recorded per job: nats-job-failures.ts), not a delivery
+   * that ended without an outcome.
+   */
   maxDeliver?: number;
+  /**
+   * Deliveries of one job that may end without an outcome — its worker killed or stopped
+   * mid-job, its ack wait run out — before it is dead-lettered unrun (a job that kills every
+   * worker). They never count toward `maxDeliver`. Default 50.
+   */
+  maxCrashedDeliveries?: number;
   /**
    * `Nats-Msg-Id` dedup window (default 2 min). An id enqueued again after the window while
    * still pending runs twice: handlers are idempotent by appinfo (I3), so that is harmless.

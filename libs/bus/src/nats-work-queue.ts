@@ -3,9 +3,10 @@ import type { Json, JobContext, QueueOptions, StoredJob } from '@seqline/core';
 import type { Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { attemptsSpanning, DEFAULT_BACKOFF } from './backoff.ts';
+import { attemptsSpanning, DEFAULT_BACKOFF, DEFAULT_MAX_CRASHED_DELIVERIES, deliveryVerdict } from './backoff.ts';
 import { KeyedDispatcher } from './keyed-dispatcher.ts';
 import { NatsDeadLetters } from './nats-dead-letters.ts';
+import { NatsJobFailures } from './nats-job-failures.ts';
 import { natsError } from './nats-unavailable.ts';
 import { ensureJobStreams, ensureQueueConsumer, isJobEnvelope, jobTopology } from './nats-streams.ts';
 import type { JobEnvelope } from './nats-streams.ts';
@@ -37,6 +38,12 @@ interface QueueRuntime {
   advisory?: Subscription;
 }
 
+interface Setup {
+  jsm: JetStreamManager;
+  dead: NatsDeadLetters;
+  failures: NatsJobFailures;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -52,9 +59,12 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   const backoffMs = options.backoffMs ?? DEFAULT_NATS_BACKOFF_MS;
   if (backoffMs.length === 0 || backoffMs.some((ms) => !(ms > 0) || !Number.isFinite(ms)))
     throw new InternalError('backoffMs must be positive delays');
-  // The give-up window as a delivery count: JetStream keeps no per-job time across processes.
+  // The give-up window as a count of failed attempts: JetStream keeps no per-job time across processes.
   const maxDeliver = options.maxDeliver ?? attemptsSpanning(options.giveUpAfterMs ?? DEFAULT_BACKOFF.giveUpAfterMs, backoffMs);
   if (!(maxDeliver >= 1)) throw new InternalError('maxDeliver must be at least 1');
+  const maxCrashedDeliveries = options.maxCrashedDeliveries ?? DEFAULT_MAX_CRASHED_DELIVERIES;
+  if (!(Number.isSafeInteger(maxCrashedDeliveries) && maxCrashedDeliveries >= 0))
+    throw new InternalError('maxCrashedDeliveries must be a count');
   const ackWaitMs = options.ackWaitMs ?? 30_000;
   const js = jetstream(nc);
   const runtimes = new Map<string, QueueRuntime>();
@@ -63,13 +73,13 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   /** close ran: enqueues refused. */
   let closed = false;
   const publishes = new Set<Promise<unknown>>();
-  let setup: Promise<{ jsm: JetStreamManager; dead: NatsDeadLetters }> | undefined;
+  let setup: Promise<Setup> | undefined;
 
-  function ready(): Promise<{ jsm: JetStreamManager; dead: NatsDeadLetters }> {
+  function ready(): Promise<Setup> {
     setup ??= (async () => {
       const jsm = await jetstreamManager(nc);
       await ensureJobStreams(jsm, topology, options.duplicateWindowMs ?? 120_000);
-      return { jsm, dead: new NatsDeadLetters(js, jsm, topology, logger) };
+      return { jsm, dead: new NatsDeadLetters(js, jsm, topology, logger), failures: new NatsJobFailures(js, jsm, topology, logger) };
     })().catch((err: unknown) => {
       setup = undefined; // retry on the next call
       throw err;
@@ -90,9 +100,14 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   async function run(rt: QueueRuntime, delivery: Delivery): Promise<void> {
     const { msg, job } = delivery;
     const attempt = msg.info.deliveryCount;
-    if (attempt > maxDeliver) {
-      // Every allowed attempt ended without an ack (its worker died or hung): park it unrun.
-      await buryAndAck(rt, delivery, maxDeliver, 'last attempt ended without an ack (worker crashed or hung)');
+    const { failures } = await ready();
+    // A first delivery has no failures yet; otherwise the recorded ones (deliveries if unreadable).
+    const failed = attempt === 1 ? 0 : ((await failures.count(rt.name, msg.seq)) ?? attempt - 1);
+    const verdict = deliveryVerdict({ deliveries: attempt, failures: failed, maxCrashed: maxCrashedDeliveries });
+    if (!verdict.run) {
+      // Its workers kept dying with it (or hanging): park it unrun.
+      const why = `${verdict.crashed} deliveries ended without an ack (worker crashed or hung), ${failed} failed`;
+      await buryAndAck(rt, delivery, attempt - 1, why, failed > 0);
       release(rt, delivery);
       return;
     }
@@ -101,22 +116,26 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
       await msg.ackAck().catch((err: unknown) => {
         logger.warn({ err, queue: rt.name, id: job.id }, 'ack not confirmed; the job may run again');
       });
+      if (failed > 0) await failures.forget(rt.name, msg.seq);
     } catch (err) {
-      await onFailure(rt, delivery, attempt, err);
+      await onFailure(rt, delivery, failed + 1, err);
     } finally {
       release(rt, delivery);
     }
   }
 
-  async function onFailure(rt: QueueRuntime, { msg, job }: Delivery, attempt: number, err: unknown): Promise<void> {
+  /** `failed` counts this failure: only a handler's failure counts toward giving up, never a crashed delivery. */
+  async function onFailure(rt: QueueRuntime, { msg, job }: Delivery, failed: number, err: unknown): Promise<void> {
     const lastError = errorMessage(err);
-    if (attempt < maxDeliver) {
-      const delay = retryDelay(attempt);
-      logger.warn({ queue: rt.name, id: job.id, attempt, retryInMs: delay, lastError }, 'job failed; will retry');
+    if (failed < maxDeliver) {
+      const delay = retryDelay(failed);
+      logger.warn({ queue: rt.name, id: job.id, failed, retryInMs: delay, lastError }, 'job failed; will retry');
+      const { failures } = await ready();
+      await failures.record(rt.name, msg.seq, failed);
       msg.nak(delay);
       return;
     }
-    await buryAndAck(rt, { msg, job }, attempt, lastError);
+    await buryAndAck(rt, { msg, job }, failed, lastError, failed > 1);
   }
 
   async function buryAndAck(
@@ -124,11 +143,13 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     { msg, job }: Pick<Delivery, 'msg' | 'job'>,
     attempts: number,
     lastError: string,
+    recorded: boolean,
   ): Promise<void> {
     try {
-      const { dead } = await ready();
+      const { dead, failures } = await ready();
       await dead.bury(job, msg.seq, attempts, lastError, clock.now());
       await msg.ackAck();
+      if (recorded) await failures.forget(job.queue, msg.seq);
     } catch (err) {
       // Left unacked: it is delivered once more (and filed then), or the advisory files it.
       logger.error({ err, queue: rt.name, id: job.id }, 'could not dead-letter a job');
@@ -248,10 +269,11 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
       if (stopping !== undefined) throw new InternalError('work queue stopped consuming');
       if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);
       const { jsm, dead } = await ready();
-      // One delivery beyond maxDeliver lets a consumer file a job whose last attempt crashed.
+      // Every failure and every allowed crash is a delivery; one more lets a consumer file a job
+      // whose last allowed delivery crashed too.
       await ensureQueueConsumer(jsm, topology, queue, {
         ackWaitMs,
-        maxDeliver: maxDeliver + 1,
+        maxDeliver: maxDeliver + maxCrashedDeliveries + 1,
         maxAckPending: options.maxAckPending ?? 10_000,
       });
       const rt: QueueRuntime = {

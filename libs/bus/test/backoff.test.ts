@@ -10,7 +10,9 @@ import {
   attemptsSpanning,
   backoffDelay,
   DEFAULT_BACKOFF,
+  DEFAULT_MAX_CRASHED_DELIVERIES,
   DEFAULT_NATS_BACKOFF_MS,
+  deliveryVerdict,
   failuresBeforeGivingUp,
   retryDelayFloors,
 } from '../src/index.ts';
@@ -70,5 +72,28 @@ describe('the give-up rule', () => {
     for (const delays of [[], [0], [100, -1], [Number.NaN], [Number.POSITIVE_INFINITY]]) {
       expect(() => attemptsSpanning(1_000, delays)).toThrow(RangeError);
     }
+  });
+});
+
+describe('the NATS queue counts crashed deliveries apart from failures (deliveryVerdict)', () => {
+  it('runs a delivery while the deliveries that ended without a recorded failure stay within the bound, whatever the failures', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 60 }),
+        (failures, crashed, maxCrashed) => {
+          const verdict = deliveryVerdict({ deliveries: failures + crashed + 1, failures, maxCrashed });
+          expect(verdict).toEqual(crashed > maxCrashed ? { run: false, crashed } : { run: true });
+        },
+      ),
+    );
+  });
+
+  it('a failure count that cannot exceed the deliveries before this one (a stale record) never counts as a crash', () => {
+    expect(deliveryVerdict({ deliveries: 3, failures: 5, maxCrashed: 0 })).toEqual({ run: true });
+    expect(deliveryVerdict({ deliveries: 1, failures: 0, maxCrashed: 0 })).toEqual({ run: true });
+    expect(deliveryVerdict({ deliveries: 2, failures: 0, maxCrashed: 0 })).toEqual({ run: false, crashed: 1 });
+    expect(DEFAULT_MAX_CRASHED_DELIVERIES).toBeGreaterThan(attemptsSpanning(DEFAULT_BACKOFF.giveUpAfterMs, [...DEFAULT_NATS_BACKOFF_MS]));
   });
 });

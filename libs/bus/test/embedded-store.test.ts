@@ -53,7 +53,7 @@ describe('local work queue on LMDB across a real reopen', () => {
 
     const second = await openEmbeddedEngine({ dir });
     try {
-      const pending = await second.jobs.list('fanout');
+      const pending = await second.jobs.list({ queue: 'fanout' });
       expect(pending.map((job) => job.id).sort()).toEqual(['job-a', 'job-b', 'job-flaky']);
       expect(pending.find((job) => job.id === 'job-flaky')!.attempts).toBeGreaterThanOrEqual(1);
       const after = createLocalWorkQueue({ jobs: second.jobs, logger: silentLogger });
@@ -66,7 +66,7 @@ describe('local work queue on LMDB across a real reopen', () => {
         { concurrency: 4 },
       );
       await eventually(() => expect([...seen].sort()).toEqual(['a', 'b', 'flaky']));
-      await eventually(async () => expect(await second.jobs.list('fanout')).toEqual([]));
+      await eventually(async () => expect(await second.jobs.list({ queue: 'fanout' })).toEqual([]));
       await after.close();
     } finally {
       await second.close();

@@ -26,7 +26,7 @@ export class MemoryJobStore implements JobStore {
     this.pending.delete(id);
   }
 
-  async list(queue?: string): Promise<StoredJob[]> {
+  async list({ queue }: { queue?: string }): Promise<StoredJob[]> {
     return [...this.pending.values()]
       .filter((job) => queue === undefined || job.queue === queue)
       .sort((a, b) => a.createdAt - b.createdAt)

@@ -4,6 +4,7 @@
  * dead-lettered at the attempt whose retry delays since its first failure pass the window.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { silentLogger } from '@seqline/core';
 import type { Clock, JobContext } from '@seqline/core';
 import { eventually, requireServices, uniqueName } from '@seqline/testing';
@@ -18,6 +19,18 @@ class ManualClock implements Clock {
   constructor(public t = 1_000_000) {}
   now(): number {
     return this.t;
+  }
+}
+
+/** Failure records (nats-job-failures.ts) the queue's jobs have in the stream now. */
+async function failureRecords(queue: string): Promise<number> {
+  const nc = await connectNats('seqline-give-up-records');
+  try {
+    const subject = `${topology.subjectPrefix}failures.${queue}.>`;
+    const info = await (await jetstreamManager(nc)).streams.info(`${topology.streamPrefix}_JOB_FAILURES`, { subjects_filter: subject });
+    return Object.values(info.state.subjects ?? {}).reduce((sum, n) => sum + n, 0);
+  } finally {
+    await nc.close();
   }
 }
 
@@ -65,6 +78,8 @@ if (requireServices(probe, 'NATS give-up window', 'a NATS server', 'start one wi
           { id, attempt: 2 },
         ]);
         expect((await worker.wq.deadLetters()).filter((job) => job.queue === queue)).toEqual([]);
+        // The failure it recorded is dropped once the job is done.
+        await eventually(async () => expect(await failureRecords(queue)).toBe(0), 5_000, 100);
       } finally {
         await worker.close();
       }

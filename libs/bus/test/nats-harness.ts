@@ -33,7 +33,8 @@ export async function deleteStreams(streamPrefix: string): Promise<void> {
   const nc = await connectNats('seqline-test-cleanup');
   try {
     const jsm = await jetstreamManager(nc);
-    for (const name of [`${streamPrefix}_JOBS`, `${streamPrefix}_DLQ`]) await jsm.streams.delete(name).catch(() => false);
+    for (const name of [`${streamPrefix}_JOBS`, `${streamPrefix}_DLQ`, `${streamPrefix}_JOB_FAILURES`])
+      await jsm.streams.delete(name).catch(() => false);
   } finally {
     await nc.close();
   }

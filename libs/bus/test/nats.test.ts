@@ -44,10 +44,11 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       const ackWaitMs = 1_000;
       const queue = uniqueName('crash');
       const nc = await connectNats('seqline-crash-survivor');
-      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ackWaitMs, maxDeliver: 5 });
+      const limits = { ackWaitMs, maxDeliver: 5, maxCrashedDeliveries: 5 };
+      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
         await survivor.enqueue(queue, `${queue}-job`, { group: 'g1' });
-        const worker = startWorker(queue, ackWaitMs, 5);
+        const worker = startWorker(queue, limits);
         await eventually(() => expect(worker.output()).toContain(`started ${queue}-job 1`), 20_000);
 
         const runs: JobContext[] = [];
@@ -70,16 +71,16 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       }
     });
 
-    it('dead-letters, unrun, a job whose every attempt died with its worker', async () => {
-      const ackWaitMs = 500;
+    it('dead-letters, unrun, a job whose deliveries died with their workers past the crash bound', async () => {
       const queue = uniqueName('doomed');
       const id = `${queue}-job`;
       const nc = await connectNats('seqline-doomed-survivor');
-      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ackWaitMs, maxDeliver: 2 });
+      const limits = { ackWaitMs: 500, maxDeliver: 2, maxCrashedDeliveries: 1 };
+      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
         await survivor.enqueue(queue, id, 'x');
         for (const attempt of [1, 2]) {
-          const worker = startWorker(queue, ackWaitMs, 2);
+          const worker = startWorker(queue, limits);
           await eventually(() => expect(worker.output()).toContain(`started ${id} ${attempt}`), 20_000);
           expect(await worker.kill()).toBe('SIGKILL');
         }
@@ -95,6 +96,38 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
         await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 10_000, 100);
         expect((await deadOfQueue())[0]).toMatchObject({ attempts: 2, lastError: expect.stringContaining('without an ack') });
         expect(runs).toEqual([]);
+      } finally {
+        await survivor.close();
+        await nc.close();
+      }
+    });
+  });
+
+  describe('nats work queue: a crashed delivery is not a failed attempt', () => {
+    it('a job whose worker dies with it more times than the give-up count still runs, and is not dead-lettered', async () => {
+      const queue = uniqueName('survives');
+      const id = `${queue}-job`;
+      const nc = await connectNats('seqline-crash-count-survivor');
+      // Given up after 2 failed attempts; 3 deliveries end with their worker killed (kill -9).
+      const limits = { ackWaitMs: 500, maxDeliver: 2, maxCrashedDeliveries: 5 };
+      const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
+      try {
+        await survivor.enqueue(queue, id, 'x');
+        for (const delivery of [1, 2, 3]) {
+          const worker = startWorker(queue, limits);
+          await eventually(() => expect(worker.output()).toContain(`started ${id} ${delivery}`), 20_000);
+          expect(await worker.kill()).toBe('SIGKILL');
+        }
+        const runs: JobContext[] = [];
+        await survivor.consume(
+          queue,
+          async (_p, ctx) => {
+            runs.push(ctx);
+          },
+          { concurrency: 1 },
+        );
+        await eventually(() => expect(runs).toEqual([{ id, attempt: 4 }]), 10_000);
+        expect((await survivor.deadLetters()).filter((job) => job.queue === queue)).toEqual([]);
       } finally {
         await survivor.close();
         await nc.close();
@@ -132,7 +165,7 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
 }
 
 /** A worker process (fixtures/nats-worker.ts) that takes deliveries and never finishes them. */
-function startWorker(queue: string, ackWaitMs: number, maxDeliver: number) {
+function startWorker(queue: string, limits: { ackWaitMs: number; maxDeliver: number; maxCrashedDeliveries: number }) {
   const child = spawn(
     process.execPath,
     ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))],
@@ -143,8 +176,9 @@ function startWorker(queue: string, ackWaitMs: number, maxDeliver: number) {
         QUEUE: queue,
         STREAM_PREFIX: topology.streamPrefix,
         SUBJECT_PREFIX: topology.subjectPrefix,
-        ACK_WAIT_MS: String(ackWaitMs),
-        MAX_DELIVER: String(maxDeliver),
+        ACK_WAIT_MS: String(limits.ackWaitMs),
+        MAX_DELIVER: String(limits.maxDeliver),
+        MAX_CRASHED: String(limits.maxCrashedDeliveries),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     },

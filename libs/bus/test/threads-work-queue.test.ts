@@ -68,7 +68,7 @@ describe('thread work queue across two threads', () => {
     const groups = Array.from({ length: 20 }, (_, i) => `g${i}`);
     await Promise.all(groups.map((group, i) => (i % 2 ? a : b).queue.enqueue(q, `${q}-${group}`, { group })));
     await eventually(() => expect(runs).toHaveLength(20));
-    await eventually(async () => expect(await engine.jobs.list(q)).toEqual([]));
+    await eventually(async () => expect(await engine.jobs.list({ queue: q })).toEqual([]));
     const ran = new Map(runs.map((r) => [(r.payload as { group: string }).group, r.thread]));
     expect(ran.size).toBe(20);
     for (const group of groups) expect(ran.get(group)).toBe(a.queue.threadOf(placed(q, { group })));
@@ -89,7 +89,9 @@ describe('thread work queue across two threads', () => {
     expect(forOne.length).toBeGreaterThan(0);
     await eventually(() => expect(runs).toHaveLength(jobs.length - forOne.length));
     expect(runs.every((r) => r.thread === 0)).toBe(true);
-    await eventually(async () => expect((await engine.jobs.list(q)).map((job) => groupOf(job)).sort()).toEqual([...forOne].sort()));
+    await eventually(async () =>
+      expect((await engine.jobs.list({ queue: q })).map((job) => groupOf(job)).sort()).toEqual([...forOne].sort()),
+    );
     // Its successor starts: it resumes its share from the store, and is told of what comes next.
     const b = threadQueue(1);
     joined(a.hub, b.hub);
@@ -153,7 +155,7 @@ describe('thread work queue across two threads', () => {
     expect(await a.queue.replay(`${q}-poison`)).toBe(true);
     await eventually(() => expect(ranOn).toHaveLength(before + 1));
     expect(new Set(ranOn)).toEqual(new Set([1]));
-    await eventually(async () => expect(await engine.jobs.list(q)).toEqual([]));
+    await eventually(async () => expect(await engine.jobs.list({ queue: q })).toEqual([]));
     await Promise.all([a.queue.close(), b.queue.close()]);
     await Promise.all([a.hub.close(), b.hub.close()]);
   });

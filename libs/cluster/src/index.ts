@@ -2,6 +2,8 @@ export { RedisShardLeases } from './shard-leases.ts';
 export type { RedisShardLeasesOptions, ReleaseOptions, ShardLease, LeaseState, LeaseLostListener } from './shard-leases.ts';
 export { ShardOwnerHost } from './shard-owner-host.ts';
 export type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host.ts';
+export { DEFAULT_MAX_BEHIND_PER_SHARD, RedisBehindIndexes } from './behind-indexes.ts';
+export type { ShardBehindIndexes } from './behind-indexes.ts';
 export { ShardReadiness } from './shard-readiness.ts';
 export type { ShardReadinessOptions, ShardsReadiness } from './shard-readiness.ts';
 export type { SlotState } from './shard-slot.ts';

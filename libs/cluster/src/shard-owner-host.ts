@@ -28,6 +28,7 @@ import type {
   SeqCeilingStore,
   TimelineStore,
 } from '@seqline/core';
+import type { IndexCatchUpStats } from '@seqline/seq';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import { BalancingRounds } from './balancing-rounds.ts';
@@ -40,7 +41,8 @@ import type { ShardLease } from './shard-leases.ts';
 import { ShardLeaseLostError } from './errors.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
-import type { GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
+import type { GuardedCatchUp, GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
+import { RedisBehindIndexes } from './behind-indexes.ts';
 import type { InFlight, SlotState } from './shard-slot.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
 
@@ -59,6 +61,12 @@ export interface ShardOwnerHostOptions {
   conversations?: ConversationIndex;
   /** Rebuilds an inbox's conversation index (the CQL timeline); without it `rebuild` requests fail. */
   conversationRebuilder?: GuardedRebuilder;
+  /**
+   * Catches up an inbox's index left behind its entries (the CQL timeline). With it an owner
+   * catches up after its own failed index writes, records those inboxes per shard in Redis
+   * (behind-indexes.ts), and a new owner catches up the recorded ones when it starts serving.
+   */
+  conversationCatchUp?: GuardedCatchUp;
   push: PushBus;
   logger: Logger;
   /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */
@@ -116,6 +124,7 @@ export class ShardOwnerHost {
   private readonly forward: RemoteInboxWriter;
   /** One for all the shard owners: the memory bound is the process's, however many shards it holds. */
   private readonly shared: SharedWriterMemory;
+  private readonly behindIndexes: RedisBehindIndexes;
   private readonly acquiring = new Set<number>();
   private readonly freeSince = new Map<number, number>();
   private readonly rounds: BalancingRounds;
@@ -153,6 +162,7 @@ export class ShardOwnerHost {
     this.rounds = new BalancingRounds(() => this.tick(), this.leases.renewIntervalMs, this.logger);
     this.inFlight = { count: 0, max: options.maxInFlight ?? 10_000 };
     this.shared = sharedWriterMemory(options.ownerOptions);
+    this.behindIndexes = new RedisBehindIndexes(options.redis, keyPrefix, this.logger);
     // Short deadline: a follow-up is raced against its own timeout, and its fallback is a job.
     this.forward = new RemoteInboxWriter({
       nc: options.nc,
@@ -209,6 +219,15 @@ export class ShardOwnerHost {
   /** Inboxes whose head and queue its owners hold (at most `ownerOptions.maxCachedInboxes`, busy ones aside). */
   get cachedInboxes(): number {
     return this.shared.inboxStateBudget.size;
+  }
+  /** Its owners' catch-ups of indexes left behind, summed (pending at most `indexCatchUps.maxPending` per shard). */
+  get indexCatchUps(): IndexCatchUpStats {
+    const sum: IndexCatchUpStats = { pending: 0, caughtUp: 0, gaveUp: 0, dropped: 0 };
+    for (const slot of this.slots.values()) {
+      const one = slot.indexCatchUps;
+      for (const k of Object.keys(sum) as Array<keyof IndexCatchUpStats>) sum[k] += one[k];
+    }
+    return sum;
   }
 
   shardStates(): ShardStatus[] {
@@ -296,8 +315,9 @@ export class ShardOwnerHost {
 
   private newSlot(lease: ShardLease): ShardSlot {
     const o = this.options;
-    const { owner, groupWriter } = shardWriters(lease, {
+    const { owner, groupWriter, behind } = shardWriters(lease, {
       ...o,
+      behindIndexes: this.behindIndexes,
       logger: this.logger,
       shardCount: this.shardCount,
       ...this.shared,
@@ -312,6 +332,7 @@ export class ShardOwnerHost {
       lease,
       owner,
       groupWriter,
+      ...(behind && { behind }),
       inFlight: this.inFlight,
       logger: this.logger,
       now: this.now,

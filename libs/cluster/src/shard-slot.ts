@@ -8,11 +8,12 @@
  */
 import { FencedError, chainAppends, shardOf } from '@seqline/core';
 import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
-import type { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import type { GroupStreamWriter, IndexCatchUpStats, InboxOwner } from '@seqline/seq';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ShardLeaseLostError, toWireError } from './errors.ts';
 import type { WireError } from './errors.ts';
 import type { RedisShardLeases, ShardLease } from './shard-leases.ts';
+import type { ShardBehindIndexes } from './behind-indexes.ts';
 import { decodeOwnerRequest, encodeJson, routingKey } from './wire.ts';
 import type { InboxReply, ReadyRequest, ShardRequest } from './wire.ts';
 
@@ -34,6 +35,8 @@ export interface ShardSlotDeps {
   owner: InboxOwner;
   /** Writes the shard's group streams; absent when the host has no group stream store. */
   groupWriter: GroupStreamWriter | undefined;
+  /** The shard's inboxes whose index a previous owner left behind; caught up once serving. */
+  behind?: ShardBehindIndexes;
   inFlight: InFlight;
   logger: Logger;
   /** Monotonic clock, the one the leases use. */
@@ -68,6 +71,10 @@ export class ShardSlot {
   }
   get epoch(): number {
     return this.lease.epoch;
+  }
+  /** Its owner's catch-ups of indexes left behind (InboxOwner.indexCatchUps). */
+  get indexCatchUps(): IndexCatchUpStats {
+    return this.deps.owner.indexCatchUps;
   }
 
   /** Claims, waits out the previous owner, subscribes. False when stopped on the way. */
@@ -105,7 +112,25 @@ export class ShardSlot {
     this.stateNow = 'serving';
     this.deps.logger.info({ shard: this.shard, epoch: this.epoch }, 'serving shard');
     this.deps.onServing(this);
+    void this.catchUpLeftBehind();
     return true;
+  }
+
+  /**
+   * Queues a catch-up of each index a previous owner recorded as left behind (behind-indexes.ts),
+   * ahead of whatever reaches those inboxes later; without waiting for it to serve.
+   */
+  private async catchUpLeftBehind(): Promise<void> {
+    const behind = this.deps.behind;
+    if (behind === undefined) return;
+    try {
+      const inboxes = await behind.list();
+      if (inboxes.length === 0) return;
+      const scheduled = this.deps.owner.catchUpConversations(inboxes);
+      this.deps.logger.info({ shard: this.shard, recorded: inboxes.length, scheduled }, 'catching up indexes left behind');
+    } catch (err) {
+      this.deps.logger.warn({ shard: this.shard, err: String(err) }, 'indexes left behind not read; their next appends catch them up');
+    }
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import { groupStreamOf, timelineOf } from '@seqline/core';
 import type {
+  ConversationCatchUp,
   ConversationIndex,
   ConversationRebuilder,
   ConversationRebuildReport,
@@ -22,6 +23,7 @@ import { FencedGroupStreamStoreWriter } from './fenced-group-stream.ts';
 import { ShardLeaseLostError } from './errors.ts';
 import { FencedTimelineWriter, leaseGuard } from './fenced-timeline.ts';
 import type { ShardLease } from './shard-leases.ts';
+import type { RedisBehindIndexes, ShardBehindIndexes } from './behind-indexes.ts';
 
 /**
  * Per host, not per shard: `maxRecentAppinfos` bounds its one RecentAppinfos, `maxSeqKeys` the
@@ -40,6 +42,7 @@ export type OwnerTuning = Pick<
   | 'pushConvsWaitMs'
   | 'onAppended'
   | 'streamSides'
+  | 'indexCatchUps'
 >;
 
 /** What the shard writers of one process share: each bound is the process's, not a shard's. */
@@ -61,7 +64,12 @@ export function sharedWriterMemory(tuning: OwnerTuning | undefined): SharedWrite
 
 /** A store's index rebuild that takes the writer's guard, as its appends do (CQL checks it before each write). */
 export interface GuardedRebuilder {
-  rebuildConversations(inbox: InboxKey, guard?: WriteGuard): Promise<ConversationRebuildReport>;
+  rebuildConversations(input: { inbox: InboxKey; guard?: WriteGuard }): Promise<ConversationRebuildReport>;
+}
+
+/** A store's index catch-up that takes the writer's guard, as its appends do (CqlTimelineStore.catchUpConversations). */
+export interface GuardedCatchUp {
+  catchUpConversations(input: { inbox: InboxKey; guard?: WriteGuard }): Promise<number>;
 }
 
 export interface ShardWriterSources extends SharedWriterMemory {
@@ -70,6 +78,10 @@ export interface ShardWriterSources extends SharedWriterMemory {
   conversations?: ConversationIndex;
   /** Rebuilds an inbox's conversation index; run by the shard's owner under its lease. */
   conversationRebuilder?: GuardedRebuilder;
+  /** Catches up an inbox's index left behind; run by the shard's owner under its lease. */
+  conversationCatchUp?: GuardedCatchUp;
+  /** Where each shard's inboxes with an index left behind are recorded (with `conversationCatchUp`). */
+  behindIndexes?: RedisBehindIndexes;
   groupStreams?: GroupStreamStore;
   ceilings: SeqCeilingStore;
   push: PushBus;
@@ -83,9 +95,11 @@ export interface ShardWriterSources extends SharedWriterMemory {
 export function shardWriters(
   lease: ShardLease,
   src: ShardWriterSources,
-): { owner: InboxOwner; groupWriter: GroupStreamWriter | undefined } {
+): { owner: InboxOwner; groupWriter: GroupStreamWriter | undefined; behind: ShardBehindIndexes | undefined } {
   const blocker = () => src.writeBlocker(lease);
   const logger = src.logger.child({ shard: lease.shard });
+  const catchUp = src.conversationCatchUp && fencedCatchUp(src.conversationCatchUp, lease, blocker);
+  const behind = catchUp && src.behindIndexes?.forShard(lease.shard);
   const owner = new InboxOwner({
     ...src.ownerOptions,
     recentAppinfos: src.recentAppinfos,
@@ -96,6 +110,8 @@ export function shardWriters(
     push: src.push,
     conversations: src.conversations,
     conversationRebuilder: src.conversationRebuilder && fencedRebuilder(src.conversationRebuilder, lease, blocker),
+    conversationCatchUp: catchUp,
+    behindIndexes: behind,
     logger,
     shardCount: src.shardCount,
     ownedShards: [lease.shard],
@@ -119,7 +135,7 @@ export function shardWriters(
       maxBatchEntries: src.ownerOptions?.maxBatchEntries,
       seqKeyBudget: src.seqKeyBudget,
     });
-  return { owner, groupWriter };
+  return { owner, groupWriter, behind };
 }
 
 /** The rebuild fenced like an append: refused once the lease is lost, and the lease checked before each of its writes. */
@@ -128,7 +144,18 @@ function fencedRebuilder(inner: GuardedRebuilder, lease: ShardLease, blocker: ()
     rebuildConversations(inbox) {
       const lost = blocker();
       if (lost !== undefined) return Promise.reject(new ShardLeaseLostError(lease.shard, lost));
-      return inner.rebuildConversations(inbox, leaseGuard(lease.shard, lease.epoch, blocker));
+      return inner.rebuildConversations({ inbox, guard: leaseGuard(lease.shard, lease.epoch, blocker) });
+    },
+  };
+}
+
+/** The catch-up fenced like an append: refused once the lease is lost, and the lease checked before each of its writes. */
+function fencedCatchUp(inner: GuardedCatchUp, lease: ShardLease, blocker: () => string | undefined): ConversationCatchUp {
+  return {
+    catchUpConversations({ inbox }) {
+      const lost = blocker();
+      if (lost !== undefined) return Promise.reject(new ShardLeaseLostError(lease.shard, lost));
+      return inner.catchUpConversations({ inbox, guard: leaseGuard(lease.shard, lease.epoch, blocker) });
     },
   };
 }

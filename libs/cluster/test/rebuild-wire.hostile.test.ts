@@ -65,7 +65,7 @@ describe.skipIf(!services.ok)('rebuild over NATS', () => {
   const calls: InboxKey[] = [];
   /** The engine's rebuilder, counting the calls that reach it. */
   const rebuilder = {
-    rebuildConversations: (inbox: InboxKey, _guard?: WriteGuard) => {
+    rebuildConversations: ({ inbox }: { inbox: InboxKey; guard?: WriteGuard }) => {
       calls.push(inbox);
       return svc.store.engine.conversationRebuilder.rebuildConversations(inbox);
     },

@@ -32,8 +32,8 @@ export interface JobStore {
   put(job: StoredJob): Promise<boolean>;
   update(job: StoredJob): Promise<void>;
   remove(id: string): Promise<void>;
-  /** Pending jobs, oldest first. */
-  list(queue?: string): Promise<StoredJob[]>;
+  /** Pending jobs, oldest first: those of `queue`, or of every queue when it is absent. */
+  list(input: { queue?: string }): Promise<StoredJob[]>;
   /** Moves a job to the dead-letter set (atomically removing it from pending). */
   bury(job: StoredJob): Promise<void>;
   listDead(): Promise<StoredJob[]>;

@@ -34,6 +34,9 @@ export type DurableListener = (outcomes: AppendOutcome[]) => void;
 /** Told what an append's conversation index write left the conversations it touched. */
 export type IndexedListener = (indexed: IndexedConversations) => void;
 
+/** Told that an append's entries are durable but its conversation index write failed. */
+export type IndexBehindListener = () => void;
+
 /**
  * One append to an inbox (TimelineWriter.append). A decorator forwards the whole input with
  * what it changes spread over it (`{ ...input, guard }`), so a field it does not know still
@@ -57,6 +60,12 @@ export interface TimelineAppend {
    * the entries until the next append catches it up).
    */
   indexed?: IndexedListener;
+  /**
+   * Told when the store's conversation index write for these entries failed: the entries are
+   * durable and the index trails them until a catch-up (ConversationCatchUp) or the inbox's next
+   * append indexes them. Not told by a store that writes its index with the entries.
+   */
+  indexBehind?: IndexBehindListener;
 }
 
 /** The reading half of an inbox timeline: a write decorator (a fence) leaves it alone. */
@@ -283,6 +292,7 @@ export interface SettingsStore {
 
 // Declared beside its rules (conversations/port.ts) to keep this file short; exported from here.
 export type {
+  ConversationCatchUp,
   ConversationIndex,
   ConversationListPage,
   ConversationRebuilder,

@@ -54,10 +54,10 @@ export interface AdminDeps extends AdminConversationDeps, AdminHooksDeps {
   groups: GroupStore;
   groupStreams: GroupStreamStore;
   queue: WorkQueue;
-  /** Live per-queue counters of this process's consumers, when the queue adapter has them. */
-  queueStats?: () => Record<string, QueueCounters>;
+  /** Live per-queue counters of this process's consumers, when the queue adapter has them (a threaded process asks its threads). */
+  queueStats?: () => Record<string, QueueCounters> | Promise<Record<string, QueueCounters>>;
   /** Live counters of this process's worker pools (pool size and per-group bound in force). */
-  poolStats?: () => Record<string, PoolCounters>;
+  poolStats?: () => Record<string, PoolCounters> | Promise<Record<string, PoolCounters>>;
   /** The pending jobs, when they sit in a store that can list them (embedded): per-group depth. */
   jobs?: Pick<JobStore, 'list'>;
   /** Whether huge groups use read-fanout (reported by `groupShow`). */
@@ -224,7 +224,7 @@ export class AdminService {
       membersTruncated: from.length > memberLimit,
       headGseq,
       createdAt: group.createdAt,
-      queue: { ...this.queueCounters(), pendingForGroup },
+      queue: { ...(await this.queueCounters()), pendingForGroup },
     };
   }
 
@@ -281,13 +281,13 @@ export class AdminService {
   }
 
   /** Live counters of the queues and worker pools of this process ({} where there are none). */
-  queueCounters(): { queues: Record<string, QueueCounters>; pools: Record<string, PoolCounters> } {
+  async queueCounters(): Promise<{ queues: Record<string, QueueCounters>; pools: Record<string, PoolCounters> }> {
     const queues: Record<string, QueueCounters> = {};
-    for (const [name, q] of Object.entries(this.d.queueStats?.() ?? {})) {
+    for (const [name, q] of Object.entries((await this.d.queueStats?.()) ?? {})) {
       queues[name] = { running: q.running, waiting: q.waiting, delayed: q.delayed };
     }
     const pools: Record<string, PoolCounters> = {};
-    for (const [name, p] of Object.entries(this.d.poolStats?.() ?? {})) {
+    for (const [name, p] of Object.entries((await this.d.poolStats?.()) ?? {})) {
       pools[name] = { running: p.running, waiting: p.waiting, poolLimit: p.poolLimit, perGroupLimit: p.perGroupLimit };
     }
     return { queues, pools };
@@ -296,7 +296,7 @@ export class AdminService {
   /** Scans the pending jobs (an operator's occasional look, so a scan is acceptable). */
   private async pendingJobsOf(key: string): Promise<number | null> {
     if (this.d.jobs === undefined) return null;
-    const pending = await this.d.jobs.list();
+    const pending = await this.d.jobs.list({});
     return pending.filter((job) => isObject(job.payload) && job.payload['groupKey'] === key).length;
   }
 }

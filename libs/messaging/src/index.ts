@@ -6,6 +6,7 @@ export type { BatchStats } from './batch-scheduler.ts';
 export { FANOUT_QUEUES, NOTIFY_QUEUE, RECEIPT_QUEUE, fanoutQueueFor, type FanoutJob, type NotifyJob, type ReceiptJob } from './queues.ts';
 export { AFTER_SEND_QUEUE, type AfterSendJob } from './queues.ts';
 export { OFFLINE_NOTIFY_QUEUE, type OfflineNotifyJob } from './queues.ts';
+export { groupKeyOfPayload, senderKeyOfPayload } from './queues.ts';
 export { OfflineNotifier, type OfflineNotifierDeps, type OfflineNotifierStats } from './offline-notifier.ts';
 export { DEFAULT_NOTIFY_RETRY_BACKOFF } from './offline-notify-sender.ts';
 export { OFFLINE_NOTIFY_TIMEOUT_MS } from './offline-notify-job.ts';

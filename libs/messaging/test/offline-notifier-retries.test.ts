@@ -96,7 +96,7 @@ const fromAlice = (): Entry => ({
 });
 
 async function storedJobs(tenant: string): Promise<Array<{ id: string; seqs: number[] }>> {
-  const jobs = await engine.jobs.list(OFFLINE_NOTIFY_QUEUE);
+  const jobs = await engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE });
   return jobs
     .map((j) => ({ id: j.id, job: j.payload as unknown as OfflineNotifyJob }))
     .filter(({ job }) => job.tenant === tenant)

@@ -123,7 +123,7 @@ async function recount(t: string): Promise<number> {
 
 /** The notification job of tenant `t` still in the job store (failed attempts and their last error). */
 async function pendingJob(t: string): Promise<{ attempts: number; lastError?: string } | undefined> {
-  const jobs = await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE);
+  const jobs = await rig.engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE });
   return jobs.find((j) => (j.payload as unknown as OfflineNotifyJob).tenant === t);
 }
 

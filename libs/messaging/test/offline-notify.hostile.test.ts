@@ -51,7 +51,7 @@ let apps = 0;
 const send = (t: string, from: string, to: string) =>
   rig.messaging.send({ tenant: t, user: from }, { appinfo: `hx${++apps}`, to: { user: to }, type: 'text', body: { text: 'hi' } });
 const pending = async (t: string) =>
-  (await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE)).filter((j) => j.id.startsWith(`offline-notify:${t}:`));
+  (await rig.engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE })).filter((j) => j.id.startsWith(`offline-notify:${t}:`));
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -173,8 +173,8 @@ describe('hostile jobs', () => {
     await eventually(
       'each tried',
       async () =>
-        (await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE)).filter((j) => j.id.startsWith('notify:bad:') && j.attempts >= 1).length ===
-        bad.length,
+        (await rig.engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE })).filter((j) => j.id.startsWith('notify:bad:') && j.attempts >= 1)
+          .length === bad.length,
     );
     await eventually(
       'all dead-lettered',
@@ -195,7 +195,7 @@ describe('hostile jobs', () => {
     const item = { seq: 1, conv: { type: 'user', id: 'mallory' }, from: 'mallory', appinfo: 'a', mention: false };
     await rig.queue.enqueue(OFFLINE_NOTIFY_QUEUE, 'notify:nourl:bob:1', { tenant: 'nourl', user: 'bob', entries: [item] });
     await eventually('the job done', async () =>
-      (await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE)).every((j) => j.id !== 'notify:nourl:bob:1'),
+      (await rig.engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE })).every((j) => j.id !== 'notify:nourl:bob:1'),
     );
     expect(receiver.calls.length).toBe(before);
   });

@@ -166,7 +166,7 @@ describe('offline notifications (embedded)', () => {
       await send(u, 'alice', { user: 'bob' });
       await eventually('a failed attempt', () => receiver.calls.some((c) => (c.json as NotifyBody | undefined)?.tenant === u));
       rig.hooks.set(u, { secret: NOTIFY_SECRET });
-      await eventually('the job done', async () => (await rig.engine.jobs.list(OFFLINE_NOTIFY_QUEUE)).length === 0);
+      await eventually('the job done', async () => (await rig.engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE })).length === 0);
     } finally {
       receiver.setMode({ kind: 'ok' });
     }

@@ -108,7 +108,7 @@ describe('jobs left pending by the previous version', () => {
     }
 
     workers = await startWorkers(rig.deps);
-    await until('every pending job done', async () => (await rig.engine.jobs.list()).length === 0);
+    await until('every pending job done', async () => (await rig.engine.jobs.list({})).length === 0);
     expect(await rig.queue.deadLetters()).toEqual([]);
 
     const bobs = await rig.engine.timeline.readAfter(inboxKey(T, 'bob'), 0, 100);

@@ -51,7 +51,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 }
 
 /** Every job accepted so far has run: none is pending in the jobs table. */
-const settled = () => until('no pending job', async () => (await rig.engine.jobs.list()).length === 0);
+const settled = () => until('no pending job', async () => (await rig.engine.jobs.list({})).length === 0);
 
 const inbox = (tenant: string, user: string): Promise<Entry[]> => rig.engine.timeline.readAfter(inboxKey(tenant, user), 0, 1000);
 /** What `user` holds of `from`'s `appinfo`: the message copies and the recall entries. */
@@ -180,7 +180,7 @@ describe('server-made ids name the sender (embedded)', () => {
         tier: 'huge',
       });
       await nrig.messaging.send(owner, { appinfo: firstSeq, to: { group: 'x' }, ...text('in group x') });
-      await until('no pending group push job', async () => (await nrig.engine.jobs.list(NOTIFY_QUEUE)).length === 0);
+      await until('no pending group push job', async () => (await nrig.engine.jobs.list({ queue: NOTIFY_QUEUE })).length === 0);
       expect(pushed.filter((p) => p.group === 'x').flatMap((p) => p.entries.map((e) => e.appinfo))).toEqual([firstSeq]);
       app.setMode({ kind: 'ok' });
       await until('x notified once the app is back', () => app.accepted().some((c) => (c.json as NotifyBody).user === 'x'));

@@ -94,6 +94,6 @@ describe('workers on their narrow deps', () => {
     });
     await eventually('the tier job ran', async () => (await inbox('zed')).some((e) => e.appinfo === 'new-1'));
     expect((await inbox('zed')).map((e) => e.appinfo)).toEqual(['new-1']);
-    expect((await rig.engine.jobs.list('fanout')).map((j) => j.id)).toEqual(['old-job-1']);
+    expect((await rig.engine.jobs.list({ queue: 'fanout' })).map((j) => j.id)).toEqual(['old-job-1']);
   });
 });

@@ -31,6 +31,14 @@ export interface AppendContext {
   pushes: PushPublisher;
   /** The owner's append listener, wrapped so it cannot throw (InboxOwnerOptions.onAppended). */
   appended?: (inbox: InboxKey, entries: Entry[]) => void;
+  /** Told when an append's index write failed (TimelineAppend.indexBehind): the owner catches the inbox up. */
+  indexBehind?: (inbox: InboxKey) => void;
+}
+
+/** The append's `indexBehind` listener, when the owner catches up. */
+function behindListener(ctx: AppendContext, inbox: InboxKey): { indexBehind?: () => void } {
+  const told = ctx.indexBehind;
+  return told === undefined ? {} : { indexBehind: () => told(inbox) };
 }
 
 /** The append is durable whatever the listener does: its failure is only logged. */
@@ -61,7 +69,13 @@ export async function writeOne(
   let result: StoredOutcome | undefined;
   let indexed: IndexedConversations | undefined;
   try {
-    [result] = await ctx.timeline.append({ inbox: state.inbox, entries: [toStore], durable, indexed: (i) => (indexed = i) });
+    [result] = await ctx.timeline.append({
+      inbox: state.inbox,
+      entries: [toStore],
+      durable,
+      indexed: (i) => (indexed = i),
+      ...behindListener(ctx, state.inbox),
+    });
     if (result === undefined) throw new Error('store returned no outcome for 1 entry');
   } catch (err) {
     state.head = undefined;
@@ -96,7 +110,12 @@ export async function writeMany(
   let results: StoredOutcome[];
   let indexed: IndexedConversations | undefined;
   try {
-    results = await ctx.timeline.append({ inbox: state.inbox, entries: toStore, indexed: (i) => (indexed = i) });
+    results = await ctx.timeline.append({
+      inbox: state.inbox,
+      entries: toStore,
+      indexed: (i) => (indexed = i),
+      ...behindListener(ctx, state.inbox),
+    });
     if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
   } catch (err) {
     state.head = undefined;

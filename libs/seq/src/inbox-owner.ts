@@ -11,19 +11,15 @@ import type {
   AppendOutcome,
   ChainedAppend,
   Clock,
-  ConversationIndex,
+  ConversationCatchUp,
   ConversationRebuilder,
   ConversationRebuildReport,
-  ConversationStreamSides,
   DurableListener,
-  Entry,
   FollowUpAppend,
   InboxKey,
   InboxWriter,
   Logger,
   NewEntry,
-  PushBus,
-  SeqCeilingStore,
   TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
@@ -37,69 +33,10 @@ import { neverThrowing, writeMany, writeOne, type AppendContext } from './inbox-
 import { planReceipts } from './receipt-plan.ts';
 import { DEFAULT_PUSH_CONVS_WAIT_MS, PushConversations } from './push-conversations.ts';
 import { PushPublisher } from './push-publisher.ts';
+import { IndexCatchUps, type IndexCatchUpStats } from './index-catch-ups.ts';
+import type { InboxOwnerOptions } from './inbox-owner-options.ts';
 
-export interface InboxOwnerOptions {
-  timeline: TimelineStore;
-  ceilings: SeqCeilingStore;
-  push: PushBus;
-  /**
-   * The inboxes' conversation index. With it, each push carries the touched
-   * conversations' states (`convs`): those the store's index writer computed in the append
-   * (TimelineAppend.indexed), read from here only where the writer did not hold them (or did
-   * not tell). Without it pushes carry entries only.
-   */
-  conversations?: ConversationIndex;
-  /**
-   * Adds a read-fanout group's stream side to the group states a push carries (a bounded read of
-   * the group stream, as sync does). Without it group states go out as the inbox index holds
-   * them: right only for a deployment without read-fanout.
-   */
-  streamSides?: ConversationStreamSides;
-  /**
-   * Told of the entries each append newly stored (never duplicates), beside its push: the one
-   * place that sees every append of an inbox (offline notifications). Called synchronously,
-   * never awaited; whatever it throws is logged, never failing the append.
-   */
-  onAppended?: (inbox: InboxKey, entries: Entry[]) => void;
-  /** How long a push may wait for those reads before it goes without `convs`. Default 50 ms. */
-  pushConvsWaitMs?: number;
-  /** Rebuilds one inbox's index (rebuildConversations); without it that call fails INTERNAL. */
-  conversationRebuilder?: ConversationRebuilder;
-  logger: Logger;
-  clock?: Clock;
-  /** Fixed for a deployment: a user's section is its shard. Default 64. */
-  shardCount?: number;
-  /** Shards this owner writes; default all. Appends for others fail with ShardNotOwnedError. */
-  ownedShards?: number[];
-  /** Owner epoch for every section it claims (from `ceilings.nextEpoch`). */
-  epoch: number;
-  /** Ceiling step per section. Default 10 000. */
-  step?: number;
-  /** Most entries merged into one store append. Default 512. */
-  maxBatchEntries?: number;
-  /** Inbox state idle this long is dropped. Default 5 min. */
-  idleInboxMs?: number;
-  /** Above this many cached inboxes the oldest idle ones are dropped at once. Default 100 000. */
-  maxCachedInboxes?: number;
-  /** A bound on the cached inboxes of all the process's owners (a worker runs one per shard). */
-  inboxStateBudget?: KeyBudget;
-  /** appinfos remembered to answer resends without the store (RecentAppinfos). Default 100 000. */
-  maxRecentAppinfos?: number;
-  /**
-   * A RecentAppinfos shared with the process's other owners (then `maxRecentAppinfos` is
-   * ignored): a worker runs one owner per shard, and its memory bound is the worker's.
-   */
-  recentAppinfos?: RecentAppinfos;
-  /** Most keys per section allocator (see SectionAllocator.maxKeys). */
-  maxKeysPerSection?: number;
-  /** Most keys remembered by this owner's section allocators together (KeyBudget). Default 4 000 000. */
-  maxSeqKeys?: number;
-  /**
-   * A KeyBudget shared with the process's other owners and group writers (then `maxSeqKeys`
-   * is ignored): a worker runs one of each per shard, and its memory bound is the worker's.
-   */
-  seqKeyBudget?: KeyBudget;
-}
+export type { InboxOwnerOptions } from './inbox-owner-options.ts';
 
 export const DEFAULT_MAX_SEQ_KEYS = 4_000_000;
 
@@ -115,6 +52,8 @@ export class InboxOwner implements InboxWriter {
   private readonly pushes: PushPublisher;
   private readonly appendContext: AppendContext;
   private readonly rebuilder: ConversationRebuilder | undefined;
+  private readonly catchUp: ConversationCatchUp | undefined;
+  private readonly catchUps: IndexCatchUps | undefined;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly owned: ReadonlySet<number>;
@@ -148,7 +87,17 @@ export class InboxOwner implements InboxWriter {
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs, options.inboxStateBudget);
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
     const appended = options.onAppended && neverThrowing(options.onAppended, this.logger);
-    this.appendContext = { timeline: this.timeline, recent: this.recent, pushes: this.pushes, ...(appended && { appended }) };
+    this.catchUp = options.conversationCatchUp;
+    this.catchUps =
+      this.catchUp && new IndexCatchUps((inbox) => this.catchUpInQueue(inbox), options.behindIndexes, this.logger, options.indexCatchUps);
+    const catchUps = this.catchUps;
+    this.appendContext = {
+      timeline: this.timeline,
+      recent: this.recent,
+      pushes: this.pushes,
+      ...(appended && { appended }),
+      ...(catchUps && { indexBehind: (inbox: InboxKey) => catchUps.fellBehind(inbox) }),
+    };
     this.sectionOptions = {
       ceilings: options.ceilings,
       epoch: this.epoch,
@@ -207,6 +156,21 @@ export class InboxOwner implements InboxWriter {
     });
   }
 
+  /**
+   * Catches up the indexes of these inboxes (those a previous owner recorded as left behind),
+   * each in its queue, retried as after a failed index write; returns how many were scheduled.
+   */
+  catchUpConversations(inboxes: Iterable<InboxKey>): number {
+    let scheduled = 0;
+    for (const inbox of inboxes) if (this.owns(inbox) && this.catchUps?.schedule(inbox) === true) scheduled++;
+    return scheduled;
+  }
+
+  /** The catch-ups of indexes left behind: pending now, and what became of the others (a metric). */
+  get indexCatchUps(): IndexCatchUpStats {
+    return this.catchUps?.stats() ?? { pending: 0, caughtUp: 0, gaveUp: 0, dropped: 0 };
+  }
+
   async headSeq(inbox: InboxKey): Promise<number> {
     const shard = shardOf(inbox, this.shardCount);
     if (!this.owned.has(shard)) throw new ShardNotOwnedError(shard, inbox);
@@ -217,6 +181,7 @@ export class InboxOwner implements InboxWriter {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweepTimer);
+    this.catchUps?.close();
     for (;;) {
       const running = this.states.running();
       if (running.length === 0) break;
@@ -259,6 +224,7 @@ export class InboxOwner implements InboxWriter {
         if (run.length === 1 && only?.kind === 'append')
           await this.write(state, only.entries, only.durable).then(only.resolve, only.reject);
         else if (only?.kind === 'rebuild') await this.rebuild(state).then(only.resolve, only.reject);
+        else if (only?.kind === 'catch-up') await this.catchUpIndex(state).then(only.resolve, only.reject);
         else await this.execute(state, run as AppendOp[] | ReceiptOp[]);
       }
     } finally {
@@ -344,6 +310,20 @@ export class InboxOwner implements InboxWriter {
   private rebuild(state: InboxState): Promise<ConversationRebuildReport> {
     if (this.rebuilder === undefined) return Promise.reject(new InternalError('this inbox owner has no conversation index to rebuild'));
     return this.rebuilder.rebuildConversations(state.inbox);
+  }
+
+  /** One catch-up of the inbox's index, queued behind its pending ops (IndexCatchUps' `run`). */
+  private catchUpInQueue(inbox: InboxKey): Promise<number> {
+    return new Promise((resolve, reject) => {
+      if (!this.checkAccepting(inbox, reject)) return;
+      this.schedule(inbox, { kind: 'catch-up', resolve, reject });
+    });
+  }
+
+  /** The store's catch-up (fenced by the caller in distributed mode), run in the inbox's turn. */
+  private catchUpIndex(state: InboxState): Promise<number> {
+    if (this.catchUp === undefined) return Promise.reject(new InternalError('this inbox owner has no conversation index to catch up'));
+    return this.catchUp.catchUpConversations({ inbox: state.inbox });
   }
 
   /**

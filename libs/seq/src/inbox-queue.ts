@@ -29,7 +29,14 @@ export interface RebuildOp {
   reject: (err: unknown) => void;
 }
 
-export type InboxOp = AppendOp | ReceiptOp | RebuildOp;
+/** A catch-up of the inbox's conversation index (index-catch-ups.ts): runs alone, like a rebuild. */
+export interface CatchUpOp {
+  kind: 'catch-up';
+  resolve: (watermark: number) => void;
+  reject: (err: unknown) => void;
+}
+
+export type InboxOp = AppendOp | ReceiptOp | RebuildOp | CatchUpOp;
 
 /** What the owner keeps per inbox while it is active; dropped when idle (see sweep). */
 export interface InboxState {
@@ -55,10 +62,10 @@ export interface RunLimits {
  * the first one, within the limits. Only a prefix is taken, so merging never reorders: a
  * receipt queued behind the append of its message still runs after that append.
  */
-export function takeRun(pending: InboxOp[], limits: RunLimits): AppendOp[] | ReceiptOp[] | [RebuildOp] {
+export function takeRun(pending: InboxOp[], limits: RunLimits): AppendOp[] | ReceiptOp[] | [RebuildOp] | [CatchUpOp] {
   const first = pending[0];
   if (first === undefined) return [];
-  if (first.kind === 'rebuild') return [pending.shift() as RebuildOp];
+  if (first.kind === 'rebuild' || first.kind === 'catch-up') return [pending.shift() as RebuildOp | CatchUpOp] as [RebuildOp] | [CatchUpOp];
   let n = 1;
   let entries = first.kind === 'append' ? first.entries.length : 0;
   while (n < pending.length && n < limits.maxOps) {

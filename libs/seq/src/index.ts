@@ -8,3 +8,5 @@ export type { InboxOwnerOptions } from './inbox-owner.ts';
 export { ShardNotOwnedError, InboxOwnerClosedError } from './errors.ts';
 export { GroupStreamWriter, sectionOfGroupShard } from './group-stream-writer.ts';
 export type { GroupAppendOutcome, GroupStreamWriterOptions } from './group-stream-writer.ts';
+export { DEFAULT_MAX_PENDING_CATCH_UPS } from './index-catch-ups.ts';
+export type { BehindIndexLog, IndexCatchUpOptions, IndexCatchUpStats } from './index-catch-ups.ts';

@@ -159,7 +159,10 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
       });
       await held.captured; // its entries are durable, its index write is on hold
       await successor.timeline.append({ inbox, entries: [at(historyMsg('m6', bob, 'bob'), 10_001)], guard: term('s@2') });
-      expect(await successor.timeline.rebuildConversations(inbox, term('s@2'))).toMatchObject({ differed: false, headSeq: 10_001 });
+      expect(await successor.timeline.rebuildConversations({ inbox, guard: term('s@2') })).toMatchObject({
+        differed: false,
+        headSeq: 10_001,
+      });
       await successor.timeline.append({ inbox, entries: [at(historyMsg('m7', bob, 'bob'), 10_002)], guard: term('s@2') });
       await held.release();
       await late;
@@ -191,18 +194,23 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
       });
       // Clear (1), rows (2), watermark (3): cut off before the watermark, the rows written.
       faults.arm({ failAt: 3, applied: false });
-      await expect(owner.timeline.rebuildConversations(inbox)).rejects.toThrow(/injected/);
+      await expect(owner.timeline.rebuildConversations({ inbox })).rejects.toThrow(/injected/);
       expect(faults.disarm()).toBe(3);
       expect(await owner.conversations.headSeq(inbox)).toBe(0); // the sentinel
       // The two oldest entries expire before the redo: its recount differs from the rows left behind.
       await expireUpTo(inbox, 2);
-      expect(await owner.timeline.rebuildConversations(inbox)).toMatchObject({ differed: true, entries: 2, headSeq: 4 });
+      expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({ differed: true, entries: 2, headSeq: 4 });
       await expectIndexMatchesInbox(owner, inbox, SELF, 2);
       expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 1, mentions: 0 });
       // Every entry expires: the head is 0, below the stored watermark; rebuilt twice.
       await expireUpTo(inbox, 4);
-      expect(await owner.timeline.rebuildConversations(inbox)).toMatchObject({ differed: true, entries: 0, headSeq: 0, conversations: 0 });
-      expect(await owner.timeline.rebuildConversations(inbox)).toMatchObject({ differed: false, entries: 0, headSeq: 0 });
+      expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({
+        differed: true,
+        entries: 0,
+        headSeq: 0,
+        conversations: 0,
+      });
+      expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({ differed: false, entries: 0, headSeq: 0 });
       expect(await owner.conversations.listConversations(inbox, { limit: 10 })).toEqual({ convs: [], hasMore: false });
       await owner.timeline.append({ inbox, entries: [at(historyMsg('m5', bob, 'bob'), 10_001)], guard: term('o@2') });
       expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 1, lastMsgSeq: 10_001, asOfSeq: 10_001 });

@@ -121,7 +121,7 @@ if (requireOrSkip(probe, 'conversation index expiry on CQL')) {
       expect(await rowsOf('conv_records', inbox)).toBe(left.records.size);
       expect(await rowsOf('conv_list', inbox)).toBe(left.records.size);
       expect(await rowsOf('conv_unread', inbox)).toBe(left.unread.size);
-      const report = await stores.timeline.rebuildConversations(inbox);
+      const report = await stores.timeline.rebuildConversations({ inbox });
       expect(report).toMatchObject({ differed: false, changedConversations: [], conversations: 2, headSeq: after.at(-1)?.seq });
       expect(await stores.conversations.listConversations(inbox, { limit: 10 })).toEqual(list);
     }, 60_000);

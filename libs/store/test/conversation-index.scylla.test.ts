@@ -239,7 +239,7 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
 
     it('a correct index: differed false, nothing changed, the index still equals the recount', async () => {
       const inbox = await seeded();
-      expect(await owner.timeline.rebuildConversations(inbox)).toEqual({
+      expect(await owner.timeline.rebuildConversations({ inbox })).toEqual({
         differed: false,
         changedConversations: [],
         conversations: 2,
@@ -275,7 +275,7 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
       );
       await raw.execute(`UPDATE ${t('conv_watermark')} USING TIMESTAMP ? SET seq = 4 WHERE inbox = ?`, [at, inbox], { prepare: true });
       expect(await owner.conversations.headSeq(inbox)).toBe(4);
-      const report = await owner.timeline.rebuildConversations(inbox);
+      const report = await owner.timeline.rebuildConversations({ inbox });
       expect(report).toEqual({
         differed: true,
         changedConversations: ['group:team', 'user:bob', 'user:zed'],
@@ -287,7 +287,7 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
       // The writer forgot what it held of the inbox: the next append builds on the rebuilt rows.
       await owner.timeline.append({ inbox, entries: [{ ...historyMsg('m10', bob, 'bob', [SELF]), seq: 10 }] });
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
-      expect(await owner.timeline.rebuildConversations(inbox)).toMatchObject({ differed: false, headSeq: 10 });
+      expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({ differed: false, headSeq: 10 });
     });
 
     it('a deposed owner rebuilds nothing (FENCED, the index untouched); a rebuild racing appends is serialised with them', async () => {
@@ -298,13 +298,13 @@ if (requireOrSkip(probe, 'conversation index rebuild on CQL')) {
         },
         { term: 'shard-1@9' },
       );
-      await expect(owner.timeline.rebuildConversations(inbox, fenced)).rejects.toBeInstanceOf(FencedError);
+      await expect(owner.timeline.rebuildConversations({ inbox, guard: fenced })).rejects.toBeInstanceOf(FencedError);
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
       const appends = Array.from({ length: 5 }, (_, i) =>
         owner.timeline.append({ inbox, entries: [{ ...historyMsg(`x${i}`, bob, 'bob'), seq: 10 + i }] }),
       );
       // Entries durable but not yet indexed when the rebuild ran count as differed (the index trailed): not asserted.
-      const [report] = await Promise.all([owner.timeline.rebuildConversations(inbox), ...appends]);
+      const [report] = await Promise.all([owner.timeline.rebuildConversations({ inbox }), ...appends]);
       expect(report.headSeq).toBeGreaterThanOrEqual(9);
       await expectIndexMatchesInbox(stores(), inbox, SELF, 2);
     });

@@ -48,7 +48,7 @@ if (requireOrSkip(probe, 'conversation rebuild under write faults on CQL')) {
       const conversations = new CqlConversationIndex(cql, timeline);
       return {
         stores: () => ({ timeline, conversations }),
-        rebuild: (inbox) => timeline.rebuildConversations(inbox),
+        rebuild: (inbox) => timeline.rebuildConversations({ inbox }),
         dropIndex: async (inbox) => {
           // As an operator must clear an inbox's index by hand now that index rows take their
           // timestamps from seqs (schema/README.md): every row deleted above the index's last

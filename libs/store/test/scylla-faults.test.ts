@@ -172,7 +172,7 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       expect(settingsFaults.hits).toBe(2);
       expect(await stores.ceilings.claim(section, 3)).toBe(10_000);
       await expect(stores.ceilings.raise(section, 1, 2)).rejects.toThrow(/owned by epoch 3/);
-      expect(await stores.jobs.list(job.queue)).toEqual([job]);
+      expect(await stores.jobs.list({ queue: job.queue })).toEqual([job]);
     });
   });
 }

@@ -77,10 +77,10 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
       const job = { id, queue, payload: { n: 1 }, attempts: 0, notBefore: 0, createdAt: 10 };
       expect(await a.jobs.put(job)).toBe(true);
       await raw.execute(`INSERT INTO ${ks}.job_order (scope, created_at, id) VALUES (?, 3, ?)`, [`queue:${queue}`, id], { prepare: true });
-      expect(await b.jobs.list(queue)).toEqual([job]);
+      expect(await b.jobs.list({ queue })).toEqual([job]);
       await b.jobs.update({ ...job, queue: `${queue}-2`, createdAt: 10 });
-      expect(await a.jobs.list(queue)).toEqual([]);
-      expect((await a.jobs.list()).filter((j) => j.id === id)).toEqual([{ ...job, queue: `${queue}-2` }]);
+      expect(await a.jobs.list({ queue })).toEqual([]);
+      expect((await a.jobs.list({})).filter((j) => j.id === id)).toEqual([{ ...job, queue: `${queue}-2` }]);
     });
   });
 }

@@ -118,7 +118,7 @@ export async function redisFlushAll(): Promise<void> {
 }
 
 /**
- * Deletes one run's NATS streams (`<NS>_JOBS`, `<NS>_DLQ`) and Redis keys (`<ns>:*`), on the
+ * Deletes one run's NATS streams (`<NS>_JOBS`, `<NS>_DLQ`, `<NS>_JOB_FAILURES`) and Redis keys (`<ns>:*`), on the
  * shared services or on the ones `at` names (a run on private instances).
  */
 export async function cleanupNamespace(namespace: string, at: { redisUrl?: string; natsUrl?: string } = {}): Promise<void> {
@@ -126,7 +126,8 @@ export async function cleanupNamespace(namespace: string, at: { redisUrl?: strin
     const nc = await connect({ servers: at.natsUrl ?? NATS_URL, timeout: 5000 });
     try {
       const jsm = await jetstreamManager(nc);
-      for (const suffix of ['JOBS', 'DLQ']) await jsm.streams.delete(`${namespace.toUpperCase()}_${suffix}`).catch(() => false);
+      for (const suffix of ['JOBS', 'DLQ', 'JOB_FAILURES'])
+        await jsm.streams.delete(`${namespace.toUpperCase()}_${suffix}`).catch(() => false);
     } finally {
       await nc.close();
     }

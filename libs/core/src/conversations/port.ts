@@ -94,3 +94,12 @@ export interface ConversationStreamSides {
 export interface ConversationRebuilder {
   rebuildConversations(inbox: InboxKey): Promise<ConversationRebuildReport>;
 }
+
+/**
+ * Indexes the entries an inbox's index trails (a failed index write, a predecessor's undone
+ * part), serialised with the inbox's index writes. Run by the inbox's single writer (fenced by
+ * it, as its appends are); resolves with the watermark the index is exact at, rejects on failure.
+ */
+export interface ConversationCatchUp {
+  catchUpConversations(input: { inbox: InboxKey }): Promise<number>;
+}

@@ -17,7 +17,7 @@ export async function eventually(what: string, check: () => Promise<boolean> | b
 
 /** Until the rig's job store holds no pending job (dead letters are not pending: none expected). */
 export async function drained(rig: Pick<EmbeddedRig, 'engine'>, timeoutMs = 20_000): Promise<void> {
-  await eventually('every job done', async () => (await rig.engine.jobs.list()).length === 0, timeoutMs);
+  await eventually('every job done', async () => (await rig.engine.jobs.list({})).length === 0, timeoutMs);
   const dead = await rig.engine.jobs.listDead();
   if (dead.length > 0) throw new Error(`dead-lettered: ${dead.map((j) => j.id).join(', ')}`);
 }

@@ -51,7 +51,7 @@ export class LmdbJobStore implements JobStore {
     });
   }
 
-  async list(queue?: string): Promise<StoredJob[]> {
+  async list({ queue }: { queue?: string }): Promise<StoredJob[]> {
     const ids =
       queue === undefined
         ? Array.from(this.dbs.order.getKeys({ start: [-MAX_KEY_NUMBER], end: [MAX_KEY_NUMBER, MAX_KEY_STRING] }), ([, id]) => id)

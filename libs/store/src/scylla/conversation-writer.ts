@@ -17,7 +17,8 @@
  * left it); the writes of many inboxes share batches (conversation-commit.ts).
  *
  * An index failure never fails the append (the entries are the truth): it is logged, the
- * watermark stays, and the next append catches up.
+ * watermark stays, and the append says so (IndexWrite.failed), so that the inbox's owner
+ * schedules a catch-up (`catchUp`); the next append catches up too.
  *
  * With a retention (the timeline's TTL), the index follows it: before an append is indexed, the
  * index is moved to the inbox's expiry horizon when that moved (conversation-expiry.ts), and
@@ -53,7 +54,7 @@ import {
   mergeChanges,
   type InboxMemory,
 } from './conversation-memory.ts';
-import { rebuildInboxIndex, type RebuildDeps } from './conversation-rebuild.ts';
+import { rebuildInboxIndex, type RebuildDeps, type RebuildInput } from './conversation-rebuild.ts';
 import { changeStatements, conversationStatements, readWatermark, type ConversationStatements } from './conversation-tables.ts';
 
 /** Entries read per page while catching up. */
@@ -64,7 +65,15 @@ const MAX_MERGED = 256;
 export interface ConversationIndexWriterOptions {
   /** How long entries live, in seconds (the timeline's TTL); 0 (default): forever, no expiry. */
   retentionSeconds?: number;
+  /** Entries per read of the inbox in a catch-up or a rebuild, rows per page of a rebuild's index read (defaults: the modules'). */
+  pageSize?: number;
 }
+
+/** What an append's index write did: the states it left, or that it failed (the index trails the entries). */
+export type IndexWrite = { failed: false; indexed: IndexedConversations | undefined } | { failed: true };
+
+const NOTHING_INDEXED: IndexWrite = { failed: false, indexed: undefined };
+const FAILED: IndexWrite = { failed: true };
 
 export class CqlConversationIndexWriter {
   private readonly serializer = new KeyedQueue();
@@ -73,6 +82,7 @@ export class CqlConversationIndexWriter {
   private readonly batcher: IndexWriteBatcher;
   private readonly q: ConversationStatements;
   private readonly retentionSeconds: number;
+  private readonly pageSize: number | undefined;
 
   constructor(
     private readonly cql: Cql,
@@ -81,6 +91,7 @@ export class CqlConversationIndexWriter {
     options: ConversationIndexWriterOptions = {},
   ) {
     this.retentionSeconds = options.retentionSeconds ?? 0;
+    this.pageSize = options.pageSize;
     this.q = conversationStatements(cql, this.retentionSeconds);
     this.facts = new ConversationFactsReader(cql, this.q, source);
     this.batcher = new IndexWriteBatcher(cql);
@@ -89,22 +100,17 @@ export class CqlConversationIndexWriter {
   /**
    * Indexes the new entries of an append whose entries are durable (catching up first when the
    * watermark is below them). Resolves once they are indexed, with the states this write left
-   * the conversations it touched (IndexedCollector), or once the failure is logged, with
-   * undefined (also when there was nothing to index); never rejects.
+   * the conversations it touched (IndexedCollector; undefined when there was nothing to index),
+   * or once the failure is logged, as failed; never rejects.
    */
-  indexAppended(
-    inbox: InboxKey,
-    entries: readonly Entry[],
-    outcomes: readonly AppendOutcome[],
-    guard?: WriteGuard,
-  ): Promise<IndexedConversations | undefined> {
+  indexAppended(inbox: InboxKey, entries: readonly Entry[], outcomes: readonly AppendOutcome[], guard?: WriteGuard): Promise<IndexWrite> {
     const fresh = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
     const last = fresh.at(-1);
-    if (last === undefined) return this.catchUpUnknown(inbox, guard).then(() => undefined);
+    if (last === undefined) return this.catchUpUnknown(inbox, guard);
     return this.serializer
-      .run(inbox, async () => {
+      .run(inbox, async (): Promise<IndexWrite> => {
         const mem = await this.followExpiry(inbox, await this.remembered(inbox, guard), guard);
-        if (mem.watermark >= last.seq) return undefined;
+        if (mem.watermark >= last.seq) return NOTHING_INDEXED;
         const first = fresh[0] as Entry;
         const collected = new IndexedCollector();
         // Entries between the watermark and this append (or only burnt seqs): read them from the inbox.
@@ -117,11 +123,11 @@ export class CqlConversationIndexWriter {
             guard,
             collected,
           );
-        return collected.result();
+        return { failed: false, indexed: collected.result() };
       })
       .catch((err: unknown) => {
         this.failed(inbox, err);
-        return undefined;
+        return FAILED;
       });
   }
 
@@ -130,18 +136,23 @@ export class CqlConversationIndexWriter {
    * inbox yet (a new owner, or after a failure) may be its first appender since a predecessor
    * left the index behind, and "whoever appends next catches up" holds for a resend too.
    */
-  private catchUpUnknown(inbox: InboxKey, guard?: WriteGuard): Promise<void> {
-    if (this.memory.get(inbox, guard?.term) !== undefined) return Promise.resolve();
+  private catchUpUnknown(inbox: InboxKey, guard?: WriteGuard): Promise<IndexWrite> {
+    if (this.memory.get(inbox, guard?.term) !== undefined) return Promise.resolve(NOTHING_INDEXED);
     return this.serializer
       .run(inbox, async () => {
         await this.catchUpTo(inbox, await this.remembered(inbox, guard), Number.MAX_SAFE_INTEGER, guard);
+        return NOTHING_INDEXED;
       })
-      .catch((err: unknown) => this.failed(inbox, err));
+      .catch((err: unknown) => {
+        this.failed(inbox, err);
+        return FAILED;
+      });
   }
 
   /**
-   * Indexes every stored entry past the watermark (a new owner may call it on takeover).
-   * Resolves with the new watermark; rejects on failure.
+   * Indexes every stored entry past the watermark: the owner's catch-up after a failed index
+   * write, and a new owner's of the inboxes its predecessor left behind. Resolves with the new
+   * watermark; rejects on failure.
    */
   catchUp(inbox: InboxKey, guard?: WriteGuard): Promise<number> {
     return this.serializer
@@ -157,11 +168,11 @@ export class CqlConversationIndexWriter {
    * serialised with its index writes and fenced by `guard`. What this writer remembered of the
    * inbox is dropped before and after: the next append reads the rebuilt index.
    */
-  rebuild(inbox: InboxKey, guard?: WriteGuard): Promise<ConversationRebuildReport> {
+  rebuild({ inbox, guard }: RebuildInput): Promise<ConversationRebuildReport> {
     return this.serializer
       .run(inbox, async () => {
         this.memory.forget(inbox);
-        const report = await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
+        const report = await rebuildInboxIndex(this.rebuildDeps(), { inbox, guard });
         this.memory.forget(inbox);
         return report;
       })
@@ -183,7 +194,7 @@ export class CqlConversationIndexWriter {
     const stored = await readWatermark(this.cql, this.q, inbox);
     if (!stored.rebuilding) return this.memory.start(inbox, guard?.term, stored.seq, stored);
     this.logger.warn({ inbox }, 'conversation index: a rebuild was cut off; redoing it before indexing');
-    const report = await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
+    const report = await rebuildInboxIndex(this.rebuildDeps(), { inbox, guard });
     return this.memory.start(inbox, guard?.term, report.headSeq, await readWatermark(this.cql, this.q, inbox));
   }
 
@@ -210,12 +221,13 @@ export class CqlConversationIndexWriter {
     }
     this.logger.info({ inbox }, 'conversation index: rows of expired entries may be gone uncounted; rebuilding');
     this.memory.forget(inbox);
-    await rebuildInboxIndex(this.rebuildDeps(), inbox, guard);
+    await rebuildInboxIndex(this.rebuildDeps(), { inbox, guard });
     return this.remembered(inbox, guard);
   }
 
   private rebuildDeps(): RebuildDeps {
-    return { cql: this.cql, q: this.q, source: this.source, logger: this.logger, retentionSeconds: this.retentionSeconds };
+    const { cql, q, source, logger, retentionSeconds, pageSize } = this;
+    return { cql, q, source, logger, retentionSeconds, pageSize };
   }
 
   private expiryDeps(): ExpiryDeps {
@@ -231,15 +243,16 @@ export class CqlConversationIndexWriter {
     collected?: IndexedCollector,
   ): Promise<number> {
     let after = mem.watermark;
+    const pageSize = this.pageSize ?? CATCH_UP_PAGE;
     for (;;) {
-      const page = await this.source.readAfter(inbox, after, CATCH_UP_PAGE);
+      const page = await this.source.readAfter(inbox, after, pageSize);
       const due = page.filter((entry) => entry.seq <= upTo);
       if (due.length > 0) {
         this.logger.info({ inbox, after, count: due.length }, 'conversation index catching up');
         await this.apply(inbox, mem, due, guard, collected);
         after = (due.at(-1) as Entry).seq;
       }
-      if (page.length < CATCH_UP_PAGE || due.length < page.length) return after;
+      if (page.length < pageSize || due.length < page.length) return after;
     }
   }
 
@@ -292,6 +305,6 @@ export class CqlConversationIndexWriter {
 
   private failed(inbox: InboxKey, err: unknown): void {
     this.memory.forget(inbox);
-    this.logger.warn({ err, inbox }, 'conversation index update failed; the next append to the inbox catches up');
+    this.logger.warn({ err, inbox }, 'conversation index update failed; a catch-up or the next append to the inbox indexes the entries');
   }
 }

@@ -63,7 +63,7 @@ export class CqlJobStore implements JobStore {
     return this.serial.run(id, () => this.removePending(id));
   }
 
-  list(queue?: string): Promise<StoredJob[]> {
+  list({ queue }: { queue?: string }): Promise<StoredJob[]> {
     return queue === undefined ? this.pending.list(PENDING) : this.pending.list(`queue:${queue}`, queue);
   }
 

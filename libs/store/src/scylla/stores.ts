@@ -54,10 +54,11 @@ export interface ScyllaStoresOptions {
 
 export interface ScyllaStores {
   /**
-   * Also rebuilds an inbox's conversation index (core's ConversationRebuilder; run by the inbox's
-   * owner, which passes its lease guard: CqlTimelineStore.rebuildConversations).
+   * Also rebuilds an inbox's conversation index and catches it up (core's ConversationRebuilder
+   * and ConversationCatchUp; run by the inbox's owner, which passes its lease guard:
+   * CqlTimelineStore.rebuildConversations, .catchUpConversations).
    */
-  timeline: TimelineStore & Pick<CqlTimelineStore, 'rebuildConversations'>;
+  timeline: TimelineStore & Pick<CqlTimelineStore, 'rebuildConversations' | 'catchUpConversations'>;
   /** The inboxes' conversation index, written by the timeline's appends (conversation-writer.ts). */
   conversations: ConversationIndex;
   groups: GroupStore;

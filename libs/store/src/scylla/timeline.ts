@@ -6,7 +6,7 @@
 import {
   InternalError,
   NotFoundError,
-  type ConversationRebuilder,
+  type ConversationCatchUp,
   type ConversationRebuildReport,
   type DedupKey,
   type Entry,
@@ -40,7 +40,7 @@ export interface CqlTimelineOptions {
   retentionSeconds?: number;
 }
 
-export class CqlTimelineStore implements TimelineStore, InboxEntrySource, ConversationRebuilder {
+export class CqlTimelineStore implements TimelineStore, InboxEntrySource, ConversationCatchUp {
   private readonly log: CqlSeqLog;
   private readonly addReadersQuery: string;
   private readonly getReadersQuery: string;
@@ -65,9 +65,9 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
   /**
    * The entries, then the conversation index of the new ones (which never fails the append:
    * see CqlConversationIndexWriter). `durable` hears of the entries before the index is written,
-   * `indexed` of the states that write left (not told when it failed).
+   * `indexed` of the states that write left, `indexBehind` that it failed.
    */
-  append({ inbox, entries, guard, durable, indexed }: TimelineAppend): Promise<StoredOutcome[]> {
+  append({ inbox, entries, guard, durable, indexed, indexBehind }: TimelineAppend): Promise<StoredOutcome[]> {
     const index = this.conversations;
     if (index === undefined) return this.log.append(inbox, entries, guard);
     try {
@@ -77,8 +77,10 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
     }
     return this.log.append(inbox, entries, guard).then(async (outcomes) => {
       if (durable) this.tell(durable, outcomes);
-      const left = await index.indexAppended(inbox, entries, outcomes, guard);
-      if (left !== undefined && indexed) this.tell(indexed, left);
+      const written = await index.indexAppended(inbox, entries, outcomes, guard);
+      if (written.failed) {
+        if (indexBehind) this.tell(indexBehind, undefined);
+      } else if (written.indexed !== undefined && indexed) this.tell(indexed, written.indexed);
       return outcomes;
     });
   }
@@ -93,14 +95,23 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
   }
 
   /**
-   * Rebuilds the inbox's conversation index from the inbox (core's ConversationRebuilder): run
-   * by the inbox's owner, through the same writer as its appends' index writes, so it is
-   * serialised with them; `guard` fences each of its writes (the owner's FencedTimelineStore
-   * passes the lease's).
+   * Rebuilds the inbox's conversation index from the inbox, a page at a time
+   * (conversation-rebuild.ts; core's ConversationRebuilder with a guard): run by the inbox's
+   * owner, through the same writer as its appends' index writes, so it is serialised with them;
+   * `guard` fences each of its writes (the owner's FencedTimelineStore passes the lease's).
    */
-  rebuildConversations(inbox: InboxKey, guard?: WriteGuard): Promise<ConversationRebuildReport> {
+  rebuildConversations(input: { inbox: InboxKey; guard?: WriteGuard }): Promise<ConversationRebuildReport> {
     if (this.conversations === undefined) return Promise.reject(new InternalError('this timeline store keeps no conversation index'));
-    return this.conversations.rebuild(inbox, guard);
+    return this.conversations.rebuild(input);
+  }
+
+  /**
+   * Indexes the entries the inbox's conversation index trails (core's ConversationCatchUp), in
+   * the same writer as its appends' index writes; `guard` fences each write (the owner's lease).
+   */
+  catchUpConversations(input: { inbox: InboxKey; guard?: WriteGuard }): Promise<number> {
+    if (this.conversations === undefined) return Promise.reject(new InternalError('this timeline store keeps no conversation index'));
+    return this.conversations.catchUp(input.inbox, input.guard);
   }
 
   /** The entries at these seqs (absent ones left out): one IN read per bucket. */

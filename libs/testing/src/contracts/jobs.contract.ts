@@ -41,7 +41,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       const first = job('a', 100);
       expect(await ctx.store.put(first)).toBe(true);
       expect(await ctx.store.put({ ...first, payload: 'other', createdAt: 1 })).toBe(false);
-      expect(await ctx.store.list(queue)).toEqual([first]);
+      expect(await ctx.store.list({ queue })).toEqual([first]);
     });
 
     it('takes ids up to MAX_JOB_ID_BYTES UTF-8 bytes (the longest server-made id fits) and refuses a longer one', async () => {
@@ -53,20 +53,20 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       const fits = job(longest, 1);
       expect(Buffer.byteLength(fits.id)).toBe(MAX_JOB_ID_BYTES);
       expect(await ctx.store.put(fits)).toBe(true);
-      expect(mine(await ctx.store.list(queue))).toEqual([longest]);
+      expect(mine(await ctx.store.list({ queue }))).toEqual([longest]);
       await ctx.store.bury(fits);
       expect(await ctx.store.revive(fits.id, 5)).toBe(true);
-      expect(mine(await ctx.store.list(queue))).toEqual([longest]);
+      expect(mine(await ctx.store.list({ queue }))).toEqual([longest]);
       const tooLong = async () => ctx.store.put(job(`${longest}y`, 2)); // a throw or a rejection alike
       await expect(tooLong()).rejects.toThrow(BadRequestError);
-      expect(mine(await ctx.store.list(queue))).toEqual([longest]);
+      expect(mine(await ctx.store.list({ queue }))).toEqual([longest]);
     });
 
     it('racing puts of one id: exactly one wins', async () => {
       const { queue, job } = scope();
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ctx.store.put(job('same', 100 + i))));
       expect(results.filter(Boolean)).toHaveLength(1);
-      expect(await ctx.store.list(queue)).toHaveLength(1);
+      expect(await ctx.store.list({ queue })).toHaveLength(1);
     });
 
     it('lists pending jobs oldest first, by createdAt then id, per queue or all', async () => {
@@ -74,13 +74,13 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       const other = scope();
       const jobs = [job('c', 200), job('b', 100), job('a', 100), job('d', 50), other.job('x', 150)];
       for (const j of shuffled(jobs)) await ctx.store.put(j);
-      expect(mine(await ctx.store.list(queue))).toEqual(['d', 'a', 'b', 'c']);
-      expect(other.mine(await ctx.store.list(other.queue))).toEqual(['x']);
-      const all = await ctx.store.list();
+      expect(mine(await ctx.store.list({ queue }))).toEqual(['d', 'a', 'b', 'c']);
+      expect(other.mine(await ctx.store.list({ queue: other.queue }))).toEqual(['x']);
+      const all = await ctx.store.list({});
       expect(mine(all)).toEqual(['d', 'a', 'b', 'c']);
       const positions = [job('d', 0), job('b', 0), other.job('x', 0), job('c', 0)].map(({ id }) => all.findIndex((j) => j.id === id));
       expect(positions).toEqual([...positions].sort((x, y) => x - y));
-      expect(await ctx.store.list(uniqueName('empty-queue'))).toEqual([]);
+      expect(await ctx.store.list({ queue: uniqueName('empty-queue') })).toEqual([]);
     });
 
     it('update replaces a pending job, reorders it, and never resurrects one', async () => {
@@ -89,13 +89,13 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       await ctx.store.put(job('b', 200));
       const retried = job('a', 300, { attempts: 3, notBefore: 9_999, lastError: 'boom' });
       await ctx.store.update(retried);
-      expect(mine(await ctx.store.list(queue))).toEqual(['b', 'a']);
-      expect((await ctx.store.list(queue))[1]).toEqual(retried);
+      expect(mine(await ctx.store.list({ queue }))).toEqual(['b', 'a']);
+      expect((await ctx.store.list({ queue }))[1]).toEqual(retried);
       await ctx.store.remove(retried.id);
       await ctx.store.update({ ...retried, attempts: 4 });
-      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      expect(mine(await ctx.store.list({ queue }))).toEqual(['b']);
       await ctx.store.update(job('never', 1));
-      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      expect(mine(await ctx.store.list({ queue }))).toEqual(['b']);
     });
 
     it('remove deletes a pending job and ignores an unknown id', async () => {
@@ -104,7 +104,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       await ctx.store.put(job('b', 2));
       await ctx.store.remove(job('a', 1).id);
       await ctx.store.remove(job('unknown', 1).id);
-      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      expect(mine(await ctx.store.list({ queue }))).toEqual(['b']);
       expect(await ctx.store.put(job('a', 1))).toBe(true);
     });
 
@@ -114,12 +114,12 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       await ctx.store.put(job('b', 2));
       const failed = job('a', 1, { attempts: 12, notBefore: 5_000, lastError: 'gave up after 30 min' });
       await ctx.store.bury(failed);
-      expect(mine(await ctx.store.list(queue))).toEqual(['b']);
+      expect(mine(await ctx.store.list({ queue }))).toEqual(['b']);
       const dead = (await ctx.store.listDead()).filter((j) => j.id === failed.id);
       expect(dead).toEqual([failed]);
       expect(await ctx.store.revive(failed.id, 77_000)).toBe(true);
       expect((await ctx.store.listDead()).some((j) => j.id === failed.id)).toBe(false);
-      const [revived] = (await ctx.store.list(queue)).filter((j) => j.id === failed.id);
+      const [revived] = (await ctx.store.list({ queue })).filter((j) => j.id === failed.id);
       expect(revived).toMatchObject({ id: failed.id, queue, payload: failed.payload, attempts: 0, notBefore: 77_000, createdAt: 1 });
       expect(await ctx.store.revive(failed.id, 78_000)).toBe(false);
       expect(await ctx.store.revive(job('never', 1).id, 78_000)).toBe(false);
@@ -127,7 +127,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
 
     it('firstFailedAt round-trips through put, update, list, bury and listDead; update without it and revive clear it', async () => {
       const { queue, job } = scope();
-      const pendingOf = async (id: string) => (await ctx.store.list(queue)).find((j) => j.id === id);
+      const pendingOf = async (id: string) => (await ctx.store.list({ queue })).find((j) => j.id === id);
       const deadOf = async (id: string) => (await ctx.store.listDead()).find((j) => j.id === id);
       const waited = job('waited', 100, { attempts: 1, firstFailedAt: 1_800_100, lastError: 'hook answered HTTP 500' });
       expect(await ctx.store.put(waited)).toBe(true);
@@ -159,7 +159,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
         const buryBad = async () => ctx.store.bury(bad);
         await expect(buryBad()).rejects.toThrow(BadRequestError);
       }
-      expect(mine(await ctx.store.list(queue))).toEqual([]);
+      expect(mine(await ctx.store.list({ queue }))).toEqual([]);
       expect(mine(await ctx.store.listDead())).toEqual([]);
     });
 
@@ -179,11 +179,11 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
           await store.bury(job('a', 1, { lastError: 'x', firstFailedAt: 1 }));
         },
         async (store) => {
-          expect(await store.list(queue)).toEqual([job('b', 2, { attempts: 2, firstFailedAt: 3 })]);
+          expect(await store.list({ queue })).toEqual([job('b', 2, { attempts: 2, firstFailedAt: 3 })]);
           expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x', firstFailedAt: 1 })]);
           expect(await store.put(job('b', 3))).toBe(false);
           expect(await store.revive(job('a', 1).id, 5)).toBe(true);
-          expect(mine(await store.list(queue))).toEqual(['a', 'b']);
+          expect(mine(await store.list({ queue }))).toEqual(['a', 'b']);
         },
       );
     });
