@@ -71,6 +71,13 @@ const BENCHES: BenchSpec[] = [
     run: async () => (await import('./conversations-distributed.ts')).runConversationsDistributedBench(),
   },
   {
+    name: 'threads',
+    aliases: ['threads-max-rate'],
+    what: 'embedded max 1:1 rate (delivery p99 under the peers limit) with SEQLINE_THREADS=1 and =2 in the same run, and their ratio',
+    run: async () => (await import('./threads.ts')).runThreadsBench(),
+    onlyWhenNamed: true,
+  },
+  {
     name: 'transports',
     aliases: ['uws', 'ws'],
     what: 'sync of 200 entries on native uWebSockets.js against the ws package',

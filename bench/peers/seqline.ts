@@ -167,9 +167,10 @@ export class SeqlineSystem implements PeerSystem {
   }
 }
 
-export async function startSeqlineEmbedded(): Promise<SeqlineSystem> {
+/** `env`: more of the server's settings (the threads bench sets SEQLINE_THREADS). */
+export async function startSeqlineEmbedded(env: Record<string, string> = {}): Promise<SeqlineSystem> {
   const tmp = await tempDir('peers-embedded');
-  const server = await startSeqlineChild(join(tmp.dir, 'server'), UNLIMITED);
+  const server = await startSeqlineChild(join(tmp.dir, 'server'), { ...UNLIMITED, ...env });
   scheduleLikeTheOthers(server.pid);
   const system = new SeqlineSystem(
     'seqline-embedded',
@@ -177,7 +178,10 @@ export async function startSeqlineEmbedded(): Promise<SeqlineSystem> {
     server.url,
     [{ label: 'seqline server', pid: server.pid }],
     [],
-    ['Seqline embedded: `npm start` (LMDB, durable commits) in a child process, rate limits raised, default tiers'],
+    [
+      `Seqline embedded: \`npm start\` (LMDB, durable commits) in a child process, rate limits raised, default tiers, ` +
+        `SEQLINE_THREADS=${env['SEQLINE_THREADS'] ?? 'default (the cores)'}`,
+    ],
     async () => {
       await server.stop();
       await tmp.remove();

@@ -62,6 +62,11 @@ export interface GatewayOptions {
   maxPayloadBytes?: number;
   /** 8–960 s, default 120 (pings keep healthy sockets alive; uWS aborts the process outside this range). */
   idleTimeoutSeconds?: number;
+  /**
+   * Listen on a port other threads of this process listen on too (the kernel spreads the
+   * connections): node:http's `reusePort` (Node >= 22.12); native uWS shares it on Linux anyway.
+   */
+  reusePort?: boolean;
   /** Default "auto": native uWebSockets.js where its binary loads, else the ws package (logged). */
   transport?: TransportChoiceName;
   /** Prometheus registry to register on (default: a new one, served at /metrics). */

@@ -202,7 +202,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   );
 
   const host = options.host ?? '0.0.0.0';
-  const port = await transport.listen(host, options.port);
+  const port = await transport.listen(host, options.port, { reusePort: options.reusePort === true });
   logger.info({ host, port, transport: transport.name, native: transport.native }, 'gateway listening');
 
   let closed: Promise<void> | null = null;

@@ -6,6 +6,7 @@ import { ConfigError, readOriginList, type TenantHooks } from '@seqline/core';
 import type { AllowedOrigins } from '@seqline/gateway';
 import { readHookDefaults } from '@seqline/runtime/hook-defaults';
 import { z } from 'zod';
+import { threadCount } from './thread-count.ts';
 
 const DEFAULT_DEMO_DIR = fileURLToPath(new URL('../../demo/dist', import.meta.url));
 
@@ -16,6 +17,11 @@ export const envSchema = z.object({
   SEQLINE_DATA_DIR: z.string().default('./data'),
   SEQLINE_SECRET: z.string().min(16, 'SEQLINE_SECRET must be at least 16 characters').optional(),
   SEQLINE_TRANSPORT: z.enum(['auto', 'uws', 'ws']).default('auto'),
+  /**
+   * Threads serving the port, each owning the inbox shards s ≡ i (mod N) (threads.ts). Unset: the
+   * cores this process may use, or 1 where the runtime cannot share a port between threads.
+   */
+  SEQLINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   /** Unset or blank: the default of loadServerConfig's `allowedOrigins`; a list that allows no browser is refused. */
   SEQLINE_ALLOWED_ORIGINS: z
     .string()
@@ -58,6 +64,9 @@ export type ServerConfig = z.infer<typeof envSchema> & {
   secret: string;
   hookDefaults: TenantHooks;
   allowedOrigins: AllowedOrigins;
+  /** SEQLINE_THREADS resolved (thread-count.ts); `threadsNote` says why it is 1 when that was not asked. */
+  threads: number;
+  threadsNote?: string;
 };
 
 export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
@@ -71,5 +80,8 @@ export async function loadServerConfig(env: NodeJS.ProcessEnv): Promise<ServerCo
   await mkdir(dataDir, { recursive: true });
   const secret = parsed.data.SEQLINE_SECRET ?? (await loadOrCreateSecret(dataDir));
   const allowedOrigins = parsed.data.SEQLINE_ALLOWED_ORIGINS ?? (parsed.data.SEQLINE_DEV_ROUTES ? 'same-origin' : undefined);
-  return { ...parsed.data, dataDir, secret, hookDefaults: hooks.hooks, allowedOrigins };
+  const count = threadCount({ requested: parsed.data.SEQLINE_THREADS, transport: parsed.data.SEQLINE_TRANSPORT });
+  if (!count.ok) throw new ConfigError(`invalid configuration:\n  SEQLINE_THREADS: ${count.problem}`);
+  const threads = { threads: count.threads, ...(count.note !== undefined && { threadsNote: count.note }) };
+  return { ...parsed.data, dataDir, secret, hookDefaults: hooks.hooks, allowedOrigins, ...threads };
 }

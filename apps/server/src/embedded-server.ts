@@ -14,7 +14,8 @@ import { createAdminTokenVerifier, createTokenVerifier, issueToken } from '@seql
 import { registerBoundGauges } from '@seqline/runtime/bounds';
 import { openEmbeddedEngine } from '@seqline/store';
 import type { ServerConfig } from './config.ts';
-import { embeddedMessagingDeps } from './embedded-deps.ts';
+import { embeddedMessagingDeps, SHUTDOWN_STEPS, type ShutdownSteps } from './embedded-deps.ts';
+import type { ServerThreadParts } from './server-thread-parts.ts';
 
 export interface RunningServer {
   port: number;
@@ -26,15 +27,30 @@ export interface RunningServer {
   messaging: Messaging;
   /** Stop accepting, finish in-flight work, close the database. */
   close(): Promise<void>;
+  /** close() in its steps, for a threaded server to run each step on every thread before the next. */
+  steps: ServerShutdownSteps;
 }
+
+/** The gateway stops, then the messaging steps (embedded-deps.ts), then the engine closes. */
+export const SERVER_SHUTDOWN_STEPS = ['closeGateway', ...SHUTDOWN_STEPS, 'closeEngine'] as const;
+export type ServerShutdownSteps = Record<(typeof SERVER_SHUTDOWN_STEPS)[number], () => Promise<void>>;
 
 /**
  * The single-process deployment: gateway + workers on the embedded LMDB engine. The same
- * messaging service and workers run in distributed mode over other adapters.
+ * messaging service and workers run in distributed mode over other adapters. With `thread`,
+ * one thread of several (server-thread.ts): its buses go over the thread hub, its gateway
+ * shares the port, and its /metrics answers for every thread.
  */
-export async function startEmbeddedServer(config: ServerConfig, logger: Logger, clock: Clock = systemClock): Promise<RunningServer> {
-  const engine = await openEmbeddedEngine({ dir: join(config.dataDir, 'db'), logger });
-  const composed = await embeddedMessagingDeps(engine, config, logger, clock);
+export async function startEmbeddedServer(
+  config: ServerConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+  thread?: ServerThreadParts,
+): Promise<RunningServer> {
+  const dir = join(config.dataDir, 'db');
+  // A thread's engine skips the one-time chores: the main thread ran them before starting it.
+  const engine = await openEmbeddedEngine({ dir, logger, ...(thread && { startupChores: false }) });
+  const composed = await embeddedMessagingDeps(engine, config, logger, clock, thread?.place);
   const { deps, settings: live, queue } = composed;
   const messaging = createMessaging(deps);
   const workers = await startWorkers(deps);
@@ -51,11 +67,13 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     rateLimit: { perSecond: config.SEQLINE_RATE_PER_SEC, burst: config.SEQLINE_RATE_BURST },
     transport: config.SEQLINE_TRANSPORT,
     loginPolicyOf: (tenant) => deps.hooks.of(tenant).loginPolicy,
+    ...(thread && { reusePort: true, deviceBus: thread.deviceBus, metrics: thread.metrics, processMetrics: thread.place.hub.self === 0 }),
     admin: {
       service: new AdminService(
         adminDepsOf(deps, live, {
-          queueStats: () => queue.stats(),
-          poolStats: () => workers.stats().pools,
+          ...(thread
+            ? thread.countersOfProcess(() => ({ queues: queue.stats(), pools: workers.stats().pools }))
+            : { queueStats: () => queue.stats(), poolStats: () => workers.stats().pools }),
           jobs: engine.jobs,
         }),
       ),
@@ -70,20 +88,27 @@ export async function startEmbeddedServer(config: ServerConfig, logger: Logger, 
     logger.info({ allowedOrigins: 'same-origin' }, "browser pages: this server's own origin only (SEQLINE_ALLOWED_ORIGINS allows others)");
   }
 
+  // The gateway stops taking requests and waits for those in flight (sends enqueue their jobs);
+  // then jobs, appends, notification windows and the queue close in that order.
+  const steps: ServerShutdownSteps = {
+    closeGateway: () => gateway.close(),
+    ...composed.steps,
+    closeQueue: async () => {
+      await composed.steps.closeQueue();
+      workers.stop();
+    },
+    closeEngine: () => engine.close(),
+  } satisfies ShutdownSteps & ServerShutdownSteps;
   let closing: Promise<void> | undefined;
   return {
     port: gateway.port,
     settings: live,
     workers,
     messaging,
+    steps,
     close: () =>
       (closing ??= (async () => {
-        // The gateway stops taking requests and waits for those in flight (sends enqueue their
-        // jobs); then jobs, appends, notification windows and the queue close in that order.
-        await gateway.close();
-        await composed.close();
-        workers.stop();
-        await engine.close();
+        for (const step of SERVER_SHUTDOWN_STEPS) await steps[step]();
       })()),
   };
 }

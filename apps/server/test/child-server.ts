@@ -31,6 +31,8 @@ export class ChildServer {
         LOG_LEVEL: 'info',
         SEQLINE_RATE_PER_SEC: '100000',
         SEQLINE_RATE_BURST: '100000',
+        // One thread unless a test asks for more (SEQLINE_THREADS in `env`): the default is the cores.
+        SEQLINE_THREADS: '1',
         ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

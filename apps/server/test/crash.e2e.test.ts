@@ -48,7 +48,13 @@ async function callOrFail(c: TestClient, op: string, args: Record<string, unknow
   }
 }
 
-describe('crash safety (kill -9 during sends)', () => {
+// Two threads: the inboxes spread over both owners, a send crosses threads, and the kill takes every thread at once.
+const RUNS = [
+  { threads: 1, kills: KILLS },
+  { threads: 2, kills: 2 },
+];
+
+describe.each(RUNS)('crash safety (kill -9 during sends), $threads thread(s)', ({ threads, kills }) => {
   let server: ChildServer | undefined;
   let dataDir = '';
   afterAll(async () => {
@@ -56,9 +62,9 @@ describe('crash safety (kill -9 during sends)', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it(`keeps I1–I3 across ${KILLS} SIGKILLs with ${SENDERS} senders × ${RECIPIENTS} recipients`, async () => {
+  it(`keeps I1–I3 across ${kills} SIGKILLs with ${SENDERS} senders × ${RECIPIENTS} recipients`, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'seqline-crash-'));
-    server = new ChildServer(await freePort(), dataDir);
+    server = new ChildServer(await freePort(), dataDir, { SEQLINE_THREADS: String(threads) });
     await server.start();
     const srv = server;
     let done = false;
@@ -122,7 +128,7 @@ describe('crash safety (kill -9 during sends)', () => {
     };
 
     const loops = [...Array.from({ length: SENDERS }, (_, i) => sender(i)), ...Array.from({ length: RECIPIENTS }, (_, r) => tailer(r))];
-    for (let kill = 0; kill < KILLS; kill++) {
+    for (let kill = 0; kill < kills; kill++) {
       await sleep(1200 + Math.random() * 600);
       progress.phase = `kill ${kill + 1}`;
       await srv.kill9();

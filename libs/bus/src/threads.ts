@@ -17,3 +17,5 @@ export { ThreadInboxWriter } from './threads-inbox-writer.ts';
 export type { ShardsOwner, ThreadInboxWriterOptions } from './threads-inbox-writer.ts';
 export { createThreadWorkQueue } from './threads-work-queue.ts';
 export type { ThreadWorkQueue, ThreadWorkQueueOptions } from './threads-work-queue.ts';
+export { ThreadGroupStreamWriter } from './threads-group-stream-writer.ts';
+export type { ThreadGroupStreamWriterOptions } from './threads-group-stream-writer.ts';

@@ -87,8 +87,8 @@ export interface Transport {
   readonly name: TransportName;
   /** True when this is the native uWebSockets.js server. */
   readonly native: boolean;
-  /** Resolves with the bound port (supports port 0). */
-  listen(host: string, port: number): Promise<number>;
+  /** Resolves with the bound port (supports port 0). `reusePort`: other threads listen on it too. */
+  listen(host: string, port: number, options?: { reusePort?: boolean }): Promise<number>;
   /** Stops accepting connections and requests; open sockets stay. */
   stopListening(): void;
   /** Closes every remaining socket (code 1001) and connection. */

@@ -143,6 +143,7 @@ export function createUwsTransport<S>(uws: UwsModule, handlers: TransportHandler
   return {
     name: 'uws',
     native: true,
+    // uSockets sets SO_REUSEPORT on every listen socket on Linux: threads share the port as is.
     listen(host, port) {
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {

@@ -176,10 +176,12 @@ export function createWsTransport<S>(ws: WsModule, handlers: TransportHandlers<S
   return {
     name: 'ws',
     native: false,
-    listen(host, port) {
+    listen(host, port, options) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host, () => {
+        // `reusePort` is in node:net from Node 22.12 (not in the Node 20 typings this builds with).
+        const listenOptions = { port, host, ...(options?.reusePort === true && { reusePort: true }) };
+        server.listen(listenOptions, () => {
           server.off('error', reject);
           const address = server.address();
           resolve(typeof address === 'object' && address ? address.port : port);

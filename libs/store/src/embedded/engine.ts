@@ -49,6 +49,13 @@ export interface EmbeddedEngineOptions {
    * turns it off.
    */
   indexConversations?: boolean;
+  /**
+   * False skips the chores of the first opener in a process: removing a crash's rebuild scratches
+   * and migrating stored keys. The threads of a threaded server pass it (the main thread ran them
+   * before starting them): a thread restarted later must not remove another thread's live scratch.
+   * Default true.
+   */
+  startupChores?: boolean;
 }
 
 export interface EmbeddedEngine {
@@ -94,7 +101,8 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   };
   // Rebuilds fold in scratch environments of their own under the engine's directory; a crash's are removed here.
   const scratchRoot = join(options.dir, REBUILD_SCRATCH_DIR);
-  await removeRebuildScratches(scratchRoot);
+  const chores = options.startupChores !== false;
+  if (chores) await removeRebuildScratches(scratchRoot);
   const index = conversationIndexParts({ db: db(DB_NAMES.conversations), log: inboxLog, writes, logger, scratchRoot });
   const timeline = new LmdbTimelineStore(
     new SeqLog(inboxLog, writes, options.indexConversations === false ? undefined : index.writer),
@@ -106,7 +114,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.groupStream),
     appinfos: db<number, AppinfoKey>(DB_NAMES.groupAppinfo),
   };
-  await migrateDedupKeys({ meta: db<number, string>(DB_NAMES.storeMeta), logs: [inboxLog, groupLog], writes, logger });
+  if (chores) await migrateDedupKeys({ meta: db<number, string>(DB_NAMES.storeMeta), logs: [inboxLog, groupLog], writes, logger });
   const groupStreams = new LmdbGroupStreamStore(new SeqLog(groupLog, writes), db<number, [string, string]>(DB_NAMES.groupCursors), writes);
   const groups = new LmdbGroupStore(
     {
