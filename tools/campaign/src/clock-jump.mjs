@@ -12,12 +12,18 @@ if (dir) {
   const file = `${dir}/${process.env.SEQLINE_OWNER_ID ?? 'server'}.offset`;
   const realNow = Date.now.bind(Date);
   let offset = 0;
+  // No file is offset 0; a file that does not parse keeps the last offset (the campaign renames
+  // whole files into place, so this is a guard, not the rule).
   const read = () => {
+    let text;
     try {
-      offset = Number(readFileSync(file, 'utf8').trim()) || 0;
+      text = readFileSync(file, 'utf8').trim();
     } catch {
       offset = 0;
+      return;
     }
+    const value = Number(text);
+    if (text !== '' && Number.isFinite(value)) offset = value;
   };
   read();
   setInterval(read, 50).unref();

@@ -3,7 +3,7 @@
  * (worker and gateway processes on the shared services), as the rest of the campaign sees it:
  * where clients connect, the admin API, whose clock is where, and the faults it can take.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { issueAdminToken, issueToken } from '@seqline/protocol';
@@ -57,8 +57,15 @@ export class Clocks {
     for (const o of owners) await this.write(o);
   }
 
+  /**
+   * Written whole, by a rename: the preload re-reads the file every 50 ms, and a read that met a
+   * half-written file took offset 0 for that while (31 simulated minutes back after an outage:
+   * hook signatures it made looked stale).
+   */
   async write(owner: string): Promise<void> {
-    await writeFile(join(this.dir, `${owner}.offset`), String(this.world + (this.jumps.get(owner) ?? 0)));
+    const file = join(this.dir, `${owner}.offset`);
+    await writeFile(`${file}.tmp`, String(this.world + (this.jumps.get(owner) ?? 0)));
+    await rename(`${file}.tmp`, file);
   }
 
   env(): Record<string, string> {
