@@ -15,9 +15,10 @@
 # Everything (binaries, data, logs, pid files, caches) lives under <repo>/.services.
 # Every service listens on 127.0.0.1 only. See docs/services.md.
 #
-# A private Redis / NATS (e.g. the fault campaign's, which restarts and rolls them back) runs from
-# the same binaries and config with SERVICES_STATE_DIR=<dir> (its data, logs, pid files and lock)
-# and ports of its own: REDIS_PORT, NATS_PORT, NATS_HTTP_PORT (never the shared defaults).
+# A private Redis / NATS / Cassandra (e.g. the fault campaign's, which restarts and rolls them back)
+# runs from the same binaries and config with SERVICES_STATE_DIR=<dir> (its data, logs, pid files
+# and lock) and ports of its own: REDIS_PORT, NATS_PORT, NATS_HTTP_PORT, CASSANDRA_PORT,
+# CASSANDRA_STORAGE_PORT, CASSANDRA_JMX_PORT (never the shared defaults).
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,6 +39,9 @@ CASSANDRA_DIRECT_MEMORY="${CASSANDRA_DIRECT_MEMORY:-512M}"
 CASSANDRA_START_TIMEOUT="${CASSANDRA_START_TIMEOUT:-180}"
 # Timer slack of every Cassandra thread, in ns (0: leave the kernel default, 50 µs). See cassandra_timer_slack.
 CASSANDRA_TIMER_SLACK_NS="${CASSANDRA_TIMER_SLACK_NS:-500000}"
+# periodic (cassandra.yaml: acks before the commitlog is synced, so a kill -9 of the JVM loses the
+# last acknowledged writes), group (acks once synced, in groups every 15 ms) or batch (each synced).
+CASSANDRA_COMMITLOG_SYNC="${CASSANDRA_COMMITLOG_SYNC:-periodic}"
 # 1: run every service's threads under SCHED_BATCH (no wake-up preemption); 0: leave SCHED_OTHER.
 # See sched_batch and docs/services.md.
 SERVICES_SCHED_BATCH="${SERVICES_SCHED_BATCH:-1}"
@@ -56,9 +60,12 @@ ALL_SERVICES=(cassandra redis nats)
 MAVEN_CENTRAL="https://repo1.maven.org/maven2"
 
 C_HOME="$SVC_DIR/cassandra"
-C_PID="$C_HOME/cassandra.pid"
-C_LOG="$C_HOME/logs/system.log"
-C_OUT="$C_HOME/logs/stdout.log"
+# Where the Cassandra node keeps its data, logs and pid file: C_HOME (the shared one) or the
+# private state dir; the jars and wrappers stay in C_HOME.
+C_STATE="$STATE_DIR/cassandra"
+C_PID="$C_STATE/cassandra.pid"
+C_LOG="$C_STATE/logs/system.log"
+C_OUT="$C_STATE/logs/stdout.log"
 R_HOME="$STATE_DIR/redis"
 R_PID="$R_HOME/redis.pid"
 R_LOG="$R_HOME/logs/redis.log"
@@ -194,15 +201,19 @@ take_lock() {
   fi
 }
 
-# A private instance (SERVICES_STATE_DIR) is Redis and NATS only, on ports that are not the shared
-# services' defaults: a stop or kill finds its process by pid file or by port, and must never
-# reach the shared one.
+is_private() { [[ "$STATE_DIR" != "$SVC_DIR" ]]; }
+
+# A private instance (SERVICES_STATE_DIR) listens on ports that are not the shared services'
+# defaults — every port of each service named: a stop or kill finds its process by pid file or by
+# port, and must never reach the shared one.
 check_private() {
-  [[ "$STATE_DIR" == "$SVC_DIR" ]] && return 0
-  has cassandra "$@" && die "SERVICES_STATE_DIR: a private instance is redis and nats only (cassandra stays shared)"
-  local p
-  for p in "$REDIS_PORT" "$NATS_PORT" "$NATS_HTTP_PORT"; do
-    case "$p" in 6379 | 4222 | 8222) die "SERVICES_STATE_DIR: port $p is the shared services'; give the private instance ports of its own" ;; esac
+  is_private || return 0
+  local p ports=()
+  if has redis "$@"; then ports+=("$REDIS_PORT"); fi
+  if has nats "$@"; then ports+=("$NATS_PORT" "$NATS_HTTP_PORT"); fi
+  if has cassandra "$@"; then ports+=("$CASSANDRA_PORT" "$CASSANDRA_STORAGE_PORT" "$CASSANDRA_JMX_PORT"); fi
+  for p in "${ports[@]}"; do
+    case "$p" in 6379 | 4222 | 8222 | 9042 | 7000 | 7001 | 7199) die "SERVICES_STATE_DIR: port $p is the shared services'; give the private instance ports of its own" ;; esac
   done
 }
 
@@ -222,6 +233,11 @@ cassandra_installed() {
 
 cassandra_install() {
   ensure_dirs
+  # A private node runs the shared install's jars; it installs nothing (no second install racing).
+  if is_private; then
+    cassandra_installed || die "cassandra: not installed; run scripts/services.sh install cassandra first"
+    return 0
+  fi
   java_ok || apt_install openjdk-17-jre-headless
   java_ok || die "Java 11+ is required for Cassandra (java -version)"
   if cassandra_installed; then
@@ -319,6 +335,18 @@ cassandra_query_version() {
 }
 cassandra_ready() { cassandra_query_version >/dev/null; }
 
+# scripts/services/cassandra.yaml; with CASSANDRA_COMMITLOG_SYNC other than periodic, a copy of it
+# (under the node's state dir) whose commitlog acknowledges only what it has synced.
+cassandra_conf() {
+  case "$CASSANDRA_COMMITLOG_SYNC" in
+    periodic) echo "$CONF_DIR/cassandra.yaml"; return ;;
+    group) sed -E 's/^commitlog_sync:.*/commitlog_sync: group/; s/^commitlog_sync_period:.*/commitlog_sync_group_window: 15ms/' "$CONF_DIR/cassandra.yaml" >"$C_STATE/cassandra.yaml" ;;
+    batch) sed -E 's/^commitlog_sync:.*/commitlog_sync: batch/; /^commitlog_sync_period:/d' "$CONF_DIR/cassandra.yaml" >"$C_STATE/cassandra.yaml" ;;
+    *) die "CASSANDRA_COMMITLOG_SYNC: periodic, group or batch, not $CASSANDRA_COMMITLOG_SYNC" ;;
+  esac
+  echo "$C_STATE/cassandra.yaml"
+}
+
 cassandra_launch() {
   if cassandra_ready; then
     log "cassandra: already answering CQL on $HOST:$CASSANDRA_PORT"
@@ -333,8 +361,9 @@ cassandra_launch() {
     die "cassandra: port $HOST:$CASSANDRA_PORT is in use by something that does not answer CQL"
   fi
   cassandra_installed || cassandra_install
-  cassandra_write_wrappers
-  mkdir -p "$C_HOME/data" "$C_HOME/logs" "$C_HOME/triggers"
+  is_private || cassandra_write_wrappers
+  mkdir -p "$C_STATE/data" "$C_STATE/logs" "$C_STATE/triggers"
+  cassandra_conf >/dev/null # dies here on a bad CASSANDRA_COMMITLOG_SYNC (not inside the $(…) below)
   local opts=()
   mapfile -t opts < <(grep -E '^-' "$CONF_DIR/cassandra-jvm.options")
   local jamm
@@ -343,22 +372,22 @@ cassandra_launch() {
   opts+=(
     "-Xms$CASSANDRA_HEAP" "-Xmx$CASSANDRA_HEAP"
     "-XX:MaxDirectMemorySize=$CASSANDRA_DIRECT_MEMORY"
-    "-XX:ErrorFile=$C_HOME/logs/hs_err_pid%p.log"
-    "-Dcassandra.config=file://$CONF_DIR/cassandra.yaml"
-    "-Dcassandra.storagedir=$C_HOME/data"
-    "-Dcassandra.logdir=$C_HOME/logs"
+    "-XX:ErrorFile=$C_STATE/logs/hs_err_pid%p.log"
+    "-Dcassandra.config=file://$(cassandra_conf)"
+    "-Dcassandra.storagedir=$C_STATE/data"
+    "-Dcassandra.logdir=$C_STATE/logs"
     "-Dlogback.configurationFile=$CONF_DIR/cassandra-logback.xml"
     "-Dcassandra.native_transport_port=$CASSANDRA_PORT"
     "-Dcassandra.storage_port=$CASSANDRA_STORAGE_PORT"
     "-Dcassandra.jmx.local.port=$CASSANDRA_JMX_PORT"
     "-Dcassandra-foreground=yes"
     "-Dcassandra.home=$C_HOME"
-    "-Dcassandra.triggers_dir=$C_HOME/triggers"
+    "-Dcassandra.triggers_dir=$C_STATE/triggers"
   )
   log "cassandra: starting $CASSANDRA_VERSION on $HOST:$CASSANDRA_PORT (heap $CASSANDRA_HEAP, log $C_LOG)"
   printf '\n===== %s starting cassandra =====\n' "$(date -Is)" >>"$C_OUT"
   mark_logs "$C_OUT" "$C_LOG"
-  (cd "$C_HOME" && spawn "$C_PID" "$C_OUT" java "${opts[@]}" -cp "$C_HOME/lib/*" "$C_MARKER")
+  (cd "$C_STATE" && spawn "$C_PID" "$C_OUT" java "${opts[@]}" -cp "$C_HOME/lib/*" "$C_MARKER")
 }
 
 cassandra_wait() {

@@ -23,6 +23,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     replay: { type: 'string' },
     'service-faults': { type: 'boolean', default: false },
+    'own-cassandra': { type: 'boolean', default: false },
     'only-faults': { type: 'string' },
     out: { type: 'string' },
     'time-limit-min': { type: 'string', default: '0' },
@@ -65,7 +66,7 @@ async function main(): Promise<number> {
   await mkdir(out, { recursive: true });
   const deadline = Number(args['time-limit-min']) > 0 ? Date.now() + Number(args['time-limit-min']) * 60_000 : Infinity;
   log(
-    `seed ${campaignSeed}, ${rounds} round(s) × ${args.messages} messages, modes ${modes.join('+')}, service faults ${args['service-faults'] ? 'on' : 'off'}; out ${out}`,
+    `seed ${campaignSeed}, ${rounds} round(s) × ${args.messages} messages, modes ${modes.join('+')}, service faults ${args['service-faults'] ? 'on' : 'off'}, cassandra ${args['own-cassandra'] ? 'private (restarted)' : 'shared'}; out ${out}`,
   );
   const rows: RoundRow[] = [];
   for (let round = 1; round <= rounds; round++) {
@@ -85,6 +86,7 @@ async function main(): Promise<number> {
           mode,
           messages: Number(args.messages),
           serviceFaults: args['service-faults'] === true,
+          ownCassandra: args['own-cassandra'] === true,
           onlyFaults: args['only-faults']?.split(',').filter(Boolean),
           outDir: out,
           trafficLimitMs: Number(args['round-traffic-limit-s']) * 1000,
@@ -108,7 +110,7 @@ async function main(): Promise<number> {
       log(formatTable([row], { header: false }));
       if (!clean && result)
         log(
-          `round ${round} ${mode}: history kept: ${result.file}; replay: npm run campaign -- --mode ${mode} --messages ${args.messages}${args['service-faults'] ? ' --service-faults' : ''}${args['only-faults'] ? ` --only-faults ${args['only-faults']}` : ''} --replay ${row.seed}`,
+          `round ${round} ${mode}: history kept: ${result.file}; replay: npm run campaign -- --mode ${mode} --messages ${args.messages}${args['service-faults'] ? ' --service-faults' : ''}${args['own-cassandra'] ? ' --own-cassandra' : ''}${args['only-faults'] ? ` --only-faults ${args['only-faults']}` : ''} --replay ${row.seed}`,
         );
     }
   }

@@ -21,7 +21,8 @@ export type FaultKind =
   | 'redis-restart'
   | 'redis-rollback'
   | 'nats-restart'
-  | 'nats-rollback';
+  | 'nats-rollback'
+  | 'cassandra-restart';
 
 export interface PlannedFault {
   atAck: number;
@@ -47,6 +48,8 @@ export const SERVICE_FAULTS: Partial<Record<FaultKind, number>> = {
   'nats-restart': 2,
   'nats-rollback': 2,
 };
+/** Added with `--own-cassandra` (the round's Cassandra is a private node: it may be restarted). */
+export const CASSANDRA_FAULTS: Partial<Record<FaultKind, number>> = { 'cassandra-restart': 2 };
 
 /** About one fault per 800 messages (at least 2), between 5 % and 85 % of the round; sometimes a 30-minute outage. */
 export function planFaults(rng: Rng, messages: number, weights: Partial<Record<FaultKind, number>>, outageChance: number): PlannedFault[] {

@@ -4,17 +4,27 @@
  * while the nemesis injects its faults, then heal everything, let delivery settle, read the
  * final state, and hand the history to the checker.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Device, type DeviceContext } from './device.ts';
 import { distributedFaults } from './faults-distributed.ts';
 import { embeddedFaults } from './faults-embedded.ts';
 import { HistoryWriter, now } from './history.ts';
 import { HOOK_SECRET, startHookSink } from './hooks.ts';
-import { EMBEDDED_FAULTS, Nemesis, planFaults, PROCESS_FAULTS, SERVICE_FAULTS, type FaultActions, type FaultKind } from './nemesis.ts';
+import {
+  CASSANDRA_FAULTS,
+  EMBEDDED_FAULTS,
+  Nemesis,
+  planFaults,
+  PROCESS_FAULTS,
+  SERVICE_FAULTS,
+  type FaultActions,
+  type FaultKind,
+} from './nemesis.ts';
 import { planRound, ROUND_TIERS, type RoundPlan } from './plan.ts';
 import { pollInbox } from './poller.ts';
 import { Rng } from './rng.ts';
-import { PrivateServices } from './private-services.ts';
+import { PrivateServices, type PrivateService } from './private-services.ts';
 import { serviceFaults, ServiceSnapshots } from './service-faults.ts';
 import { recordFinalState, settle, type Acked, type SettleResult } from './settle.ts';
 import { admin, Clocks, type Mode, type SystemUnderTest } from './system.ts';
@@ -27,6 +37,8 @@ export interface RoundOptions {
   mode: Mode;
   messages: number;
   serviceFaults: boolean;
+  /** Distributed rounds run on a Cassandra node of their own, which the nemesis may restart. */
+  ownCassandra: boolean;
   /** Only these kinds of fault (of those the mode and `serviceFaults` allow); all when unset. */
   onlyFaults?: string[];
   outDir: string;
@@ -81,12 +93,15 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
   const pollers: Promise<void>[] = [];
   try {
     const embedded = o.mode === 'embedded' ? await EmbeddedSystem.start(`c${seedHex}`, clocks, hookEnv) : undefined;
-    if (o.mode === 'distributed' && o.serviceFaults) {
-      // Service faults act on a Redis and a NATS of the round's own, never on the shared ones.
+    const privateOnes: PrivateService[] = [];
+    if (o.mode === 'distributed' && o.serviceFaults) privateOnes.push('redis', 'nats');
+    if (o.mode === 'distributed' && o.ownCassandra) privateOnes.push('cassandra');
+    if (privateOnes.length > 0) {
+      // Service faults act on services of the round's own, never on the shared ones.
       const dir = join(o.outDir, 'services', `${o.round}-${seedHex}`);
       dirs.push(dir);
-      services = await PrivateServices.start(dir);
-      o.log(`private redis ${services.redisUrl}, nats ${services.natsUrl} (data under ${dir})`);
+      services = await PrivateServices.start(dir, privateOnes);
+      o.log(`private ${services.describe()} (data under ${dir})`);
     }
     const distributed =
       o.mode === 'distributed'
@@ -152,7 +167,7 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
       ? embeddedFaults(embedded, clocks, plan)
       : distributedFaults(distributed as DistributedSystem, clocks);
     let weights = embedded ? EMBEDDED_FAULTS : PROCESS_FAULTS;
-    if (distributed && services) {
+    if (distributed && services?.has('redis')) {
       const snapshotDir = join(o.outDir, 'snapshots', `${o.round}-${seedHex}`);
       dirs.push(snapshotDir);
       const at = now();
@@ -166,12 +181,14 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
         target: 'services',
         detail: 'copies of the Redis data and the JetStream store',
       });
+      weights = { ...weights, ...SERVICE_FAULTS };
+    }
+    if (distributed && services)
       Object.assign(
         actions,
         serviceFaults(services, () => snapshots),
       );
-      weights = { ...weights, ...SERVICE_FAULTS };
-    }
+    if (distributed && services?.has('cassandra')) weights = { ...weights, ...CASSANDRA_FAULTS };
     if (o.onlyFaults) weights = onlyFaults(weights, o.onlyFaults);
     const outageChance = o.onlyFaults && !o.onlyFaults.includes('outage30') ? 0 : o.outageChance;
     nemesis = new Nemesis(planFaults(rng.fork('nemesis'), o.messages, weights, outageChance), actions as FaultActions, history);
@@ -226,12 +243,26 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
     stopPollers = true;
     await Promise.all(pollers).catch(() => undefined);
     for (const d of devices) d.close();
+    if (sys instanceof DistributedSystem)
+      await keepProcessLogs(sys, join(o.outDir, 'logs', `${o.round}-${seedHex}`), dirs).catch((err: unknown) =>
+        o.log(`keeping the processes' logs failed: ${String(err)}`),
+      );
     await sys?.close().catch((err: unknown) => o.log(`closing the system failed: ${String(err)}`));
     // After the processes that use them.
     await services?.close().catch((err: unknown) => o.log(`stopping the private services failed: ${String(err)}`));
     await hooks.close();
     await history.close();
   }
+}
+
+/**
+ * Each process's log records (info and above) beside the history, one JSON line each: what the
+ * workers and gateways did, for a round the checker rejects (deleted with a clean one's history).
+ */
+async function keepProcessLogs(sys: DistributedSystem, dir: string, dirs: string[]): Promise<void> {
+  dirs.push(dir);
+  await mkdir(dir, { recursive: true });
+  for (const p of sys.processes()) await writeFile(join(dir, `${p.name}.jsonl`), p.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
 }
 
 /** The weights of the kinds named (the 30-minute outage is not weighted: it is a chance per round). */

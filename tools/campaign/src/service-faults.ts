@@ -1,9 +1,10 @@
 /**
- * Faults of the round's private Redis and NATS (private-services.ts), behind `--service-faults`.
- * Redis: FLUSHALL; restart (kill -9 or a graceful stop); rollback (restart from a copy of its data
- * taken at the round's start). NATS: restart (kill -9 or graceful); JetStream rollback (restart
- * from an older copy of its store). Each resolves once the service answers again, also when it
- * fails. Cassandra is shared with every other suite: it is not restarted here (docs/faults.md).
+ * Faults of the round's private services (private-services.ts). Behind `--service-faults`, Redis:
+ * FLUSHALL; restart (kill -9 or a graceful stop); rollback (restart from a copy of its data taken
+ * at the round's start). NATS: restart (kill -9 or graceful); JetStream rollback (restart from an
+ * older copy of its store). Behind `--own-cassandra`, Cassandra: restart (kill -9 or graceful).
+ * Each resolves once the service answers again, also when it fails. Only ever the round's own
+ * instances: the shared ones serve every other suite (docs/faults.md).
  */
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -64,8 +65,12 @@ async function restart(
   }
 }
 
+/** The faults of the services the round runs privately (`services.has`), and of no other. */
 export function serviceFaults(services: PrivateServices, snapshots: () => ServiceSnapshots | undefined): Partial<FaultActions> {
-  /** One service fault at a time: two restarts of one service would trip over each other. */
+  /**
+   * One service fault at a time: two restarts of one service would trip over each other (and
+   * services.sh serializes the commands of one state dir anyway).
+   */
   let busy = false;
   const one = async (f: () => Promise<FaultOutcome>): Promise<FaultOutcome | null> => {
     if (busy) return null;
@@ -76,10 +81,11 @@ export function serviceFaults(services: PrivateServices, snapshots: () => Servic
       busy = false;
     }
   };
-  const bounce = (svc: PrivateService, r: number) =>
+  /** Stopped, down for up to `maxDownMs` (then its start: under a second, Cassandra's 7–12 s), started. */
+  const bounce = (svc: PrivateService, r: number, maxDownMs = 2000) =>
     one(async () => {
       const crash = r < 0.5;
-      const downMs = Math.floor(frac(r, 7919) * 2000);
+      const downMs = Math.floor(frac(r, 7919) * maxDownMs);
       const stopped = await restart(services, svc, { crash, downMs });
       return { target: svc, stopped, detail: `${crash ? 'kill -9' : 'graceful stop'}, ${downMs} ms down, start` };
     });
@@ -95,7 +101,7 @@ export function serviceFaults(services: PrivateServices, snapshots: () => Servic
         detail: `graceful stop, restart from the copy taken at the round's start (${snap.dir}), ${downMs} ms down`,
       };
     });
-  return {
+  const faults: Partial<FaultActions> = {
     'redis-flushall': () =>
       one(async () => {
         const answer = await services.redisCli('FLUSHALL');
@@ -106,5 +112,8 @@ export function serviceFaults(services: PrivateServices, snapshots: () => Servic
     'redis-rollback': (r) => rollback('redis', r),
     'nats-restart': (r) => bounce('nats', r),
     'nats-rollback': (r) => rollback('nats', r),
+    'cassandra-restart': (r) => bounce('cassandra', r, 3000),
   };
+  const ofService = (kind: string) => kind.slice(0, kind.indexOf('-')) as PrivateService;
+  return Object.fromEntries(Object.entries(faults).filter(([kind]) => services.has(ofService(kind))));
 }
