@@ -151,8 +151,8 @@ export async function runAppendBench(): Promise<BenchResult> {
   const raw = openRaw(join(tmp.dir, 'raw'));
   try {
     const { owner } = ours;
-    const single = (i: number) => owner.append(inboxOf(i), [nextEntry()]);
-    const batch = (i: number) => owner.append(inboxOf(i), Array.from({ length: BATCH }, nextEntry));
+    const single = (i: number) => owner.append({ inbox: inboxOf(i), entries: [nextEntry()] });
+    const batch = (i: number) => owner.append({ inbox: inboxOf(i), entries: Array.from({ length: BATCH }, nextEntry) });
     // Warm-up: JIT, B-tree pages, every inbox's head cached once.
     await pump(1000, IN_FLIGHT_ENTRIES, single);
     await raw.slice(500, 1, 3);

@@ -154,7 +154,7 @@ async function replay(stores: ScyllaStores, inbox: InboxKey): Promise<{ ms: numb
   let after = 0;
   let entries = 0;
   for (;;) {
-    const page = await stores.timeline.readAfter(inbox, after, 1000);
+    const page = await stores.timeline.readAfter({ inbox, afterSeq: after, limit: 1000 });
     entries += page.length;
     if (page.length < 1000) return { ms: performance.now() - t0, entries };
     after = (page.at(-1) as Entry).seq;

@@ -60,7 +60,7 @@ async function openOwner(dir: string, indexConversations: boolean) {
   return {
     append: () => {
       const { inbox, entry } = nextAppend();
-      return owner.append(inbox, [entry]);
+      return owner.append({ inbox, entries: [entry] });
     },
     async close() {
       await owner.close();
@@ -158,8 +158,8 @@ async function readFigures(notes: string[]): Promise<Figure[]> {
       return { page, last, headSeq: await conversations.headSeq(BIG_INBOX) };
     };
     const encodedBootstrap = async () => JSON.stringify(await bootstrap());
-    const rawList = () => timeline.readBefore(BIG_INBOX, head + 1, LIST_LIMIT);
-    const rawBootstrap = () => timeline.readBefore(BIG_INBOX, head + 1, LIST_LIMIT * (LAST_MESSAGES + 1));
+    const rawList = () => timeline.readBefore({ inbox: BIG_INBOX, beforeSeq: head + 1, limit: LIST_LIMIT });
+    const rawBootstrap = () => timeline.readBefore({ inbox: BIG_INBOX, beforeSeq: head + 1, limit: LIST_LIMIT * (LAST_MESSAGES + 1) });
     await timeEach(200, encodedBootstrap);
     await timeEach(200, rawBootstrap);
     const listS = (await timeEach(READ_SAMPLES, list)).summary();
@@ -174,7 +174,7 @@ async function readFigures(notes: string[]): Promise<Figure[]> {
       let after = 0;
       let bytes = 0;
       for (;;) {
-        const entries = await timeline.readAfter(BIG_INBOX, after, SYNC_PAGE);
+        const entries = await timeline.readAfter({ inbox: BIG_INBOX, afterSeq: after, limit: SYNC_PAGE });
         if (entries.length === 0) break;
         bytes += JSON.stringify({ op: 'sync', entries }).length;
         after = (entries[entries.length - 1] as { seq: number }).seq;

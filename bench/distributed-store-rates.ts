@@ -59,13 +59,13 @@ export async function historyRate(stores: ScyllaStores, notes: string[]): Promis
   try {
     await Promise.all(
       inboxes.map(async (inbox) => {
-        for (let n = 0; n < HISTORY_ENTRIES; n += 300) await owner.append(inbox, Array.from({ length: 300 }, entry));
+        for (let n = 0; n < HISTORY_ENTRIES; n += 300) await owner.append({ inbox, entries: Array.from({ length: 300 }, entry) });
       }),
     );
     // Written out now, so the measured slice does not pay for the prefill's flush and compactions.
     await flushKeyspace(STORE_KEYSPACE);
     const settled = await nodeSettled(stores.client, 60_000);
-    tally.add(await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % HISTORY_INBOXES] as InboxKey, [entry()])));
+    tally.add(await closedLoop(SLICE_MS, (i) => owner.append({ inbox: inboxes[i % HISTORY_INBOXES] as InboxKey, entries: [entry()] })));
     notes.push(`history: prefill of ${HISTORY_INBOXES}×${HISTORY_ENTRIES} entries, flushed, then ${settled}`);
   } finally {
     await close();
@@ -117,7 +117,7 @@ export async function storeRates(stores: ScyllaStores, notes: string[]): Promise
     let next = 0;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
-        while (next < INBOXES) await owner.append(inboxes[next++] as InboxKey, [entry()]);
+        while (next < INBOXES) await owner.append({ inbox: inboxes[next++] as InboxKey, entries: [entry()] });
       }),
     );
     notes.push(
@@ -129,12 +129,14 @@ export async function storeRates(stores: ScyllaStores, notes: string[]): Promise
       tallies.single.add(
         await closedLoop(SLICE_MS, async (i) => {
           const t0 = performance.now();
-          await owner.append(inboxes[i % INBOXES] as InboxKey, [entry()]);
+          await owner.append({ inbox: inboxes[i % INBOXES] as InboxKey, entries: [entry()] });
           latency.add(performance.now() - t0);
         }),
       );
       tallies.batched.add(
-        await closedLoop(SLICE_MS, (i) => owner.append(inboxes[i % INBOXES] as InboxKey, Array.from({ length: BATCH }, entry))),
+        await closedLoop(SLICE_MS, (i) =>
+          owner.append({ inbox: inboxes[i % INBOXES] as InboxKey, entries: Array.from({ length: BATCH }, entry) }),
+        ),
         BATCH,
       );
     }

@@ -88,7 +88,7 @@ export async function runNotifyBadgeBench(): Promise<BenchResult> {
           type: 'text',
           body: { text: 'hello there' },
         }));
-        await groupStream.append(groupKey(TENANT, id), batch);
+        await groupStream.append({ group: groupKey(TENANT, id), entries: batch });
       }
     }
     for (let tries = 0; ; tries++) {

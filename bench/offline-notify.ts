@@ -56,7 +56,7 @@ export async function runOfflineNotifyBench(): Promise<BenchResult> {
     await Promise.all(
       Array.from({ length: IN_FLIGHT }, async (_, lane) => {
         for (let i = lane; performance.now() < deadline; i += IN_FLIGHT) {
-          await owner.append(inboxes[i % INBOXES]!, [entry()]);
+          await owner.append({ inbox: inboxes[i % INBOXES]!, entries: [entry()] });
           ops++;
         }
       }),

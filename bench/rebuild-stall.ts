@@ -131,8 +131,8 @@ async function openStack(dir: string): Promise<{ engine: EmbeddedEngine; send: (
     const appinfo = `rs-${RUN_ID}-${i}`;
     const sendTime = Date.now();
     await Promise.all([
-      owner.append(inboxKey('bench', to), [messageEntry(appinfo, from, sendTime)]),
-      owner.append(inboxKey('bench', from), [{ ...messageEntry(appinfo, to, sendTime), from }]),
+      owner.append({ inbox: inboxKey('bench', to), entries: [messageEntry(appinfo, from, sendTime)] }),
+      owner.append({ inbox: inboxKey('bench', from), entries: [{ ...messageEntry(appinfo, to, sendTime), from }] }),
     ]);
   };
   for (let i = 0; i < 2 * USERS; i++) await send();

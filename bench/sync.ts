@@ -32,7 +32,7 @@ export async function prefill(dataDir: string): Promise<void> {
     const inbox = inboxKey('default', USER);
     for (let i = 0; i < INBOX_ENTRIES; i += 500) {
       const batch = Array.from({ length: 500 }, (_, k) => messageEntry(`sy-${RUN_ID}-${i + k}`, `peer${(i + k) % 50}`, Date.now()));
-      await owner.append(inbox, batch);
+      await owner.append({ inbox, entries: batch });
     }
   } finally {
     await owner.close();

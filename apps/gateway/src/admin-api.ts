@@ -105,6 +105,15 @@ export function createAdminApi(deps: AdminApiDeps): (req: HttpRequest) => Promis
       handle: (c) => audited(deps, c, 'conversations rebuild', service.rebuildConversations(param(c, 'tenant'), param(c, 'user'))),
     },
     { method: 'GET', path: ['devices', ':tenant', ':user'], handle: (c) => devicesOf(deps, param(c, 'tenant'), param(c, 'user')) },
+    {
+      method: 'GET',
+      path: ['jobs'],
+      handle: (c) =>
+        service.jobs.pending({
+          ...(c.query.has('queue') ? { queue: c.query.get('queue') ?? '' } : {}),
+          limit: queryInt(c.query, 'limit', 100),
+        }),
+    },
     { method: 'GET', path: ['deadletters'], handle: async () => ({ deadLetters: await service.deadLetters() }) },
     {
       method: 'POST',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { groupKey, inboxKey, silentLogger, type Entry } from '@seqline/core';
 import { createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus';
-import { AdminService, LiveSettings } from '@seqline/messaging';
+import { AdminJobs, AdminService, LiveSettings } from '@seqline/messaging';
 import { createAdminTokenVerifier, issueAdminToken } from '@seqline/protocol';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import { http, SECRET, startGateway, TRANSPORTS, type Started } from './harness.ts';
@@ -156,7 +156,7 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   });
 
   it('limits: show and set apply live; queues and pools report the bounds in force', async () => {
-    await f.queue.consume('fanout', async () => {}, { concurrency: 4 });
+    await f.queue.consume({ queue: 'fanout', handler: async () => {}, options: { concurrency: 4 } });
     expect(json((await get('/v1/admin/queues')).body)).toEqual({
       ok: true,
       queues: { fanout: { running: 0, waiting: 0, delayed: 0 } },
@@ -179,8 +179,12 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
       members,
       { time: 1, gseq: 0 },
     );
-    await f.queue.enqueue('fanout', 'job-1', { tenant: 'acme', groupKey: key, entry: null, recipients: [] });
-    await f.queue.enqueue('fanout', 'job-2', { tenant: 'acme', groupKey: 'acme:other', entry: null, recipients: [] });
+    await f.queue.enqueue({ queue: 'fanout', id: 'job-1', payload: { tenant: 'acme', groupKey: key, entry: null, recipients: [] } });
+    await f.queue.enqueue({
+      queue: 'fanout',
+      id: 'job-2',
+      payload: { tenant: 'acme', groupKey: 'acme:other', entry: null, recipients: [] },
+    });
     const answer = json((await get('/v1/admin/groups/acme/team?memberLimit=10')).body);
     expect(answer).toMatchObject({
       ok: true,
@@ -216,6 +220,35 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
     for (const query of ['after=-1', 'after=x', 'limit=0', 'limit=100000']) {
       expect((await get(`/v1/admin/inbox/acme/bob?${query}`)).status).toBe(400);
     }
+  });
+
+  it('jobs?queue=Q&limit=N: the pending jobs of a queue (a retrying one too), oldest first; bad input is 400', async () => {
+    expect(json((await get('/v1/admin/jobs?queue=hooks.notify')).body)).toEqual({ ok: true, queue: 'hooks.notify', pending: 0, jobs: [] });
+    for (const id of ['n1', 'n2', 'n3']) await f.queue.enqueue({ queue: 'hooks.notify', id, payload: { user: id } });
+    await f.queue.enqueue({ queue: 'fanout', id: 'f1', payload: { n: 1 } });
+    // A failed attempt waiting out its backoff is still pending.
+    const [first] = await f.engine.jobs.list({ queue: 'hooks.notify' });
+    if (!first) throw new Error('n1 not stored');
+    await f.engine.jobs.update({ ...first, attempts: 1, notBefore: first.createdAt + 60_000, lastError: 'hook answered 500' });
+    const answer = json((await get('/v1/admin/jobs?queue=hooks.notify&limit=2')).body);
+    expect(answer).toMatchObject({ ok: true, queue: 'hooks.notify', pending: 3 });
+    expect(answer.jobs).toEqual([
+      expect.objectContaining({ id: 'n1', queue: 'hooks.notify', attempts: 1, lastError: 'hook answered 500', payload: { user: 'n1' } }),
+      expect.objectContaining({ id: 'n2', attempts: 0, notBefore: expect.any(Number) as number }),
+    ]);
+    expect(json((await get('/v1/admin/jobs')).body)).toMatchObject({ queue: null, pending: 4 });
+    for (const query of ['queue=', 'queue=a%2Fb', 'limit=0', 'limit=100000', 'limit=x']) {
+      const bad = await get(`/v1/admin/jobs?${query}`);
+      expect({ query, status: bad.status }).toEqual({ query, status: 400 });
+      expect(json(bad.body)).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+    }
+    expect((await send('POST', '/v1/admin/jobs', {})).status).toBe(405);
+    // Where the jobs are not in a store this process can list (distributed mode), the count is unknown.
+    expect(await new AdminJobs({}).pending({ queue: 'hooks.notify', limit: 1 })).toEqual({
+      queue: 'hooks.notify',
+      pending: null,
+      jobs: [],
+    });
   });
 
   it('deadletters: list, replay one (404 when absent), replay all', async () => {

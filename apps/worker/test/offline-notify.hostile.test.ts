@@ -66,7 +66,7 @@ if (requireServices(await probeAll(), 'offline notifications (hostile) on the di
         { tenant: node.cluster.tenant, user: 'x', entries: [{ seq: 'one' }] },
       ];
       try {
-        for (const [i, payload] of bad.entries()) await queue.enqueue('hooks.notify', uniqueId(`notify:bad${i}:`), payload);
+        for (const [i, payload] of bad.entries()) await queue.enqueue({ queue: 'hooks.notify', id: uniqueId(`notify:bad${i}:`), payload });
       } finally {
         await queue.close();
         await nc.close();

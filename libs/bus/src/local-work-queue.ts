@@ -1,5 +1,5 @@
 import { InternalError, systemClock } from '@seqline/core';
-import type { Clock, Json, JobContext, JobStore, Logger, QueueOptions, StoredJob, WorkQueue } from '@seqline/core';
+import type { Clock, JobEnqueue, JobHandler, JobStore, Logger, QueueConsume, QueueOptions, StoredJob, WorkQueue } from '@seqline/core';
 import { backoffDelay, DEFAULT_BACKOFF, failuresBeforeGivingUp, type BackoffPolicy } from './backoff.ts';
 import { KeyedDispatcher } from './keyed-dispatcher.ts';
 import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
@@ -32,11 +32,9 @@ export interface LocalWorkQueue extends WorkQueue {
   take(job: StoredJob): void;
 }
 
-type Handler = (payload: Json, ctx: JobContext) => Promise<void>;
-
 interface QueueRuntime {
   name: string;
-  handler: Handler;
+  handler: JobHandler;
   options: QueueOptions;
   dispatcher: KeyedDispatcher<StoredJob>;
   /** Ids scheduled in this process (waiting, delayed or running): each runs once at a time. */
@@ -155,7 +153,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
   }
 
   return {
-    async enqueue(queue: string, id: string, payload: Json): Promise<void> {
+    async enqueue({ queue, id, payload }: JobEnqueue): Promise<void> {
       assertOpen();
       const now = clock.now();
       const job: StoredJob = { id, queue, payload, attempts: 0, notBefore: now, createdAt: now };
@@ -168,7 +166,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       }
     },
 
-    async consume(queue: string, handler: Handler, queueOptions: QueueOptions): Promise<void> {
+    async consume({ queue, handler, options: queueOptions }: QueueConsume): Promise<void> {
       assertOpen();
       if (!consuming) throw new InternalError('work queue stopped consuming');
       if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);

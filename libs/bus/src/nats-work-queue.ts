@@ -1,5 +1,5 @@
 import { InternalError, systemClock } from '@seqline/core';
-import type { Json, JobContext, QueueOptions, StoredJob } from '@seqline/core';
+import type { JobEnqueue, JobHandler, QueueConsume, QueueOptions, StoredJob } from '@seqline/core';
 import type { Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
@@ -16,8 +16,6 @@ import { DEFAULT_NATS_BACKOFF_MS, type NatsWorkQueue, type NatsWorkQueueOptions 
 
 export type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue-options.ts';
 
-type Handler = (payload: Json, ctx: JobContext) => Promise<void>;
-
 interface Delivery {
   msg: JsMsg;
   job: JobEnvelope;
@@ -26,7 +24,7 @@ interface Delivery {
 
 interface QueueRuntime {
   name: string;
-  handler: Handler;
+  handler: JobHandler;
   dispatcher: KeyedDispatcher<Delivery>;
   held: Set<Delivery>;
   capacity: number;
@@ -247,7 +245,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
   }
 
   return {
-    async enqueue(queue: string, id: string, payload: Json): Promise<void> {
+    async enqueue({ queue, id, payload }: JobEnqueue): Promise<void> {
       assertUsable(queue);
       const job: JobEnvelope = { id, queue, payload, createdAt: clock.now() };
       const published = (async () => {
@@ -264,7 +262,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
       }
     },
 
-    async consume(queue: string, handler: Handler, queueOptions: QueueOptions): Promise<void> {
+    async consume({ queue, handler, options: queueOptions }: QueueConsume): Promise<void> {
       assertUsable(queue);
       if (stopping !== undefined) throw new InternalError('work queue stopped consuming');
       if (runtimes.has(queue)) throw new InternalError(`queue ${queue} is already consumed by this work queue`);

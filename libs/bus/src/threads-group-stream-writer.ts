@@ -7,7 +7,7 @@
  * OVERLOADED, so the caller's retry of the whole call dedups what was stored).
  */
 import { BadRequestError, DEFAULT_SHARD_COUNT, InternalError, OverloadedError, shardOf } from '@seqline/core';
-import type { GroupAppendOutcome, GroupKey, GroupStreamAppender, Logger, NewEntry } from '@seqline/core';
+import type { GroupAppend, GroupAppendOutcome, GroupKey, GroupStreamAppender, Logger, NewEntry } from '@seqline/core';
 import type { ThreadChannel } from './threads-channel.ts';
 import type { ThreadHub } from './threads-hub.ts';
 import { threadOfShard } from './threads-mesh.ts';
@@ -40,9 +40,10 @@ export class ThreadGroupStreamWriter implements GroupStreamAppender {
     this.channel = options.hub.open(options.channel ?? 'gstream', { onRequest: (body) => this.serve(body) });
   }
 
-  append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]> {
-    if (entries.length === 0) return Promise.resolve([]);
-    return this.call({ op: 'append', group, entries }, (owner) => owner.append(group, entries)) as Promise<GroupAppendOutcome[]>;
+  append(input: GroupAppend): Promise<GroupAppendOutcome[]> {
+    if (input.entries.length === 0) return Promise.resolve([]);
+    const { group, entries } = input;
+    return this.call({ op: 'append', group, entries }, (owner) => owner.append(input)) as Promise<GroupAppendOutcome[]>;
   }
 
   headSeq(group: GroupKey): Promise<number> {
@@ -79,7 +80,7 @@ export class ThreadGroupStreamWriter implements GroupStreamAppender {
     const owner = this.options.owner;
     // Misrouted (the threads disagree on the count): the owner's own check names the shard.
     if (owner === undefined) return Promise.reject(new InternalError(`thread ${this.options.hub.self} owns no group shard`));
-    return req.op === 'append' ? owner.append(req.group, req.entries) : owner.headSeq(req.group);
+    return req.op === 'append' ? owner.append({ group: req.group, entries: req.entries }) : owner.headSeq(req.group);
   }
 }
 

@@ -11,12 +11,15 @@ import type {
   AppendOutcome,
   ChainedAppend,
   ConversationRebuildReport,
-  DurableListener,
   FollowUpAppend,
+  InboxAppend,
+  InboxAppendThen,
   InboxKey,
+  InboxReceipt,
   InboxWriter,
   Logger,
   NewEntry,
+  OwnerAppend,
 } from '@seqline/core';
 import type { ThreadChannel } from './threads-channel.ts';
 import type { ThreadHub } from './threads-hub.ts';
@@ -24,7 +27,7 @@ import { threadOfShard } from './threads-mesh.ts';
 
 /** This thread's owner of its shards (@seqline/seq's InboxOwner): it may say when an append is durable. */
 export interface ShardsOwner extends InboxWriter {
-  append(inbox: InboxKey, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]>;
+  append(input: OwnerAppend): Promise<AppendOutcome[]>;
 }
 
 export interface ThreadInboxWriterOptions {
@@ -61,24 +64,30 @@ export class ThreadInboxWriter implements InboxWriter {
     this.channel = options.hub.open(options.channel ?? 'inbox', { onRequest: (body) => this.serve(body) });
   }
 
-  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  append(input: InboxAppend): Promise<AppendOutcome[]> {
+    const { inbox, entries } = input;
     if (entries.length === 0) return Promise.resolve([]);
-    return this.call({ op: 'append', inbox, entries }, (owner) => owner.append(inbox, entries)) as Promise<AppendOutcome[]>;
+    // The request names its fields: only data crosses to another thread.
+    return this.call({ op: 'append', inbox, entries }, (owner) => owner.append(input)) as Promise<AppendOutcome[]>;
   }
 
-  appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+  appendThen(input: InboxAppendThen): Promise<ChainedAppend> {
+    const { next, ...first } = input;
+    const { inbox, entries } = first;
     return this.call({ op: 'appendThen', inbox, entries, next }, (owner) =>
       chainAppends(
-        (durable) => owner.append(inbox, entries, durable),
+        // The owner's own append: it hears the first append whole, and says when it is durable.
+        (durable) => owner.append({ ...first, durable }),
         // The follow-up goes wherever its inbox lives: in place, or to its thread.
-        (outcomes) => runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger),
+        (outcomes) => runFollowUp(outcomes, next, (input) => this.append(input), this.logger),
       ),
     ) as Promise<ChainedAppend>;
   }
 
-  async addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
+  async addReceipt(input: InboxReceipt): Promise<void> {
+    const { inbox, appinfo, readers } = input;
     if (readers.length === 0) return;
-    await this.call({ op: 'receipt', inbox, appinfo, readers }, (owner) => owner.addReceipt(inbox, appinfo, readers));
+    await this.call({ op: 'receipt', inbox, appinfo, readers }, (owner) => owner.addReceipt(input));
   }
 
   headSeq(inbox: InboxKey): Promise<number> {
@@ -121,11 +130,11 @@ export class ThreadInboxWriter implements InboxWriter {
     if (owner === undefined) return Promise.reject(new InternalError(`thread ${this.options.hub.self} owns no shard`));
     switch (req.op) {
       case 'append':
-        return owner.append(req.inbox, req.entries);
+        return owner.append({ inbox: req.inbox, entries: req.entries });
       case 'appendThen':
-        return this.appendThen(req.inbox, req.entries, req.next);
+        return this.appendThen({ inbox: req.inbox, entries: req.entries, next: req.next });
       case 'receipt':
-        return owner.addReceipt(req.inbox, req.appinfo, req.readers).then(() => null);
+        return owner.addReceipt({ inbox: req.inbox, appinfo: req.appinfo, readers: req.readers }).then(() => null);
       case 'head':
         return owner.headSeq(req.inbox);
       case 'rebuild':

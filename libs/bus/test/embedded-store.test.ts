@@ -32,18 +32,18 @@ describe('local work queue on LMDB across a real reopen', () => {
       backoff: { initialMs: 10, maxMs: 10, giveUpAfterMs: 60_000 },
     });
     let failures = 0;
-    await before.consume(
-      'fanout',
-      async (payload) => {
+    await before.consume({
+      queue: 'fanout',
+      handler: async (payload) => {
         if (payload === 'flaky') {
           failures++;
           throw new Error('not yet');
         }
         await new Promise(() => {}); // "crashes" mid-handler
       },
-      { concurrency: 4 },
-    );
-    for (const payload of ['a', 'b', 'flaky']) await before.enqueue('fanout', `job-${payload}`, payload);
+      options: { concurrency: 4 },
+    });
+    for (const payload of ['a', 'b', 'flaky']) await before.enqueue({ queue: 'fanout', id: `job-${payload}`, payload });
     await eventually(() => expect(failures).toBeGreaterThanOrEqual(2));
     // Abandon the queue (its handlers never finish) and close the store under it, like a crash.
     // close() is not awaited (it would wait for the hung handlers); it only stops retry timers.
@@ -58,13 +58,13 @@ describe('local work queue on LMDB across a real reopen', () => {
       expect(pending.find((job) => job.id === 'job-flaky')!.attempts).toBeGreaterThanOrEqual(1);
       const after = createLocalWorkQueue({ jobs: second.jobs, logger: silentLogger });
       const seen: Json[] = [];
-      await after.consume(
-        'fanout',
-        async (payload) => {
+      await after.consume({
+        queue: 'fanout',
+        handler: async (payload) => {
           seen.push(payload);
         },
-        { concurrency: 4 },
-      );
+        options: { concurrency: 4 },
+      });
       await eventually(() => expect([...seen].sort()).toEqual(['a', 'b', 'flaky']));
       await eventually(async () => expect(await second.jobs.list({ queue: 'fanout' })).toEqual([]));
       await after.close();

@@ -21,15 +21,15 @@ describe('local work queue give-up window', () => {
     expect(limit).toBe(18); // shortest delay 3 ms: 17 of them pass 50 ms
     const wq = make({ jobs, clock, backoff });
     let calls = 0;
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         calls++;
         throw new Error(`boom ${calls}`);
       },
-      { concurrency: 1 },
-    );
-    await wq.enqueue('q', 'j', { x: 1 });
+      options: { concurrency: 1 },
+    });
+    await wq.enqueue({ queue: 'q', id: 'j', payload: { x: 1 } });
     // The clock never moves: the rule counts attempts, it does not read the time.
     await eventually(async () => expect((await wq.deadLetters()).map((j) => j.id)).toEqual(['j']));
     const [dead] = await wq.deadLetters();
@@ -50,7 +50,7 @@ describe('local work queue give-up window', () => {
     const backoff = { initialMs: 5, maxMs: 5, giveUpAfterMs: 30 * 60_000 };
     // Accepted, then the process stops before any worker ran it.
     const before = make({ jobs, clock, backoff });
-    await before.enqueue('q', 'j', { hook: 'after-send' });
+    await before.enqueue({ queue: 'q', id: 'j', payload: { hook: 'after-send' } });
     await before.close();
     clock.t += 31 * 60_000; // the outage
     const after = make({ jobs, clock, backoff });
@@ -59,15 +59,15 @@ describe('local work queue give-up window', () => {
     const retryGate = new Promise<void>((resolve) => {
       releaseRetry = resolve;
     });
-    await after.consume(
-      'q',
-      async (_payload, ctx) => {
+    await after.consume({
+      queue: 'q',
+      handler: async (_payload, ctx) => {
         attempts.push(ctx.attempt);
         if (ctx.attempt === 1) throw new Error('hook answered HTTP 500');
         await retryGate;
       },
-      { concurrency: 1 },
-    );
+      options: { concurrency: 1 },
+    });
     // The first failure was retried, not buried, and opened the window now, not at acceptance.
     await eventually(() => expect(attempts).toEqual([1, 2]));
     expect(await after.deadLetters()).toEqual([]);
@@ -83,19 +83,19 @@ describe('local work queue give-up window', () => {
     const backoff = { initialMs: 5, maxMs: 5, giveUpAfterMs: 50 };
     const limit = failuresBeforeGivingUp({ ...DEFAULT_BACKOFF, ...backoff });
     const wq = make({ jobs, clock, backoff });
-    await wq.enqueue('q', 'j', null);
+    await wq.enqueue({ queue: 'q', id: 'j', payload: null });
     clock.t += 31 * 60_000; // waited for a worker far longer than the window
     const firstFailure = clock.t;
     let calls = 0;
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         calls++;
         if (calls === 2) clock.t += 24 * 3_600_000; // the clock jumps a day ahead mid-schedule
         throw new Error(`down ${calls}`);
       },
-      { concurrency: 1 },
-    );
+      options: { concurrency: 1 },
+    });
     await eventually(async () => expect((await wq.deadLetters()).map((j) => j.id)).toEqual(['j']));
     const [dead] = await wq.deadLetters();
     expect(dead).toMatchObject({ attempts: limit, firstFailedAt: firstFailure, lastError: `down ${limit}` });

@@ -15,17 +15,17 @@ describe('local work queue', () => {
   it('persists a job before enqueue resolves, and removes it only after success', async () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs });
-    await wq.enqueue('fanout', 'a', { group: 'g' });
+    await wq.enqueue({ queue: 'fanout', id: 'a', payload: { group: 'g' } });
     expect(jobs.pending.get('a')).toMatchObject({ id: 'a', queue: 'fanout', attempts: 0 });
     let release!: () => void;
-    await wq.consume(
-      'fanout',
-      () =>
+    await wq.consume({
+      queue: 'fanout',
+      handler: () =>
         new Promise<void>((resolve) => {
           release = resolve;
         }),
-      { concurrency: 1 },
-    );
+      options: { concurrency: 1 },
+    });
     await eventually(() => expect(release).toBeTypeOf('function'));
     expect(jobs.pending.has('a')).toBe(true);
     release();
@@ -45,21 +45,21 @@ describe('local work queue', () => {
     const wq = make({ jobs, clock, random: () => 1, backoff: { initialMs: 40, maxMs: 10_000, giveUpAfterMs: 60_000 } });
     const startedAt: number[] = [];
     const notBefores: number[] = [];
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         startedAt.push(performance.now());
         if (startedAt.length < 4) {
           throw new Error(`fail ${startedAt.length}`);
         }
       },
-      { concurrency: 1 },
-    );
+      options: { concurrency: 1 },
+    });
     const seen = setInterval(() => {
       const job = jobs.pending.get('j');
       if (job && !notBefores.includes(job.notBefore) && job.attempts > 0) notBefores.push(job.notBefore);
     }, 2);
-    await wq.enqueue('q', 'j', {});
+    await wq.enqueue({ queue: 'q', id: 'j', payload: {} });
     await eventually(() => expect(startedAt).toHaveLength(4));
     clearInterval(seen);
     const gaps = startedAt.slice(1).map((t, i) => t - startedAt[i]!);
@@ -77,9 +77,9 @@ describe('local work queue', () => {
     let max = 0;
     let statsMax = 0;
     let done = 0;
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         running++;
         max = Math.max(max, running);
         statsMax = Math.max(statsMax, wq.stats().q!.maxRunningPerKey);
@@ -87,9 +87,9 @@ describe('local work queue', () => {
         running--;
         done++;
       },
-      { concurrency: 50, keyOf: group, perKeyConcurrency: 5 },
-    );
-    await Promise.all(Array.from({ length: 100 }, (_, i) => wq.enqueue('q', `j${i}`, { group: 'big' })));
+      options: { concurrency: 50, keyOf: group, perKeyConcurrency: 5 },
+    });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => wq.enqueue({ queue: 'q', id: `j${i}`, payload: { group: 'big' } })));
     await eventually(() => expect(done).toBe(100));
     expect(max).toBeLessThanOrEqual(5);
     expect(max).toBeGreaterThanOrEqual(2);
@@ -104,18 +104,18 @@ describe('local work queue', () => {
     let running = 0;
     let violations = 0;
     let done = 0;
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         running++;
         if (running > limit) violations++;
         await sleep(10);
         running--;
         done++;
       },
-      { concurrency: 20, keyOf: group, perKeyConcurrency: () => limit },
-    );
-    for (let i = 0; i < 60; i++) await wq.enqueue('q', `j${i}`, { group: 'g' });
+      options: { concurrency: 20, keyOf: group, perKeyConcurrency: () => limit },
+    });
+    for (let i = 0; i < 60; i++) await wq.enqueue({ queue: 'q', id: `j${i}`, payload: { group: 'g' } });
     await eventually(() => expect(done).toBeGreaterThanOrEqual(12));
     limit = 2;
     // Jobs already running may finish above the new bound; wait for them to drain.
@@ -133,29 +133,29 @@ describe('local work queue', () => {
       backoff: { initialMs: 60_000, maxMs: 60_000, giveUpAfterMs: 3_600_000 },
     });
     let hung = 0;
-    await crashed.consume(
-      'q',
-      async (payload) => {
+    await crashed.consume({
+      queue: 'q',
+      handler: async (payload) => {
         if (payload === 'fails') throw new Error('first instance fails it');
         hung++;
         await new Promise(() => {}); // never settles: the process "dies" here
       },
-      { concurrency: 4 },
-    );
-    await crashed.enqueue('q', 'mid', 'hangs');
-    await crashed.enqueue('q', 'retry', 'fails');
+      options: { concurrency: 4 },
+    });
+    await crashed.enqueue({ queue: 'q', id: 'mid', payload: 'hangs' });
+    await crashed.enqueue({ queue: 'q', id: 'retry', payload: 'fails' });
     await eventually(() => expect(hung).toBe(1));
     await eventually(() => expect(jobs.pending.get('retry')?.attempts).toBe(1));
     // No close(): the first instance is simply abandoned, as on kill -9.
     const restarted = make({ jobs });
     const seen: string[] = [];
-    await restarted.consume(
-      'q',
-      async (payload, ctx) => {
+    await restarted.consume({
+      queue: 'q',
+      handler: async (payload, ctx) => {
         seen.push(`${payload as string}@${ctx.attempt}`);
       },
-      { concurrency: 4 },
-    );
+      options: { concurrency: 4 },
+    });
     await eventually(() => expect(seen).toContain('hangs@1'));
     // The retry keeps its persisted notBefore (a minute away): it is delayed, not lost.
     expect(restarted.stats().q!.delayed).toBe(1);
@@ -167,19 +167,19 @@ describe('local work queue', () => {
     const wq = make({ jobs, backoff: { initialMs: 5, maxMs: 5, giveUpAfterMs: 60_000 } });
     jobs.failNext = { update: 1, remove: 1 };
     let calls = 0;
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         calls++;
         if (calls === 1) throw new Error('once');
       },
-      { concurrency: 1 },
-    );
-    await wq.enqueue('q', 'j', null);
+      options: { concurrency: 1 },
+    });
+    await wq.enqueue({ queue: 'q', id: 'j', payload: null });
     await eventually(() => expect(calls).toBe(2));
     // The removal failed: the job stays pending (it would run again after a restart).
     await eventually(() => expect(jobs.pending.has('j')).toBe(true));
-    await wq.enqueue('q', 'k', null);
+    await wq.enqueue({ queue: 'q', id: 'k', payload: null });
     await eventually(() => expect(calls).toBe(3));
     await eventually(() => expect(jobs.pending.has('k')).toBe(false));
   });
@@ -188,30 +188,30 @@ describe('local work queue', () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs });
     const seen: Json[] = [];
-    await wq.consume(
-      'q',
-      async (p) => {
+    await wq.consume({
+      queue: 'q',
+      handler: async (p) => {
         seen.push(p);
       },
-      {
+      options: {
         concurrency: 1,
         keyOf: () => {
           throw new Error('bad payload');
         },
         perKeyConcurrency: 1,
       },
-    );
-    await wq.enqueue('q', 'j', 'x');
+    });
+    await wq.enqueue({ queue: 'q', id: 'j', payload: 'x' });
     await eventually(() => expect(seen).toEqual(['x']));
   });
 
   it('rejects enqueue after close, and a second consumer of one queue', async () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs });
-    await wq.consume('q', async () => {}, { concurrency: 1 });
-    await expect(wq.consume('q', async () => {}, { concurrency: 1 })).rejects.toThrow(/already consumed/);
+    await wq.consume({ queue: 'q', handler: async () => {}, options: { concurrency: 1 } });
+    await expect(wq.consume({ queue: 'q', handler: async () => {}, options: { concurrency: 1 } })).rejects.toThrow(/already consumed/);
     await wq.close();
-    await expect(wq.enqueue('q', 'j', null)).rejects.toThrow(/closed/);
+    await expect(wq.enqueue({ queue: 'q', id: 'j', payload: null })).rejects.toThrow(/closed/);
     expect(jobs.pending.size).toBe(0);
   });
 
@@ -219,16 +219,16 @@ describe('local work queue', () => {
     const jobs = new MemoryJobStore();
     const wq = make({ jobs, backoff: { initialMs: 50, maxMs: 50, giveUpAfterMs: 60_000 } });
     let calls = 0;
-    await wq.consume(
-      'q',
-      async () => {
+    await wq.consume({
+      queue: 'q',
+      handler: async () => {
         calls++;
         await sleep(100);
         throw new Error('slow failure');
       },
-      { concurrency: 1 },
-    );
-    await wq.enqueue('q', 'j', null);
+      options: { concurrency: 1 },
+    });
+    await wq.enqueue({ queue: 'q', id: 'j', payload: null });
     await eventually(() => expect(calls).toBe(1));
     await wq.close();
     expect(jobs.pending.get('j')).toMatchObject({ attempts: 1, lastError: 'slow failure' });

@@ -56,22 +56,22 @@ if (requireServices(probe, 'NATS give-up window', 'a NATS server', 'start one wi
       const id = `${queue}-job`;
       const tuning = { clock, backoffMs: [100], giveUpAfterMs: 1_000, ackWaitMs: 2_000 };
       const producer = await openQueue('seqline-give-up-producer', tuning);
-      await producer.wq.enqueue(queue, id, { hook: 'after-send' });
+      await producer.wq.enqueue({ queue, id, payload: { hook: 'after-send' } });
       await producer.close();
       clock.t += 31 * 60_000; // the outage: no consumer anywhere
       const worker = await openQueue('seqline-give-up-worker', tuning);
       try {
         const runs: JobContext[] = [];
         let done = false;
-        await worker.wq.consume(
+        await worker.wq.consume({
           queue,
-          async (_p, ctx) => {
+          handler: async (_p, ctx) => {
             runs.push(ctx);
             if (ctx.attempt === 1) throw new Error('hook answered HTTP 500');
             done = true;
           },
-          { concurrency: 1 },
-        );
+          options: { concurrency: 1 },
+        });
         await eventually(() => expect(done).toBe(true), 10_000);
         expect(runs).toEqual([
           { id, attempt: 1 },
@@ -94,15 +94,15 @@ if (requireServices(probe, 'NATS give-up window', 'a NATS server', 'start one wi
       const { wq, close } = await openQueue('seqline-give-up-failing', { backoffMs, giveUpAfterMs, ackWaitMs: 2_000 });
       try {
         const attemptAt: number[] = []; // each attempt fails at once: its start is its failure
-        await wq.consume(
+        await wq.consume({
           queue,
-          async () => {
+          handler: async () => {
             attemptAt.push(performance.now());
             throw new Error(`down ${attemptAt.length}`);
           },
-          { concurrency: 1 },
-        );
-        await wq.enqueue(queue, id, null);
+          options: { concurrency: 1 },
+        });
+        await wq.enqueue({ queue, id, payload: null });
         const deadOfQueue = async () => (await wq.deadLetters()).filter((job) => job.queue === queue);
         await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 15_000, 100);
         expect(expected).toBe(7);

@@ -33,22 +33,22 @@ async function kill9(server: ChildProcess): Promise<void> {
 describe.skipIf(!available && !required)(`work queue across a nats-server kill -9 (${binary})`, () => {
   it('loses no acknowledged job and finishes them all after the server comes back', async () => {
     await withThrowawayNats({ backoffMs: [200], ackWaitMs: 1_000, maxDeliver: 20 }, async (wq, server) => {
-      for (let i = 0; i < 30; i++) await wq.enqueue('fanout', `job-${i}`, i);
+      for (let i = 0; i < 30; i++) await wq.enqueue({ queue: 'fanout', id: `job-${i}`, payload: i });
       const done = new Set<number>();
-      await wq.consume(
-        'fanout',
-        async (payload) => {
+      await wq.consume({
+        queue: 'fanout',
+        handler: async (payload) => {
           await new Promise((resolve) => setTimeout(resolve, 20));
           done.add(payload as number);
         },
-        { concurrency: 2 },
-      );
+        options: { concurrency: 2 },
+      });
       await eventually(() => expect(done.size).toBeGreaterThanOrEqual(5));
 
       await server.kill9();
       server.start();
       // Enqueue retries until the reconnect: the promise resolves only once the job is stored.
-      await eventually(() => wq.enqueue('fanout', 'job-30', 30), 20_000, 200);
+      await eventually(() => wq.enqueue({ queue: 'fanout', id: 'job-30', payload: 30 }), 20_000, 200);
       await eventually(() => expect([...done].sort((a, b) => a - b)).toEqual(Array.from({ length: 31 }, (_, i) => i)), 30_000);
     });
   }, 60_000);
@@ -57,9 +57,9 @@ describe.skipIf(!available && !required)(`work queue across a nats-server kill -
 describe.skipIf(!available && !required)('enqueue while nats-server is down', () => {
   it('is refused with OVERLOADED (retry later), not INTERNAL, and works again once the server is back', async () => {
     await withThrowawayNats({}, async (wq, server) => {
-      await wq.enqueue('fanout', 'before', 1);
+      await wq.enqueue({ queue: 'fanout', id: 'before', payload: 1 });
       await server.kill9();
-      const refused = await wq.enqueue('fanout', 'during', 2).then(
+      const refused = await wq.enqueue({ queue: 'fanout', id: 'during', payload: 2 }).then(
         () => undefined,
         (err: unknown) => err,
       );
@@ -67,7 +67,7 @@ describe.skipIf(!available && !required)('enqueue while nats-server is down', ()
       expect((refused as SeqlineError).code).toBe('OVERLOADED');
       expect(isNatsUnavailable((refused as SeqlineError).cause)).toBe(true);
       server.start();
-      await eventually(() => wq.enqueue('fanout', 'after', 3), 20_000, 200);
+      await eventually(() => wq.enqueue({ queue: 'fanout', id: 'after', payload: 3 }), 20_000, 200);
     });
   }, 60_000);
 });

@@ -47,18 +47,18 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       const limits = { ackWaitMs, maxDeliver: 5, maxCrashedDeliveries: 5 };
       const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
-        await survivor.enqueue(queue, `${queue}-job`, { group: 'g1' });
+        await survivor.enqueue({ queue, id: `${queue}-job`, payload: { group: 'g1' } });
         const worker = startWorker(queue, limits);
         await eventually(() => expect(worker.output()).toContain(`started ${queue}-job 1`), 20_000);
 
         const runs: JobContext[] = [];
-        await survivor.consume(
+        await survivor.consume({
           queue,
-          async (_payload, ctx) => {
+          handler: async (_payload, ctx) => {
             runs.push(ctx);
           },
-          { concurrency: 2 },
-        );
+          options: { concurrency: 2 },
+        });
         // The child is alive and keeps its delivery with working(): no redelivery past the ack wait.
         await new Promise((resolve) => setTimeout(resolve, 3 * ackWaitMs));
         expect(runs).toEqual([]);
@@ -78,20 +78,20 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       const limits = { ackWaitMs: 500, maxDeliver: 2, maxCrashedDeliveries: 1 };
       const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
-        await survivor.enqueue(queue, id, 'x');
+        await survivor.enqueue({ queue, id, payload: 'x' });
         for (const attempt of [1, 2]) {
           const worker = startWorker(queue, limits);
           await eventually(() => expect(worker.output()).toContain(`started ${id} ${attempt}`), 20_000);
           expect(await worker.kill()).toBe('SIGKILL');
         }
         const runs: JobContext[] = [];
-        await survivor.consume(
+        await survivor.consume({
           queue,
-          async (_p, ctx) => {
+          handler: async (_p, ctx) => {
             runs.push(ctx);
           },
-          { concurrency: 1 },
-        );
+          options: { concurrency: 1 },
+        });
         const deadOfQueue = async () => (await survivor.deadLetters()).filter((job) => job.queue === queue);
         await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 10_000, 100);
         expect((await deadOfQueue())[0]).toMatchObject({ attempts: 2, lastError: expect.stringContaining('without an ack') });
@@ -112,20 +112,20 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       const limits = { ackWaitMs: 500, maxDeliver: 2, maxCrashedDeliveries: 5 };
       const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
-        await survivor.enqueue(queue, id, 'x');
+        await survivor.enqueue({ queue, id, payload: 'x' });
         for (const delivery of [1, 2, 3]) {
           const worker = startWorker(queue, limits);
           await eventually(() => expect(worker.output()).toContain(`started ${id} ${delivery}`), 20_000);
           expect(await worker.kill()).toBe('SIGKILL');
         }
         const runs: JobContext[] = [];
-        await survivor.consume(
+        await survivor.consume({
           queue,
-          async (_p, ctx) => {
+          handler: async (_p, ctx) => {
             runs.push(ctx);
           },
-          { concurrency: 1 },
-        );
+          options: { concurrency: 1 },
+        });
         await eventually(() => expect(runs).toEqual([{ id, attempt: 4 }]), 10_000);
         expect((await survivor.deadLetters()).filter((job) => job.queue === queue)).toEqual([]);
       } finally {
@@ -206,24 +206,24 @@ if (probe.ok) {
       const base = uniqueName('dot');
       const seen: string[] = [];
       try {
-        await wq.consume(
-          `${base}.small`,
-          async (p) => {
+        await wq.consume({
+          queue: `${base}.small`,
+          handler: async (p) => {
             seen.push(`small:${String(p)}`);
           },
-          { concurrency: 2 },
-        );
-        await wq.consume(
-          `${base}.large`,
-          async (p) => {
+          options: { concurrency: 2 },
+        });
+        await wq.consume({
+          queue: `${base}.large`,
+          handler: async (p) => {
             seen.push(`large:${String(p)}`);
           },
-          { concurrency: 2 },
-        );
-        await wq.enqueue(`${base}.small`, `${base}-1`, 'a');
-        await wq.enqueue(`${base}.large`, `${base}-2`, 'b');
+          options: { concurrency: 2 },
+        });
+        await wq.enqueue({ queue: `${base}.small`, id: `${base}-1`, payload: 'a' });
+        await wq.enqueue({ queue: `${base}.large`, id: `${base}-2`, payload: 'b' });
         await eventually(() => expect(seen.sort()).toEqual(['large:b', 'small:a']));
-        await expect(wq.enqueue('bad..name', 'x', 1)).rejects.toThrow(/invalid queue name/);
+        await expect(wq.enqueue({ queue: 'bad..name', id: 'x', payload: 1 })).rejects.toThrow(/invalid queue name/);
       } finally {
         await wq.close();
         await nc.close();

@@ -81,9 +81,9 @@ describe('thread group stream writer', () => {
       for (let i = 0; ; i++) if (rig.writer.threadOf(groupKey(tenant, `g${i}`)) === thread) return groupKey(tenant, `g${i}`);
     };
     const [dying, living] = [on(0), on(1)];
-    await rig.writer.append(dying, [entry(dying, 'm1')]);
+    await rig.writer.append({ group: dying, entries: [entry(dying, 'm1')] });
     const inFlight = Array.from({ length: 50 }, (_, i) =>
-      rig.writer.append(dying, [entry(dying, `f${i}`)]).then(
+      rig.writer.append({ group: dying, entries: [entry(dying, `f${i}`)] }).then(
         () => 'written',
         (err: unknown) => err,
       ),
@@ -93,9 +93,9 @@ describe('thread group stream writer', () => {
     const refused = await rig.writer.headSeq(dying).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OverloadedError);
     expect((refused as OverloadedError).code).toBe('OVERLOADED');
-    expect((await rig.writer.append(living, [entry(living, 'm1')]))[0]!.duplicate).toBe(false);
+    expect((await rig.writer.append({ group: living, entries: [entry(living, 'm1')] }))[0]!.duplicate).toBe(false);
     await rig.writer.close();
-    await expect(rig.writer.append(living, [entry(living, 'm2')])).rejects.toThrow(OverloadedError);
+    await expect(rig.writer.append({ group: living, entries: [entry(living, 'm2')] })).rejects.toThrow(OverloadedError);
     await rig.ctl.request(1, { op: 'stop' });
     await rig.threads[1]!.exited;
     await rig.hub.close();

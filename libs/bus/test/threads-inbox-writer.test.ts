@@ -66,7 +66,10 @@ describe('thread inbox writer', () => {
       const byThread = new Set(inboxes.map((inbox) => rig.writer.threadOf(inbox)));
       expect(byThread).toEqual(new Set([0, 1]));
       for (const inbox of inboxes) {
-        const [a, b] = [await rig.writer.append(inbox, [entry('m1')]), await rig.writer.append(inbox, [entry('m2')])];
+        const [a, b] = [
+          await rig.writer.append({ inbox, entries: [entry('m1')] }),
+          await rig.writer.append({ inbox, entries: [entry('m2')] }),
+        ];
         expect(b[0]!.seq).toBeGreaterThan(a[0]!.seq);
         expect(await rig.writer.headSeq(inbox)).toBe(b[0]!.seq);
       }
@@ -82,9 +85,9 @@ describe('thread inbox writer', () => {
       for (let i = 0; ; i++) if (rig.writer.threadOf(inboxKey(tenant, `u${i}`)) === thread) return inboxKey(tenant, `u${i}`);
     };
     const [dying, living] = [on(0), on(1)];
-    await rig.writer.append(dying, [entry('m1')]);
+    await rig.writer.append({ inbox: dying, entries: [entry('m1')] });
     const inFlight = Array.from({ length: 50 }, (_, i) =>
-      rig.writer.append(dying, [entry(`f${i}`)]).then(
+      rig.writer.append({ inbox: dying, entries: [entry(`f${i}`)] }).then(
         () => 'written',
         (err: unknown) => err,
       ),
@@ -94,13 +97,13 @@ describe('thread inbox writer', () => {
     const outcomes = await Promise.all(inFlight);
     for (const outcome of outcomes) if (outcome !== 'written') expect(outcome).toBeInstanceOf(ThreadUnavailableError);
     const started = performance.now();
-    const refused = await rig.writer.append(dying, [entry('m2')]).catch((err: unknown) => err);
+    const refused = await rig.writer.append({ inbox: dying, entries: [entry('m2')] }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OverloadedError);
     expect((refused as OverloadedError).code).toBe('OVERLOADED');
     expect(performance.now() - started).toBeLessThan(100);
-    expect((await rig.writer.append(living, [entry('m1')]))[0]!.duplicate).toBe(false);
+    expect((await rig.writer.append({ inbox: living, entries: [entry('m1')] }))[0]!.duplicate).toBe(false);
     await rig.writer.close();
-    await expect(rig.writer.append(living, [entry('m3')])).rejects.toThrow(OverloadedError);
+    await expect(rig.writer.append({ inbox: living, entries: [entry('m3')] })).rejects.toThrow(OverloadedError);
     await rig.ctl.request(1, { op: 'stop' });
     await rig.threads[1]!.exited;
     await rig.hub.close();

@@ -53,7 +53,7 @@ function joined(a: ThreadHub, b: ThreadHub): void {
 function recorder() {
   const runs: Array<{ thread: number; payload: Json }> = [];
   const consume = (thread: number, queue: ThreadWorkQueue, q: string) =>
-    queue.consume(q, async (payload) => void runs.push({ thread, payload }), { concurrency: 4 });
+    queue.consume({ queue: q, handler: async (payload) => void runs.push({ thread, payload }), options: { concurrency: 4 } });
   return { runs, consume };
 }
 
@@ -66,7 +66,7 @@ describe('thread work queue across two threads', () => {
     await consume(0, a.queue, q);
     await consume(1, b.queue, q);
     const groups = Array.from({ length: 20 }, (_, i) => `g${i}`);
-    await Promise.all(groups.map((group, i) => (i % 2 ? a : b).queue.enqueue(q, `${q}-${group}`, { group })));
+    await Promise.all(groups.map((group, i) => (i % 2 ? a : b).queue.enqueue({ queue: q, id: `${q}-${group}`, payload: { group } })));
     await eventually(() => expect(runs).toHaveLength(20));
     await eventually(async () => expect(await engine.jobs.list({ queue: q })).toEqual([]));
     const ran = new Map(runs.map((r) => [(r.payload as { group: string }).group, r.thread]));
@@ -84,7 +84,7 @@ describe('thread work queue across two threads', () => {
     await consume(0, a.queue, q);
     // Thread 1 is not there: what is placed on it stays pending.
     const jobs = Array.from({ length: 12 }, (_, i) => ({ group: `g${i}` }));
-    for (const [i, payload] of jobs.entries()) await a.queue.enqueue(q, `${q}-${i}`, payload);
+    for (const [i, payload] of jobs.entries()) await a.queue.enqueue({ queue: q, id: `${q}-${i}`, payload });
     const forOne = jobs.filter((p) => a.queue.threadOf(placed(q, p)) === 1).map((p) => p.group);
     expect(forOne.length).toBeGreaterThan(0);
     await eventually(() => expect(runs).toHaveLength(jobs.length - forOne.length));
@@ -104,7 +104,7 @@ describe('thread work queue across two threads', () => {
           .sort(),
       ).toEqual([...forOne].sort()),
     );
-    await a.queue.enqueue(q, `${q}-late`, { group: forOne[0]! });
+    await a.queue.enqueue({ queue: q, id: `${q}-late`, payload: { group: forOne[0]! } });
     await eventually(() => expect(runs.filter((r) => r.thread === 1)).toHaveLength(forOne.length + 1));
     expect(runs).toHaveLength(jobs.length + 1);
     await Promise.all([a.queue.close(), b.queue.close()]);
@@ -125,9 +125,11 @@ describe('thread work queue across two threads', () => {
       done++;
     };
     const options = { concurrency: 8, keyOf: (p: Json) => (p as { group: string }).group, perKeyConcurrency: 2 };
-    await a.queue.consume(q, handler(0), options);
-    await b.queue.consume(q, handler(1), options);
-    await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).queue.enqueue(q, `${q}-${i}`, { group: 'hot' })));
+    await a.queue.consume({ queue: q, handler: handler(0), options });
+    await b.queue.consume({ queue: q, handler: handler(1), options });
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).queue.enqueue({ queue: q, id: `${q}-${i}`, payload: { group: 'hot' } })),
+    );
     await eventually(() => expect(done).toBe(30));
     expect(threadsRun.size).toBe(1);
     expect(maxRunning).toBe(2);
@@ -146,9 +148,9 @@ describe('thread work queue across two threads', () => {
       ranOn.push(thread);
       if (failing) throw new Error('poison');
     };
-    await a.queue.consume(q, handler(0), { concurrency: 2 });
-    await b.queue.consume(q, handler(1), { concurrency: 2 });
-    await a.queue.enqueue(q, `${q}-poison`, { group });
+    await a.queue.consume({ queue: q, handler: handler(0), options: { concurrency: 2 } });
+    await b.queue.consume({ queue: q, handler: handler(1), options: { concurrency: 2 } });
+    await a.queue.enqueue({ queue: q, id: `${q}-poison`, payload: { group } });
     await eventually(async () => expect((await a.queue.deadLetters()).map((job) => job.id)).toContain(`${q}-poison`), 15_000, 100);
     failing = false;
     const before = ranOn.length;

@@ -13,6 +13,9 @@ import {
   type DurableListener,
   type Entry,
   type InboxKey,
+  type InboxEntryRef,
+  type InboxPageAfter,
+  type InboxPageBefore,
   type Logger,
   type StoredOutcome,
   type TimelineAppend,
@@ -122,7 +125,8 @@ export class CachedTimelineStore implements TimelineStore {
     return outcomes;
   }
 
-  async readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
+  async readAfter(input: InboxPageAfter): Promise<Entry[]> {
+    const { inbox, afterSeq, limit } = input;
     const key = this.guard.key('tl', inbox);
     if (limit > 0 && key !== null && !this.guard.isPending(key)) {
       const answer = await this.readCached(key, afterSeq, limit);
@@ -132,7 +136,7 @@ export class CachedTimelineStore implements TimelineStore {
       }
     }
     this.counters.readMisses++;
-    const rows = await this.inner.readAfter(inbox, afterSeq, limit);
+    const rows = await this.inner.readAfter(input);
     // A short answer is a timeless claim (nothing else lies in (afterSeq, last]) that also
     // reached the durable head, so it may fill the cache. A full page may not: the cache head
     // would sit below the store's, and an answer from it would say "nothing newer" too early.
@@ -208,12 +212,12 @@ export class CachedTimelineStore implements TimelineStore {
     return found;
   }
 
-  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
-    return this.inner.getEntry(inbox, seq);
+  getEntry(input: InboxEntryRef): Promise<Entry | null> {
+    return this.inner.getEntry(input);
   }
 
-  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
-    return this.inner.readBefore(inbox, beforeSeq, limit);
+  readBefore(input: InboxPageBefore): Promise<Entry[]> {
+    return this.inner.readBefore(input);
   }
 
   addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
@@ -291,7 +295,7 @@ export class CachedTimelineStore implements TimelineStore {
     // (already written before this append, so stable) tells which.
     let predecessor: number;
     try {
-      predecessor = (await this.inner.readBefore(inbox, first.seq, 1))[0]?.seq ?? 0;
+      predecessor = (await this.inner.readBefore({ inbox, beforeSeq: first.seq, limit: 1 }))[0]?.seq ?? 0;
     } catch {
       await this.failWrite(key);
       return;

@@ -72,8 +72,8 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
     let head = 0;
     const client = { maxSeq: 0, seen: [] as number[] };
     const check = async (after: number, limit: number): Promise<Entry[]> => {
-      const got = await store.readAfter(inbox, after, limit);
-      const truth = await engine.timeline.readAfter(inbox, after, limit);
+      const got = await store.readAfter({ inbox, afterSeq: after, limit });
+      const truth = await engine.timeline.readAfter({ inbox, afterSeq: after, limit });
       if (exact) expect(got).toEqual(truth);
       else expect(got).toEqual(truth.slice(0, got.length));
       return got;
@@ -120,7 +120,7 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
             break;
         }
       }
-      const all = (await engine.timeline.readAfter(inbox, 0, 10_000)).map((entry) => entry.seq);
+      const all = (await engine.timeline.readAfter({ inbox, afterSeq: 0, limit: 10_000 })).map((entry) => entry.seq);
       expect(client.seen).toEqual(all.slice(0, client.seen.length));
       return { hits: store.stats().readHits };
     } finally {
@@ -191,16 +191,23 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
       expect(watcher.runId).not.toBe(firstRunId);
 
       // Without the epoch the rolled-back copy still answers: short (stale), never with a hole.
-      expect(await plain.readAfter(y, 0, 100)).toEqual((await engine.timeline.readAfter(y, 0, 100)).slice(0, 5));
+      expect(await plain.readAfter({ inbox: y, afterSeq: 0, limit: 100 })).toEqual(
+        (await engine.timeline.readAfter({ inbox: y, afterSeq: 0, limit: 100 })).slice(0, 5),
+      );
       expect(await groupsPlain.listMembers(group.key)).toEqual(['a', 'b']); // stale until its TTL
       // With it, the old copy is never read: the store answers and the cache refills.
       const hits = withEpoch.stats().readHits;
-      expect(await withEpoch.readAfter(x, 0, 100)).toEqual(await engine.timeline.readAfter(x, 0, 100));
+      expect(await withEpoch.readAfter({ inbox: x, afterSeq: 0, limit: 100 })).toEqual(
+        await engine.timeline.readAfter({ inbox: x, afterSeq: 0, limit: 100 }),
+      );
       expect(withEpoch.stats().readHits).toBe(hits);
       expect(await groupsWithEpoch.listMembers(group.key)).toEqual(['a']);
       // Appends after the restart repair the plain cache too (the gap to the old head is seen).
       await plain.append({ inbox: y, entries: [msgEntry(9, 'y9')] });
-      for (const after of [0, 5, 8]) expect(await plain.readAfter(y, after, 100)).toEqual(await engine.timeline.readAfter(y, after, 100));
+      for (const after of [0, 5, 8])
+        expect(await plain.readAfter({ inbox: y, afterSeq: after, limit: 100 })).toEqual(
+          await engine.timeline.readAfter({ inbox: y, afterSeq: after, limit: 100 }),
+        );
     } finally {
       watcher.stop();
       withEpoch.close();
@@ -219,16 +226,18 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
       const inbox = inboxKey(uniqueTenant(), 'w');
       expect(watcher.runId).toBeNull();
       await store.append({ inbox, entries: [msgEntry(1, 'w1')] }); // epoch unknown: not cached
-      expect(await store.readAfter(inbox, 0, 10)).toHaveLength(1);
+      expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toHaveLength(1);
       expect(store.stats().readHits).toBe(0);
       await watcher.start();
       await store.append({ inbox, entries: [msgEntry(2, 'w2')] });
-      expect(await store.readAfter(inbox, 1, 10)).toEqual([msgEntry(2, 'w2')]);
+      expect(await store.readAfter({ inbox, afterSeq: 1, limit: 10 })).toEqual([msgEntry(2, 'w2')]);
       expect(store.stats().readHits).toBe(1);
       await server.crashAndRestart();
       await waitReady(client);
       await expect.poll(() => watcher.runId, { timeout: 10_000 }).not.toBeNull();
-      expect(await store.readAfter(inbox, 0, 10)).toEqual(await engine.timeline.readAfter(inbox, 0, 10));
+      expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(
+        await engine.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }),
+      );
     } finally {
       watcher.stop();
       store.close();

@@ -44,7 +44,7 @@ describe('Redis hung or unreachable', () => {
       const inbox = inboxKey(tenant, 'a');
       const started = Date.now();
       expect(await timeline.append({ inbox, entries: batch([1, 2, 3]) })).toHaveLength(3);
-      expect(await timeline.readAfter(inbox, 1, 10)).toEqual(batch([2, 3]));
+      expect(await timeline.readAfter({ inbox, afterSeq: 1, limit: 10 })).toEqual(batch([2, 3]));
       expect(await timeline.headSeq(inbox)).toBe(3);
       expect((await timeline.findSeqs({ inbox, keys: [msgKey('m2')] })).get(msgKey('m2'))).toBe(2);
       const group: GroupRecord = {
@@ -120,12 +120,12 @@ describeWithRedis(
         await waitReady(redis);
         expect(await redis.exists(key)).toBe(1); // the restored copy, ending at 2
         // This process knows that copy is stale and does not read it.
-        expect(await store.readAfter(inbox, 2, 10)).toEqual(batch([3]));
+        expect(await store.readAfter({ inbox, afterSeq: 2, limit: 10 })).toEqual(batch([3]));
         expect(store.stats().readHits).toBe(0);
         // The pending DEL lands within a retry period; then the cache is used again.
         await expect.poll(() => redis.exists(key), { timeout: 5_000 }).toBe(0);
         await store.append({ inbox, entries: batch([4]) });
-        expect(await store.readAfter(inbox, 3, 10)).toEqual(batch([4]));
+        expect(await store.readAfter({ inbox, afterSeq: 3, limit: 10 })).toEqual(batch([4]));
         expect(store.stats().readHits).toBe(1);
       } finally {
         store.close();

@@ -51,7 +51,7 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
       dup(msgEntry(2, 'b')),
       { seq: 5, duplicate: false },
     ]);
-    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
     const before = store.stats();
     const found = await store.findSeqs({ inbox, keys: ['a', 'b', 'c', 'c'].map((a) => msgKey(a)) });
     expect([...found.entries()].sort()).toEqual([

@@ -42,8 +42,8 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
 
   /** A cached answer may be stale (shorter) but never skip: it is a prefix of the store's. */
   async function expectPrefixOfTruth(store: TimelineStore, inbox: InboxKey, after: number, limit: number): Promise<Entry[]> {
-    const got = await store.readAfter(inbox, after, limit);
-    const truth = await inner.readAfter(inbox, after, limit);
+    const got = await store.readAfter({ inbox, afterSeq: after, limit });
+    const truth = await inner.readAfter({ inbox, afterSeq: after, limit });
     expect(got).toEqual(truth.slice(0, got.length));
     return got;
   }
@@ -56,7 +56,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     const before = store.stats();
     for (const after of [0, 1, 3, 5, 6, 8, 9, 10]) {
       for (const limit of [1, 2, 4, 100]) {
-        expect(await store.readAfter(inbox, after, limit)).toEqual(await inner.readAfter(inbox, after, limit));
+        expect(await store.readAfter({ inbox, afterSeq: after, limit })).toEqual(await inner.readAfter({ inbox, afterSeq: after, limit }));
       }
     }
     const after = store.stats();
@@ -73,9 +73,9 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     await redis.script('FLUSH');
     const stats = store.stats();
     // A full page ends below the head: caching it would later answer "nothing newer" early.
-    expect(await store.readAfter(inbox, 4, 10)).toEqual(await inner.readAfter(inbox, 4, 10));
+    expect(await store.readAfter({ inbox, afterSeq: 4, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 4, limit: 10 }));
     expect(await redis.exists(tlKey(inbox))).toBe(0);
-    expect(await store.readAfter(inbox, 4, 100)).toEqual(await inner.readAfter(inbox, 4, 100)); // reaches the head
+    expect(await store.readAfter({ inbox, afterSeq: 4, limit: 100 })).toEqual(await inner.readAfter({ inbox, afterSeq: 4, limit: 100 })); // reaches the head
     await store.fillsSettled(); // the answer did not wait for its cache fill
     expect(store.stats().readMisses).toBe(stats.readMisses + 2);
     for (const [after, limit] of [
@@ -84,13 +84,13 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
       [14, 100],
       [20, 5],
     ] as const) {
-      expect(await store.readAfter(inbox, after, limit)).toEqual(await inner.readAfter(inbox, after, limit));
+      expect(await store.readAfter({ inbox, afterSeq: after, limit })).toEqual(await inner.readAfter({ inbox, afterSeq: after, limit }));
     }
     expect(store.stats().readHits).toBe(stats.readHits + 4);
-    expect(await store.readAfter(inbox, 2, 10)).toEqual(await inner.readAfter(inbox, 2, 10)); // below: store
+    expect(await store.readAfter({ inbox, afterSeq: 2, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 2, limit: 10 })); // below: store
     expect(store.stats().readMisses).toBe(stats.readMisses + 3);
     await store.append({ inbox, entries: batch([21]) });
-    expect(await store.readAfter(inbox, 14, 10)).toEqual(await inner.readAfter(inbox, 14, 10));
+    expect(await store.readAfter({ inbox, afterSeq: 14, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 14, limit: 10 }));
     expect(store.stats().readHits).toBe(stats.readHits + 5);
   });
 
@@ -99,11 +99,11 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     const inbox = fresh();
     await writer.append({ inbox, entries: batch(range(1, 4)) });
     await inner.append({ inbox, entries: batch([5]) }); // durable; the process died before caching it
-    expect(await writer.readAfter(inbox, 4, 10)).toEqual([]); // stale, not wrong: no hole
+    expect(await writer.readAfter({ inbox, afterSeq: 4, limit: 10 })).toEqual([]); // stale, not wrong: no hole
     // The next owner of the inbox starts by reading the durable head.
     expect(await writer.headSeq(inbox)).toBe(5);
     expect(await redis.exists(tlKey(inbox))).toBe(0);
-    expect(await writer.readAfter(inbox, 4, 10)).toEqual(batch([5]));
+    expect(await writer.readAfter({ inbox, afterSeq: 4, limit: 10 })).toEqual(batch([5]));
     // An up-to-date cache is left alone.
     await writer.append({ inbox, entries: batch([6]) });
     expect(await writer.headSeq(inbox)).toBe(6);
@@ -116,10 +116,10 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     for (let seq = 1; seq <= 30; seq += 3) await store.append({ inbox, entries: batch([seq, seq + 1, seq + 2]) });
     expect(await redis.zcard(tlKey(inbox))).toBe(9); // 8 entries + the coverage marker
     const hits = store.stats().readHits;
-    expect(await store.readAfter(inbox, 22, 100)).toEqual(await inner.readAfter(inbox, 22, 100));
+    expect(await store.readAfter({ inbox, afterSeq: 22, limit: 100 })).toEqual(await inner.readAfter({ inbox, afterSeq: 22, limit: 100 }));
     expect(store.stats().readHits).toBe(hits + 1);
-    expect(await store.readAfter(inbox, 21, 100)).toEqual(await inner.readAfter(inbox, 21, 100));
-    expect(await store.readAfter(inbox, 0, 100)).toEqual(await inner.readAfter(inbox, 0, 100));
+    expect(await store.readAfter({ inbox, afterSeq: 21, limit: 100 })).toEqual(await inner.readAfter({ inbox, afterSeq: 21, limit: 100 }));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 100 })).toEqual(await inner.readAfter({ inbox, afterSeq: 0, limit: 100 }));
     expect(store.stats().readHits).toBe(hits + 1);
     expect(await redis.pttl(tlKey(inbox))).toBeGreaterThan(0);
   });
@@ -129,8 +129,8 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     const inbox = fresh();
     await store.append({ inbox, entries: batch(range(1, 12)) });
     expect(await redis.zcard(tlKey(inbox))).toBe(6);
-    expect(await store.readAfter(inbox, 7, 10)).toEqual(await inner.readAfter(inbox, 7, 10));
-    expect(await store.readAfter(inbox, 3, 10)).toEqual(await inner.readAfter(inbox, 3, 10));
+    expect(await store.readAfter({ inbox, afterSeq: 7, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 7, limit: 10 }));
+    expect(await store.readAfter({ inbox, afterSeq: 3, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 3, limit: 10 }));
   });
 
   it('a seq gap is bridged with the durable predecessor, a missed write is not', async () => {
@@ -139,14 +139,16 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     await store.append({ inbox, entries: batch(range(1, 3)) });
     await store.append({ inbox, entries: batch([10_004]) }); // takeover jump: nothing lies in (3, 10004)
     const hits = store.stats().readHits;
-    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
     expect(store.stats().readHits).toBe(hits + 1);
 
     // Appends that reached the store but not the cache (a lost cache write):
     await inner.append({ inbox, entries: batch([10_005, 10_006]) });
     await store.append({ inbox, entries: batch([10_007]) });
     for (const after of [0, 3, 10_004, 10_005, 10_006]) {
-      expect(await store.readAfter(inbox, after, 10)).toEqual(await inner.readAfter(inbox, after, 10));
+      expect(await store.readAfter({ inbox, afterSeq: after, limit: 10 })).toEqual(
+        await inner.readAfter({ inbox, afterSeq: after, limit: 10 }),
+      );
     }
   });
 
@@ -158,7 +160,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(await expectPrefixOfTruth(store, inbox, 3, 10)).toHaveLength(2); // stale: 4, 5
     const misses = store.stats().readMisses;
     // The reader has seen 6: the cache (head 5) is provably behind and is not asked.
-    expect(await store.readAfter(inbox, 6, 10)).toEqual(batch([7]));
+    expect(await store.readAfter({ inbox, afterSeq: 6, limit: 10 })).toEqual(batch([7]));
     expect(store.stats().readMisses).toBe(misses + 1);
     for (const after of range(0, 7)) await expectPrefixOfTruth(store, inbox, after, 10);
   });
@@ -171,9 +173,9 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     await store.append({ inbox, entries: batch([4, 5]) });
     expect(store.stats().writeFailures).toBe(1);
     expect(await redis.exists(tlKey(inbox))).toBe(0);
-    expect(await store.readAfter(inbox, 0, 10)).toEqual(await inner.readAfter(inbox, 0, 10));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
     await store.append({ inbox, entries: batch([6]) });
-    expect(await store.readAfter(inbox, 5, 10)).toEqual(batch([6]));
+    expect(await store.readAfter({ inbox, afterSeq: 5, limit: 10 })).toEqual(batch([6]));
   });
 
   it('tells a durable listener once, before its cache write; a throwing listener fails nothing', async () => {
@@ -201,7 +203,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
       },
     });
     expect(more).toEqual([{ seq: 3, duplicate: false }]);
-    expect(await store.readAfter(inbox, 0, 10)).toEqual(batch([1, 2, 3]));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(batch([1, 2, 3]));
   });
 
   it('a failed durable append invalidates the cache and rethrows', async () => {
@@ -210,7 +212,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     await store.append({ inbox, entries: batch(range(1, 3)) });
     await expect(store.append({ inbox, entries: batch([2], 'late') })).rejects.toThrow();
     expect(await redis.exists(tlKey(inbox))).toBe(0);
-    expect(await store.readAfter(inbox, 0, 10)).toEqual(batch(range(1, 3)));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(batch(range(1, 3)));
   });
 
   it('headSeq comes from the cache only when asked to', async () => {
@@ -254,7 +256,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
         let maxSeq = 0;
         for (;;) {
           const done = !writing;
-          const page = await reader.readAfter(inbox, maxSeq, 4);
+          const page = await reader.readAfter({ inbox, afterSeq: maxSeq, limit: 4 });
           seen.push(...page.map((entry) => entry.seq));
           maxSeq = page.at(-1)?.seq ?? maxSeq;
           if (page.length === 0 && done) return seen;
@@ -266,7 +268,7 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
       );
       await writes;
       for (const { inbox, seen } of followed) {
-        expect(seen).toEqual((await inner.readAfter(inbox, 0, 10_000)).map((entry) => entry.seq));
+        expect(seen).toEqual((await inner.readAfter({ inbox, afterSeq: 0, limit: 10_000 })).map((entry) => entry.seq));
       }
       for (const reader of readers) expect(reader.stats().readHits).toBeGreaterThan(reader.stats().readMisses);
     } finally {

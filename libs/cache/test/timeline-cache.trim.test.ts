@@ -54,9 +54,13 @@ describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
     // The marker covers exactly what is left: the newest 60–64 come from Redis, older from the store.
     const held = (await redis.zcard(tl)) - 1;
     const hits = store.stats().readHits;
-    expect(await store.readAfter(inbox, 300 - held, 100)).toEqual(await inner.readAfter(inbox, 300 - held, 100));
+    expect(await store.readAfter({ inbox, afterSeq: 300 - held, limit: 100 })).toEqual(
+      await inner.readAfter({ inbox, afterSeq: 300 - held, limit: 100 }),
+    );
     expect(store.stats().readHits).toBe(hits + 1);
-    expect(await store.readAfter(inbox, 300 - held - 1, 100)).toEqual(await inner.readAfter(inbox, 300 - held - 1, 100));
+    expect(await store.readAfter({ inbox, afterSeq: 300 - held - 1, limit: 100 })).toEqual(
+      await inner.readAfter({ inbox, afterSeq: 300 - held - 1, limit: 100 }),
+    );
     expect(store.stats().readHits).toBe(hits + 1);
     // A resend of an appinfo still in the dedup set is found there, an older one in the store.
     const found = await store.findSeqs({ inbox, keys: [msgKey('m300'), msgKey('m1')] });

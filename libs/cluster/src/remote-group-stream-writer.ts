@@ -5,7 +5,7 @@
  * deadline exactly like RemoteInboxWriter (see ShardRequester).
  */
 import { InternalError } from '@seqline/core';
-import type { GroupAppendOutcome, GroupKey, GroupStreamAppender, NewEntry } from '@seqline/core';
+import type { GroupAppend, GroupAppendOutcome, GroupKey, GroupStreamAppender } from '@seqline/core';
 import { ShardRequester } from './shard-requester.ts';
 import type { RemoteWriterOptions } from './shard-requester.ts';
 
@@ -23,7 +23,7 @@ export class RemoteGroupStreamWriter implements GroupStreamAppender {
    * prevSeq is what the owner stored just before it. If a later request fails the earlier ones
    * stay written; the caller's retry of the whole call dedups them (no prevSeq for those).
    */
-  async append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]> {
+  async append({ group, entries }: GroupAppend): Promise<GroupAppendOutcome[]> {
     if (entries.length === 0) return [];
     const outcomes: GroupAppendOutcome[] = [];
     for (const { chunk, req, payload } of this.requester.appendRequests({ op: 'gappend', group }, entries)) {

@@ -7,11 +7,12 @@ import type {
   AppendOutcome,
   ChainedAppend,
   ConversationRebuildReport,
-  FollowUpAppend,
+  InboxAppend,
+  InboxAppendThen,
   InboxKey,
+  InboxReceipt,
   InboxWriter,
   Logger,
-  NewEntry,
 } from '@seqline/core';
 import { ShardRequester } from './shard-requester.ts';
 import type { OkReply, RemoteWriterOptions } from './shard-requester.ts';
@@ -44,7 +45,7 @@ export class RemoteInboxWriter implements InboxWriter {
    * Entries go in order, in as many requests as NATS' payload limit needs. If a later request
    * fails the earlier ones stay written; the caller's retry of the whole call dedups them.
    */
-  async append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  async append({ inbox, entries }: InboxAppend): Promise<AppendOutcome[]> {
     if (entries.length === 0) return [];
     const outcomes: AppendOutcome[] = [];
     for (const { chunk, req, payload } of this.requester.appendRequests({ op: 'append', inbox }, entries)) {
@@ -57,7 +58,7 @@ export class RemoteInboxWriter implements InboxWriter {
    * One request when both appends fit in one: the first inbox's owner runs the follow-up and
    * says how it went (see wire.ts). Otherwise the two go as separate calls from here.
    */
-  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+  async appendThen({ inbox, entries, next }: InboxAppendThen): Promise<ChainedAppend> {
     const req: ShardRequest = { op: 'append', inbox, entries, then: next };
     // The cheap checks first: the payload is encoded only for a request that may be sent.
     const payload =
@@ -73,11 +74,11 @@ export class RemoteInboxWriter implements InboxWriter {
       if (reply.then === undefined) throw new InternalError('inbox owner reply without then');
       return { outcomes, next: reply.then };
     }
-    const outcomes = await this.append(inbox, entries);
-    return { outcomes, next: await runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger) };
+    const outcomes = await this.append({ inbox, entries });
+    return { outcomes, next: await runFollowUp(outcomes, next, (input) => this.append(input), this.logger) };
   }
 
-  async addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
+  async addReceipt({ inbox, appinfo, readers }: InboxReceipt): Promise<void> {
     if (readers.length === 0) return;
     await this.requester.call({ op: 'receipt', inbox, appinfo, readers });
   }

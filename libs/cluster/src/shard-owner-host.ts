@@ -21,9 +21,8 @@ import type {
   FollowUpAppend,
   FollowUpResult,
   GroupStreamStore,
-  InboxKey,
+  InboxAppend,
   Logger,
-  NewEntry,
   PushBus,
   SeqCeilingStore,
   TimelineStore,
@@ -344,7 +343,7 @@ export class ShardOwnerHost {
 
   /** A follow-up append: in place when this host serves its shard, else over NATS. */
   private followUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend): Promise<FollowUpResult> {
-    return runFollowUp(outcomes, next, (inbox, entries) => this.appendAnywhere(inbox, entries), this.logger);
+    return runFollowUp(outcomes, next, (input) => this.appendAnywhere(input), this.logger);
   }
 
   /**
@@ -352,10 +351,11 @@ export class ShardOwnerHost {
    * to forward to: the follow-up fails at once and the caller falls back to its durable path
    * instead of waiting for its timeout.
    */
-  private appendAnywhere(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  private appendAnywhere(input: InboxAppend): Promise<AppendOutcome[]> {
+    const { inbox, entries } = input;
     const shard = shardOf(inbox, this.shardCount);
     const slot = this.slots.get(shard);
-    if (!slot) return this.forward.append(inbox, entries);
+    if (!slot) return this.forward.append(input);
     return slot.appendHere(inbox, entries) ?? Promise.reject(new ShardLeaseLostError(shard, `shard is ${slot.state} here`));
   }
 

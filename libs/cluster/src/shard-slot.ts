@@ -139,7 +139,7 @@ export class ShardSlot {
    * NATS instead.
    */
   appendHere(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> | undefined {
-    return this.writeBlocker() === undefined ? this.deps.owner.append(inbox, entries) : undefined;
+    return this.writeBlocker() === undefined ? this.deps.owner.append({ inbox, entries }) : undefined;
   }
 
   /**
@@ -232,15 +232,15 @@ export class ShardSlot {
     switch (req.op) {
       case 'append': {
         const then = req.then;
-        if (then === undefined) return { ok: true, outcomes: await owner.append(req.inbox, req.entries) };
+        if (then === undefined) return { ok: true, outcomes: await owner.append({ inbox: req.inbox, entries: req.entries }) };
         const chained = await chainAppends(
-          (durable) => owner.append(req.inbox, req.entries, durable),
+          (durable) => owner.append({ inbox: req.inbox, entries: req.entries, durable }),
           (outcomes) => this.deps.followUp(outcomes, then),
         );
         return { ok: true, outcomes: chained.outcomes, then: chained.next };
       }
       case 'receipt':
-        await owner.addReceipt(req.inbox, req.appinfo, req.readers);
+        await owner.addReceipt({ inbox: req.inbox, appinfo: req.appinfo, readers: req.readers });
         return { ok: true };
       case 'head':
         return { ok: true, head: await owner.headSeq(req.inbox) };
@@ -248,7 +248,7 @@ export class ShardSlot {
         return { ok: true, rebuild: await owner.rebuildConversations(req.inbox) };
       case 'gappend':
         if (!groupWriter) return NO_GROUP_STREAMS;
-        return { ok: true, outcomes: await groupWriter.append(req.group, req.entries) };
+        return { ok: true, outcomes: await groupWriter.append({ group: req.group, entries: req.entries }) };
       case 'ghead':
         if (!groupWriter) return NO_GROUP_STREAMS;
         return { ok: true, head: await groupWriter.headSeq(req.group) };

@@ -47,7 +47,7 @@ function sendLoop(writer: RemoteInboxWriter, inbox: InboxKey, until: () => boole
     for (let i = 0; !until(); i++) {
       const appinfo = `${inbox}#${i}`;
       loop.appinfos.push(appinfo);
-      loop.outcomes.push(...(await writer.append(inbox, [msg(appinfo)])));
+      loop.outcomes.push(...(await writer.append({ inbox, entries: [msg(appinfo)] })));
     }
   })();
   return loop;
@@ -60,7 +60,7 @@ function tail(timeline: TimelineStore, inbox: InboxKey, until: () => boolean) {
     for (;;) {
       const done = until();
       for (;;) {
-        const page = await timeline.readAfter(inbox, seen.at(-1) ?? 0, 100);
+        const page = await timeline.readAfter({ inbox, afterSeq: seen.at(-1) ?? 0, limit: 100 });
         if (page.length === 0) break;
         seen.push(...page.map((e) => e.seq));
       }

@@ -35,7 +35,7 @@ describe('FencedGroupStreamStoreWriter and a per-shard GroupStreamWriter', () =>
     await expect(fenced.append({ group, entries: [entry(6)] })).rejects.toBeInstanceOf(ShardLeaseLostError);
     await expect(fenced.append({ group, entries: [entry(6)] })).rejects.toMatchObject({ code: 'OVERLOADED', shard: 2 });
     expect(await fenced.headSeq(group)).toBe(5);
-    expect((await fenced.readAfter(group, 0, 10)).map((e) => e.seq)).toEqual([5]);
+    expect((await fenced.readAfter({ group, afterGseq: 0, limit: 10 })).map((e) => e.seq)).toEqual([5]);
     expect(await fenced.setCursor(group, inboxKey('t', 'reader'), 5)).toBe(5);
     expect(await fenced.getCursor(group, inboxKey('t', 'reader'))).toBe(5);
   });
@@ -80,13 +80,13 @@ describe('FencedGroupStreamStoreWriter and a per-shard GroupStreamWriter', () =>
     });
     await writer.start();
     // Claimed with the writer's epoch before any write: the previous epoch is fenced now.
-    await expect(ceilings.claim(`group-shard-${owned}`, previous)).rejects.toBeInstanceOf(FencedError);
+    await expect(ceilings.claim({ section: `group-shard-${owned}`, epoch: previous })).rejects.toBeInstanceOf(FencedError);
 
     const mine = groupInShard(tenant, owned, SHARDS);
     const other = groupInShard(tenant, 6, SHARDS);
-    const [o] = await writer.append(mine, [groupMsg(mine)]);
+    const [o] = await writer.append({ group: mine, entries: [groupMsg(mine)] });
     expect(o).toMatchObject({ duplicate: false, prevSeq: 0 });
-    await expect(writer.append(other, [groupMsg(other)])).rejects.toBeInstanceOf(ShardNotOwnedError);
+    await expect(writer.append({ group: other, entries: [groupMsg(other)] })).rejects.toBeInstanceOf(ShardNotOwnedError);
     await expect(writer.headSeq(other)).rejects.toBeInstanceOf(ShardNotOwnedError);
     expect(await store.engine.groupStreams.headSeq(other)).toBe(0);
     await writer.close();
@@ -109,17 +109,12 @@ describe('FencedGroupStreamStoreWriter and a per-shard GroupStreamWriter', () =>
       });
     const old = make(await ceilings.nextEpoch(scope));
     await old.start();
-    const first = await old.append(group, [groupMsg(group)]);
+    const first = await old.append({ group, entries: [groupMsg(group)] });
     const successor = make(await ceilings.nextEpoch(scope));
     await successor.start();
     // The old writer still has seqs under its ceiling; past it the raise is refused.
-    await expect(
-      old.append(
-        group,
-        Array.from({ length: 4 }, () => groupMsg(group)),
-      ),
-    ).rejects.toBeInstanceOf(FencedError);
-    const [next] = await successor.append(group, [groupMsg(group)]);
+    await expect(old.append({ group, entries: Array.from({ length: 4 }, () => groupMsg(group)) })).rejects.toBeInstanceOf(FencedError);
+    const [next] = await successor.append({ group, entries: [groupMsg(group)] });
     expect(next!.seq).toBeGreaterThan(first[0]!.seq);
     expect(next!.prevSeq).toBe(first[0]!.seq);
     await Promise.all([old.close(), successor.close()]);

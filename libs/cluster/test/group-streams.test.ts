@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FencedError, groupKey, shardOf } from '@seqline/core';
 import type { GroupAppendOutcome, GroupKey } from '@seqline/core';
-import { readAll, useRigPerTest } from './support/cluster.ts';
+import { readAllOfGroup, useRigPerTest } from './support/cluster.ts';
 import { firstNonIncreasing, groupInShard, groupMsg, inboxInShard, msg, sleep, waitFor } from './support/doubles.ts';
 import { RecordingGroupStreams } from './support/group-streams.ts';
 import { probeServices, useSuiteServices } from './support/services.ts';
@@ -46,24 +46,27 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
       const group = groupInShard(tenant, shard, SHARDS);
       const [owner, other] = a.servingShards().includes(shard) ? [a, b] : [b, a];
       expect(await writer.headSeq(group)).toBe(0);
-      const first = await writer.append(group, [groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)]);
+      const first = await writer.append({ group, entries: [groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)] });
       expect(first[1]!.seq).toBeGreaterThan(first[0]!.seq);
       expect(first).toEqual([
         { seq: first[0]!.seq, duplicate: false, prevSeq: 0 },
         { seq: first[1]!.seq, duplicate: false, prevSeq: first[0]!.seq },
       ]);
-      const [third] = await writer.append(group, [groupMsg(group, `${group}-3`)]);
+      const [third] = await writer.append({ group, entries: [groupMsg(group, `${group}-3`)] });
       expect(third).toEqual({ seq: expect.any(Number), duplicate: false, prevSeq: first[1]!.seq });
       // A resend (and a repeat inside one call) gets the original gseqs back, without prevSeq.
       expect(
-        await writer.append(group, [groupMsg(group, `${group}-2`), groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)]),
+        await writer.append({
+          group,
+          entries: [groupMsg(group, `${group}-2`), groupMsg(group, `${group}-1`), groupMsg(group, `${group}-2`)],
+        }),
       ).toEqual([
         { seq: first[1]!.seq, duplicate: true },
         { seq: first[0]!.seq, duplicate: true },
         { seq: first[1]!.seq, duplicate: true },
       ]);
       expect(await writer.headSeq(group)).toBe(third!.seq);
-      const stored = await readAll(streams(), group);
+      const stored = await readAllOfGroup(streams(), group);
       expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([
         [`${group}-1`, first[0]!.seq],
         [`${group}-2`, first[1]!.seq],
@@ -80,7 +83,10 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
 
     // A head requested right after an append is ordered after it at the owner.
     const group = groupInShard(tenant, 3, SHARDS);
-    const [outcomes, head] = await Promise.all([writer.append(group, [groupMsg(group), groupMsg(group)]), writer.headSeq(group)]);
+    const [outcomes, head] = await Promise.all([
+      writer.append({ group, entries: [groupMsg(group), groupMsg(group)] }),
+      writer.headSeq(group),
+    ]);
     expect(head).toBe(outcomes.at(-1)!.seq);
   });
 
@@ -100,7 +106,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
       const appinfos: string[] = [];
       for (let i = 0; !stop; i++) {
         appinfos.push(`${group}-${i}`);
-        outcomes.push(...(await writer.append(group, [groupMsg(group, `${group}-${i}`)])));
+        outcomes.push(...(await writer.append({ group, entries: [groupMsg(group, `${group}-${i}`)] })));
       }
       return { group, outcomes, appinfos };
     });
@@ -120,7 +126,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     stop = true;
 
     for (const { group, outcomes, appinfos } of await Promise.all(loops)) {
-      const stored = await readAll(streams(), group);
+      const stored = await readAllOfGroup(streams(), group);
       expect(stored.map((e) => e.appinfo)).toEqual(appinfos);
       expect(stored.map((e) => e.seq)).toEqual(outcomes.map((o) => o.seq));
       expect(firstNonIncreasing(outcomes.map((o) => o.seq))).toBeUndefined();
@@ -129,8 +135,8 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
         if (!o.duplicate) expect(o.prevSeq).toBe(i === 0 ? 0 : outcomes[i - 1]!.seq);
       });
     }
-    expect(await writer.append(lost, [groupMsg(lost, 'lost-1')])).toEqual([{ seq: lostSeq, duplicate: true }]);
-    expect((await readAll(streams(), lost)).map((e) => e.seq)).toEqual([lostSeq]);
+    expect(await writer.append({ group: lost, entries: [groupMsg(lost, 'lost-1')] })).toEqual([{ seq: lostSeq, duplicate: true }]);
+    expect((await readAllOfGroup(streams(), lost)).map((e) => e.seq)).toEqual([lostSeq]);
 
     for (const shard of allShards) {
       const epochB = b.shardStates().find((s) => s.shard === shard)!.epoch;
@@ -144,7 +150,9 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
       const serving = rig.logger.find('serving shard', { shard, epoch: epochB, host: 'host-b' });
       expect(serving[0]!.at).toBeGreaterThanOrEqual(claimed[0]!.at);
       expect(serving[0]!.at - claimed[0]!.at).toBeLessThan(TTL);
-      await expect(svc.store.engine.ceilings.claim(`group-shard-${shard}`, epochsA.get(shard)!)).rejects.toBeInstanceOf(FencedError);
+      await expect(svc.store.engine.ceilings.claim({ section: `group-shard-${shard}`, epoch: epochsA.get(shard)! })).rejects.toBeInstanceOf(
+        FencedError,
+      );
     }
   });
 
@@ -156,15 +164,15 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
     const writer = rig.groupWriter({ requestTimeoutMs: 300 });
     const group = groupKey(newTenant(), 'slow');
-    const [before] = await writer.append(group, [groupMsg(group, 'slow-0')]);
+    const [before] = await writer.append({ group, entries: [groupMsg(group, 'slow-0')] });
 
     rec.stallNextAppendMs = 900; // the owner's store write outlasts the caller's request timeout
     const t0 = performance.now();
-    const [retried] = await writer.append(group, [groupMsg(group, 'slow-1')]);
+    const [retried] = await writer.append({ group, entries: [groupMsg(group, 'slow-1')] });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
     expect(retried).toEqual({ seq: expect.any(Number), duplicate: true });
     expect(retried!.seq).toBeGreaterThan(before!.seq);
-    const stored = await readAll(streams(), group);
+    const stored = await readAllOfGroup(streams(), group);
     expect(stored.map((e) => [e.appinfo, e.seq])).toEqual([
       ['slow-0', before!.seq],
       ['slow-1', retried!.seq],
@@ -181,7 +189,7 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     const writer = rig.groupWriter();
     const group = groupKey(newTenant(), 'paused');
     const shard = shardOf(group, SHARDS);
-    const [first] = await writer.append(group, [groupMsg(group)]);
+    const [first] = await writer.append({ group, entries: [groupMsg(group)] });
 
     await Promise.all(allShards.map((s) => svc.redis.pexpire(a.leases.keyOf(s), 1)));
     jump = TTL * 3;
@@ -193,11 +201,11 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     );
     expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
 
-    const [second] = await writer.append(group, [groupMsg(group)]);
+    const [second] = await writer.append({ group, entries: [groupMsg(group)] });
     expect(performance.now() - woke).toBeGreaterThanOrEqual(TTL);
     expect(second).toEqual({ seq: expect.any(Number), duplicate: false, prevSeq: first!.seq });
     expect(second!.seq).toBeGreaterThan(first!.seq);
-    expect((await readAll(streams(), group)).map((e) => e.seq)).toEqual([first!.seq, second!.seq]);
+    expect((await readAllOfGroup(streams(), group)).map((e) => e.seq)).toEqual([first!.seq, second!.seq]);
   });
 
   it('splits a large append into ordered requests whose prevSeqs chain across the split', async () => {
@@ -207,13 +215,13 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
     const writer = rig.groupWriter();
     const group = groupKey(newTenant(), 'big');
-    const [head] = await writer.append(group, [groupMsg(group)]);
+    const [head] = await writer.append({ group, entries: [groupMsg(group)] });
     const big = 'x'.repeat(60 * 1024);
     const entries = Array.from({ length: 40 }, (_, i) => groupMsg(group, `big-${i}`, big)); // ~2.4 MB: 3+ requests
-    const outcomes = await writer.append(group, entries);
+    const outcomes = await writer.append({ group, entries });
     expect(outcomes).toHaveLength(40);
     outcomes.forEach((o, i) => expect(o.prevSeq).toBe(i === 0 ? head!.seq : outcomes[i - 1]!.seq));
-    const stored = await readAll(streams(), group);
+    const stored = await readAllOfGroup(streams(), group);
     expect(stored.slice(1).map((e) => e.appinfo)).toEqual(entries.map((e) => e.appinfo));
     expect(stored.map((e) => e.seq)).toEqual([head!.seq, ...outcomes.map((o) => o.seq)]);
   });
@@ -225,10 +233,13 @@ describe.skipIf(!services.ok)('group streams owned by shard owners', () => {
     await waitFor('a serves all', () => a.servingShards().length === SHARDS);
     const group: GroupKey = groupKey(newTenant(), 'nowhere');
     const t0 = performance.now();
-    await expect(rig.groupWriter().append(group, [groupMsg(group)])).rejects.toMatchObject({ name: 'InternalError', code: 'INTERNAL' });
+    await expect(rig.groupWriter().append({ group, entries: [groupMsg(group)] })).rejects.toMatchObject({
+      name: 'InternalError',
+      code: 'INTERNAL',
+    });
     await expect(rig.groupWriter().headSeq(group)).rejects.toMatchObject({ name: 'InternalError' });
     expect(performance.now() - t0).toBeLessThan(1000); // not retried until the deadline
     const inbox = inboxInShard(newTenant(), shardOf(group, SHARDS), SHARDS);
-    expect(await rig.writer().append(inbox, [msg()])).toEqual([{ seq: expect.any(Number), duplicate: false }]);
+    expect(await rig.writer().append({ inbox, entries: [msg()] })).toEqual([{ seq: expect.any(Number), duplicate: false }]);
   });
 });

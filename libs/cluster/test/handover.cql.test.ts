@@ -78,7 +78,7 @@ if (requireServices(cql, 'shard handover on CQL', 'Cassandra, Redis and NATS') &
             const appinfo = `${inbox}-${i}`;
             appinfos.push(appinfo);
             const sent = performance.now();
-            outcomes.push(...(await writer.append(inbox, [msg(appinfo)])));
+            outcomes.push(...(await writer.append({ inbox, entries: [msg(appinfo)] })));
             slowest = Math.max(slowest, performance.now() - sent);
           }
           return { inbox, outcomes, appinfos, slowest };

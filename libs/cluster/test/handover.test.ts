@@ -86,7 +86,7 @@ describe.skipIf(!services.ok)('shard handover', () => {
       // An append goes through as soon as the probe says so.
       const inbox = inboxInShard(`t${Date.now().toString(36)}`, 1, SHARDS);
       const t0 = performance.now();
-      await rig.writer().append(inbox, [msg()]);
+      await rig.writer().append({ inbox, entries: [msg()] });
       expect(performance.now() - t0).toBeLessThan(TTL);
       // A ready answer is reused (one probe round per cacheMs), a not-ready one is not.
       await a.close();
@@ -134,6 +134,6 @@ describe.skipIf(!services.ok)('shard handover', () => {
     expect(a.shardStates()).toEqual(epochs);
     expect(rounds()).toBe(before);
     const inbox = inboxKey(`t${Date.now().toString(36)}`, 'after-forgery');
-    expect(await rig.writer().append(inbox, [msg()])).toMatchObject([{ duplicate: false }]);
+    expect(await rig.writer().append({ inbox, entries: [msg()] })).toMatchObject([{ duplicate: false }]);
   });
 });

@@ -103,7 +103,11 @@ if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL clus
     const own: NewEntry = { ...base, conv: { type: 'user', id: to } };
     const copy: NewEntry = { ...base, conv: { type: 'user', id: from } };
     const [fromInbox, toInbox] = [inboxKey(tenant, from), inboxKey(tenant, to)];
-    const chained = await owner.appendThen(fromInbox, [own], { inbox: toInbox, entries: [copy], timeoutMs: 10_000 });
+    const chained = await owner.appendThen({
+      inbox: fromInbox,
+      entries: [own],
+      next: { inbox: toInbox, entries: [copy], timeoutMs: 10_000 },
+    });
     expect(chained.next).toBe('appended');
     const pushOf = (inbox: InboxKey) => push.published.find((p) => p.inbox === inbox && p.entries.some((e) => e.appinfo === appinfo));
     return {
@@ -146,7 +150,7 @@ if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL clus
       const daveInbox = inboxKey(tenant, 'dave');
       indexCalls.length = 0;
       const read = historyReadConv(`read-${tenant}-1`, 'dave', { type: 'user', id: 'carol' }, entry.seq);
-      const [outcome] = await owner.append(daveInbox, [read]);
+      const [outcome] = await owner.append({ inbox: daveInbox, entries: [read] });
       const p = await waitFor('the read push', () =>
         push.published.find((x) => x.inbox === daveInbox && x.entries[0]?.seq === outcome!.seq),
       );
@@ -162,7 +166,7 @@ if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL clus
       const fredInbox = inboxKey(tenant, 'fred');
       indexCalls.length = 0;
       const edit = historyEditOf(message, 'erin', Date.now(), 'edited');
-      const [outcome] = await owner.append(fredInbox, [edit]);
+      const [outcome] = await owner.append({ inbox: fredInbox, entries: [edit] });
       const p = await waitFor('the edit push', () =>
         push.published.find((x) => x.inbox === fredInbox && x.entries[0]?.seq === outcome!.seq),
       );

@@ -83,7 +83,7 @@ describe.skipIf(!services.ok)('rebuild over NATS', () => {
     const { rig, host } = await startHost();
     const writer = rig.writer();
     const inbox = inboxInShard(tenant, 1, SHARDS);
-    const [first] = await writer.append(inbox, [msg(), msg()]);
+    const [first] = await writer.append({ inbox, entries: [msg(), msg()] });
     const push = await waitFor('the push', () => host.push.published.find((p) => p.inbox === inbox));
     expect(push.convs).toEqual([expect.objectContaining({ conv: { type: 'user', id: 'bob' }, lastSeq: first!.seq + 1, unread: 2 })]);
     calls.length = 0;

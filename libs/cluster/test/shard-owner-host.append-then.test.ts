@@ -40,18 +40,30 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     const there = inboxInShard(tenant, sb[0]!, SHARDS);
     const writer = rig.writer();
 
-    const local = await writer.appendThen(sender, [msg('m1')], { inbox: here, entries: [msg('m1-copy')], timeoutMs: 2000 });
+    const local = await writer.appendThen({
+      inbox: sender,
+      entries: [msg('m1')],
+      next: { inbox: here, entries: [msg('m1-copy')], timeoutMs: 2000 },
+    });
     expect(local).toMatchObject({ outcomes: [{ duplicate: false }], next: 'appended' });
     expect(await appinfos(here)).toEqual(['m1-copy']);
     expect(a.push.published.filter((p) => p.inbox === here)).toHaveLength(1);
 
-    const remote = await writer.appendThen(sender, [msg('m2')], { inbox: there, entries: [msg('m2-copy')], timeoutMs: 2000 });
+    const remote = await writer.appendThen({
+      inbox: sender,
+      entries: [msg('m2')],
+      next: { inbox: there, entries: [msg('m2-copy')], timeoutMs: 2000 },
+    });
     expect(remote).toMatchObject({ outcomes: [{ duplicate: false }], next: 'appended' });
     expect(await appinfos(there)).toEqual(['m2-copy']);
     expect(b.push.published.filter((p) => p.inbox === there)).toHaveLength(1);
 
     // A resend: the first append finds the original; its follow-up is the caller's to decide.
-    const resend = await writer.appendThen(sender, [msg('m1')], { inbox: here, entries: [msg('m1-other')], timeoutMs: 2000 });
+    const resend = await writer.appendThen({
+      inbox: sender,
+      entries: [msg('m1')],
+      next: { inbox: here, entries: [msg('m1-other')], timeoutMs: 2000 },
+    });
     expect(resend).toEqual({ outcomes: [{ seq: local.outcomes[0]!.seq, duplicate: true }], next: 'skipped' });
     expect(await appinfos(here)).toEqual(['m1-copy']);
     expect(await appinfos(sender)).toEqual(['m1', 'm2']);
@@ -66,7 +78,9 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     const sender = inboxInShard(tenant, 0, SHARDS);
     const orphan = inboxInShard(tenant, SHARDS - 1, SHARDS);
     const t0 = performance.now();
-    const chained = await rig.writer().appendThen(sender, [msg('m3')], { inbox: orphan, entries: [msg('m3-copy')], timeoutMs: 300 });
+    const chained = await rig
+      .writer()
+      .appendThen({ inbox: sender, entries: [msg('m3')], next: { inbox: orphan, entries: [msg('m3-copy')], timeoutMs: 300 } });
     expect(chained).toMatchObject({ outcomes: [{ duplicate: false }], next: 'failed' });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
     expect(await appinfos(sender)).toEqual(['m3']);
@@ -85,10 +99,14 @@ describe.skipIf(!services.ok)('ShardOwnerHost: follow-up appends (appendThen)', 
     });
     try {
       const writer = rig.writer({ subjectPrefix });
-      const chained = writer.appendThen(inboxKey('t', 'fg-a'), [msg('m4')], {
-        inbox: inboxKey('t', 'fg-b'),
-        entries: [msg('m4-copy')],
-        timeoutMs: 1000,
+      const chained = writer.appendThen({
+        inbox: inboxKey('t', 'fg-a'),
+        entries: [msg('m4')],
+        next: {
+          inbox: inboxKey('t', 'fg-b'),
+          entries: [msg('m4-copy')],
+          timeoutMs: 1000,
+        },
       });
       await expect(chained).rejects.toMatchObject({ name: 'InternalError', code: 'INTERNAL' });
       await svc.nc.flush();

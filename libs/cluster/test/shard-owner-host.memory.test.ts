@@ -28,7 +28,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
     for (let shard = 0; shard < SHARDS; shard++) {
       const inbox = inboxInShard(tenant, shard, SHARDS);
       for (let i = 0; i < 5; i++) {
-        const [outcome] = await writer.append(inbox, [msg(`${inbox}-${i}`)]);
+        const [outcome] = await writer.append({ inbox, entries: [msg(`${inbox}-${i}`)] });
         if (i === 0) firsts.push({ inbox, seq: outcome!.seq });
       }
       expect(host.rememberedAppinfos).toBeGreaterThan(0);
@@ -36,7 +36,9 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
     }
     // Forgotten by memory, a resend is still found by the store's dedup, which answers with the original.
     for (const { inbox, seq } of firsts) {
-      expect(await writer.append(inbox, [msg(`${inbox}-0`)])).toEqual([{ seq, duplicate: true, original: { ...msg(`${inbox}-0`), seq } }]);
+      expect(await writer.append({ inbox, entries: [msg(`${inbox}-0`)] })).toEqual([
+        { seq, duplicate: true, original: { ...msg(`${inbox}-0`), seq } },
+      ]);
     }
   });
 
@@ -53,7 +55,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost memory bounds', () => {
       for (let shard = 0; shard < SHARDS; shard++) {
         for (let i = 0; i < 3; i++) {
           const inbox = inboxInShard(tenant, shard, SHARDS, i);
-          const [outcome] = await writer.append(inbox, [msg(`${inbox}-${round}`)]);
+          const [outcome] = await writer.append({ inbox, entries: [msg(`${inbox}-${round}`)] });
           // A forgotten inbox restarts above its section's floor: forward, never back.
           expect(outcome!.seq).toBeGreaterThan(heads.get(inbox) ?? 0);
           heads.set(inbox, outcome!.seq);

@@ -42,18 +42,18 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     for (const shard of allShards) {
       const inbox = inboxInShard(tenant, shard, SHARDS);
       const owner = a.servingShards().includes(shard) ? a : b;
-      const first = await writer.append(inbox, [msg(`${inbox}-1`), msg(`${inbox}-2`)]);
+      const first = await writer.append({ inbox, entries: [msg(`${inbox}-1`), msg(`${inbox}-2`)] });
       expect(first.map((o) => o.duplicate)).toEqual([false, false]);
       expect(first[1]!.seq).toBeGreaterThan(first[0]!.seq);
       // A resend is answered with the original seqs (I3).
-      expect(await writer.append(inbox, [msg(`${inbox}-2`), msg(`${inbox}-1`)])).toEqual([
+      expect(await writer.append({ inbox, entries: [msg(`${inbox}-2`), msg(`${inbox}-1`)] })).toEqual([
         { seq: first[1]!.seq, duplicate: true },
         { seq: first[0]!.seq, duplicate: true },
       ]);
       expect((await readAll(timeline(), inbox)).map((e) => e.seq)).toEqual(first.map((o) => o.seq));
       expect(await writer.headSeq(inbox)).toBe(first[1]!.seq);
       expect(owner.push.published.filter((p) => p.inbox === inbox)).toHaveLength(1);
-      await writer.addReceipt(inbox, `${inbox}-1`, ['carol']);
+      await writer.addReceipt({ inbox, appinfo: `${inbox}-1`, readers: ['carol'] });
       const receipt = (await readAll(timeline(), inbox)).at(-1);
       expect(receipt).toMatchObject({ kind: 'receipt', referSeq: first[0]!.seq, readBy: ['carol'] });
     }
@@ -67,7 +67,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     const writer = rig.writer();
     const inbox = inboxKey(`t${Date.now().toString(36)}`, 'alice');
     const before: AppendOutcome[] = [];
-    for (let i = 0; i < 5; i++) before.push(...(await writer.append(inbox, [msg()])));
+    for (let i = 0; i < 5; i++) before.push(...(await writer.append({ inbox, entries: [msg()] })));
     const epochsA = new Map(a.shardStates().map((s) => [s.shard, s.epoch]));
 
     const b = rig.host('host-b');
@@ -86,7 +86,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
       expect(rig.logger.find('shard lease released', { shard: s, host: 'host-a' })[0]?.obj).toMatchObject({ recorded: true });
     }
     expect(b.shardStates().find((s) => s.shard === shard)!.epoch).toBeGreaterThan(epochsA.get(shard)!);
-    const after = await writer.append(inbox, [msg()]);
+    const after = await writer.append({ inbox, entries: [msg()] });
     const seqs = [...before, ...after].map((o) => o.seq);
     expect(firstNonIncreasing(seqs)).toBeUndefined();
     // The successor started from the persisted ceiling: a jump forward, never a step back.
@@ -113,7 +113,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
         const appinfo = `${inbox}-${i}`;
         appinfos.push(appinfo);
         const t0 = performance.now();
-        outcomes.push(...(await writer.append(inbox, [msg(appinfo)])));
+        outcomes.push(...(await writer.append({ inbox, entries: [msg(appinfo)] })));
         slowest = Math.max(slowest, performance.now() - t0);
       }
       return { inbox, outcomes, appinfos };
@@ -145,7 +145,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     const writer = rig.writer();
     const inbox = inboxKey(`t${Date.now().toString(36)}`, 'paused');
     const shard = shardOf(inbox, SHARDS);
-    const first = await writer.append(inbox, [msg()]);
+    const first = await writer.append({ inbox, entries: [msg()] });
     const epochBefore = a.shardStates().find((s) => s.shard === shard)!.epoch;
 
     // What a pause of three ttls looks like to the process: its keys expired, its clock moved on.
@@ -157,7 +157,7 @@ describe.skipIf(!services.ok)('ShardOwnerHost', () => {
     });
     expect(raw.json()).toMatchObject({ ok: false, error: { code: 'OVERLOADED', retryable: true } });
 
-    const second = await writer.append(inbox, [msg()]);
+    const second = await writer.append({ inbox, entries: [msg()] });
     expect(performance.now() - woke).toBeGreaterThanOrEqual(TTL); // a new lease, waited out
     expect(rig.logger.find('dropping shard', { shard }).length).toBeGreaterThan(0);
     expect(a.shardStates().find((s) => s.shard === shard)!.epoch).toBeGreaterThan(epochBefore);
@@ -183,7 +183,10 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
   it('gives up with OverloadedError at its deadline when no owner answers', async () => {
     const writer = rig.writer({ subjectPrefix: 'test.nobody.home', deadlineMs: 600 });
     const t0 = performance.now();
-    await expect(writer.append(inboxKey('t', 'x'), [msg()])).rejects.toMatchObject({ name: 'OverloadedError', code: 'OVERLOADED' });
+    await expect(writer.append({ inbox: inboxKey('t', 'x'), entries: [msg()] })).rejects.toMatchObject({
+      name: 'OverloadedError',
+      code: 'OVERLOADED',
+    });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(600);
   });
 
@@ -196,7 +199,10 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
     })();
     const bad = { ...msg(), kind: 'nonsense' } as unknown as ReturnType<typeof msg>;
     const t0 = performance.now();
-    await expect(writer.append(inboxKey('t', 'y'), [bad])).rejects.toMatchObject({ name: 'BadRequestError', code: 'BAD_REQUEST' });
+    await expect(writer.append({ inbox: inboxKey('t', 'y'), entries: [bad] })).rejects.toMatchObject({
+      name: 'BadRequestError',
+      code: 'BAD_REQUEST',
+    });
     expect(performance.now() - t0).toBeLessThan(1000);
     await svc.nc.flush();
     spy.unsubscribe();
@@ -213,7 +219,7 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
     const inbox = inboxKey(`t${Date.now().toString(36)}`, 'big');
     const big = 'x'.repeat(60 * 1024);
     const entries = Array.from({ length: 40 }, (_, i) => msg(`big-${i}`, big)); // ~2.4 MB
-    const outcomes = await writer.append(inbox, entries);
+    const outcomes = await writer.append({ inbox, entries });
     await svc.nc.flush();
     spy.unsubscribe();
     expect(seen).toBeGreaterThanOrEqual(3);
@@ -226,7 +232,7 @@ describe.skipIf(!services.ok)('RemoteInboxWriter', () => {
   it('refuses an entry that cannot fit in one NATS message', async () => {
     const writer = rig.writer();
     const huge = msg('huge', 'x'.repeat(2 * 1024 * 1024));
-    await expect(writer.append(inboxKey('t', 'z'), [huge])).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    await expect(writer.append({ inbox: inboxKey('t', 'z'), entries: [huge] })).rejects.toMatchObject({ code: 'TOO_LARGE' });
   });
 
   it('answers a raw malformed request with a final BAD_REQUEST', async () => {

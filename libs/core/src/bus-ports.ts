@@ -75,11 +75,34 @@ export interface QueueOptions {
   perKeyConcurrency?: number | (() => number);
 }
 
+/** Runs one job of a queue; a throw fails the attempt. */
+export type JobHandler = (payload: Json, ctx: JobContext) => Promise<void>;
+
+/** One job for WorkQueue.enqueue. */
+export interface JobEnqueue {
+  queue: string;
+  /** Names the job within its queue's scope: the dedup key. */
+  id: string;
+  payload: Json;
+}
+
+/** WorkQueue.consume: who runs the jobs of `queue`, and how many at once. */
+export interface QueueConsume {
+  queue: string;
+  handler: JobHandler;
+  options: QueueOptions;
+}
+
+/**
+ * A durable work queue. A queue that passes calls on to another (a gate, a decorator) forwards
+ * the input whole (`{ ...input, handler }`), so a field it does not know still reaches the queue
+ * it wraps.
+ */
 export interface WorkQueue {
   /** Durable when resolved; dedup by id (same id enqueued twice runs once while pending). */
-  enqueue(queue: string, id: string, payload: Json): Promise<void>;
+  enqueue(input: JobEnqueue): Promise<void>;
   /** Starts consuming. Failed handlers are retried with exponential backoff, then dead-lettered. */
-  consume(queue: string, handler: (payload: Json, ctx: JobContext) => Promise<void>, options: QueueOptions): Promise<void>;
+  consume(input: QueueConsume): Promise<void>;
   deadLetters(): Promise<StoredJob[]>;
   replay(id: string): Promise<boolean>;
   /**

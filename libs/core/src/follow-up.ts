@@ -6,12 +6,12 @@
 import type { AppendOutcome, NewEntry } from './entry.ts';
 import type { InboxKey } from './ids.ts';
 import type { Logger } from './logger.ts';
-import type { ChainedAppend, DurableListener, FollowUpAppend, FollowUpResult } from './ports.ts';
+import type { ChainedAppend, DurableListener, FollowUpAppend, FollowUpResult, InboxAppend } from './ports.ts';
 
-export type AppendFn = (inbox: InboxKey, entries: NewEntry[]) => Promise<AppendOutcome[]>;
+export type AppendFn = (input: InboxAppend) => Promise<AppendOutcome[]>;
 
 /**
- * `append(inbox, entries)`, waited for at most `timeoutMs`: `failed` when it throws or is late.
+ * `append({ inbox, entries })`, waited for at most `timeoutMs`: `failed` when it throws or is late.
  * A late append is not cancelled; callers fall back to something idempotent by appinfo.
  */
 export async function appendWithin(
@@ -26,7 +26,7 @@ export async function appendWithin(
     timer = setTimeout(resolve, timeoutMs, 'failed');
   });
   try {
-    return await Promise.race([append(inbox, entries).then(appended), timeout]);
+    return await Promise.race([append({ inbox, entries }).then(appended), timeout]);
   } catch (err) {
     logger.warn({ err, inbox }, 'timed append failed; the caller falls back');
     return 'failed';

@@ -114,6 +114,20 @@ export interface GroupStreamStoreWriter {
   append(input: GroupStreamAppend): Promise<StoredOutcome[]>;
 }
 
+/** A page of a group stream after a gseq (GroupStreamReader.readAfter). */
+export interface GroupPageAfter {
+  group: GroupKey;
+  afterGseq: number;
+  limit: number;
+}
+
+/** A page of a group stream before a gseq (GroupStreamReader.readBefore). */
+export interface GroupPageBefore {
+  group: GroupKey;
+  beforeGseq: number;
+  limit: number;
+}
+
 /**
  * The reading half of a group stream store, with the members' read cursors: a cursor belongs
  * to its reader (set by whoever serves that user, compare-and-raise in the store), not to the
@@ -122,8 +136,10 @@ export interface GroupStreamStoreWriter {
 export interface GroupStreamReader {
   /** key → gseq for those of `keys` stored in this stream (see TimelineStore.findSeqs). */
   findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
-  readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]>;
-  readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]>;
+  /** Entries with gseq > afterGseq, ascending, at most limit. */
+  readAfter(input: GroupPageAfter): Promise<Entry[]>;
+  /** Entries with gseq < beforeGseq, descending, at most limit. */
+  readBefore(input: GroupPageBefore): Promise<Entry[]>;
   headSeq(group: GroupKey): Promise<number>;
   /** Per-user read cursor in a group stream; only moves forward. Returns the stored cursor. */
   setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number>;

@@ -68,6 +68,26 @@ export interface TimelineAppend {
   indexBehind?: IndexBehindListener;
 }
 
+/** One entry of an inbox, by seq (TimelineReader.getEntry). */
+export interface InboxEntryRef {
+  inbox: InboxKey;
+  seq: number;
+}
+
+/** A page of an inbox after a seq (TimelineReader.readAfter). */
+export interface InboxPageAfter {
+  inbox: InboxKey;
+  afterSeq: number;
+  limit: number;
+}
+
+/** A page of an inbox before a seq (TimelineReader.readBefore). */
+export interface InboxPageBefore {
+  inbox: InboxKey;
+  beforeSeq: number;
+  limit: number;
+}
+
 /** The reading half of an inbox timeline: a write decorator (a fence) leaves it alone. */
 export interface TimelineReader {
   /**
@@ -75,11 +95,11 @@ export interface TimelineReader {
    * dedupKeyOf, serverEntryKey): a message is named by its sender and appinfo.
    */
   findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
-  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null>;
+  getEntry(input: InboxEntryRef): Promise<Entry | null>;
   /** Entries with seq > afterSeq, ascending, at most limit. */
-  readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]>;
+  readAfter(input: InboxPageAfter): Promise<Entry[]>;
   /** Entries with seq < beforeSeq, descending, at most limit. */
-  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]>;
+  readBefore(input: InboxPageBefore): Promise<Entry[]>;
   /** Highest stored seq, 0 for an empty inbox. */
   headSeq(inbox: InboxKey): Promise<number>;
   getReaders(inbox: InboxKey, seq: number): Promise<string[]>;
@@ -153,9 +173,22 @@ export interface SeqCeilingStore {
    * Takes ownership of a section for `epoch` (must be >= the stored epoch, else FencedError)
    * and returns its persisted ceiling (0 when new).
    */
-  claim(section: string, epoch: number): Promise<number>;
+  claim(input: CeilingClaim): Promise<number>;
   /** Persists a higher ceiling; FencedError if another owner claimed with a higher epoch. */
-  raise(section: string, ceiling: number, epoch: number): Promise<void>;
+  raise(input: CeilingRaise): Promise<void>;
+}
+
+/** SeqCeilingStore.claim: the section an owner takes, under its epoch. */
+export interface CeilingClaim {
+  section: string;
+  epoch: number;
+}
+
+/** SeqCeilingStore.raise: the section's new ceiling, written under the owner's epoch. */
+export interface CeilingRaise {
+  section: string;
+  ceiling: number;
+  epoch: number;
 }
 
 // ---------------------------------------------------------------- jobs, work queue, push bus
@@ -165,12 +198,39 @@ export type * from './bus-ports.ts';
 
 // ---------------------------------------------------------------- single-writer inbox
 
-/** The second append of InboxWriter.appendThen. */
-export interface FollowUpAppend {
+/**
+ * One append through an inbox's single writer (InboxWriter.append), which allocates the seqs.
+ * A writer that passes the call on forwards the whole input (`owner.append(input)`), so a field
+ * it does not know still reaches the writer it wraps.
+ */
+export interface InboxAppend {
   inbox: InboxKey;
+  /** New entries; the writer allocates their seqs, in this order. */
   entries: NewEntry[];
+}
+
+/** An append at the inbox's owner itself, which may tell when the entries are durable. */
+export interface OwnerAppend extends InboxAppend {
+  /** Told as in TimelineAppend.durable, for an append that runs alone. */
+  durable?: DurableListener;
+}
+
+/** The second append of InboxWriter.appendThen. */
+export interface FollowUpAppend extends InboxAppend {
   /** How long the first append's caller waits for this one before giving up on it. */
   timeoutMs: number;
+}
+
+/** InboxWriter.appendThen: an append, then `next` when every one of its entries was new. */
+export interface InboxAppendThen extends InboxAppend {
+  next: FollowUpAppend;
+}
+
+/** InboxWriter.addReceipt: readers of the inbox owner's own message `appinfo`. */
+export interface InboxReceipt {
+  inbox: InboxKey;
+  appinfo: string;
+  readers: string[];
 }
 
 /**
@@ -199,21 +259,21 @@ export interface InboxWriter {
    * bounded count of keys), so it leaves `original` out: a caller that needs it (a send's
    * resend) reads it by seq then; one that does not (a fanout retry) reads nothing.
    */
-  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]>;
+  append(input: InboxAppend): Promise<AppendOutcome[]>;
   /**
-   * `append(inbox, entries)`, then — only when every one of those entries was new — appends
+   * `append({ inbox, entries })`, then — only when every one of those entries was new — appends
    * `next.entries` to `next.inbox`, waiting at most `next.timeoutMs` for it. Throws only when
    * the first append fails. A remote writer sends both in one request: the first inbox's owner
    * runs the second append itself, so a 1:1 send costs the sender's gateway one round trip.
    */
-  appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend>;
+  appendThen(input: InboxAppendThen): Promise<ChainedAppend>;
   /**
    * Merges `readers` into the receipt state of the inbox owner's own message `appinfo` (the
    * receipt goes to its sender, whose inbox this is) and, when
    * the set grew, appends one `receipt` entry carrying all readers. Concurrent calls for one
    * inbox are serialized and merged (no lost update). No-op if the message is not there.
    */
-  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void>;
+  addReceipt(input: InboxReceipt): Promise<void>;
   /** Current head seq of the inbox as the writer knows it. */
   headSeq(inbox: InboxKey): Promise<number>;
   /**
@@ -226,6 +286,13 @@ export interface InboxWriter {
 }
 
 // ---------------------------------------------------------------- single-writer group streams
+
+/** One append to a group stream through its single writer (GroupStreamAppender.append). */
+export interface GroupAppend {
+  group: GroupKey;
+  /** New entries; the writer allocates their gseqs, in this order. */
+  entries: NewEntry[];
+}
 
 /** What became of one entry of a group stream append. */
 export interface GroupAppendOutcome extends AppendOutcome {
@@ -254,7 +321,7 @@ export interface GroupAppendOutcome extends AppendOutcome {
  *   new outcomes of all calls chain into exactly the stream a reader reads back.
  */
 export interface GroupStreamAppender {
-  append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]>;
+  append(input: GroupAppend): Promise<GroupAppendOutcome[]>;
   /**
    * The stream head (highest stored gseq, 0 when empty) once every append queued at the writer
    * before this call is done: at least each gseq those appends got. For one caller, that is

@@ -10,9 +10,9 @@ export function timelineOf(halves: { reader: TimelineReader; writer: TimelineWri
   const { reader, writer } = halves;
   return {
     findSeqs: (input) => reader.findSeqs(input),
-    getEntry: (inbox, seq) => reader.getEntry(inbox, seq),
-    readAfter: (inbox, afterSeq, limit) => reader.readAfter(inbox, afterSeq, limit),
-    readBefore: (inbox, beforeSeq, limit) => reader.readBefore(inbox, beforeSeq, limit),
+    getEntry: (input) => reader.getEntry(input),
+    readAfter: (input) => reader.readAfter(input),
+    readBefore: (input) => reader.readBefore(input),
     headSeq: (inbox) => reader.headSeq(inbox),
     getReaders: (inbox, seq) => reader.getReaders(inbox, seq),
     append: (input) => writer.append(input),
@@ -25,8 +25,8 @@ export function groupStreamOf(halves: { reader: GroupStreamReader; writer: Group
   const { reader, writer } = halves;
   return {
     findSeqs: (input) => reader.findSeqs(input),
-    readAfter: (group, afterGseq, limit) => reader.readAfter(group, afterGseq, limit),
-    readBefore: (group, beforeGseq, limit) => reader.readBefore(group, beforeGseq, limit),
+    readAfter: (input) => reader.readAfter(input),
+    readBefore: (input) => reader.readBefore(input),
     headSeq: (group) => reader.headSeq(group),
     setCursor: (group, inbox, gseq) => reader.setCursor(group, inbox, gseq),
     getCursor: (group, inbox) => reader.getCursor(group, inbox),

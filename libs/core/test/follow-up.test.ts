@@ -34,7 +34,7 @@ describe('appendWithin', () => {
 describe('runFollowUp', () => {
   it('runs the follow-up only when every first outcome is new', async () => {
     const calls: string[] = [];
-    const append: AppendFn = async (i, entries) => {
+    const append: AppendFn = async ({ inbox: i, entries }) => {
       calls.push(`${i}:${entries.map((e) => e.appinfo).join()}`);
       return [{ seq: 9, duplicate: false }];
     };

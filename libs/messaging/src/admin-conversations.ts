@@ -122,7 +122,7 @@ async function readUpTo(timeline: TimelineStore, inbox: InboxKey, upTo: number):
   const out: Entry[] = [];
   let after = 0;
   while (after < upTo) {
-    const page = await timeline.readAfter(inbox, after, READ_PAGE);
+    const page = await timeline.readAfter({ inbox, afterSeq: after, limit: READ_PAGE });
     for (const e of page) if (e.seq <= upTo) out.push(e);
     const last = page.at(-1);
     if (page.length < READ_PAGE || last === undefined) break;

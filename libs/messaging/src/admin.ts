@@ -26,6 +26,7 @@ import {
 import { checkId, checkLimit, isObject, requireSomething } from './admin-checks.ts';
 import { AdminConversations, type AdminConversationDeps, type InboxConversationsView, type RebuildView } from './admin-conversations.ts';
 import { AdminHooks, type AdminHooksDeps } from './admin-hooks.ts';
+import { AdminJobs } from './admin-jobs.ts';
 import type { MessagingDeps, MessagingEnv, MessagingPolicy } from './deps.ts';
 import type { LiveSettings } from './live-settings.ts';
 
@@ -168,10 +169,13 @@ export type ReplayTarget = { id: string } | 'all';
 export class AdminService {
   private readonly conversations: AdminConversations;
   readonly hooks: AdminHooks;
+  /** The pending jobs (`GET /v1/admin/jobs`). */
+  readonly jobs: AdminJobs;
 
   constructor(private readonly d: AdminDeps) {
     this.conversations = new AdminConversations(d);
     this.hooks = new AdminHooks(d);
+    this.jobs = new AdminJobs(d);
   }
 
   tiersShow(): TiersView {
@@ -235,7 +239,10 @@ export class AdminService {
     checkLimit(limit, 'limit');
     const key = inboxKey(tenant, user);
     // One extra entry tells whether there is more without a second read.
-    const [entries, headSeq] = await Promise.all([this.d.timeline.readAfter(key, after, limit + 1), this.d.timeline.headSeq(key)]);
+    const [entries, headSeq] = await Promise.all([
+      this.d.timeline.readAfter({ inbox: key, afterSeq: after, limit: limit + 1 }),
+      this.d.timeline.headSeq(key),
+    ]);
     return { tenant, user, headSeq, entries: entries.slice(0, limit), hasMore: entries.length > limit };
   }
 

@@ -30,7 +30,11 @@ export async function enqueueAfterSend(d: AfterSendEnqueueDeps, tenant: string, 
     msgType: entry.type ?? '',
     body: entry.body ?? null,
   };
-  await d.queue.enqueue(AFTER_SEND_QUEUE, afterSendJobId({ tenant, sender: entry.from, appinfo: entry.appinfo }), toJson(job));
+  await d.queue.enqueue({
+    queue: AFTER_SEND_QUEUE,
+    id: afterSendJobId({ tenant, sender: entry.from, appinfo: entry.appinfo }),
+    payload: toJson(job),
+  });
 }
 
 export type AfterSendRunDeps = { hooks: MessagingHooks; env: Pick<MessagingEnv, 'logger'> };

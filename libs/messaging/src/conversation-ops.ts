@@ -104,7 +104,7 @@ async function ownConversation(d: IndexDeps, inbox: InboxKey, conv: Conv, op: st
 }
 
 export async function appendOwn(d: OwnEntryDeps, inbox: InboxKey, entry: NewEntry): Promise<{ seq: number }> {
-  const [outcome] = await d.writers.inbox.append(inbox, [entry]);
+  const [outcome] = await d.writers.inbox.append({ inbox, entries: [entry] });
   if (!outcome) throw new InternalError('append returned no outcome');
   return { seq: outcome.seq };
 }
@@ -148,7 +148,7 @@ export async function deleteForMe(
   const inbox = inboxKey(caller.tenant, caller.user);
   const unique = [...new Set(seqs)].sort((a, b) => a - b);
   const limit = pLimit(DELETE_LOOKUP_CONCURRENCY);
-  const found = await Promise.all(unique.map((seq) => limit(() => d.stores.timeline.getEntry(inbox, seq))));
+  const found = await Promise.all(unique.map((seq) => limit(() => d.stores.timeline.getEntry({ inbox, seq }))));
   const missing = unique.filter((_, i) => found[i] === null);
   if (missing.length > 0) {
     throw new NotFoundError(`delete: not in your inbox: seq ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);

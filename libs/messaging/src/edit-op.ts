@@ -61,7 +61,7 @@ export async function edit(d: EditDeps, caller: Caller, input: EditInput): Promi
   // One appinfo for every copy of this edit, so a retried fanout job dedups in each inbox.
   const made = input.editId ?? d.env.newId();
   const entry = buildEditEntry(caller.user, message, input, now, editAppinfo({ editor: caller.user, made }));
-  const [outcome] = await d.writers.inbox.append(inbox, [entry]);
+  const [outcome] = await d.writers.inbox.append({ inbox, entries: [entry] });
   if (!outcome) throw new InternalError('append returned no outcome');
   const stored = outcome.duplicate ? retriedEdit(await originalOf(d, inbox, outcome), entry, made) : entry;
   await followMessage(d, caller, message, stored);
@@ -78,7 +78,7 @@ function retriedEdit(stored: Entry, sent: NewEntry, editId: string): NewEntry {
 async function ownCopy(d: Pick<EditDeps, 'stores'>, inbox: InboxKey, appinfo: string): Promise<Entry | null> {
   const key = messageKey(splitKey(inbox).id, appinfo); // the caller's own message
   const seq = (await d.stores.timeline.findSeqs({ inbox, keys: [key] })).get(key);
-  return seq === undefined ? null : d.stores.timeline.getEntry(inbox, seq);
+  return seq === undefined ? null : d.stores.timeline.getEntry({ inbox, seq });
 }
 
 /**

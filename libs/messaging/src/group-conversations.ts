@@ -199,7 +199,7 @@ async function scanBackwards(
       const guess = first ? Math.max(BATCH_MIN, top - Math.max(cursor, r.after) + 2) : BATCH_MAX;
       const want = Math.min(budget, BATCH_MAX, guess);
       first = false;
-      const rows = await d.stores.groupStreams.readBefore(key, top + 1, want);
+      const rows = await d.stores.groupStreams.readBefore({ group: key, beforeGseq: top + 1, limit: want });
       budget -= rows.length;
       for (const row of rows) {
         if (row.seq <= r.after) break;

@@ -48,7 +48,7 @@ async function pageForward(d: GroupStreamDeps, key: GroupKey, ranges: GseqRange[
   for (const r of ranges) {
     if (r.upTo <= after) continue;
     const need = want - out.length;
-    const rows = await d.stores.groupStreams.readAfter(key, Math.max(after, r.after), need);
+    const rows = await d.stores.groupStreams.readAfter({ group: key, afterGseq: Math.max(after, r.after), limit: need });
     for (const row of rows) {
       if (row.seq > r.upTo) break;
       out.push(row);
@@ -64,7 +64,7 @@ async function pageBackward(d: GroupStreamDeps, key: GroupKey, ranges: GseqRange
   for (const r of [...ranges].reverse()) {
     if (r.after + 1 >= before) continue;
     const need = want - out.length;
-    const rows = await d.stores.groupStreams.readBefore(key, Math.min(before, r.upTo + 1), need);
+    const rows = await d.stores.groupStreams.readBefore({ group: key, beforeGseq: Math.min(before, r.upTo + 1), limit: need });
     for (const row of rows) {
       if (row.seq <= r.after) break;
       out.push(row);
@@ -99,7 +99,7 @@ export async function groupReaders(d: GroupStreamDeps, caller: Caller, input: Gr
   const key = groupKey(caller.tenant, input.id);
   const group = await d.stores.groups.getGroup(key);
   if (!group) throw new NotFoundError(`group ${input.id} not found`);
-  const [message] = await d.stores.groupStreams.readAfter(key, input.gseq - 1, 1);
+  const [message] = await d.stores.groupStreams.readAfter({ group: key, afterGseq: input.gseq - 1, limit: 1 });
   if (!message || message.seq !== input.gseq) throw new NotFoundError(`no message at gseq ${input.gseq} in group ${input.id}`);
   if (message.kind !== 'msg') throw new BadRequestError(`gseq ${input.gseq} is not a message`);
   const own = await d.stores.groups.getMembership(key, caller.user);

@@ -74,7 +74,11 @@ export async function announce(
 ): Promise<void> {
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant, groupKey: key, entry, recipients };
-  await d.queue.enqueue(fanoutQueueFor(tier), groupEventJobId({ tenant, group: entry.conv.id, appinfo: entry.appinfo }), toJson(job));
+  await d.queue.enqueue({
+    queue: fanoutQueueFor(tier),
+    id: groupEventJobId({ tenant, group: entry.conv.id, appinfo: entry.appinfo }),
+    payload: toJson(job),
+  });
 }
 
 /**

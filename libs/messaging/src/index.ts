@@ -26,3 +26,4 @@ export * from './admin.ts';
 export type { ConversationCheck, ConversationDifference, InboxConversationsView, RebuildView } from './admin-conversations.ts';
 export { MAX_ADMIN_PAGE } from './admin-checks.ts';
 export { AdminHooks, type AdminHooksDeps, type HooksView, type ShownHooks } from './admin-hooks.ts';
+export { AdminJobs, type AdminJobsDeps, type PendingJob, type PendingJobsView } from './admin-jobs.ts';

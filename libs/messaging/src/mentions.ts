@@ -65,5 +65,5 @@ export async function enqueueCopies(
 ): Promise<void> {
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant, entry, recipients: [...recipients], ...(group ? { groupKey: group.key } : {}) };
-  await d.queue.enqueue(fanoutQueueFor(group?.tier), jobId, toJson(job));
+  await d.queue.enqueue({ queue: fanoutQueueFor(group?.tier), id: jobId, payload: toJson(job) });
 }

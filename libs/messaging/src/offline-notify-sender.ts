@@ -116,7 +116,7 @@ export class NotificationSender {
   private attempt(out: Outgoing): void {
     out.attempting = true;
     const attempt = Promise.resolve()
-      .then(() => this.deps.queue.enqueue(OFFLINE_NOTIFY_QUEUE, out.id, toJson(out.job)))
+      .then(() => this.deps.queue.enqueue({ queue: OFFLINE_NOTIFY_QUEUE, id: out.id, payload: toJson(out.job) }))
       .then(
         () => this.stored(out),
         (err: unknown) => this.notStored(out, err),

@@ -101,13 +101,17 @@ async function sendDirect(d: SendDeps, caller: Caller, input: SendInput, to: str
   // The recipient's copy goes with the sender's: its owner appends it right after (no second
   // round trip from here), and only when the sender's copy is new.
   const next = { inbox: inboxKey(tenant, to), entries: [recipientCopyOf(copy)], timeoutMs: DIRECT_DELIVERY_MS };
-  const chained = await d.writers.inbox.appendThen(inbox, [copy], next);
+  const chained = await d.writers.inbox.appendThen({ inbox, entries: [copy], next });
   const { seq, duplicate, entry } = await ownCopyOf(d, inbox, chained.outcomes, copy);
   // A resend: deliver the original as stored (the first attempt may have stopped before it).
   const delivered = duplicate ? await deliverDirect(d, tenant, to, entry) : chained.next === 'appended';
   if (!delivered) {
     const job: FanoutJob = { tenant, entry, recipients: [to] };
-    await d.queue.enqueue(fanoutQueueFor(undefined), fanoutJobId({ tenant, sender: user, appinfo: input.appinfo }), toJson(job));
+    await d.queue.enqueue({
+      queue: fanoutQueueFor(undefined),
+      id: fanoutJobId({ tenant, sender: user, appinfo: input.appinfo }),
+      payload: toJson(job),
+    });
   }
   return acknowledge(d, tenant, input, decided, { seq, duplicate, entry });
 }
@@ -147,7 +151,7 @@ function recipientCopyOf(entry: NewEntry): NewEntry {
  */
 async function deliverDirect(d: Pick<SendDeps, 'writers' | 'env'>, tenant: string, to: string, entry: NewEntry): Promise<boolean> {
   const delivered = await appendWithin(
-    (i, e) => d.writers.inbox.append(i, e),
+    (input) => d.writers.inbox.append(input),
     inboxKey(tenant, to),
     [recipientCopyOf(entry)],
     DIRECT_DELIVERY_MS,
@@ -208,7 +212,7 @@ async function appendOwnCopy(
   inbox: InboxKey,
   entries: NewEntry[],
 ): Promise<{ seq: number; duplicate: boolean; entry: NewEntry }> {
-  return ownCopyOf(d, inbox, await d.writers.inbox.append(inbox, entries), entries[0] as NewEntry);
+  return ownCopyOf(d, inbox, await d.writers.inbox.append({ inbox, entries }), entries[0] as NewEntry);
 }
 
 /** The sender's copy after its append: as sent, or on a duplicate the original as stored. */
@@ -233,7 +237,7 @@ async function ownCopyOf(
  */
 export async function originalOf(d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, outcome: AppendOutcome): Promise<Entry> {
   if (outcome.original !== undefined) return outcome.original;
-  const original = await d.stores.timeline.getEntry(inbox, outcome.seq);
+  const original = await d.stores.timeline.getEntry({ inbox, seq: outcome.seq });
   // Unreadable right after its append: the client retries; never guess what the original was.
   if (!original) throw new OverloadedError('original of this appinfo not readable yet, retry');
   return original;
@@ -244,7 +248,7 @@ async function originalMode(d: Pick<OwnCopyDeps, 'stores'>, inbox: InboxKey, app
   const marker = serverEntryKey(streamMarkerAppinfo(appinfo));
   const seq = (await d.stores.timeline.findSeqs({ inbox, keys: [marker] })).get(marker);
   if (seq === undefined) return 'write';
-  return (await d.stores.timeline.getEntry(inbox, seq))?.kind === 'tick' ? 'read' : 'write';
+  return (await d.stores.timeline.getEntry({ inbox, seq }))?.kind === 'tick' ? 'read' : 'write';
 }
 
 async function enqueueWriteFanout(
@@ -256,7 +260,11 @@ async function enqueueWriteFanout(
 ): Promise<void> {
   if (recipients.length === 0) return;
   const job: FanoutJob = { tenant: group.tenant, entry, recipients, groupKey: group.key };
-  await d.queue.enqueue(fanoutQueueFor(group.tier), fanoutJobId({ tenant: group.tenant, sender, appinfo: entry.appinfo }), toJson(job));
+  await d.queue.enqueue({
+    queue: fanoutQueueFor(group.tier),
+    id: fanoutJobId({ tenant: group.tenant, sender, appinfo: entry.appinfo }),
+    payload: toJson(job),
+  });
 }
 
 /**
@@ -264,12 +272,13 @@ async function enqueueWriteFanout(
  * returns the original gseq), then a durable job pushes it to the members connected.
  */
 export async function appendToStream(d: StreamAppendDeps, tenant: string, key: GroupKey, id: string, entry: NewEntry): Promise<number> {
-  const [outcome] = await d.writers.groupStream.append(key, [entry]);
+  const [outcome] = await d.writers.groupStream.append({ group: key, entries: [entry] });
   if (!outcome) throw new Error('group append returned no outcome');
-  const prevGseq = outcome.prevSeq ?? (await d.stores.groupStreams.readBefore(key, outcome.seq, 1))[0]?.seq ?? 0;
+  const prevGseq =
+    outcome.prevSeq ?? (await d.stores.groupStreams.readBefore({ group: key, beforeGseq: outcome.seq, limit: 1 }))[0]?.seq ?? 0;
   const stored: Entry = { ...entry, seq: outcome.seq };
   const job: NotifyJob = { tenant, groupKey: key, group: id, entry: stored, prevGseq };
-  await d.queue.enqueue(NOTIFY_QUEUE, groupNotifyJobId({ tenant, group: id, gseq: outcome.seq }), toJson(job));
+  await d.queue.enqueue({ queue: NOTIFY_QUEUE, id: groupNotifyJobId({ tenant, group: id, gseq: outcome.seq }), payload: toJson(job) });
   return outcome.seq;
 }
 

@@ -83,7 +83,7 @@ export async function read(d: ReadDeps, caller: Caller, seqs: number[]): Promise
   const inbox = inboxKey(caller.tenant, caller.user);
   const found: Entry[] = [];
   for (const s of new Set(seqs)) {
-    const e = await d.stores.timeline.getEntry(inbox, s);
+    const e = await d.stores.timeline.getEntry({ inbox, seq: s });
     if (e) found.push(e);
   }
   if (found.length === 0) throw new NotFoundError('none of these seqs is in your inbox');
@@ -93,12 +93,12 @@ export async function read(d: ReadDeps, caller: Caller, seqs: number[]): Promise
     d.env.clock.now(),
     readAppinfo({ reader: caller.user, made: d.env.newId() }),
   );
-  const [outcome] = await d.writers.inbox.append(inbox, [entry]);
+  const [outcome] = await d.writers.inbox.append({ inbox, entries: [entry] });
   if (!outcome) throw new Error('append returned no outcome');
   for (const t of readTargets(found, caller.user)) {
     const job: ReceiptJob = { tenant: caller.tenant, sender: t.senderUser, appinfo: t.appinfo, readers: [caller.user] };
     const id = receiptJobId({ tenant: caller.tenant, sender: t.senderUser, appinfo: t.appinfo, reader: caller.user });
-    await d.queue.enqueue(RECEIPT_QUEUE, id, toJson(job));
+    await d.queue.enqueue({ queue: RECEIPT_QUEUE, id, payload: toJson(job) });
   }
   return { seq: outcome.seq };
 }
@@ -116,7 +116,7 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string, sen
   const inbox = inboxKey(caller.tenant, caller.user);
   const key = messageKey(sender, appinfo);
   const seq = (await d.stores.timeline.findSeqs({ inbox, keys: [key] })).get(key);
-  let message = seq === undefined ? null : await d.stores.timeline.getEntry(inbox, seq);
+  let message = seq === undefined ? null : await d.stores.timeline.getEntry({ inbox, seq });
   message ??= await findInAdministeredStreams(d, caller, key);
   let group: GroupRecord | null = null;
   if (message?.conv.type === 'group') group = await d.stores.groups.getGroup(groupKey(caller.tenant, message.conv.id));
@@ -126,7 +126,7 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string, sen
   checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.env.clock.now() });
   if (!message) throw new NotFoundError('message not found');
   const entry = buildRecallEntry(message, caller.user, d.env.clock.now());
-  const [outcome] = await d.writers.inbox.append(inbox, [entry]);
+  const [outcome] = await d.writers.inbox.append({ inbox, entries: [entry] });
   if (!outcome) throw new Error('append returned no outcome');
 
   // Exactly the inboxes holding a copy (core's copy-holders.ts), whatever the group is now.
@@ -147,7 +147,11 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string, sen
       recipients: holders,
       ...(group ? { groupKey: group.key } : {}),
     };
-    await d.queue.enqueue(fanoutQueueFor(group?.tier), recallJobId({ tenant: caller.tenant, sender: message.from, appinfo }), toJson(fan));
+    await d.queue.enqueue({
+      queue: fanoutQueueFor(group?.tier),
+      id: recallJobId({ tenant: caller.tenant, sender: message.from, appinfo }),
+      payload: toJson(fan),
+    });
   }
   return { seq: outcome.seq };
 }
@@ -164,7 +168,7 @@ async function findInAdministeredStreams(
       if (gseq === undefined) return null;
       const admin = (await d.stores.groups.getGroup(key))?.admin;
       if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership(key, caller.user))) return null;
-      const [row] = await d.stores.groupStreams.readAfter(key, gseq - 1, 1);
+      const [row] = await d.stores.groupStreams.readAfter({ group: key, afterGseq: gseq - 1, limit: 1 });
       return row?.seq === gseq ? row : null;
     }),
   );

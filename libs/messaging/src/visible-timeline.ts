@@ -57,12 +57,18 @@ async function visiblePage(
 
 /** Visible entries with seq > afterSeq, ascending. */
 export function visibleAfter(d: VisibleReadDeps, inbox: InboxKey, afterSeq: number, limit: number) {
-  return visiblePage(d, inbox, (cursor, count) => d.stores.timeline.readAfter(inbox, cursor, count), afterSeq, limit);
+  return visiblePage(d, inbox, (cursor, count) => d.stores.timeline.readAfter({ inbox, afterSeq: cursor, limit: count }), afterSeq, limit);
 }
 
 /** Visible entries with seq < beforeSeq, descending. */
 export function visibleBefore(d: VisibleReadDeps, inbox: InboxKey, beforeSeq: number, limit: number) {
-  return visiblePage(d, inbox, (cursor, count) => d.stores.timeline.readBefore(inbox, cursor, count), beforeSeq, limit);
+  return visiblePage(
+    d,
+    inbox,
+    (cursor, count) => d.stores.timeline.readBefore({ inbox, beforeSeq: cursor, limit: count }),
+    beforeSeq,
+    limit,
+  );
 }
 
 /** A conversation a page touches, and the newest entry of the page touching it. */
@@ -98,7 +104,7 @@ export async function conversationTouches(
   const limit = pLimit(LOOKUP_CONCURRENCY);
   const wanted = [...new Set(naming.flatMap((n) => n.named))];
   const found = await Promise.all(
-    wanted.map((seq) => limit(async () => inPage.get(seq) ?? (await d.stores.timeline.getEntry(inbox, seq)))),
+    wanted.map((seq) => limit(async () => inPage.get(seq) ?? (await d.stores.timeline.getEntry({ inbox, seq })))),
   );
   const targets = new Map(wanted.map((seq, i) => [seq, found[i] ?? null]));
   for (const { seq, named } of naming) {

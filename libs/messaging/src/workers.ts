@@ -114,7 +114,9 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
       { pool: () => d.policy.limits().smallPool, perGroup: () => 2, maxBatch: 64 },
       async (_key, jobs) => {
         // Same sender: the inbox owner merges these into one receipt run.
-        await Promise.all(jobs.map((j) => d.writers.inbox.addReceipt(inboxKey(j.tenant, j.sender), j.appinfo, j.readers)));
+        await Promise.all(
+          jobs.map((j) => d.writers.inbox.addReceipt({ inbox: inboxKey(j.tenant, j.sender), appinfo: j.appinfo, readers: j.readers })),
+        );
       },
     ),
     // One call per batch (a failed call retries only itself); per tenant, so one slow app's
@@ -140,15 +142,15 @@ export async function startWorkers(d: WorkerDeps, tuning: WorkerTuning = {}): Pr
     parse: (p: Json) => T,
     keyOf: (p: Json) => string | undefined,
   ): Promise<void> => {
-    await d.queue.consume(
+    await d.queue.consume({
       queue,
-      async (payload: Json, ctx: JobContext) => {
+      handler: async (payload: Json, ctx: JobContext) => {
         const job = parse(payload);
         if (ctx.attempt > 1) d.env.logger.info({ queue, job: ctx.id, attempt: ctx.attempt }, 'job retry');
         await pool.submit(keyOf(payload), job);
       },
-      { ...hold, keyOf },
-    );
+      options: { ...hold, keyOf },
+    });
   };
   await consume(FANOUT_QUEUES.small, pools.small, parseFanoutJob, groupKeyOfPayload);
   await consume(FANOUT_QUEUES.large, pools.large, parseFanoutJob, groupKeyOfPayload);

@@ -38,7 +38,7 @@ export async function runMergedFanout(
   await Promise.all(
     [...perInbox].map(([inbox, entries]) =>
       limit(async () => {
-        await writer.append(inbox, entries);
+        await writer.append({ inbox, entries });
         if (counters) {
           counters.appends++;
           counters.entries += entries.length;

@@ -77,7 +77,7 @@ describe('after-send', () => {
         body: { a: s.appinfo },
       });
     }
-    const own = await rig.engine.timeline.readAfter(inboxKey('t', 'alice'), 0, 100);
+    const own = await rig.engine.timeline.readAfter({ inbox: inboxKey('t', 'alice'), afterSeq: 0, limit: 100 });
     for (const s of sends) expect(own.find((e) => e.appinfo === s.appinfo)?.seq).toBe(seqs.get(s.appinfo));
   });
 

@@ -37,7 +37,7 @@ afterAll(async () => {
   await rig.close();
 });
 
-const inboxOf = (user: string): Promise<Entry[]> => rig.engine.timeline.readAfter(inboxKey(T, user), 0, 10_000);
+const inboxOf = (user: string): Promise<Entry[]> => rig.engine.timeline.readAfter({ inbox: inboxKey(T, user), afterSeq: 0, limit: 10_000 });
 /** Entries of `user`'s inbox that name `appinfo`: the message itself, or a recall or edit of it. */
 async function naming(user: string, appinfo: string): Promise<Entry[]> {
   return (await inboxOf(user)).filter((e) => e.appinfo === appinfo || e.recall?.appinfo === appinfo || e.edit?.appinfo === appinfo);
@@ -204,12 +204,12 @@ describe('edit: idempotent and resumable by its editId', () => {
       ...rig.deps,
       queue: {
         ...rig.deps.queue,
-        enqueue: async (queue, id, payload) => {
-          if (failNext && id.startsWith('edit')) {
+        enqueue: async (input) => {
+          if (failNext && input.id.startsWith('edit')) {
             failNext = false;
             throw new Error('injected: enqueue lost');
           }
-          return rig.deps.queue.enqueue(queue, id, payload);
+          return rig.deps.queue.enqueue(input);
         },
       },
     });

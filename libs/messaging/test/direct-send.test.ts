@@ -5,7 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey } from '@seqline/core';
-import type { AppendOutcome, ChainedAppend, Entry, FollowUpAppend, FollowUpResult, InboxKey, InboxWriter, NewEntry } from '@seqline/core';
+import type {
+  AppendOutcome,
+  ChainedAppend,
+  Entry,
+  FollowUpResult,
+  InboxAppend,
+  InboxAppendThen,
+  InboxKey,
+  InboxReceipt,
+  InboxWriter,
+} from '@seqline/core';
 import type { InboxOwner } from '@seqline/seq';
 import { createMessaging, startWorkers, type Messaging, type Workers } from '../src/index.ts';
 import { openEmbeddedRig, type EmbeddedRig } from './support/embedded-rig.ts';
@@ -15,18 +25,18 @@ class FlakyFollowUps implements InboxWriter {
   dropFollowUps = false;
   readonly chained: Array<{ next: FollowUpResult }> = [];
   constructor(private readonly owner: InboxOwner) {}
-  append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
-    return this.owner.append(inbox, entries);
+  append(input: InboxAppend): Promise<AppendOutcome[]> {
+    return this.owner.append(input);
   }
-  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+  async appendThen(input: InboxAppendThen): Promise<ChainedAppend> {
     const result = this.dropFollowUps
-      ? { outcomes: await this.owner.append(inbox, entries), next: 'failed' as const }
-      : await this.owner.appendThen(inbox, entries, next);
+      ? { outcomes: await this.owner.append({ inbox: input.inbox, entries: input.entries }), next: 'failed' as const }
+      : await this.owner.appendThen(input);
     this.chained.push({ next: result.next });
     return result;
   }
-  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
-    return this.owner.addReceipt(inbox, appinfo, readers);
+  addReceipt(input: InboxReceipt): Promise<void> {
+    return this.owner.addReceipt(input);
   }
   headSeq(inbox: InboxKey): Promise<number> {
     return this.owner.headSeq(inbox);
@@ -59,7 +69,7 @@ afterAll(async () => {
 });
 
 async function copiesAtBob(appinfo: string): Promise<Entry[]> {
-  return (await rig.engine.timeline.readAfter(bobInbox, 0, 10_000)).filter((e) => e.appinfo === appinfo);
+  return (await rig.engine.timeline.readAfter({ inbox: bobInbox, afterSeq: 0, limit: 10_000 })).filter((e) => e.appinfo === appinfo);
 }
 
 async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
@@ -93,17 +103,20 @@ describe('1:1 send with the recipient copy chained to the sender copy', () => {
   it('a resend skips the follow-up and re-delivers the original as stored, never a second copy', async () => {
     // The first attempt stored the sender's copy but no recipient copy (it stopped in between).
     writer.dropFollowUps = true;
-    const first = await owner.append(inboxKey('t', 'alice'), [
-      {
-        kind: 'msg',
-        appinfo: 'direct-3',
-        from: 'alice',
-        sendTime: 1_000,
-        type: 'text',
-        body: { t: 'original' },
-        conv: { type: 'user', id: 'bob' },
-      },
-    ]);
+    const first = await owner.append({
+      inbox: inboxKey('t', 'alice'),
+      entries: [
+        {
+          kind: 'msg',
+          appinfo: 'direct-3',
+          from: 'alice',
+          sendTime: 1_000,
+          type: 'text',
+          body: { t: 'original' },
+          conv: { type: 'user', id: 'bob' },
+        },
+      ],
+    });
     writer.dropFollowUps = false;
     const resent = await messaging.send(alice, { appinfo: 'direct-3', to: { user: 'bob' }, type: 'text', body: { t: 'resend' } });
     expect(resent).toMatchObject({ seq: first[0]!.seq, duplicate: true, sendTime: 1_000 });

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { AppendOutcome, ChainedAppend, Entry, FollowUpAppend, InboxKey, InboxWriter, Membership, NewEntry } from '@seqline/core';
+import type {
+  AppendOutcome,
+  ChainedAppend,
+  Entry,
+  InboxAppend,
+  InboxAppendThen,
+  InboxKey,
+  InboxWriter,
+  Membership,
+  NewEntry,
+} from '@seqline/core';
 import { runsOf, visibleRuns } from '../src/group-notify.ts';
 import type { FanoutJob, NotifyJob } from '../src/queues.ts';
 import { runMergedFanout } from '../src/write-fanout.ts';
@@ -7,13 +17,13 @@ import { runMergedFanout } from '../src/write-fanout.ts';
 /** InboxWriter double: records each append call. */
 class RecordingWriter implements InboxWriter {
   readonly calls: Array<{ inbox: InboxKey; appinfos: string[]; convs: string[] }> = [];
-  async append(inbox: InboxKey, entries: NewEntry[]): Promise<AppendOutcome[]> {
+  async append({ inbox, entries }: InboxAppend): Promise<AppendOutcome[]> {
     this.calls.push({ inbox, appinfos: entries.map((e) => e.appinfo), convs: entries.map((e) => e.conv.id) });
     return entries.map((_, i) => ({ seq: i + 1, duplicate: false }));
   }
-  async appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
-    const outcomes = await this.append(inbox, entries);
-    await this.append(next.inbox, next.entries);
+  async appendThen({ inbox, entries, next }: InboxAppendThen): Promise<ChainedAppend> {
+    const outcomes = await this.append({ inbox, entries });
+    await this.append(next);
     return { outcomes, next: 'appended' };
   }
   async addReceipt(): Promise<void> {}

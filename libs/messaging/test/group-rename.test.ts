@@ -5,7 +5,7 @@
  * so no shared membership lock) still leave every member's title on the group's name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupKey, inboxKey, type Entry, type GroupStore, type Json, type WorkQueue } from '@seqline/core';
+import { groupKey, inboxKey, type Entry, type GroupStore, type JobEnqueue, type WorkQueue } from '@seqline/core';
 import { createMessaging, startWorkers, type Caller, type Messaging, type Workers } from '../src/index.ts';
 import { openEmbeddedRig, type EmbeddedRig } from './support/embedded-rig.ts';
 import { drained } from './support/drained.ts';
@@ -28,7 +28,7 @@ afterAll(async () => {
   await rig.close();
 });
 
-const inboxOf = (user: string): Promise<Entry[]> => rig.engine.timeline.readAfter(inboxKey(T, user), 0, 10_000);
+const inboxOf = (user: string): Promise<Entry[]> => rig.engine.timeline.readAfter({ inbox: inboxKey(T, user), afterSeq: 0, limit: 10_000 });
 const renames = async (user: string, group: string) =>
   (await inboxOf(user)).filter((e) => e.kind === 'group' && e.type === 'group.rename' && e.conv.id === group);
 async function titleOf(user: string, group: string): Promise<string | undefined> {
@@ -55,12 +55,12 @@ function queueFailingOnce(queue: WorkQueue): WorkQueue {
   return new Proxy(queue, {
     get(target, prop, receiver) {
       if (prop !== 'enqueue') return Reflect.get(target, prop, receiver) as unknown;
-      return async (name: string, id: string, payload: Json) => {
-        if (!failed && id.startsWith('group:')) {
+      return async (input: JobEnqueue) => {
+        if (!failed && input.id.startsWith('group:')) {
           failed = true;
           throw new Error('enqueue lost');
         }
-        return target.enqueue(name, id, payload);
+        return target.enqueue(input);
       };
     },
   });

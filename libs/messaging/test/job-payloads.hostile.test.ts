@@ -263,7 +263,7 @@ describe('malformed jobs on the real queues', () => {
       'offline notify': OFFLINE_NOTIFY_QUEUE,
     };
     const bad = MALFORMED.map(([kind, payload], i) => ({ id: `bad:${i}`, kind, payload }));
-    for (const job of bad) await rig.queue.enqueue(queueOf[job.kind], job.id, job.payload);
+    for (const job of bad) await rig.queue.enqueue({ queue: queueOf[job.kind], id: job.id, payload: job.payload });
     workers = await startWorkers(rig.deps);
     const deadline = Date.now() + 20_000;
     let dead = await rig.queue.deadLetters();
@@ -280,7 +280,9 @@ describe('malformed jobs on the real queues', () => {
     );
     let copies = 0;
     while (copies === 0 && Date.now() < deadline) {
-      copies = (await rig.engine.timeline.readAfter(inboxKey('mj', 'bob'), 0, 10)).filter((e) => e.appinfo === 'after-bad').length;
+      copies = (await rig.engine.timeline.readAfter({ inbox: inboxKey('mj', 'bob'), afterSeq: 0, limit: 10 })).filter(
+        (e) => e.appinfo === 'after-bad',
+      ).length;
       if (copies === 0) await new Promise((r) => setTimeout(r, 20));
     }
     expect(copies).toBe(1);

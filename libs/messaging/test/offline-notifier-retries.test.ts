@@ -13,7 +13,16 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalWorkQueue, type LocalWorkQueue } from '@seqline/bus';
-import { inboxKey, resolveHooks, silentLogger, type Entry, type InboxKey, type Json, type Logger, type WorkQueue } from '@seqline/core';
+import {
+  inboxKey,
+  resolveHooks,
+  silentLogger,
+  type Entry,
+  type InboxKey,
+  type JobEnqueue,
+  type Logger,
+  type WorkQueue,
+} from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import { eventually } from '@seqline/testing';
 import { OFFLINE_NOTIFY_QUEUE, OfflineNotifier, type OfflineNotifyJob } from '../src/index.ts';
@@ -41,11 +50,12 @@ class GatedQueue implements Pick<WorkQueue, 'enqueue'> {
   readonly attempts: string[] = [];
   constructor(public decide: (id: string, attempt: number) => Outcome) {}
 
-  async enqueue(q: string, id: string, payload: Json): Promise<void> {
+  async enqueue(input: JobEnqueue): Promise<void> {
+    const { id } = input;
     this.attempts.push(id);
     const outcome = this.decide(id, this.attemptsOf(id));
     if (outcome === 'refused') throw new Error('nats: timeout');
-    await queue.enqueue(q, id, payload);
+    await queue.enqueue(input);
     if (outcome === 'answer-lost') throw new Error('nats: timeout');
   }
 

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { inboxKey, resolveHooks, silentLogger, type Entry, type InboxKey, type Json, type WorkQueue } from '@seqline/core';
+import { inboxKey, resolveHooks, silentLogger, type Entry, type InboxKey, type WorkQueue } from '@seqline/core';
 import { eventually } from '@seqline/testing';
 import { OFFLINE_NOTIFY_QUEUE, OfflineNotifier, type OfflineNotifyJob } from '../src/index.ts';
 
@@ -17,7 +17,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function setup(options: { maxHeldItems?: number; maxItemsPerWindow?: number; windowMs?: number; failEnqueue?: boolean } = {}) {
   const jobs: Array<{ queue: string; id: string; payload: OfflineNotifyJob }> = [];
   const queue: Pick<WorkQueue, 'enqueue'> = {
-    enqueue: async (q: string, id: string, payload: Json) => {
+    enqueue: async ({ queue: q, id, payload }) => {
       if (options.failEnqueue) throw new Error('queue down');
       jobs.push({ queue: q, id, payload: payload as unknown as OfflineNotifyJob });
     },

@@ -74,7 +74,7 @@ async function fillStream(t: string, id: string, n: number): Promise<void> {
       type: 'text',
       body: { text: 'fill' },
     }));
-    await rig.deps.writers.groupStream.append(groupKey(t, id), batch);
+    await rig.deps.writers.groupStream.append({ group: groupKey(t, id), entries: batch });
     done += batch.length;
   }
 }
@@ -92,12 +92,12 @@ async function notifyBob(t: string): Promise<NotifyBody> {
  * messages from others above his cursor, not recalled, not naming him (those are his inbox copies).
  */
 async function recountBadge(t: string, groups: readonly string[]): Promise<number> {
-  const inbox = await rig.engine.timeline.readAfter(inboxKey(t, 'bob'), 0, 100_000);
+  const inbox = await rig.engine.timeline.readAfter({ inbox: inboxKey(t, 'bob'), afterSeq: 0, limit: 100_000 });
   let n = 0;
   for (const record of recountConversations(inbox, 'bob').values()) n += record.unread;
   for (const id of groups) {
     const key = groupKey(t, id);
-    const rows = await rig.engine.groupStreams.readAfter(key, 0, 100_000);
+    const rows = await rig.engine.groupStreams.readAfter({ group: key, afterGseq: 0, limit: 100_000 });
     const cursor = await rig.engine.groupStreams.getCursor(key, inboxKey(t, 'bob'));
     const recalled = new Set<DedupKey>(rows.flatMap((r) => (r.kind === 'recall' && r.recall ? [recalledKey(r.from, r.recall)] : [])));
     const counts = (r: Entry) =>

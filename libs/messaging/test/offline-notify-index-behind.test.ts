@@ -115,7 +115,7 @@ async function sendToBob(t: string): Promise<number> {
 
 /** Bob's unread recounted from his raw inbox. */
 async function recount(t: string): Promise<number> {
-  const entries = await rig.engine.timeline.readAfter(inboxKey(t, 'bob'), 0, 100_000);
+  const entries = await rig.engine.timeline.readAfter({ inbox: inboxKey(t, 'bob'), afterSeq: 0, limit: 100_000 });
   let n = 0;
   for (const record of recountConversations(entries, 'bob').values()) n += record.unread;
   return n;

@@ -169,7 +169,7 @@ describe('hostile jobs', () => {
       ],
       ['notify:bad:6', [1, 2, 3]],
     ];
-    for (const [id, payload] of bad) await rig.queue.enqueue(OFFLINE_NOTIFY_QUEUE, id, payload);
+    for (const [id, payload] of bad) await rig.queue.enqueue({ queue: OFFLINE_NOTIFY_QUEUE, id, payload });
     await eventually(
       'each tried',
       async () =>
@@ -193,7 +193,11 @@ describe('hostile jobs', () => {
   it('a forged job for a tenant without a notify URL completes without a call', async () => {
     const before = receiver.calls.length;
     const item = { seq: 1, conv: { type: 'user', id: 'mallory' }, from: 'mallory', appinfo: 'a', mention: false };
-    await rig.queue.enqueue(OFFLINE_NOTIFY_QUEUE, 'notify:nourl:bob:1', { tenant: 'nourl', user: 'bob', entries: [item] });
+    await rig.queue.enqueue({
+      queue: OFFLINE_NOTIFY_QUEUE,
+      id: 'notify:nourl:bob:1',
+      payload: { tenant: 'nourl', user: 'bob', entries: [item] },
+    });
     await eventually('the job done', async () =>
       (await rig.engine.jobs.list({ queue: OFFLINE_NOTIFY_QUEUE })).every((j) => j.id !== 'notify:nourl:bob:1'),
     );

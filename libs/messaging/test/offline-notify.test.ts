@@ -53,7 +53,7 @@ describe('offline notifications (embedded)', () => {
     await sleep(WINDOW_MS * 2);
     expect(callsTo(t)).toHaveLength(1);
     const [first] = callsTo(t) as [NotifyBody];
-    const bobInbox = await rig.engine.timeline.readAfter(inboxKey(t, 'bob'), 0, 100);
+    const bobInbox = await rig.engine.timeline.readAfter({ inbox: inboxKey(t, 'bob'), afterSeq: 0, limit: 100 });
     const bobMsgs = bobInbox.filter((e) => e.kind === 'msg');
     expect(first).toEqual({
       type: 'notify',

@@ -99,7 +99,7 @@ function previousVersionJobs(amySeq: number): Array<{ id: string; queue: string;
 describe('jobs left pending by the previous version', () => {
   it('run once each after the upgrade: a copy, an after-send call, a receipt, a group push, a notification', async () => {
     // The state they act on: amy's own copy (for the receipt) and group `og` with member m.
-    const [own] = await rig.owner.append(inboxKey(T, 'amy'), [message]);
+    const [own] = await rig.owner.append({ inbox: inboxKey(T, 'amy'), entries: [message] });
     await createMessaging(rig.deps).createGroup({ tenant: T, user: 'amy' }, { name: 'og', id: 'og', members: ['m'] });
     const pushes: PushMessage[] = [];
     rig.deps.push.subscribe(inboxKey(T, 'm'), (p) => pushes.push(p));
@@ -111,9 +111,9 @@ describe('jobs left pending by the previous version', () => {
     await until('every pending job done', async () => (await rig.engine.jobs.list({})).length === 0);
     expect(await rig.queue.deadLetters()).toEqual([]);
 
-    const bobs = await rig.engine.timeline.readAfter(inboxKey(T, 'bob'), 0, 100);
+    const bobs = await rig.engine.timeline.readAfter({ inbox: inboxKey(T, 'bob'), afterSeq: 0, limit: 100 });
     expect(bobs.filter((e) => e.kind === 'msg' && e.appinfo === 'local-9').map((e) => [e.from, e.conv.id])).toEqual([['amy', 'amy']]);
-    const amys = await rig.engine.timeline.readAfter(inboxKey(T, 'amy'), 0, 100);
+    const amys = await rig.engine.timeline.readAfter({ inbox: inboxKey(T, 'amy'), afterSeq: 0, limit: 100 });
     expect(amys.filter((e) => e.kind === 'receipt').map((e) => [e.referSeq, e.readBy])).toEqual([[own!.seq, ['bob']]]);
     expect(pushes.filter((p) => p.group === 'og').map((p) => p.entries.map((e) => e.appinfo))).toEqual([['local-8']]);
     const calls = receiver.accepted().map((c) => c.json as { type: string; appinfo?: string; user?: string });
@@ -126,21 +126,24 @@ describe('jobs left pending by the previous version', () => {
     const inbox = inboxKey(T, 'amy');
     const now = Date.now(); // inside the edit window
     const recalled = { ...message, appinfo: 'local-5', sendTime: now };
-    await rig.owner.append(inbox, [recalled]);
-    await rig.owner.append(inbox, [
-      {
-        kind: 'recall',
-        appinfo: 'recall:local-5',
-        conv: recalled.conv,
-        from: 'amy',
-        sendTime: now + 1,
-        recall: { appinfo: 'local-5', sendTime: now },
-      },
-    ]);
+    await rig.owner.append({ inbox, entries: [recalled] });
+    await rig.owner.append({
+      inbox,
+      entries: [
+        {
+          kind: 'recall',
+          appinfo: 'recall:local-5',
+          conv: recalled.conv,
+          from: 'amy',
+          sendTime: now + 1,
+          recall: { appinfo: 'local-5', sendTime: now },
+        },
+      ],
+    });
     const messaging = createMessaging(rig.deps);
     await expect(messaging.edit(amy, { appinfo: 'local-5', body: { text: 'changed' } })).rejects.toThrow(NotFoundError);
     // A message without one is edited (the refusal above is the marker's doing).
-    await rig.owner.append(inbox, [{ ...message, appinfo: 'local-6', sendTime: now }]);
+    await rig.owner.append({ inbox, entries: [{ ...message, appinfo: 'local-6', sendTime: now }] });
     await expect(messaging.edit(amy, { appinfo: 'local-6', body: { text: 'changed' } })).resolves.toMatchObject({
       seq: expect.any(Number),
     });

@@ -23,9 +23,9 @@ function counting(inner: TimelineStore, by: Reader, reads: Read[]): TimelineStor
   const seen = (method: keyof TimelineReader, inbox: InboxKey): void => void reads.push({ by, method, inbox });
   const reader: TimelineReader = {
     findSeqs: (input: { inbox: InboxKey; keys: readonly DedupKey[] }) => (seen('findSeqs', input.inbox), inner.findSeqs(input)),
-    getEntry: (inbox, seq) => (seen('getEntry', inbox), inner.getEntry(inbox, seq)),
-    readAfter: (inbox, after, limit) => (seen('readAfter', inbox), inner.readAfter(inbox, after, limit)),
-    readBefore: (inbox, before, limit) => (seen('readBefore', inbox), inner.readBefore(inbox, before, limit)),
+    getEntry: (input) => (seen('getEntry', input.inbox), inner.getEntry(input)),
+    readAfter: (input) => (seen('readAfter', input.inbox), inner.readAfter(input)),
+    readBefore: (input) => (seen('readBefore', input.inbox), inner.readBefore(input)),
     headSeq: (inbox) => (seen('headSeq', inbox), inner.headSeq(inbox)),
     getReaders: (inbox, seq) => (seen('getReaders', inbox), inner.getReaders(inbox, seq)),
   };
@@ -101,8 +101,8 @@ describe('store reads of a 1:1 send', () => {
 
   it('the recipient holds one copy of each message, the original', async () => {
     for (const c of [remembered, forgetful]) {
-      const copies: Entry[] = (await c.rig.engine.timeline.readAfter(inboxKey('t', 'bob'), 0, 100)).filter((e) =>
-        e.appinfo.startsWith('resent'),
+      const copies: Entry[] = (await c.rig.engine.timeline.readAfter({ inbox: inboxKey('t', 'bob'), afterSeq: 0, limit: 100 })).filter(
+        (e) => e.appinfo.startsWith('resent'),
       );
       expect(copies).toHaveLength(1);
       expect(copies[0]?.body).toEqual({ text: 'original' });

@@ -53,7 +53,8 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 /** Every job accepted so far has run: none is pending in the jobs table. */
 const settled = () => until('no pending job', async () => (await rig.engine.jobs.list({})).length === 0);
 
-const inbox = (tenant: string, user: string): Promise<Entry[]> => rig.engine.timeline.readAfter(inboxKey(tenant, user), 0, 1000);
+const inbox = (tenant: string, user: string): Promise<Entry[]> =>
+  rig.engine.timeline.readAfter({ inbox: inboxKey(tenant, user), afterSeq: 0, limit: 1000 });
 /** What `user` holds of `from`'s `appinfo`: the message copies and the recall entries. */
 async function holds(tenant: string, user: string, from: string): Promise<{ msgs: number; recalls: number }> {
   const entries = await inbox(tenant, user);

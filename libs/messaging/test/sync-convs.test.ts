@@ -80,10 +80,10 @@ const fromAlice = (n: number): NewEntry => ({
 /** Bob's inbox with one message from alice, then the index held there while a second one lands. */
 async function heldAfterFirst(user: string): Promise<{ held: HeldIndex; messaging: Messaging; first: number; second: number }> {
   const inbox = inboxKey('t', user);
-  const [first] = await rig.owner.append(inbox, [fromAlice(1)]);
+  const [first] = await rig.owner.append({ inbox, entries: [fromAlice(1)] });
   const snapshot = new Map([[conversationKey(alice), await rig.engine.conversations.getConversation(inbox, alice)]]);
   const held = new HeldIndex(rig.engine.conversations, inbox, first!.seq, snapshot);
-  const [second] = await rig.owner.append(inbox, [fromAlice(2)]);
+  const [second] = await rig.owner.append({ inbox, entries: [fromAlice(2)] });
   return { held, messaging: messagingOver(held.view(), 50), first: first!.seq, second: second!.seq };
 }
 
@@ -111,7 +111,7 @@ describe('sync convs against an index that trails the entries', () => {
     const user = bob();
     const inbox = inboxKey('t', user);
     const held = new HeldIndex(rig.engine.conversations, inbox, 0, new Map());
-    const [only] = await rig.owner.append(inbox, [fromAlice(1)]);
+    const [only] = await rig.owner.append({ inbox, entries: [fromAlice(1)] });
     held.onHeadSeq = (call) => call === 3 && held.release();
     const r = await messagingOver(held.view(), 2_000).sync({ tenant: 't', user }, 0, 10);
     expect(r.convs).toEqual([expect.objectContaining({ conv: alice, asOfSeq: only!.seq })]);
@@ -136,7 +136,7 @@ describe('sync convs against an index that trails the entries', () => {
     const user = bob();
     const inbox = inboxKey('t', user);
     const nobody: Conv = { type: 'user', id: 'nobody' };
-    await rig.owner.append(inbox, [fromAlice(1), { ...historyReadConv(`read-${user}`, user, nobody, 5) }]);
+    await rig.owner.append({ inbox, entries: [fromAlice(1), { ...historyReadConv(`read-${user}`, user, nobody, 5) }] });
     const held = new HeldIndex(rig.engine.conversations, inbox, Number.MAX_SAFE_INTEGER, new Map());
     held.release();
     const r = await messagingOver(held.view(), 10_000).sync({ tenant: 't', user }, 0, 10);

@@ -33,10 +33,7 @@ const fromBob = (i: number): NewEntry => ({
 describe('sync and history over hidden entries', () => {
   it('scan past more hidden entries than one read returns, and say hasMore only when a visible one remains', async () => {
     // 700 messages (seqs 1-700), the middle 698 deleted: more than one scan batch (500).
-    const outcomes = await rig.owner.append(
-      inboxKey('t', 'alice'),
-      Array.from({ length: 700 }, (_, i) => fromBob(i)),
-    );
+    const outcomes = await rig.owner.append({ inbox: inboxKey('t', 'alice'), entries: Array.from({ length: 700 }, (_, i) => fromBob(i)) });
     const seqs = outcomes.map((o) => o.seq);
     const hidden = seqs.slice(1, -1);
     const { seq: deleteSeq } = await messaging.deleteForMe(alice, hidden);
@@ -62,10 +59,7 @@ describe('sync and history over hidden entries', () => {
 
   it('a clear hides the conversation up to its mark from sync and from history {conv}', async () => {
     const carol = { tenant: 't', user: 'carol' };
-    const outcomes = await rig.owner.append(
-      inboxKey('t', 'carol'),
-      Array.from({ length: 5 }, (_, i) => fromBob(i)),
-    );
+    const outcomes = await rig.owner.append({ inbox: inboxKey('t', 'carol'), entries: Array.from({ length: 5 }, (_, i) => fromBob(i)) });
     const { seq: clearSeq } = await messaging.clear(carol, { type: 'user', id: 'bob' }, outcomes[2]!.seq);
     const all = await messaging.sync(carol, 0, 100);
     expect(all.entries.map((e) => e.seq)).toEqual([outcomes[3]!.seq, outcomes[4]!.seq, clearSeq]);

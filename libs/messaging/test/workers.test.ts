@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 async function inbox(user: string): Promise<Entry[]> {
-  return rig.engine.timeline.readAfter(inboxKey('t', user), 0, 1_000);
+  return rig.engine.timeline.readAfter({ inbox: inboxKey('t', user), afterSeq: 0, limit: 1_000 });
 }
 
 async function eventually(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
@@ -85,12 +85,16 @@ describe('workers on their narrow deps', () => {
       type: 'text',
       body: {},
     };
-    await rig.deps.queue.enqueue('fanout', 'old-job-1', { tenant: 't', entry, recipients: ['zed'] });
+    await rig.deps.queue.enqueue({ queue: 'fanout', id: 'old-job-1', payload: { tenant: 't', entry, recipients: ['zed'] } });
     // A job of the tier queue enqueued after it runs: the workers are live, the old one is not theirs.
-    await rig.deps.queue.enqueue(FANOUT_QUEUES.small, 'new-job-1', {
-      tenant: 't',
-      entry: { ...entry, appinfo: 'new-1' },
-      recipients: ['zed'],
+    await rig.deps.queue.enqueue({
+      queue: FANOUT_QUEUES.small,
+      id: 'new-job-1',
+      payload: {
+        tenant: 't',
+        entry: { ...entry, appinfo: 'new-1' },
+        recipients: ['zed'],
+      },
     });
     await eventually('the tier job ran', async () => (await inbox('zed')).some((e) => e.appinfo === 'new-1'));
     expect((await inbox('zed')).map((e) => e.appinfo)).toEqual(['new-1']);

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createNatsWorkQueue } from '@seqline/bus';
-import { inboxKey, resolveHooks, silentLogger, type Entry, type Json } from '@seqline/core';
+import { inboxKey, resolveHooks, silentLogger, type Entry, type JobEnqueue } from '@seqline/core';
 import { OFFLINE_NOTIFY_QUEUE, OfflineNotifier, type OfflineNotifyJob } from '@seqline/messaging';
 import { eventually, freePort } from '@seqline/testing';
 
@@ -31,8 +31,8 @@ describe.skipIf(!available && !required)(`offline notifications across a kill -9
     const wq = createNatsWorkQueue({ nc, logger: silentLogger });
     let failedAttempts = 0;
     const queue = {
-      enqueue: (q: string, id: string, payload: Json) =>
-        wq.enqueue(q, id, payload).catch((err: unknown) => {
+      enqueue: (input: JobEnqueue) =>
+        wq.enqueue(input).catch((err: unknown) => {
           failedAttempts++;
           throw err;
         }),
@@ -45,7 +45,7 @@ describe.skipIf(!available && !required)(`offline notifications across a kill -9
       retryBackoff: { initialMs: 100, maxMs: 500 },
     });
     try {
-      await wq.enqueue('warmup', 'warmup', 1); // the streams exist before the outage
+      await wq.enqueue({ queue: 'warmup', id: 'warmup', payload: 1 }); // the streams exist before the outage
       await kill9(server);
       const entries: Entry[] = [1, 2].map((seq) => ({
         seq,

@@ -8,6 +8,7 @@
 import { dedupKeyOf, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   Entry,
+  GroupAppend,
   GroupAppendOutcome,
   GroupKey,
   GroupStreamAppender,
@@ -102,7 +103,7 @@ export class GroupStreamWriter implements GroupStreamAppender {
   }
 
   /** Appends in order; outcomes align with `entries`. Durable when resolved. */
-  append(group: GroupKey, entries: NewEntry[]): Promise<GroupAppendOutcome[]> {
+  append({ group, entries }: GroupAppend): Promise<GroupAppendOutcome[]> {
     return new Promise((resolve, reject) => {
       if (this.closed) return reject(new InboxOwnerClosedError());
       const refused = this.notOwned(group);

@@ -15,11 +15,13 @@ import type {
   ConversationRebuilder,
   ConversationRebuildReport,
   DurableListener,
-  FollowUpAppend,
+  InboxAppendThen,
   InboxKey,
+  InboxReceipt,
   InboxWriter,
   Logger,
   NewEntry,
+  OwnerAppend,
   TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
@@ -124,7 +126,7 @@ export class InboxOwner implements InboxWriter {
   }
 
   /** `durable` (see TimelineStore.append) is told only for an append that runs alone. */
-  append(inbox: InboxKey, entries: NewEntry[], durable?: DurableListener): Promise<AppendOutcome[]> {
+  append({ inbox, entries, durable }: OwnerAppend): Promise<AppendOutcome[]> {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
       if (entries.length === 0) return resolve([]);
@@ -133,14 +135,14 @@ export class InboxOwner implements InboxWriter {
   }
 
   /** Both inboxes must be owned here (embedded mode owns all); a follow-up that is not fails. */
-  appendThen(inbox: InboxKey, entries: NewEntry[], next: FollowUpAppend): Promise<ChainedAppend> {
+  appendThen({ inbox, entries, next }: InboxAppendThen): Promise<ChainedAppend> {
     return chainAppends(
-      (durable) => this.append(inbox, entries, durable),
-      (outcomes) => runFollowUp(outcomes, next, (i, e) => this.append(i, e), this.logger),
+      (durable) => this.append({ inbox, entries, durable }),
+      (outcomes) => runFollowUp(outcomes, next, (input) => this.append(input), this.logger),
     );
   }
 
-  addReceipt(inbox: InboxKey, appinfo: string, readers: string[]): Promise<void> {
+  addReceipt({ inbox, appinfo, readers }: InboxReceipt): Promise<void> {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
       if (readers.length === 0) return resolve();

@@ -126,7 +126,7 @@ export class PushConversations {
 
   /** Without the writer's states: the touched conversations and the watermark, read in one round. */
   private async readAll(inbox: InboxKey, entries: readonly Entry[], lastSeq: number): Promise<ConversationState[] | NoConvs | undefined> {
-    const touches = await touchedBy(entries, (seq) => this.timeline.getEntry(inbox, seq));
+    const touches = await touchedBy(entries, (seq) => this.timeline.getEntry({ inbox, seq }));
     if (touches === undefined) return new NoConvs(`deletes or reads name over ${MAX_TARGET_LOOKUPS} entries outside the push`);
     if (touches.size === 0) return undefined; // receipts, ticks: nothing to say, nothing to read
     const list = [...touches.values()];

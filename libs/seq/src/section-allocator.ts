@@ -190,7 +190,7 @@ export class SectionAllocator implements KeyHolder {
   }
 
   private raiseTo(target: number): Promise<void> {
-    const promise = this.ceilings.raise(this.section, target, this.epoch).then(
+    const promise = this.ceilings.raise({ section: this.section, ceiling: target, epoch: this.epoch }).then(
       () => {
         this.raising = undefined;
         this.setPersisted(target);
@@ -205,7 +205,7 @@ export class SectionAllocator implements KeyHolder {
   }
 
   private async claimAndRaise(): Promise<void> {
-    const claimed = await this.ceilings.claim(this.section, this.epoch);
+    const claimed = await this.ceilings.claim({ section: this.section, epoch: this.epoch });
     this.floor = Math.max(this.floor, claimed);
     this.setPersisted(claimed);
     await this.raiseTo(claimed + this.step);

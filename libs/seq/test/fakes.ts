@@ -4,9 +4,14 @@
  */
 import { dedupKeyOf, FencedError } from '@seqline/core';
 import type {
+  CeilingClaim,
+  CeilingRaise,
   DedupKey,
   DrawnEpoch,
   Entry,
+  InboxEntryRef,
+  InboxPageAfter,
+  InboxPageBefore,
   InboxKey,
   Logger,
   PushBus,
@@ -55,7 +60,7 @@ export class FakeCeilingStore implements SeqCeilingStore {
     return true;
   }
 
-  async claim(section: string, epoch: number): Promise<number> {
+  async claim({ section, epoch }: CeilingClaim): Promise<number> {
     await Promise.resolve();
     const s = this.sections.get(section) ?? { ceiling: 0, epoch: 0 };
     if (epoch < s.epoch) throw new FencedError(`claim ${section}: epoch ${epoch} < ${s.epoch}`);
@@ -64,7 +69,7 @@ export class FakeCeilingStore implements SeqCeilingStore {
     return s.ceiling;
   }
 
-  async raise(section: string, ceiling: number, epoch: number): Promise<void> {
+  async raise({ section, ceiling, epoch }: CeilingRaise): Promise<void> {
     this.raiseCalls++;
     if (this.beforeRaise) await this.beforeRaise(section, ceiling);
     await Promise.resolve();
@@ -157,17 +162,17 @@ export class FakeTimelineStore implements TimelineStore {
     return out;
   }
 
-  async getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
+  async getEntry({ inbox, seq }: InboxEntryRef): Promise<Entry | null> {
     return structuredClone(this.box(inbox).entries.find((e) => e.seq === seq) ?? null);
   }
 
-  async readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
+  async readAfter({ inbox, afterSeq, limit }: InboxPageAfter): Promise<Entry[]> {
     return this.box(inbox)
       .entries.filter((e) => e.seq > afterSeq)
       .slice(0, limit);
   }
 
-  async readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
+  async readBefore({ inbox, beforeSeq, limit }: InboxPageBefore): Promise<Entry[]> {
     return this.box(inbox)
       .entries.filter((e) => e.seq < beforeSeq)
       .reverse()

@@ -51,7 +51,7 @@ describe('GroupStreamWriter', () => {
       return real(input);
     };
     const burst = Array.from({ length: 50 }, (_, i) => msg(`b${i}`));
-    const out = await Promise.all(burst.map((e) => w.append(g, [e])));
+    const out = await Promise.all(burst.map((e) => w.append({ group: g, entries: [e] })));
     expect(appendCalls).toBeLessThanOrEqual(2);
     const gseqs = out.map((o) => o[0]!.seq);
     expect(gseqs).toEqual([...gseqs].sort((a, b) => a - b)); // call order = gseq order

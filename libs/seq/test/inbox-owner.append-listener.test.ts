@@ -37,11 +37,11 @@ describe('InboxOwner onAppended', () => {
     const { engine, owner } = await ownerWith('basic', (i, entries) => told.push({ inbox: i, seqs: entries.map((e) => e.seq) }));
     const bob = inbox('bob');
     const resend = msg('alice', 'resend');
-    await owner.append(bob, [resend]);
-    await owner.append(bob, [resend]); // a duplicate: not told
-    await Promise.all(Array.from({ length: 50 }, (_, i) => owner.append(bob, [msg('alice', `m${i}`)])));
-    await owner.append(bob, [msg('alice', 'x'), resend, msg('alice', 'y')]); // merged batch with a duplicate
-    const stored = (await engine.timeline.readAfter(bob, 0, 1_000)).map((e) => e.seq);
+    await owner.append({ inbox: bob, entries: [resend] });
+    await owner.append({ inbox: bob, entries: [resend] }); // a duplicate: not told
+    await Promise.all(Array.from({ length: 50 }, (_, i) => owner.append({ inbox: bob, entries: [msg('alice', `m${i}`)] })));
+    await owner.append({ inbox: bob, entries: [msg('alice', 'x'), resend, msg('alice', 'y')] }); // merged batch with a duplicate
+    const stored = (await engine.timeline.readAfter({ inbox: bob, afterSeq: 0, limit: 1_000 })).map((e) => e.seq);
     const toldSeqs = told.flatMap((t) => t.seqs);
     expect(toldSeqs).toEqual(stored);
     expect(told.every((t) => t.inbox === bob)).toBe(true);
@@ -54,11 +54,11 @@ describe('InboxOwner onAppended', () => {
       throw new Error('listener boom');
     });
     const bob = inbox('bob');
-    const [one] = await owner.append(bob, [msg('alice', 'a')]);
-    const many = await owner.append(bob, [msg('alice', 'b'), msg('alice', 'c')]);
+    const [one] = await owner.append({ inbox: bob, entries: [msg('alice', 'a')] });
+    const many = await owner.append({ inbox: bob, entries: [msg('alice', 'b'), msg('alice', 'c')] });
     expect(one?.duplicate).toBe(false);
     expect(many.map((o) => o.duplicate)).toEqual([false, false]);
-    expect(await engine.timeline.readAfter(bob, 0, 10)).toHaveLength(3);
+    expect(await engine.timeline.readAfter({ inbox: bob, afterSeq: 0, limit: 10 })).toHaveLength(3);
     expect(logger.records.some((l) => l.msg === 'append listener threw')).toBe(true);
     await owner.close();
     await engine.close();

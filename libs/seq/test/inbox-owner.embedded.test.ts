@@ -26,10 +26,10 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     const users = ['a', 'b', 'c', 'd'].map(inbox);
     const resend = msg('x', 'resend');
     const results = await Promise.all(
-      Array.from({ length: 400 }, (_, i) => o.append(users[i % 4]!, [i === 5 || i === 9 ? resend : msg('x', `m${i}`)])),
+      Array.from({ length: 400 }, (_, i) => o.append({ inbox: users[i % 4]!, entries: [i === 5 || i === 9 ? resend : msg('x', `m${i}`)] })),
     );
     for (const u of users) {
-      const stored = await engine.timeline.readAfter(u, 0, 1000);
+      const stored = await engine.timeline.readAfter({ inbox: u, afterSeq: 0, limit: 1000 });
       const seqs = stored.map((e) => e.seq);
       expect(seqs).toEqual([...new Set(seqs)].sort((x, y) => x - y));
       expect(await o.headSeq(u)).toBe(seqs.at(-1));
@@ -43,11 +43,13 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     expect(results[9]![0]!.duplicate).toBe(true);
 
     const target = msg('a', 'read me');
-    const [stored] = await o.append(users[0]!, [target]);
+    const [stored] = await o.append({ inbox: users[0]!, entries: [target] });
     const readers = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
-    await Promise.all(readers.map((r) => o.addReceipt(users[0]!, target.appinfo, [r])));
+    await Promise.all(readers.map((r) => o.addReceipt({ inbox: users[0]!, appinfo: target.appinfo, readers: [r] })));
     expect(await engine.timeline.getReaders(users[0]!, stored!.seq)).toEqual(readers);
-    const receipts = (await engine.timeline.readAfter(users[0]!, stored!.seq, 100)).filter((e) => e.kind === 'receipt');
+    const receipts = (await engine.timeline.readAfter({ inbox: users[0]!, afterSeq: stored!.seq, limit: 100 })).filter(
+      (e) => e.kind === 'receipt',
+    );
     expect(receipts.at(-1)?.readBy).toEqual(readers);
     await o.close();
     await engine.close();
@@ -58,7 +60,9 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     const users = ['a', 'b', 'c'].map(inbox);
     let engine = await openEmbeddedEngine({ dir });
     const first = await ownerOn(engine);
-    const handed = (await Promise.all(Array.from({ length: 120 }, (_, i) => first.append(users[i % 3]!, [msg('x', `m${i}`)]))))
+    const handed = (
+      await Promise.all(Array.from({ length: 120 }, (_, i) => first.append({ inbox: users[i % 3]!, entries: [msg('x', `m${i}`)] })))
+    )
       .flat()
       .map((o) => o.seq);
     await first.close();
@@ -67,7 +71,7 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     engine = await openEmbeddedEngine({ dir });
     const second = await ownerOn(engine);
     for (const u of users) {
-      const [out] = await second.append(u, [msg('x', 'after restart')]);
+      const [out] = await second.append({ inbox: u, entries: [msg('x', 'after restart')] });
       expect(out!.seq).toBeGreaterThan(Math.max(...handed));
     }
     await second.close();
@@ -78,15 +82,15 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     const engine = await openEmbeddedEngine({ dir: join(root, 'fence') });
     const a = inbox('alice');
     const old = await ownerOn(engine, new RecordingPushBus(), 5);
-    await old.append(a, [msg('x', 'first')]);
+    await old.append({ inbox: a, entries: [msg('x', 'first')] });
     const fresh = await ownerOn(engine, new RecordingPushBus(), 5);
     await fresh.start();
     const errors: unknown[] = [];
-    for (let i = 0; i < 10; i++) await old.append(a, [msg('x', `late${i}`)]).catch((e: unknown) => errors.push(e));
+    for (let i = 0; i < 10; i++) await old.append({ inbox: a, entries: [msg('x', `late${i}`)] }).catch((e: unknown) => errors.push(e));
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.every((e) => e instanceof FencedError)).toBe(true);
     const oldMax = await engine.timeline.headSeq(a);
-    const [out] = await fresh.append(a, [msg('x', 'new owner')]);
+    const [out] = await fresh.append({ inbox: a, entries: [msg('x', 'new owner')] });
     expect(out!.seq).toBeGreaterThan(oldMax);
     await old.close();
     await fresh.close();

@@ -15,7 +15,11 @@ describe('InboxOwner.appendThen', () => {
     const cacheWrite = deferred();
     r.timeline.laterWork = cacheWrite.promise;
     let resolved = false;
-    const chained = o.appendThen(a, [msg('alice', 'hi', 'hi-1')], { inbox: b, entries: [msg('alice', 'hi', 'hi-1')], timeoutMs: 5000 });
+    const chained = o.appendThen({
+      inbox: a,
+      entries: [msg('alice', 'hi', 'hi-1')],
+      next: { inbox: b, entries: [msg('alice', 'hi', 'hi-1')], timeoutMs: 5000 },
+    });
     void chained.then(() => {
       resolved = true;
     });
@@ -37,7 +41,11 @@ describe('InboxOwner.appendThen', () => {
     const [a, b] = [inbox('alice'), inbox('bob')];
     const order: string[] = [];
     r.timeline.afterAppend = (ib) => order.push(ib === a ? 'a' : 'b');
-    const chained = await o.appendThen(a, [msg('alice', 'x', 'x-1')], { inbox: b, entries: [msg('alice', 'x', 'x-1')], timeoutMs: 5000 });
+    const chained = await o.appendThen({
+      inbox: a,
+      entries: [msg('alice', 'x', 'x-1')],
+      next: { inbox: b, entries: [msg('alice', 'x', 'x-1')], timeoutMs: 5000 },
+    });
     expect(chained.next).toBe('appended');
     expect(order).toEqual(['a', 'b']);
     await o.close();
@@ -48,14 +56,18 @@ describe('InboxOwner.appendThen', () => {
     const o = r.owner(1);
     const [a, b] = [inbox('alice'), inbox('bob')];
     const sent = msg('alice', 'y', 'y-1');
-    await o.append(a, [sent]);
+    await o.append({ inbox: a, entries: [sent] });
     r.timeline.laterWork = Promise.resolve();
     // A fresh owner knows no recent appinfos: the store finds the duplicate and says so when durable.
     const fresh = r.owner(2);
-    const chained = await fresh.appendThen(a, [msg('alice', 'y', 'y-1')], {
-      inbox: b,
+    const chained = await fresh.appendThen({
+      inbox: a,
       entries: [msg('alice', 'y', 'y-1')],
-      timeoutMs: 5000,
+      next: {
+        inbox: b,
+        entries: [msg('alice', 'y', 'y-1')],
+        timeoutMs: 5000,
+      },
     });
     expect(chained).toEqual({ outcomes: [{ seq: 1, duplicate: true, original: { ...sent, seq: 1 } }], next: 'skipped' });
     expect(r.timeline.all(b)).toEqual([]);
@@ -71,7 +83,11 @@ describe('InboxOwner.appendThen', () => {
       throw new Error('late failure');
     });
     r.timeline.laterWork.catch(() => undefined);
-    const chained = o.appendThen(a, [msg('alice', 'z', 'z-1')], { inbox: b, entries: [msg('alice', 'z', 'z-1')], timeoutMs: 5000 });
+    const chained = o.appendThen({
+      inbox: a,
+      entries: [msg('alice', 'z', 'z-1')],
+      next: { inbox: b, entries: [msg('alice', 'z', 'z-1')], timeoutMs: 5000 },
+    });
     chained.catch(() => undefined);
     await settle();
     cacheWrite.resolve();

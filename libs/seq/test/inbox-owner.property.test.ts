@@ -7,7 +7,18 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { dedupKeyOf, FencedError } from '@seqline/core';
-import type { AppendOutcome, DedupKey, InboxKey, NewEntry, StoredOutcome, TimelineAppend, TimelineStore } from '@seqline/core';
+import type {
+  AppendOutcome,
+  DedupKey,
+  InboxEntryRef,
+  InboxKey,
+  InboxPageAfter,
+  InboxPageBefore,
+  NewEntry,
+  StoredOutcome,
+  TimelineAppend,
+  TimelineStore,
+} from '@seqline/core';
 import type { InboxOwner } from '../src/index.ts';
 import { FakeCeilingStore, FakeTimelineStore, RecordingPushBus } from './fakes.ts';
 import { inbox, msg, ownerOn } from './harness.ts';
@@ -46,14 +57,14 @@ class TaggedTimeline implements TimelineStore {
   findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }) {
     return this.inner.findSeqs(input);
   }
-  getEntry(k: InboxKey, s: number) {
-    return this.inner.getEntry(k, s);
+  getEntry(input: InboxEntryRef) {
+    return this.inner.getEntry(input);
   }
-  readAfter(k: InboxKey, s: number, l: number) {
-    return this.inner.readAfter(k, s, l);
+  readAfter(input: InboxPageAfter) {
+    return this.inner.readAfter(input);
   }
-  readBefore(k: InboxKey, s: number, l: number) {
-    return this.inner.readBefore(k, s, l);
+  readBefore(input: InboxPageBefore) {
+    return this.inner.readBefore(input);
   }
   headSeq(k: InboxKey) {
     return this.inner.headSeq(k);
@@ -124,7 +135,7 @@ describe('InboxOwner under random interleavings', () => {
               sent.set(key, [...history, ...entries]);
               const call: Call = { gen: owners.length, key, entries };
               calls.push(call);
-              const settled = owner.append(key, entries).then(
+              const settled = owner.append({ inbox: key, entries }).then(
                 (r) => {
                   call.result = r;
                 },

@@ -94,9 +94,9 @@ function untold(real: TimelineStore): TimelineStore {
   return {
     append: ({ inbox, entries, guard }) => real.append({ inbox, entries, guard }),
     findSeqs: (input) => real.findSeqs(input),
-    getEntry: (i, seq) => real.getEntry(i, seq),
-    readAfter: (i, after, limit) => real.readAfter(i, after, limit),
-    readBefore: (i, before, limit) => real.readBefore(i, before, limit),
+    getEntry: (input) => real.getEntry(input),
+    readAfter: (input) => real.readAfter(input),
+    readBefore: (input) => real.readBefore(input),
     headSeq: (i) => real.headSeq(i),
     addReaders: (i, seq, readers) => real.addReaders(i, seq, readers),
     getReaders: (i, seq) => real.getReaders(i, seq),
@@ -113,8 +113,8 @@ const groupMsg = (group: string, from: string, text: string): NewEntry =>
 describe('InboxOwner push convs', () => {
   it('carries the touched conversations, exact at the pushed entries, with the unread the index counts', async () => {
     const { owner, push, engine } = await setup();
-    await owner.append(bobInbox, [fromAlice('one')]);
-    await owner.append(bobInbox, [fromAlice('two'), msg('carol', 'hi')]);
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('one')] });
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('two'), msg('carol', 'hi')] });
     const [p1, p2] = await pushes(push, bobInbox, 2);
     expect(p1!.convs).toEqual([expect.objectContaining({ conv: { type: 'user', id: 'alice' }, unread: 1, asOfSeq: p1!.entries[0]!.seq })]);
     expect(p2!.convs?.map((c) => [c.conv.id, c.unread])).toEqual([
@@ -135,13 +135,13 @@ describe('InboxOwner push convs', () => {
       });
     const { owner, push, engine } = await setup(counting);
     const first = fromAlice('one');
-    const [m1] = await owner.append(bobInbox, [first]);
+    const [m1] = await owner.append({ inbox: bobInbox, entries: [first] });
     const three = fromAlice('three');
-    const [m3] = (await owner.append(bobInbox, [msg('carol', 'two'), three])).slice(1);
+    const [m3] = (await owner.append({ inbox: bobInbox, entries: [msg('carol', 'two'), three] })).slice(1);
     // A conversation read, then an edit of the last message by its sender: `last` stays, then changes.
-    await owner.append(bobInbox, [readOf({ type: 'user', id: 'alice' }, m1!.seq)]);
+    await owner.append({ inbox: bobInbox, entries: [readOf({ type: 'user', id: 'alice' }, m1!.seq)] });
     const third: Entry = { ...three, seq: m3!.seq };
-    await owner.append(bobInbox, [historyEditOf(third, 'alice', 1_800_000_000_000, 'three, edited')]);
+    await owner.append({ inbox: bobInbox, entries: [historyEditOf(third, 'alice', 1_800_000_000_000, 'three, edited')] });
     const got = await pushes(push, bobInbox, 4);
     expect(reads).toEqual([]);
     for (const p of got) {
@@ -165,7 +165,7 @@ describe('InboxOwner push convs', () => {
     const { owner, push, engine } = await setup((real) =>
       overriding(real, { getConversation: (i, c) => (reads.push(c.id), real.getConversation(i, c)) }),
     );
-    await owner.append(bobInbox, [readOf({ type: 'user', id: 'nobody' }, 5), fromAlice('hi')]);
+    await owner.append({ inbox: bobInbox, entries: [readOf({ type: 'user', id: 'nobody' }, 5), fromAlice('hi')] });
     const [p] = await pushes(push, bobInbox, 1);
     expect(reads).toEqual(['nobody']);
     expect(p!.convs?.map((c) => c.conv.id)).toEqual(['alice']);
@@ -175,7 +175,7 @@ describe('InboxOwner push convs', () => {
 
   it('a store that did not tell the states (a failed index write) and an index behind: the push goes without convs, logged at debug', async () => {
     const { owner, push, engine, logger } = await setup((real) => overriding(real, { headSeq: async () => 0 }), { untold: true });
-    await owner.append(bobInbox, [fromAlice('lagging')]);
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('lagging')] });
     const [p] = await pushes(push, bobInbox, 1);
     expect(p!.entries).toHaveLength(1);
     expect(p!.convs).toBeUndefined();
@@ -200,9 +200,9 @@ describe('InboxOwner push convs', () => {
       { pushConvsWaitMs: 30, untold: true },
     );
     const started = Date.now();
-    await owner.append(bobInbox, [fromAlice('slow')]);
-    await owner.append(bobInbox, [fromAlice('failing')]);
-    await owner.append(bobInbox, [fromAlice('fine')]);
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('slow')] });
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('failing')] });
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('fine')] });
     const got = await pushes(push, bobInbox, 3);
     expect(Date.now() - started).toBeLessThan(1000);
     expect(got.map((p) => p.convs === undefined)).toEqual([true, true, false]);
@@ -224,8 +224,8 @@ describe('InboxOwner push convs', () => {
       },
     };
     const { owner, push, engine } = await setup(undefined, { streamSides });
-    await owner.append(bobInbox, [fromAlice('one')]);
-    await owner.append(bobInbox, [groupMsg('g1', 'alice', 'hi all')]);
+    await owner.append({ inbox: bobInbox, entries: [fromAlice('one')] });
+    await owner.append({ inbox: bobInbox, entries: [groupMsg('g1', 'alice', 'hi all')] });
     const [p1, p2] = await pushes(push, bobInbox, 2);
     expect(seen).toEqual([['g1']]); // a push without a group state does not ask
     expect(p1!.convs?.[0]?.stream).toBeUndefined();
@@ -238,7 +238,10 @@ describe('InboxOwner push convs', () => {
 
   it('rebuildConversations runs after the appends queued before it; without a rebuilder it is INTERNAL', async () => {
     const { owner, engine } = await setup();
-    const appends = [owner.append(bobInbox, [fromAlice('a')]), owner.append(bobInbox, [fromAlice('b')])];
+    const appends = [
+      owner.append({ inbox: bobInbox, entries: [fromAlice('a')] }),
+      owner.append({ inbox: bobInbox, entries: [fromAlice('b')] }),
+    ];
     const report = await owner.rebuildConversations(bobInbox);
     const outcomes = (await Promise.all(appends)).flat();
     expect(report).toEqual({ differed: false, changedConversations: [], conversations: 1, entries: 2, headSeq: outcomes[1]!.seq });

@@ -14,9 +14,9 @@ describe('InboxOwner receipts', () => {
     const o = r.owner(1);
     const alice = inbox('alice');
     const m = groupMsg('alice', 'hello group');
-    const [stored] = await o.append(alice, [m]);
+    const [stored] = await o.append({ inbox: alice, entries: [m] });
     const readers = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
-    await Promise.all(readers.map((who) => o.addReceipt(alice, m.appinfo, [who])));
+    await Promise.all(readers.map((who) => o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: [who] })));
     expect(await r.timeline.getReaders(alice, stored!.seq)).toEqual(readers);
     const rs = receipts(r.timeline.all(alice));
     expect(rs.length).toBeGreaterThan(0);
@@ -47,11 +47,11 @@ describe('InboxOwner receipts', () => {
     const o = r.owner(1);
     const alice = inbox('alice');
     const m = msg('alice', 'hi');
-    await o.append(alice, [m]);
-    await o.addReceipt(alice, 'nope', ['bob']);
-    await o.addReceipt(alice, m.appinfo, []);
-    await o.addReceipt(alice, m.appinfo, ['bob']);
-    await o.addReceipt(alice, m.appinfo, ['bob']);
+    await o.append({ inbox: alice, entries: [m] });
+    await o.addReceipt({ inbox: alice, appinfo: 'nope', readers: ['bob'] });
+    await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: [] });
+    await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['bob'] });
+    await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['bob'] });
     expect(receipts(r.timeline.all(alice))).toHaveLength(1);
   });
 
@@ -60,8 +60,8 @@ describe('InboxOwner receipts', () => {
     const o = r.owner(1);
     const alice = inbox('alice');
     const m = msg('alice', 'hi');
-    const appended = o.append(alice, [m]);
-    const receipted = o.addReceipt(alice, m.appinfo, ['bob']);
+    const appended = o.append({ inbox: alice, entries: [m] });
+    const receipted = o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['bob'] });
     await Promise.all([appended, receipted]);
     expect(receipts(r.timeline.all(alice))).toHaveLength(1);
   });
@@ -71,11 +71,11 @@ describe('InboxOwner receipts', () => {
     const o = r.owner(1);
     const alice = inbox('alice');
     const ms = [msg('alice', 'a'), msg('alice', 'b')];
-    const out = await o.append(alice, ms);
+    const out = await o.append({ inbox: alice, entries: ms });
     await Promise.all([
-      o.addReceipt(alice, ms[0]!.appinfo, ['x']),
-      o.addReceipt(alice, ms[1]!.appinfo, ['y']),
-      o.addReceipt(alice, ms[0]!.appinfo, ['z']),
+      o.addReceipt({ inbox: alice, appinfo: ms[0]!.appinfo, readers: ['x'] }),
+      o.addReceipt({ inbox: alice, appinfo: ms[1]!.appinfo, readers: ['y'] }),
+      o.addReceipt({ inbox: alice, appinfo: ms[0]!.appinfo, readers: ['z'] }),
     ]);
     const rs = receipts(r.timeline.all(alice));
     const lastFor = (seq: number): Entry | undefined => rs.filter((e) => e.referSeq === seq).at(-1);
@@ -89,8 +89,8 @@ describe('InboxOwner receipts', () => {
     const alice = inbox('alice');
     const theirs = msg('bob', 'from bob', 'local-1');
     const own = msg('alice', 'from alice', 'local-1');
-    const [, mine] = await o.append(alice, [theirs, own]);
-    await o.addReceipt(alice, 'local-1', ['carol']);
+    const [, mine] = await o.append({ inbox: alice, entries: [theirs, own] });
+    await o.addReceipt({ inbox: alice, appinfo: 'local-1', readers: ['carol'] });
     expect(receipts(r.timeline.all(alice)).map((e) => e.referSeq)).toEqual([mine!.seq]);
     expect(await r.timeline.getReaders(alice, mine!.seq)).toEqual(['carol']);
   });
@@ -100,14 +100,14 @@ describe('InboxOwner receipts', () => {
     const o = r.owner(1);
     const alice = inbox('alice');
     const m = msg('alice', 'hi');
-    const [stored] = await o.append(alice, [m]);
+    const [stored] = await o.append({ inbox: alice, entries: [m] });
     r.timeline.failNextAddReaders = new Error('timeout');
-    await expect(o.addReceipt(alice, m.appinfo, ['bob'])).rejects.toThrow('timeout');
+    await expect(o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['bob'] })).rejects.toThrow('timeout');
     expect(receipts(r.timeline.all(alice))).toHaveLength(1); // entry written first
-    await o.addReceipt(alice, m.appinfo, ['bob']); // retry (e.g. job redelivery)
+    await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['bob'] }); // retry (e.g. job redelivery)
     expect(receipts(r.timeline.all(alice))).toHaveLength(1); // same appinfo: deduped
     expect(await r.timeline.getReaders(alice, stored!.seq)).toEqual(['bob']);
-    await o.addReceipt(alice, m.appinfo, ['carol']);
+    await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['carol'] });
     expect(receipts(r.timeline.all(alice)).at(-1)?.readBy).toEqual(['bob', 'carol']);
   });
 });

@@ -10,11 +10,11 @@ describe('InboxOwner append', () => {
     const r = rig();
     const o = r.owner(1);
     const a = inbox('alice');
-    expect(await o.append(a, [msg('bob', 'hi'), msg('bob', 'there')])).toEqual([
+    expect(await o.append({ inbox: a, entries: [msg('bob', 'hi'), msg('bob', 'there')] })).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
     ]);
-    expect(await o.append(a, [msg('carol', 'yo')])).toEqual([{ seq: 3, duplicate: false }]);
+    expect(await o.append({ inbox: a, entries: [msg('carol', 'yo')] })).toEqual([{ seq: 3, duplicate: false }]);
     expect(r.timeline.all(a).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(r.push.forInbox(a).map((p) => [p.prevSeq, p.entries.map((e) => e.seq)])).toEqual([
       [0, [1, 2]],
@@ -29,7 +29,7 @@ describe('InboxOwner append', () => {
     const a = inbox('alice');
     await r.timeline.append({ inbox: a, entries: [{ ...msg('x', 'old'), seq: 77 }] });
     const o = r.owner(1);
-    const [out] = await o.append(a, [msg('x', 'new')]);
+    const [out] = await o.append({ inbox: a, entries: [msg('x', 'new')] });
     expect(out?.seq).toBe(78);
     expect(r.push.forInbox(a)[0]?.prevSeq).toBe(77);
   });
@@ -38,7 +38,7 @@ describe('InboxOwner append', () => {
     const r = rig();
     const o = r.owner(1, { step: 16 }); // many raises in between
     const a = inbox('alice');
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => o.append(a, [msg('b', `m${i}`)])));
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => o.append({ inbox: a, entries: [msg('b', `m${i}`)] })));
     const seqs = results.map((res) => (res[0] as AppendOutcome).seq);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1] as number);
     expect(new Set(seqs).size).toBe(200);
@@ -57,7 +57,7 @@ describe('InboxOwner append', () => {
     await Promise.all(
       Array.from({ length: 300 }, async (_, i) => {
         const user = `u${i % 6}`;
-        const out = await o.append(inbox(user), [msg('b', `m${i}`), msg('b', `n${i}`)]);
+        const out = await o.append({ inbox: inbox(user), entries: [msg('b', `m${i}`), msg('b', `n${i}`)] });
         for (const x of out) expect(x.seq).toBeLessThanOrEqual(r.ceilings.durableCeiling(section(user)));
       }),
     );
@@ -72,18 +72,18 @@ describe('InboxOwner append', () => {
     const o = r.owner(1);
     const a = inbox('alice');
     const e = msg('bob', 'once');
-    const [first, second] = await Promise.all([o.append(a, [e]), o.append(a, [e])]);
+    const [first, second] = await Promise.all([o.append({ inbox: a, entries: [e] }), o.append({ inbox: a, entries: [e] })]);
     expect(first).toEqual([{ seq: 1, duplicate: false }]);
     // Merged into one store append: the store answers the repeat with the first as stored.
     expect(second).toEqual([{ seq: 1, duplicate: true, original: { ...e, seq: 1 } }]);
     // A later resend is answered from memory (its seq only) without allocating or writing.
     const calls = r.timeline.appendCalls;
-    expect(await o.append(a, [e, e])).toEqual([
+    expect(await o.append({ inbox: a, entries: [e, e] })).toEqual([
       { seq: 1, duplicate: true },
       { seq: 1, duplicate: true },
     ]);
     expect(r.timeline.appendCalls).toBe(calls);
-    expect(await o.append(a, [msg('bob', 'next')])).toEqual([{ seq: 2, duplicate: false }]);
+    expect(await o.append({ inbox: a, entries: [msg('bob', 'next')] })).toEqual([{ seq: 2, duplicate: false }]);
     expect(r.timeline.all(a)).toHaveLength(2);
     expect(r.push.forInbox(a).map((p) => p.prevSeq)).toEqual([0, 1]);
   });
@@ -93,8 +93,8 @@ describe('InboxOwner append', () => {
     const o = r.owner(1, { maxRecentAppinfos: 0 });
     const a = inbox('alice');
     const e = msg('bob', 'once');
-    expect(await o.append(a, [e])).toEqual([{ seq: 1, duplicate: false }]);
-    expect(await o.append(a, [e, msg('bob', 'next')])).toEqual([
+    expect(await o.append({ inbox: a, entries: [e] })).toEqual([{ seq: 1, duplicate: false }]);
+    expect(await o.append({ inbox: a, entries: [e, msg('bob', 'next')] })).toEqual([
       { seq: 1, duplicate: true, original: { ...e, seq: 1 } },
       { seq: 3, duplicate: false },
     ]);
@@ -109,14 +109,14 @@ describe('InboxOwner append', () => {
     const r = rig();
     const o = r.owner(1);
     const a = inbox('alice');
-    await Promise.all(Array.from({ length: 30 }, (_, i) => o.append(a, [msg('b', `m${i}`)])));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => o.append({ inbox: a, entries: [msg('b', `m${i}`)] })));
     r.timeline.beforeAppend = () => {
       r.timeline.beforeAppend = undefined;
       throw new Error('disk full');
     };
-    await expect(o.append(a, [msg('b', 'lost')])).rejects.toThrow('disk full');
+    await expect(o.append({ inbox: a, entries: [msg('b', 'lost')] })).rejects.toThrow('disk full');
     expect(await o.headSeq(a)).toBe(30);
-    await Promise.all(Array.from({ length: 10 }, (_, i) => o.append(a, [msg('b', `after${i}`)])));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => o.append({ inbox: a, entries: [msg('b', `after${i}`)] })));
     const pushes = r.push.forInbox(a);
     let expectedPrev = 0;
     for (const p of pushes) {
@@ -132,16 +132,16 @@ describe('InboxOwner append', () => {
     const r = rig();
     const o = r.owner(1);
     const a = inbox('alice');
-    await o.append(a, [msg('b', 'one')]);
+    await o.append({ inbox: a, entries: [msg('b', 'one')] });
     r.timeline.afterAppend = () => {
       r.timeline.afterAppend = undefined;
       throw new Error('timeout');
     };
     const landed = msg('b', 'landed');
-    await expect(o.append(a, [landed])).rejects.toThrow('timeout');
-    const [resent] = await o.append(a, [landed]); // the client resends: the original seq comes back
+    await expect(o.append({ inbox: a, entries: [landed] })).rejects.toThrow('timeout');
+    const [resent] = await o.append({ inbox: a, entries: [landed] }); // the client resends: the original seq comes back
     expect(resent).toEqual({ seq: 2, duplicate: true, original: { ...landed, seq: 2 } });
-    await o.append(a, [msg('b', 'three')]);
+    await o.append({ inbox: a, entries: [msg('b', 'three')] });
     expect(r.push.forInbox(a).map((p) => p.prevSeq)).toEqual([0, 2]);
   });
 
@@ -153,18 +153,18 @@ describe('InboxOwner append', () => {
       if (entries.some((e) => (e.body as { text?: string }).text === 'poison')) throw new Error('cannot encode');
     };
     const settled = await Promise.allSettled([
-      o.append(a, [msg('b', 'ok1')]),
-      o.append(a, [msg('b', 'poison')]),
-      o.append(a, [msg('b', 'ok2')]),
+      o.append({ inbox: a, entries: [msg('b', 'ok1')] }),
+      o.append({ inbox: a, entries: [msg('b', 'poison')] }),
+      o.append({ inbox: a, entries: [msg('b', 'ok2')] }),
     ]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(r.timeline.all(a).map((e) => (e.body as { text: string }).text)).toEqual(['ok1', 'ok2']);
     r.timeline.beforeAppend = () => {
       throw new Error('store down');
     };
-    for (let i = 0; i < 3; i++) await expect(o.append(a, [msg('b', `x${i}`)])).rejects.toThrow('store down');
+    for (let i = 0; i < 3; i++) await expect(o.append({ inbox: a, entries: [msg('b', `x${i}`)] })).rejects.toThrow('store down');
     r.timeline.beforeAppend = undefined;
-    const [out] = await o.append(a, [msg('b', 'back')]);
+    const [out] = await o.append({ inbox: a, entries: [msg('b', 'back')] });
     const seqs = r.timeline.all(a).map((e) => e.seq);
     expect(out?.seq).toBe(seqs.at(-1));
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
@@ -180,10 +180,10 @@ describe('InboxOwner ownership, fencing, restart', () => {
     const o = r.owner(1, { ownedShards: [2] });
     await o.start();
     expect(o.owns(inbox(mine))).toBe(true);
-    await expect(o.append(inbox(other), [msg('b', 'x')])).rejects.toBeInstanceOf(ShardNotOwnedError);
-    await expect(o.addReceipt(inbox(other), 'a', ['b'])).rejects.toBeInstanceOf(ShardNotOwnedError);
+    await expect(o.append({ inbox: inbox(other), entries: [msg('b', 'x')] })).rejects.toBeInstanceOf(ShardNotOwnedError);
+    await expect(o.addReceipt({ inbox: inbox(other), appinfo: 'a', readers: ['b'] })).rejects.toBeInstanceOf(ShardNotOwnedError);
     await expect(o.headSeq(inbox(other))).rejects.toBeInstanceOf(ShardNotOwnedError);
-    expect((await o.append(inbox(mine), [msg('b', 'x')]))[0]?.seq).toBe(1);
+    expect((await o.append({ inbox: inbox(mine), entries: [msg('b', 'x')] }))[0]?.seq).toBe(1);
     expect([...r.ceilings.sections.keys()]).toEqual([sectionOfShard(2)]);
   });
 
@@ -191,21 +191,21 @@ describe('InboxOwner ownership, fencing, restart', () => {
     const r = rig();
     const a = inbox('alice');
     const old = r.owner(1, { step: 5 });
-    await old.append(a, [msg('b', 'first')]);
+    await old.append({ inbox: a, entries: [msg('b', 'first')] });
     const fresh = r.owner(2, { step: 5 });
     await fresh.start(); // claims every section with epoch 2
     const oldCeiling = Math.max(...r.ceilings.events.filter((e) => e.epoch === 1).map((e) => e.ceiling));
     let fenced = 0;
     for (let i = 0; i < 12; i++) {
-      await old.append(a, [msg('b', `z${i}`)]).catch((err: unknown) => {
+      await old.append({ inbox: a, entries: [msg('b', `z${i}`)] }).catch((err: unknown) => {
         expect(err).toBeInstanceOf(FencedError);
         fenced++;
       });
     }
     expect(fenced).toBeGreaterThan(6);
-    await expect(old.append(inbox('someone-else'), [msg('b', 'q')])).rejects.toBeInstanceOf(FencedError);
+    await expect(old.append({ inbox: inbox('someone-else'), entries: [msg('b', 'q')] })).rejects.toBeInstanceOf(FencedError);
     expect(Math.max(...r.timeline.all(a).map((e) => e.seq))).toBeLessThanOrEqual(oldCeiling);
-    const [next] = await fresh.append(a, [msg('b', 'new owner')]);
+    const [next] = await fresh.append({ inbox: a, entries: [msg('b', 'new owner')] });
     expect(next?.seq).toBeGreaterThan(oldCeiling);
   });
 
@@ -223,12 +223,12 @@ describe('InboxOwner ownership, fencing, restart', () => {
     const first = r.owner(1, { step: 8 });
     const inflight: Promise<unknown>[] = [];
     for (let i = 0; i < 60; i++) {
-      inflight.push(first.append(users[i % 3]!, [msg('x', `m${i}`)]));
+      inflight.push(first.append({ inbox: users[i % 3]!, entries: [msg('x', `m${i}`)] }));
       if (i % 10 === 9) await tick();
     }
     const second = r.owner(2, { step: 8 });
     const afterSeqs: number[] = [];
-    for (const u of users) afterSeqs.push(...(await second.append(u, [msg('x', `after-${u}`)])).map((o) => o.seq));
+    for (const u of users) afterSeqs.push(...(await second.append({ inbox: u, entries: [msg('x', `after-${u}`)] })).map((o) => o.seq));
     stuck.resolve();
     const settled = await Promise.allSettled(inflight);
     const oldSeqs = handed.filter((h) => h.text.startsWith('m')).map((h) => h.seq);
@@ -247,26 +247,26 @@ describe('InboxOwner lifecycle', () => {
     const r = rig();
     r.timeline.beforeAppend = () => new Promise((res) => setTimeout(res, 1));
     const o = r.owner(1);
-    const pending = Array.from({ length: 50 }, (_, i) => o.append(inbox(`u${i % 5}`), [msg('b', `m${i}`)]));
+    const pending = Array.from({ length: 50 }, (_, i) => o.append({ inbox: inbox(`u${i % 5}`), entries: [msg('b', `m${i}`)] }));
     let settled = 0;
     for (const p of pending) void p.then(() => settled++);
     await o.close();
     await Promise.resolve();
     expect(settled).toBe(50);
-    await expect(o.append(inbox('u1'), [msg('b', 'late')])).rejects.toBeInstanceOf(InboxOwnerClosedError);
+    await expect(o.append({ inbox: inbox('u1'), entries: [msg('b', 'late')] })).rejects.toBeInstanceOf(InboxOwnerClosedError);
   });
 
   it('evicts idle inbox state and stays correct after re-reading the head', async () => {
     const r = rig();
     const clock = new ManualClock();
     const o = r.owner(1, { clock, idleInboxMs: 1000, maxCachedInboxes: 5 });
-    for (let i = 0; i < 12; i++) await o.append(inbox(`u${i}`), [msg('b', 'x')]);
+    for (let i = 0; i < 12; i++) await o.append({ inbox: inbox(`u${i}`), entries: [msg('b', 'x')] });
     expect(o.cachedInboxes).toBeLessThanOrEqual(5);
     await tick(); // let the last drain loop finish
     clock.t += 1001;
     expect(o.sweepIdle()).toBeGreaterThan(0);
     expect(o.cachedInboxes).toBe(0);
-    const [out] = await o.append(inbox('u0'), [msg('b', 'again')]);
+    const [out] = await o.append({ inbox: inbox('u0'), entries: [msg('b', 'again')] });
     expect(out?.seq).toBe(2);
     expect(r.push.forInbox(inbox('u0')).at(-1)?.prevSeq).toBe(1);
     await o.close();

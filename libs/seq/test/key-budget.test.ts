@@ -98,12 +98,12 @@ describe('InboxOwner and GroupStreamWriter on one KeyBudget', () => {
     const heads = new Map<string, number>();
     for (let round = 0; round < 3; round++) {
       for (let u = 0; u < 30; u++) {
-        const [outcome] = await owner.append(inbox(`u${u}`), [msg(`u${u}`, `r${round}`)]);
+        const [outcome] = await owner.append({ inbox: inbox(`u${u}`), entries: [msg(`u${u}`, `r${round}`)] });
         expect(outcome!.seq).toBeGreaterThan(heads.get(`u${u}`) ?? 0);
         heads.set(`u${u}`, outcome!.seq);
         expect(budget.size).toBeLessThanOrEqual(12);
       }
-      for (let g = 0; g < 6; g++) await groups.append(groupKey('t1', `g${g}`), [msg('u0', `g${round}`)]);
+      for (let g = 0; g < 6; g++) await groups.append({ group: groupKey('t1', `g${g}`), entries: [msg('u0', `g${round}`)] });
       expect(budget.size).toBeLessThanOrEqual(12);
     }
     expect(budget.size).toBeGreaterThan(0);

@@ -88,7 +88,7 @@ if (requireOrSkip(probe, 'conversation index expiry on CQL')) {
     return Number(row?.get(column));
   }
 
-  const allExpired = (inbox: InboxKey) => async () => (await stores.timeline.readAfter(inbox, 0, 10)).length === 0;
+  const allExpired = (inbox: InboxKey) => async () => (await stores.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 })).length === 0;
 
   describe('conversation index on CQL: follows the timeline retention', () => {
     it('after the oldest entries expire, the next append leaves the index equal to the recount of the entries left and to a rebuild', async () => {
@@ -117,7 +117,7 @@ if (requireOrSkip(probe, 'conversation index expiry on CQL')) {
       expect(messages.slice(seen).filter((m) => m.includes('rebuil'))).toEqual([]);
       expect(await watermarkCell(inbox, 'horizon')).toBe(after[0]?.seq);
       // Records, list and unread rows of the expired entries went with the move.
-      const left = recountInboxIndex(await stores.timeline.readAfter(inbox, 0, 100), SELF);
+      const left = recountInboxIndex(await stores.timeline.readAfter({ inbox, afterSeq: 0, limit: 100 }), SELF);
       expect(await rowsOf('conv_records', inbox)).toBe(left.records.size);
       expect(await rowsOf('conv_list', inbox)).toBe(left.records.size);
       expect(await rowsOf('conv_unread', inbox)).toBe(left.unread.size);

@@ -88,7 +88,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
     async function expectExactAtWatermark(inbox: InboxKey, watermark: number): Promise<void> {
       expect(await owner.conversations.headSeq(inbox)).toBe(watermark);
       expect(await successor.conversations.headSeq(inbox)).toBe(watermark);
-      const upTo = await owner.timeline.readAfter(inbox, 0, 100_000);
+      const upTo = await owner.timeline.readAfter({ inbox, afterSeq: 0, limit: 100_000 });
       const view = truncatedTimeline(
         owner.timeline,
         upTo.filter((e) => e.seq <= watermark),
@@ -146,7 +146,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
         { seq: 2, duplicate: false },
         { seq: 3, duplicate: false },
       ]);
-      expect(await owner.timeline.readAfter(inbox, 0, 10)).toHaveLength(3);
+      expect(await owner.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 })).toHaveLength(3);
       await expectExactAtWatermark(inbox, 1);
       // The successor (a new term) appends next and indexes 2, 3 and its own entry.
       const next = { ...historyMsg('m4', bob, SELF), seq: 10_004 };

@@ -8,7 +8,16 @@
  */
 import type { Client, types } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conversationKey, inboxKey, seqWriteTimestamp, silentLogger, type Entry, type InboxKey, type NewEntry } from '@seqline/core';
+import {
+  conversationKey,
+  inboxKey,
+  seqWriteTimestamp,
+  silentLogger,
+  type Entry,
+  type InboxKey,
+  type InboxPageAfter,
+  type NewEntry,
+} from '@seqline/core';
 import { historyDeleteOf, historyEditOf, historyMsg, historyReadConv, historyRecallOf, uniqueTenant } from '@seqline/testing';
 import { migrateSchema } from '@seqline/store/scylla';
 import { expectIndexMatchesInbox } from '../../testing/src/contracts/conversation-index.oracle.ts';
@@ -64,8 +73,8 @@ class MeteredSource implements InboxEntrySource {
     return this.noted(await this.inner.entriesAt(inbox, seqs), (found) => found.size);
   }
 
-  async readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
-    return this.noted(await this.inner.readAfter(inbox, afterSeq, limit), (page) => page.length);
+  async readAfter({ inbox, afterSeq, limit }: InboxPageAfter): Promise<Entry[]> {
+    return this.noted(await this.inner.readAfter({ inbox, afterSeq, limit }), (page) => page.length);
   }
 
   private noted<T>(value: T, size: (value: T) => number): T {

@@ -55,7 +55,7 @@ async function fillInbox(engine: EmbeddedEngine, inbox: InboxKey, seed: number):
 
 /** The index answers what core's recount of the stored inbox says (records, list order, watermark). */
 async function expectMatchesRecount(engine: EmbeddedEngine, inbox: InboxKey): Promise<void> {
-  const entries = await engine.timeline.readAfter(inbox, 0, 100_000);
+  const entries = await engine.timeline.readAfter({ inbox, afterSeq: 0, limit: 100_000 });
   const recount = recountInboxIndex(entries, SELF);
   for (const rec of recount.records.values()) {
     const got = await engine.conversations.getConversation(inbox, rec.conv);

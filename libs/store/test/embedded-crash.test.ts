@@ -70,12 +70,12 @@ describe('embedded engine crash durability', () => {
       try {
         for (let i = 0; i < INBOXES; i++) {
           const inbox: InboxKey = inboxKey('crash', `u${i}`);
-          const entries = await engine.timeline.readAfter(inbox, 0, 1_000_000);
+          const entries = await engine.timeline.readAfter({ inbox, afterSeq: 0, limit: 1_000_000 });
           const head = await engine.timeline.headSeq(inbox);
           expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: head }, (_, k) => k + 1));
           expect(head).toBeGreaterThanOrEqual(everAcked.get(inbox) ?? 0);
           for (const seq of acked.get(inbox) ?? []) {
-            expect((await engine.timeline.getEntry(inbox, seq))?.appinfo).toBe(`${inbox}-${seq}`);
+            expect((await engine.timeline.getEntry({ inbox, seq }))?.appinfo).toBe(`${inbox}-${seq}`);
           }
           const index = await engine.timeline.findSeqs({ inbox, keys: entries.map(dedupKeyOf) });
           expect(index.size).toBe(entries.length);

@@ -71,7 +71,7 @@ describe('embedded engine', () => {
     );
     expect(outcomes.flat().filter((o) => !o.duplicate)).toEqual([{ seq: 1, duplicate: false }]);
     expect(outcomes.flat().every((o) => o.seq === 1)).toBe(true);
-    expect(await engine.timeline.readAfter(inbox, 0, 100)).toHaveLength(1);
+    expect(await engine.timeline.readAfter({ inbox, afterSeq: 0, limit: 100 })).toHaveLength(1);
     await engine.close();
   });
 
@@ -86,8 +86,8 @@ describe('embedded engine', () => {
       engine.timeline.append({ inbox: good, entries: [msgEntry(2, 'g2')] }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((await engine.timeline.readAfter(good, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
-    expect((await engine.timeline.readAfter(bad, 0, 10)).map((e) => e.seq)).toEqual([5]);
+    expect((await engine.timeline.readAfter({ inbox: good, afterSeq: 0, limit: 10 })).map((e) => e.seq)).toEqual([1, 2]);
+    expect((await engine.timeline.readAfter({ inbox: bad, afterSeq: 0, limit: 10 })).map((e) => e.seq)).toEqual([5]);
     await engine.close();
   });
 
@@ -104,7 +104,9 @@ describe('embedded engine', () => {
     const outcomes = await Promise.all([...sameInbox, ...manyInboxes]);
     expect(outcomes.every(([o]) => o?.duplicate === false)).toBe(true);
     expect(await engine.timeline.headSeq(one)).toBe(4500);
-    expect((await engine.timeline.readAfter(one, 0, 10_000)).map((e) => e.seq)).toEqual(Array.from({ length: 4500 }, (_, i) => i + 1));
+    expect((await engine.timeline.readAfter({ inbox: one, afterSeq: 0, limit: 10_000 })).map((e) => e.seq)).toEqual(
+      Array.from({ length: 4500 }, (_, i) => i + 1),
+    );
     expect(await engine.timeline.headSeq(inboxKey('t', 'm2999'))).toBe(1);
     await engine.close();
   });

@@ -81,7 +81,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       };
       await expect(a.timeline.append({ inbox, entries: [msgEntry(70_000, 'g10')], guard: lateLoss })).rejects.toThrow('lease lost');
       expect(n).toBe(2);
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
+      expect(seqs(await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([1, 2]);
       expect(await a.timeline.headSeq(inbox)).toBe(2);
       expect((await a.timeline.findSeqs({ inbox, keys: [msgKey('g3'), msgKey('g10')] })).size).toBe(0);
     });
@@ -95,9 +95,9 @@ if (requireOrSkip(probe, 'CQL adapter')) {
         { seq: 80_001, duplicate: false },
       ]);
       await landFailedWrite(inbox, [msgEntry(3, 'lost'), msgEntry(4, 'lost-too')], { marker: true, timestampUs: sentAt });
-      expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 80_001]);
+      expect(seqs(await b.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([1, 2, 80_001]);
       expect(await rawSeqs(inbox, 0)).toEqual([1, 2]);
-      expect(await b.timeline.getEntry(inbox, 3)).toBeNull();
+      expect(await b.timeline.getEntry({ inbox, seq: 3 })).toBeNull();
       // Its dedup row outlives the entry: it is never believed.
       expect((await b.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).size).toBe(0);
       expect(await b.timeline.append({ inbox, entries: [msgEntry(80_002, 'lost')], guard: termed('t2') })).toEqual([
@@ -112,7 +112,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(await b.timeline.append({ inbox, entries: [msgEntry(90_001, 'lost')], guard: termed('t4') })).toEqual([
         dup(msgEntry(80_002, 'lost')),
       ]);
-      const all = await a.timeline.readAfter(inbox, 0, 10);
+      const all = await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 });
       expect(seqs(all)).toEqual([1, 2, 80_001, 80_002, 90_000]);
     });
 
@@ -120,13 +120,13 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       const inbox = inboxKey(uniqueTenant(), 'alice');
       await a.timeline.append({ inbox, entries: [msgEntry(65_535, 'last-of-0')] });
       await landFailedWrite(inbox, [msgEntry(65_536, 'lost')], { marker: false });
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535]);
+      expect(seqs(await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([65_535]);
       expect(await b.timeline.headSeq(inbox)).toBe(65_535);
       expect((await b.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).size).toBe(0);
       expect(await b.timeline.append({ inbox, entries: [msgEntry(65_540, 'lost')], guard: termed('t2') })).toEqual([
         { seq: 65_540, duplicate: false },
       ]);
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([65_535, 65_540]);
+      expect(seqs(await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([65_535, 65_540]);
       expect(await rawSeqs(inbox, 1)).toEqual([65_540]);
       expect(await a.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map([[msgKey('lost'), 65_540]]));
     });
@@ -138,7 +138,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(
         await b.timeline.append({ inbox, entries: [msgEntry(4, 'r2'), msgEntry(5, 'r3'), msgEntry(6, 'r4')], guard: termed('t2') }),
       ).toEqual([dup(msgEntry(2, 'r2')), dup(msgEntry(3, 'r3')), { seq: 6, duplicate: false }]);
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2, 3, 6]);
+      expect(seqs(await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([1, 2, 3, 6]);
     });
 
     it("the head is the last non-empty bucket's highest entry (an empty marked bucket is skipped)", async () => {
@@ -151,7 +151,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
         { seq: 11, duplicate: false },
         dup(msgEntry(5, 'x5')),
       ]);
-      expect(seqs(await b.timeline.readAfter(inbox, 0, 10))).toEqual([5, 10, 11]);
+      expect(seqs(await b.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([5, 10, 11]);
     });
 
     it('a writer trusts what it remembers of a stream only within its term', async () => {
@@ -163,7 +163,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       expect(
         await a.timeline.append({ inbox, entries: [msgEntry(200, 'm100'), msgEntry(201, 'm201')], guard: termed('shard-1@3') }),
       ).toEqual([dup(msgEntry(100, 'm100')), { seq: 201, duplicate: false }]);
-      expect(seqs(await a.timeline.readAfter(inbox, 0, 10))).toEqual([1, 100, 201]);
+      expect(seqs(await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([1, 100, 201]);
     });
 
     it('resends are deduped across the last two non-empty buckets, by a warm and by a cold writer', async () => {
@@ -229,7 +229,7 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       await a.timeline.append({ inbox, entries: [msgEntry(65_536, 'b1'), msgEntry(50_000_000, 'b762')] });
       const markers = await raw.execute(`SELECT bucket FROM ${ks}.inbox_buckets WHERE inbox = ?`, [inbox], { prepare: true });
       expect(markers.rows.map((row) => Number(row.get('bucket')))).toEqual([0, 1, 762]);
-      expect(seqs(await a.timeline.readBefore(inbox, 50_000_000, 2))).toEqual([65_536, 65_535]);
+      expect(seqs(await a.timeline.readBefore({ inbox, beforeSeq: 50_000_000, limit: 2 }))).toEqual([65_536, 65_535]);
       const ttl = await raw.execute(`SELECT TTL(doc) AS t FROM ${ks}.timeline WHERE inbox = ? AND bucket = 0 AND seq = 1`, [inbox], {
         prepare: true,
       });
@@ -268,9 +268,9 @@ if (requireOrSkip(probe, 'CQL adapter')) {
       for (let from = 1; from <= 6_000; from += 500) {
         await a.timeline.append({ inbox, entries: Array.from({ length: 500 }, (_, i) => msgEntry(from + i, `p${from + i}`)) });
       }
-      const forward = await b.timeline.readAfter(inbox, 0, 10_000);
+      const forward = await b.timeline.readAfter({ inbox, afterSeq: 0, limit: 10_000 });
       expect(seqs(forward)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
-      const backward = await b.timeline.readBefore(inbox, 6_001, 5_500);
+      const backward = await b.timeline.readBefore({ inbox, beforeSeq: 6_001, limit: 5_500 });
       expect(seqs(backward)).toEqual(Array.from({ length: 5_500 }, (_, i) => 6_000 - i));
     }, 60_000);
   });

@@ -74,17 +74,17 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
         faults.restore();
       }
       expect(faults.hits).toBe(1);
-      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => e.seq)).toEqual([1]);
+      expect((await stores.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 })).map((e) => e.seq)).toEqual([1]);
       expect(await stores.timeline.headSeq(inbox)).toBe(1);
       expect(await stores.timeline.findSeqs({ inbox, keys: [msgKey('lost')] })).toEqual(new Map());
       // The writer burnt seqs 2..3; the client resends 'lost' and it gets 4.
       expect(await stores.timeline.append({ inbox, entries: [msgEntry(4, 'lost')] })).toEqual([{ seq: 4, duplicate: false }]);
-      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([
+      expect((await stores.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 })).map((e) => [e.seq, e.appinfo])).toEqual([
         [1, 'm1'],
         [4, 'lost'],
       ]);
       await stores.timeline.append({ inbox, entries: [msgEntry(5, 'm5')] });
-      expect((await stores.timeline.readBefore(inbox, 100, 10)).map((e) => e.seq)).toEqual([5, 4, 1]);
+      expect((await stores.timeline.readBefore({ inbox, beforeSeq: 100, limit: 10 })).map((e) => e.seq)).toEqual([5, 4, 1]);
     });
 
     it('an append whose answer was lost (it landed) is what its resend finds, once', async () => {
@@ -101,7 +101,7 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
         dup(msgEntry(2, 'landed')),
         { seq: 4, duplicate: false },
       ]);
-      expect((await stores.timeline.readAfter(inbox, 0, 10)).map((e) => [e.seq, e.appinfo])).toEqual([
+      expect((await stores.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 })).map((e) => [e.seq, e.appinfo])).toEqual([
         [1, 'm1'],
         [2, 'landed'],
         [4, 'm4'],
@@ -156,8 +156,8 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       try {
         const epochs = [await stores.ceilings.nextEpoch(scope), await stores.ceilings.nextEpoch(scope)];
         expect(epochs[1]).toBeGreaterThan(epochs[0] ?? Infinity);
-        expect(await stores.ceilings.claim(section, 3)).toBe(0);
-        await stores.ceilings.raise(section, 10_000, 3);
+        expect(await stores.ceilings.claim({ section, epoch: 3 })).toBe(0);
+        await stores.ceilings.raise({ section, ceiling: 10_000, epoch: 3 });
         expect(await stores.jobs.put(job)).toBe(true);
         expect(await stores.jobs.put(job)).toBe(false);
         const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, hooks: {} };
@@ -170,8 +170,8 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       }
       expect(faults.hits).toBeGreaterThanOrEqual(6); // 2 epochs, claim, raise, 2 puts
       expect(settingsFaults.hits).toBe(2);
-      expect(await stores.ceilings.claim(section, 3)).toBe(10_000);
-      await expect(stores.ceilings.raise(section, 1, 2)).rejects.toThrow(/owned by epoch 3/);
+      expect(await stores.ceilings.claim({ section, epoch: 3 })).toBe(10_000);
+      await expect(stores.ceilings.raise({ section, ceiling: 1, epoch: 2 })).rejects.toThrow(/owned by epoch 3/);
       expect(await stores.jobs.list({ queue: job.queue })).toEqual([job]);
     });
   });

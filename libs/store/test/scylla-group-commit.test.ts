@@ -40,7 +40,7 @@ if (requireOrSkip(probe, 'CQL group commit')) {
       second.forEach((out, i) => expect(out).toEqual([i % 2 === 0 ? dup(msgEntry(1, 'fan-1')) : { seq: 3, duplicate: false }]));
       const heads = await Promise.all(inboxes.map((inbox) => s.timeline.headSeq(inbox)));
       heads.forEach((head, i) => expect(head).toBe(i % 2 === 0 ? 2 : 3));
-      const all = await Promise.all(inboxes.map((inbox) => s.timeline.readAfter(inbox, 0, 10)));
+      const all = await Promise.all(inboxes.map((inbox) => s.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 })));
       all.forEach((entries, i) =>
         expect(entries.map((e) => e.appinfo)).toEqual(['fan-1', `own-${inboxes[i]}`, ...(i % 2 === 0 ? [] : ['fan-2'])]),
       );
@@ -75,7 +75,7 @@ if (requireOrSkip(probe, 'CQL group commit')) {
       );
       for (const [i, outcome] of outcomes.entries()) {
         const inbox = inboxes[i] as InboxKey;
-        const entries = seqs(await s.timeline.readAfter(inbox, 0, 10));
+        const entries = seqs(await s.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }));
         if (i % 4 === 0) {
           expect(outcome.status).toBe('fulfilled');
           expect(entries).toEqual([5, 6, 7]);
@@ -100,8 +100,8 @@ if (requireOrSkip(probe, 'CQL group commit')) {
         s.timeline.append({ inbox: big, entries: bigBatch }),
         ...small.map((inbox) => s.timeline.append({ inbox, entries: [msgEntry(1, 'a'), msgEntry(2, 'b')] })),
       ]);
-      expect(seqs(await s.timeline.readAfter(big, 0, 300))).toEqual(bigBatch.map((e) => e.seq));
-      for (const inbox of small) expect(seqs(await s.timeline.readAfter(inbox, 0, 10))).toEqual([1, 2]);
+      expect(seqs(await s.timeline.readAfter({ inbox: big, afterSeq: 0, limit: 300 }))).toEqual(bigBatch.map((e) => e.seq));
+      for (const inbox of small) expect(seqs(await s.timeline.readAfter({ inbox, afterSeq: 0, limit: 10 }))).toEqual([1, 2]);
     });
   });
 }

@@ -27,7 +27,7 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
         Array.from({ length: 20 }, (_, i) => a.timeline.append({ inbox, entries: [msgEntry(i + 1, 'same')] })),
       );
       expect(outcomes.flat().filter((outcome) => !outcome.duplicate)).toEqual([{ seq: 1, duplicate: false }]);
-      expect(await a.timeline.readAfter(inbox, 0, 100)).toHaveLength(1);
+      expect(await a.timeline.readAfter({ inbox, afterSeq: 0, limit: 100 })).toHaveLength(1);
     });
 
     it('two processes racing to add the same member open exactly one window', async () => {
@@ -59,10 +59,10 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
     it('two processes racing for a section: exactly the highest epoch owns it', async () => {
       const section = uniqueName('section');
       const epochs = Array.from({ length: 12 }, (_, i) => i + 1);
-      await Promise.allSettled(epochs.map((epoch) => (epoch % 2 === 0 ? a : b).ceilings.claim(section, epoch)));
-      await expect(a.ceilings.raise(section, 10, 11)).rejects.toThrow(/owned by epoch 12/);
-      await b.ceilings.raise(section, 10, 12);
-      expect(await a.ceilings.claim(section, 12)).toBe(10);
+      await Promise.allSettled(epochs.map((epoch) => (epoch % 2 === 0 ? a : b).ceilings.claim({ section, epoch })));
+      await expect(a.ceilings.raise({ section, ceiling: 10, epoch: 11 })).rejects.toThrow(/owned by epoch 12/);
+      await b.ceilings.raise({ section, ceiling: 10, epoch: 12 });
+      expect(await a.ceilings.claim({ section, epoch: 12 })).toBe(10);
       const scope = uniqueName('scope');
       const drawn = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).ceilings.nextEpoch(scope)));
       expect(new Set(drawn).size).toBe(20);

@@ -215,10 +215,17 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
     // out for them.
     const rollbacks = nemesis.done.filter((f) => f.kind === 'nats-rollback').map((f) => f.stopped ?? f.at);
     const exposed = (a: Acked) => snapshotAt !== undefined && a.ret >= snapshotAt && rollbacks.some((stopped) => stopped >= a.ret);
-    const settled = await settle({ sys: system, clocks, plan, acked, exposed, hooks, timeoutMs: 180_000, notifyBoundMs: 45_000 });
+    const settleTimeoutMs = 180_000;
+    const settled = await settle({ sys: system, clocks, plan, acked, exposed, hooks, timeoutMs: settleTimeoutMs });
     o.log(
-      `settled in ${settled.deliveredMs} ms: undelivered=${settled.undelivered} afterSendMissing=${settled.afterSendMissing} unnotified=${settled.unnotified}`,
+      `settled in ${settled.deliveredMs} ms: undelivered=${settled.undelivered} afterSendMissing=${settled.afterSendMissing} unnotified=${settled.unnotified} (notification wait ${settled.notifiedMs} ms: ${settled.notifyWaitEnd}, up to ${settled.peakNotifyJobs} notify jobs pending)`,
     );
+    if (settled.notifyWaitEnd === 'bound') {
+      const b = settled.notifyBacklog;
+      o.log(
+        `settle: the notification wait reached its ${settleTimeoutMs} ms safety bound with ${b ? `${b.pendingJobs} notify job(s) pending and ${b.heldItems} notify item(s) held` : `the backlog unread (${settled.notifyBacklogError ?? 'no read'})`}: unnotified=${settled.unnotified} may be late, not lost`,
+      );
+    }
     stopPollers = true;
     await Promise.all(pollers);
     for (const d of devices) d.close();

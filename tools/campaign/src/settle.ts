@@ -8,6 +8,7 @@ import { SeqlineClient, type Entry } from '@seqline/client';
 import WebSocket from 'ws';
 import { now, type HistoryWriter } from './history.ts';
 import type { HookSink } from './hooks.ts';
+import { NotifyBacklogProbe, type NotifyBacklog } from './notify-backlog.ts';
 import type { RoundPlan } from './plan.ts';
 import { admin, userToken, type Clocks, type SystemUnderTest } from './system.ts';
 
@@ -80,14 +81,43 @@ function expected(plan: RoundPlan, acked: readonly Acked[], exposed: (a: Acked) 
   return need;
 }
 
+/**
+ * How the notification wait ended: every message notified; nothing left that could notify (no
+ * notify job pending, nothing held by the notifiers — what is still unnotified was lost with a
+ * crashed window, or is missing: the checker tells); or the safety bound, with work still pending.
+ */
+export type NotifyWaitEnd = 'notified' | 'drained' | 'bound';
+
 export interface SettleResult {
   deliveredMs: number;
   undelivered: number;
   afterSendMissing: number;
   unnotified: number;
+  /** How long the notification wait took, after delivery settled. */
+  notifiedMs: number;
+  notifyWaitEnd: NotifyWaitEnd;
+  /** The last backlog read (absent when every message was notified before one was needed). */
+  notifyBacklog?: NotifyBacklog;
+  /** Why the last backlog read failed, when it did. */
+  notifyBacklogError?: string;
+  /** The most notify jobs any backlog read saw pending (0 when none was read). */
+  peakNotifyJobs: number;
 }
 
-/** Polls until every expected copy, event and notification is there, or the bound passes. */
+async function unnotifiedNow(o: { sys: SystemUnderTest; clocks: Clocks; plan: RoundPlan; hooks: HookSink }): Promise<number> {
+  let unnotified = 0;
+  for (const user of o.plan.offline) {
+    const entries = await rawInbox(o.sys, o.clocks, user).catch(() => []);
+    const got = o.hooks.notified.get(user) ?? new Set<number>();
+    unnotified += entries.filter((e) => e.kind === 'msg' && e.from !== user && !got.has(e.seq)).length;
+  }
+  return unnotified;
+}
+
+/**
+ * Polls until every expected copy and event is there, then until every notification is there or
+ * none can come any more; each wait has `timeoutMs` as a safety bound only.
+ */
 export async function settle(o: {
   sys: SystemUnderTest;
   clocks: Clocks;
@@ -97,7 +127,6 @@ export async function settle(o: {
   exposed: (a: Acked) => boolean;
   hooks: HookSink;
   timeoutMs: number;
-  notifyBoundMs: number;
 }): Promise<SettleResult> {
   const start = Date.now();
   const need = expected(o.plan, o.acked, o.exposed);
@@ -119,21 +148,55 @@ export async function settle(o: {
     await new Promise((r) => setTimeout(r, 1000));
   }
   const deliveredMs = Date.now() - start;
-  // Offline users' notifications: every message from someone else named in one. One lost with a
-  // crashed window never comes, so this wait is bounded (a redelivered job waits out the queue's
-  // ack wait, 30 s, first).
+  // Offline users' notifications: every message from someone else named in one, or none can
+  // come any more. A notification lost with a crashed window never comes, and a late one may wait
+  // out several retry backoffs of its job (after a store outage): so the wait ends on counts — no
+  // job of the notify queue pending and no item held by the notifiers, read twice in a row (an
+  // enqueue under way is in neither count for a moment) — not on a guessed duration.
+  const notifyStart = Date.now();
+  const probe = new NotifyBacklogProbe(o.sys, o.clocks);
   let unnotified: number;
-  for (const bound = Date.now() + o.notifyBoundMs; ;) {
-    unnotified = 0;
-    for (const user of o.plan.offline) {
-      const entries = await rawInbox(o.sys, o.clocks, user).catch(() => []);
-      const got = o.hooks.notified.get(user) ?? new Set<number>();
-      unnotified += entries.filter((e) => e.kind === 'msg' && e.from !== user && !got.has(e.seq)).length;
+  let notifyWaitEnd: NotifyWaitEnd;
+  let notifyBacklog: NotifyBacklog | undefined;
+  let notifyBacklogError: string | undefined;
+  let peakNotifyJobs = 0;
+  try {
+    for (let quietReads = 0; ;) {
+      unnotified = await unnotifiedNow(o);
+      if (unnotified === 0) {
+        notifyWaitEnd = 'notified';
+        break;
+      }
+      notifyBacklog = await probe.read().then(
+        (b) => ((notifyBacklogError = undefined), b),
+        (err: unknown) => ((notifyBacklogError = String(err)), undefined),
+      );
+      peakNotifyJobs = Math.max(peakNotifyJobs, notifyBacklog?.pendingJobs ?? 0);
+      quietReads = notifyBacklog?.pendingJobs === 0 && notifyBacklog.heldItems === 0 ? quietReads + 1 : 0;
+      if (quietReads >= 2) {
+        notifyWaitEnd = 'drained';
+        break;
+      }
+      if (Date.now() - notifyStart > o.timeoutMs) {
+        notifyWaitEnd = 'bound';
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
     }
-    if (unnotified === 0 || Date.now() > bound) break;
-    await new Promise((r) => setTimeout(r, 1000));
+  } finally {
+    await probe.close();
   }
-  return { deliveredMs, undelivered, afterSendMissing, unnotified };
+  return {
+    deliveredMs,
+    undelivered,
+    afterSendMissing,
+    unnotified,
+    notifiedMs: Date.now() - notifyStart,
+    notifyWaitEnd,
+    peakNotifyJobs,
+    ...(notifyBacklog === undefined ? {} : { notifyBacklog }),
+    ...(notifyBacklogError === undefined ? {} : { notifyBacklogError }),
+  };
 }
 
 /** Reads and records the final state the checker judges against. */

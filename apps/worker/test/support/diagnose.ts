@@ -34,7 +34,7 @@ export async function explainLost(tenant: string, lostPairs: string[], syncedHea
 
 async function seqOfAppinfo(timeline: TimelineStore, inbox: InboxKey, appinfo: string): Promise<number | undefined> {
   for (let after = 0; ;) {
-    const page = await timeline.readAfter(inbox, after, 1000);
+    const page = await timeline.readAfter({ inbox, afterSeq: after, limit: 1000 });
     const hit = page.find((e) => e.appinfo === appinfo);
     if (hit !== undefined) return hit.seq;
     const last = page.at(-1);

@@ -5,7 +5,7 @@
 import { afterEach } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
-import type { Entry } from '@seqline/core';
+import type { Entry, GroupKey, GroupStreamReader, InboxKey, TimelineReader } from '@seqline/core';
 import { RemoteGroupStreamWriter, RemoteInboxWriter, ShardOwnerHost } from '../../src/index.ts';
 import type { RemoteWriterOptions, ShardOwnerHostOptions } from '../../src/index.ts';
 import { MemoryLogger, RecordingPushBus } from './doubles.ts';
@@ -83,14 +83,20 @@ export function clusterRig(deps: { nc: NatsConnection; redis: Redis; store: Temp
   };
 }
 
-/** Every stored entry of an inbox (TimelineStore) or a group stream (GroupStreamStore), ascending. */
-export async function readAll<K extends string>(
-  log: { readAfter(key: K, after: number, limit: number): Promise<Entry[]> },
-  key: K,
-): Promise<Entry[]> {
+/** Every stored entry of an inbox, ascending. */
+export function readAll(timeline: Pick<TimelineReader, 'readAfter'>, inbox: InboxKey): Promise<Entry[]> {
+  return readPages((afterSeq) => timeline.readAfter({ inbox, afterSeq, limit: 500 }));
+}
+
+/** Every stored entry of a group stream, ascending. */
+export function readAllOfGroup(streams: Pick<GroupStreamReader, 'readAfter'>, group: GroupKey): Promise<Entry[]> {
+  return readPages((afterGseq) => streams.readAfter({ group, afterGseq, limit: 500 }));
+}
+
+async function readPages(pageAfter: (after: number) => Promise<Entry[]>): Promise<Entry[]> {
   const out: Entry[] = [];
   for (;;) {
-    const page = await log.readAfter(key, out.at(-1)?.seq ?? 0, 500);
+    const page = await pageAfter(out.at(-1)?.seq ?? 0);
     if (page.length === 0) return out;
     out.push(...page);
   }

@@ -1,5 +1,15 @@
 /** A GroupStreamStore decorator for the cluster tests: records who appended, can stall an append. */
-import type { DedupKey, Entry, GroupKey, GroupStreamAppend, GroupStreamStore, InboxKey, StoredOutcome } from '@seqline/core';
+import type {
+  DedupKey,
+  Entry,
+  GroupKey,
+  GroupPageAfter,
+  GroupPageBefore,
+  GroupStreamAppend,
+  GroupStreamStore,
+  InboxKey,
+  StoredOutcome,
+} from '@seqline/core';
 import { sleep } from './doubles.ts';
 
 /** Wraps the real store (never replaces it): every call reaches it, appends are recorded. */
@@ -26,11 +36,11 @@ export class RecordingGroupStreams implements GroupStreamStore {
   findSeqs(input: { group: GroupKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>> {
     return this.inner.findSeqs(input);
   }
-  readAfter(group: GroupKey, after: number, limit: number): Promise<Entry[]> {
-    return this.inner.readAfter(group, after, limit);
+  readAfter(input: GroupPageAfter): Promise<Entry[]> {
+    return this.inner.readAfter(input);
   }
-  readBefore(group: GroupKey, before: number, limit: number): Promise<Entry[]> {
-    return this.inner.readBefore(group, before, limit);
+  readBefore(input: GroupPageBefore): Promise<Entry[]> {
+    return this.inner.readBefore(input);
   }
   headSeq(group: GroupKey): Promise<number> {
     return this.inner.headSeq(group);

@@ -15,16 +15,15 @@ export interface HeldQueue {
 export function heldQueue(real: WorkQueue): HeldQueue {
   let gate: { wait: Promise<void>; open: () => void } | undefined;
   const queue: WorkQueue = {
-    enqueue: (name, id, payload) => real.enqueue(name, id, payload),
-    consume: (name, handler, options) =>
-      real.consume(
-        name,
-        async (payload, ctx) => {
+    enqueue: (input) => real.enqueue(input),
+    consume: (input) =>
+      real.consume({
+        ...input,
+        handler: async (payload, ctx) => {
           while (gate) await gate.wait;
-          await handler(payload, ctx);
+          await input.handler(payload, ctx);
         },
-        options,
-      ),
+      }),
     deadLetters: () => real.deadLetters(),
     replay: (id) => real.replay(id),
     stopConsuming: () => real.stopConsuming(),

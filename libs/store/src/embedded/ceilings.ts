@@ -4,7 +4,15 @@
  * race.
  */
 import type { Database } from 'lmdb';
-import { FencedError, InternalError, type DrawnEpoch, type EpochRecord, type SeqCeilingStore } from '@seqline/core';
+import {
+  FencedError,
+  InternalError,
+  type DrawnEpoch,
+  type EpochRecord,
+  type CeilingClaim,
+  type CeilingRaise,
+  type SeqCeilingStore,
+} from '@seqline/core';
 import type { WriteBatcher } from './write-batcher.ts';
 
 export interface StoredCeiling {
@@ -67,7 +75,7 @@ export class LmdbSeqCeilingStore implements SeqCeilingStore {
     });
   }
 
-  async claim(section: string, epoch: number): Promise<number> {
+  async claim({ section, epoch }: CeilingClaim): Promise<number> {
     checkNumber('epoch', epoch);
     return this.writes.run(() => {
       const stored = this.ceilings.get(section) ?? { ceiling: 0, epoch: 0 };
@@ -80,7 +88,7 @@ export class LmdbSeqCeilingStore implements SeqCeilingStore {
   }
 
   /** Never lowers a ceiling: raises that arrive out of order keep the highest value. */
-  async raise(section: string, ceiling: number, epoch: number): Promise<void> {
+  async raise({ section, ceiling, epoch }: CeilingRaise): Promise<void> {
     checkNumber('epoch', epoch);
     checkNumber('ceiling', ceiling);
     await this.writes.run(() => {

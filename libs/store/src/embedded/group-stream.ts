@@ -5,6 +5,8 @@ import {
   type DedupKey,
   type Entry,
   type GroupKey,
+  type GroupPageAfter,
+  type GroupPageBefore,
   type GroupStreamAppend,
   type GroupStreamStore,
   type InboxKey,
@@ -29,11 +31,11 @@ export class LmdbGroupStreamStore implements GroupStreamStore {
     return this.log.findSeqs(input.group, input.keys);
   }
 
-  readAfter(group: GroupKey, afterGseq: number, limit: number): Promise<Entry[]> {
+  readAfter({ group, afterGseq, limit }: GroupPageAfter): Promise<Entry[]> {
     return this.log.readAfter(group, afterGseq, limit);
   }
 
-  readBefore(group: GroupKey, beforeGseq: number, limit: number): Promise<Entry[]> {
+  readBefore({ group, beforeGseq, limit }: GroupPageBefore): Promise<Entry[]> {
     return this.log.readBefore(group, beforeGseq, limit);
   }
 

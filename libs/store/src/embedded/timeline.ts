@@ -5,6 +5,9 @@ import {
   type DedupKey,
   type Entry,
   type InboxKey,
+  type InboxEntryRef,
+  type InboxPageAfter,
+  type InboxPageBefore,
   type IndexedConversations,
   type Logger,
   type StoredOutcome,
@@ -37,15 +40,15 @@ export class LmdbTimelineStore implements TimelineStore {
     return this.log.findSeqs(input.inbox, input.keys);
   }
 
-  getEntry(inbox: InboxKey, seq: number): Promise<Entry | null> {
+  getEntry({ inbox, seq }: InboxEntryRef): Promise<Entry | null> {
     return this.log.getEntry(inbox, seq);
   }
 
-  readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]> {
+  readAfter({ inbox, afterSeq, limit }: InboxPageAfter): Promise<Entry[]> {
     return this.log.readAfter(inbox, afterSeq, limit);
   }
 
-  readBefore(inbox: InboxKey, beforeSeq: number, limit: number): Promise<Entry[]> {
+  readBefore({ inbox, beforeSeq, limit }: InboxPageBefore): Promise<Entry[]> {
     return this.log.readBefore(inbox, beforeSeq, limit);
   }
 

@@ -6,7 +6,16 @@
  * A clean release is recorded in the epoch row (`released`, `released_at`) `IF epoch = ?`, so
  * the next draw reads it in the same linearizable history as the epoch it replaces.
  */
-import { KeyedQueue, FencedError, InternalError, type DrawnEpoch, type EpochRecord, type SeqCeilingStore } from '@seqline/core';
+import {
+  KeyedQueue,
+  FencedError,
+  InternalError,
+  type DrawnEpoch,
+  type EpochRecord,
+  type CeilingClaim,
+  type CeilingRaise,
+  type SeqCeilingStore,
+} from '@seqline/core';
 import { isUnknownOutcome, newOp, optNum, sameOp, type Cql, type Row } from './cql.ts';
 
 interface EpochRow {
@@ -100,7 +109,7 @@ export class CqlSeqCeilingStore implements SeqCeilingStore {
     });
   }
 
-  async claim(section: string, epoch: number): Promise<number> {
+  async claim({ section, epoch }: CeilingClaim): Promise<number> {
     checkNumber('epoch', epoch);
     const before = await this.mutate(section, (stored) => {
       if (epoch < stored.epoch) throw new FencedError(`section ${section} is owned by epoch ${stored.epoch}, claim with ${epoch}`);
@@ -110,7 +119,7 @@ export class CqlSeqCeilingStore implements SeqCeilingStore {
   }
 
   /** Never lowers a ceiling: raises that arrive out of order keep the highest value. */
-  async raise(section: string, ceiling: number, epoch: number): Promise<void> {
+  async raise({ section, ceiling, epoch }: CeilingRaise): Promise<void> {
     checkNumber('epoch', epoch);
     checkNumber('ceiling', ceiling);
     await this.mutate(section, (stored) => {

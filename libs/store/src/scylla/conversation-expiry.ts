@@ -101,7 +101,7 @@ export async function expiryStep(deps: ExpiryDeps, inbox: InboxKey, mem: InboxMe
   if (retentionSeconds <= 0) return NONE;
   if (mem.checkedAt !== undefined && now - mem.checkedAt < horizonCheckIntervalMs(retentionSeconds)) return NONE;
   mem.checkedAt = now;
-  const [oldest] = await deps.source.readAfter(inbox, 0, 1);
+  const [oldest] = await deps.source.readAfter({ inbox, afterSeq: 0, limit: 1 });
   if (oldest === undefined) return NONE;
   const { horizon, oldestAt, firstSeq, horizonWrittenAt } = mem.horizon;
   if (firstSeq === undefined && horizon === 0) {

@@ -15,6 +15,7 @@ import {
   type FactsAnswerAsync,
   type FactsRequest,
   type InboxKey,
+  type InboxPageAfter,
   type UnreadItem,
 } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
@@ -26,7 +27,7 @@ export interface InboxEntrySource {
   findSeqs(input: { inbox: InboxKey; keys: readonly DedupKey[] }): Promise<Map<DedupKey, number>>;
   /** The entries at these seqs; absent seqs are left out. */
   entriesAt(inbox: InboxKey, seqs: readonly number[]): Promise<Map<number, Entry>>;
-  readAfter(inbox: InboxKey, afterSeq: number, limit: number): Promise<Entry[]>;
+  readAfter(input: InboxPageAfter): Promise<Entry[]>;
 }
 
 /** Keys per IN list. */

@@ -87,7 +87,7 @@ export class CqlConversationIndex implements ConversationIndex {
     if (out.length === wanted.length) return { entries: out, hasMore };
     // Items whose entries are gone: expired ones outlive their entries a little (an item's TTL
     // runs from its index write) and lie below the oldest entry, as does everything older.
-    const [oldest] = await this.source.readAfter(inbox, 0, 1);
+    const [oldest] = await this.source.readAfter({ inbox, afterSeq: 0, limit: 1 });
     const expired = oldest === undefined || wanted.some((seq) => seq < oldest.seq);
     return { entries: out, hasMore: hasMore && !expired };
   }

@@ -150,7 +150,7 @@ export async function rebuildInboxIndex(deps: RebuildDeps, { inbox, guard }: Reb
 async function foldCursors(source: InboxEntrySource, inbox: InboxKey, recount: InboxRecount, pageSize: number): Promise<InboxScan> {
   const scan: InboxScan = { entries: 0, headSeq: 0, oldest: undefined };
   for (;;) {
-    const page = await source.readAfter(inbox, scan.headSeq, pageSize);
+    const page = await source.readAfter({ inbox, afterSeq: scan.headSeq, limit: pageSize });
     if (page.length > 0) {
       recount.foldCursors(page, await readTargets(source, inbox, recount.targetsOf(page)));
       scan.oldest ??= page[0];
@@ -185,7 +185,7 @@ async function eachPageUpTo(
   visit: (page: Entry[]) => Promise<void>,
 ): Promise<void> {
   for (let after = 0; after < headSeq;) {
-    const page = (await source.readAfter(inbox, after, pageSize)).filter((entry) => entry.seq <= headSeq);
+    const page = (await source.readAfter({ inbox, afterSeq: after, limit: pageSize })).filter((entry) => entry.seq <= headSeq);
     if (page.length === 0) return;
     await visit(page);
     after = (page.at(-1) as Entry).seq;

@@ -245,7 +245,7 @@ export class CqlConversationIndexWriter {
     let after = mem.watermark;
     const pageSize = this.pageSize ?? CATCH_UP_PAGE;
     for (;;) {
-      const page = await this.source.readAfter(inbox, after, pageSize);
+      const page = await this.source.readAfter({ inbox, afterSeq: after, limit: pageSize });
       const due = page.filter((entry) => entry.seq <= upTo);
       if (due.length > 0) {
         this.logger.info({ inbox, after, count: due.length }, 'conversation index catching up');

@@ -32,14 +32,14 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('runs a job enqueued after consume, once, with its payload, id and attempt 1', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const calls: [Json, JobContext][] = [];
-      await wq.consume(
-        q,
-        async (payload, ctx) => {
+      await wq.consume({
+        queue: q,
+        handler: async (payload, ctx) => {
           calls.push([payload, ctx]);
         },
-        { concurrency: 2 },
-      );
-      await wq.enqueue(q, `${q}-1`, { hello: 'world', n: [1, 2] });
+        options: { concurrency: 2 },
+      });
+      await wq.enqueue({ queue: q, id: `${q}-1`, payload: { hello: 'world', n: [1, 2] } });
       await eventually(() => expect(calls).toHaveLength(1));
       await sleep(300);
       expect(calls).toEqual([
@@ -52,15 +52,15 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
 
     it('runs jobs enqueued before consume started', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
-      for (let i = 0; i < 5; i++) await wq.enqueue(q, `${q}-${i}`, i);
+      for (let i = 0; i < 5; i++) await wq.enqueue({ queue: q, id: `${q}-${i}`, payload: i });
       const seen: Json[] = [];
-      await wq.consume(
-        q,
-        async (payload) => {
+      await wq.consume({
+        queue: q,
+        handler: async (payload) => {
           seen.push(payload);
         },
-        { concurrency: 3 },
-      );
+        options: { concurrency: 3 },
+      });
       await eventually(() => expect([...seen].sort()).toEqual([0, 1, 2, 3, 4]));
     });
 
@@ -71,15 +71,15 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
         ['dup', 'second'],
         ['other', 'other'],
       ])
-        await wq.enqueue(q, `${q}-${id}`, payload!);
+        await wq.enqueue({ queue: q, id: `${q}-${id}`, payload: payload! });
       const seen: Json[] = [];
-      await wq.consume(
-        q,
-        async (payload) => {
+      await wq.consume({
+        queue: q,
+        handler: async (payload) => {
           seen.push(payload);
         },
-        { concurrency: 4 },
-      );
+        options: { concurrency: 4 },
+      });
       await eventually(() => expect(seen).toHaveLength(2));
       await sleep(300);
       expect([...seen].sort()).toEqual(['first', 'other']);
@@ -88,16 +88,16 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('never runs more than `concurrency` handlers at once, and does run them in parallel', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const [probe, done] = [new ConcurrencyProbe(), { n: 0 }];
-      await wq.consume(
-        q,
-        (_p) =>
+      await wq.consume({
+        queue: q,
+        handler: (_p) =>
           probe.around('-', async () => {
             await sleep(30);
             done.n++;
           }),
-        { concurrency: 4 },
-      );
-      await Promise.all(Array.from({ length: 24 }, (_, i) => wq.enqueue(q, `${q}-${i}`, i)));
+        options: { concurrency: 4 },
+      });
+      await Promise.all(Array.from({ length: 24 }, (_, i) => wq.enqueue({ queue: q, id: `${q}-${i}`, payload: i })));
       await eventually(() => expect(done.n).toBe(24));
       expect(probe.maxRunning).toSatisfy((max: number) => max >= 2 && max <= 4);
     });
@@ -106,9 +106,9 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const [probe, done] = [new ConcurrencyProbe(), { n: 0 }];
       const finishedAt = new Map<string, number>(); // group → when its last job finished
-      await wq.consume(
-        q,
-        (payload) => {
+      await wq.consume({
+        queue: q,
+        handler: (payload) => {
           const group = keyOfGroup(payload) ?? '-';
           return probe.around(group, async () => {
             await sleep(25);
@@ -116,11 +116,11 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
             done.n++;
           });
         },
-        { concurrency: 8, keyOf: keyOfGroup, perKeyConcurrency: 3 },
-      );
+        options: { concurrency: 8, keyOf: keyOfGroup, perKeyConcurrency: 3 },
+      });
       const groups = [...Array<string>(40).fill('hot'), ...Array<string>(6).fill('cold')];
       // Concurrent enqueues: the hot backlog is all there before the cold jobs arrive.
-      await Promise.all(groups.map((group, i) => wq.enqueue(q, `${q}-${i}`, { group })));
+      await Promise.all(groups.map((group, i) => wq.enqueue({ queue: q, id: `${q}-${i}`, payload: { group } })));
       await eventually(() => expect(done.n).toBe(46), 20_000);
       expect(probe.maxPerKey.get('hot')).toSatisfy((n: number) => n >= 2 && n <= 3);
       expect(probe.maxPerKey.get('cold')).toBeLessThanOrEqual(3);
@@ -131,18 +131,18 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('reads a function perKeyConcurrency live', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       let [limit, overLimit, running, maxAfterRaise, done] = [1, 0, 0, 0, 0];
-      await wq.consume(
-        q,
-        async () => {
+      await wq.consume({
+        queue: q,
+        handler: async () => {
           if (++running > limit) overLimit++;
           if (limit === 4) maxAfterRaise = Math.max(maxAfterRaise, running);
           await sleep(20);
           running--;
           done++;
         },
-        { concurrency: 10, keyOf: keyOfGroup, perKeyConcurrency: () => limit },
-      );
-      for (let i = 0; i < 40; i++) await wq.enqueue(q, `${q}-${i}`, { group: 'g' });
+        options: { concurrency: 10, keyOf: keyOfGroup, perKeyConcurrency: () => limit },
+      });
+      for (let i = 0; i < 40; i++) await wq.enqueue({ queue: q, id: `${q}-${i}`, payload: { group: 'g' } });
       await eventually(() => expect(done).toBeGreaterThanOrEqual(8));
       limit = 4;
       await eventually(() => expect(done).toBe(40), 20_000);
@@ -153,16 +153,16 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('retries a failing job with growing attempt numbers until it succeeds', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const [attempts, succeeded]: [number[], { now?: true }] = [[], {}];
-      await wq.consume(
-        q,
-        async (_p, ctx) => {
+      await wq.consume({
+        queue: q,
+        handler: async (_p, ctx) => {
           attempts.push(ctx.attempt);
           if (ctx.attempt < 3) throw new Error(`transient ${ctx.attempt}`);
           succeeded.now = true;
         },
-        { concurrency: 1 },
-      );
-      await wq.enqueue(q, `${q}-flaky`, 'x');
+        options: { concurrency: 1 },
+      });
+      await wq.enqueue({ queue: q, id: `${q}-flaky`, payload: 'x' });
       await eventually(() => expect(succeeded.now).toBe(true));
       await sleep(300);
       expect(attempts).toEqual([1, 2, 3]);
@@ -172,16 +172,16 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
     it('does not hold other jobs behind a failing one', async () => {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const ok: Json[] = [];
-      await wq.consume(
-        q,
-        async (payload) => {
+      await wq.consume({
+        queue: q,
+        handler: async (payload) => {
           if (payload === 'bad') throw new Error('always fails');
           ok.push(payload);
         },
-        { concurrency: 1 },
-      );
-      await wq.enqueue(q, `${q}-bad`, 'bad');
-      for (let i = 0; i < 5; i++) await wq.enqueue(q, `${q}-${i}`, i);
+        options: { concurrency: 1 },
+      });
+      await wq.enqueue({ queue: q, id: `${q}-bad`, payload: 'bad' });
+      for (let i = 0; i < 5; i++) await wq.enqueue({ queue: q, id: `${q}-${i}`, payload: i });
       await eventually(() => expect(ok).toHaveLength(5));
     });
 
@@ -189,16 +189,16 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       const [wq, q] = [await openQueue(), uniqueName('q')];
       const id = `${q}-poison`;
       let [failing, calls, succeeded] = [true, 0, false];
-      await wq.consume(
-        q,
-        async () => {
+      await wq.consume({
+        queue: q,
+        handler: async () => {
           calls++;
           if (failing) throw new Error('poison');
           succeeded = true;
         },
-        { concurrency: 2 },
-      );
-      await wq.enqueue(q, id, { body: 'p' });
+        options: { concurrency: 2 },
+      });
+      await wq.enqueue({ queue: q, id, payload: { body: 'p' } });
       const deadOfQueue = async () => (await wq.deadLetters()).filter((job) => job.queue === q);
       await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 15_000, 100);
       expect((await deadOfQueue())[0]).toMatchObject({
@@ -220,17 +220,17 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
 
     it('a new instance resumes jobs a closed instance accepted', async () => {
       const [first, q] = [await openQueue(), uniqueName('q')];
-      for (let i = 0; i < 3; i++) await first.enqueue(q, `${q}-${i}`, i);
+      for (let i = 0; i < 3; i++) await first.enqueue({ queue: q, id: `${q}-${i}`, payload: i });
       await first.close();
       const second = await openQueue();
       const seen: Json[] = [];
-      await second.consume(
-        q,
-        async (payload) => {
+      await second.consume({
+        queue: q,
+        handler: async (payload) => {
           seen.push(payload);
         },
-        { concurrency: 2 },
-      );
+        options: { concurrency: 2 },
+      });
       await eventually(() => expect([...seen].sort()).toEqual([0, 1, 2]));
     });
 
@@ -238,16 +238,16 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       const [first, q] = [await openQueue(), uniqueName('q')];
       const started: Json[] = [];
       let finished = 0;
-      for (let i = 0; i < 3; i++) await first.enqueue(q, `${q}-${i}`, i);
-      await first.consume(
-        q,
-        async (payload) => {
+      for (let i = 0; i < 3; i++) await first.enqueue({ queue: q, id: `${q}-${i}`, payload: i });
+      await first.consume({
+        queue: q,
+        handler: async (payload) => {
           started.push(payload);
           await sleep(200);
           finished++;
         },
-        { concurrency: 1 },
-      );
+        options: { concurrency: 1 },
+      });
       await eventually(() => expect(started).toHaveLength(1));
       await first.close();
       expect(finished).toBe(1);
@@ -255,13 +255,13 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       expect(started).toHaveLength(1);
       const second = await openQueue();
       const rest: Json[] = [];
-      await second.consume(
-        q,
-        async (payload) => {
+      await second.consume({
+        queue: q,
+        handler: async (payload) => {
           rest.push(payload);
         },
-        { concurrency: 2 },
-      );
+        options: { concurrency: 2 },
+      });
       await eventually(() => expect([...started, ...rest].sort()).toEqual([0, 1, 2]));
       await sleep(300);
       expect(rest).toHaveLength(2);
@@ -272,29 +272,29 @@ export function workQueueContract(name: string, open: OpenWorkQueue): void {
       let open = (): void => undefined;
       const gate = new Promise<void>((resolve) => (open = resolve));
       const started: Json[] = [];
-      for (let i = 0; i < 2; i++) await first.enqueue(q, `${q}-${i}`, i);
-      await first.consume(
-        q,
-        async (payload) => {
+      for (let i = 0; i < 2; i++) await first.enqueue({ queue: q, id: `${q}-${i}`, payload: i });
+      await first.consume({
+        queue: q,
+        handler: async (payload) => {
           started.push(payload);
           await gate;
           // Handed over after the stop began: the queue still takes it.
-          await first.enqueue(next, `${next}-from-${String(payload)}`, payload);
+          await first.enqueue({ queue: next, id: `${next}-from-${String(payload)}`, payload });
         },
-        { concurrency: 1 },
-      );
+        options: { concurrency: 1 },
+      });
       await eventually(() => expect(started).toHaveLength(1));
       const stopped = first.stopConsuming();
       open();
       await stopped;
       expect(started).toEqual([0]);
-      await first.enqueue(next, `${next}-late`, 'late');
+      await first.enqueue({ queue: next, id: `${next}-late`, payload: 'late' });
       await first.close();
-      await expect(first.enqueue(next, `${next}-refused`, 'refused')).rejects.toThrow();
+      await expect(first.enqueue({ queue: next, id: `${next}-refused`, payload: 'refused' })).rejects.toThrow();
       const second = await openQueue();
       const [seenNext, seenQ]: [Json[], Json[]] = [[], []];
-      await second.consume(next, async (payload) => void seenNext.push(payload), { concurrency: 2 });
-      await second.consume(q, async (payload) => void seenQ.push(payload), { concurrency: 2 });
+      await second.consume({ queue: next, handler: async (payload) => void seenNext.push(payload), options: { concurrency: 2 } });
+      await second.consume({ queue: q, handler: async (payload) => void seenQ.push(payload), options: { concurrency: 2 } });
       await eventually(() => {
         expect(seenNext.map(String).sort()).toEqual(['0', 'late']);
         expect(seenQ).toEqual([1]);

@@ -125,11 +125,11 @@ export function seqCeilingStoreContract(name: string, open: StoreOpener<SeqCeili
 
     it('claim of a new section returns 0; a raise is seen by the next claim', async () => {
       const section = uniqueName('section');
-      expect(await ctx.store.claim(section, 1)).toBe(0);
-      await ctx.store.raise(section, 10_000, 1);
-      expect(await ctx.store.claim(section, 1)).toBe(10_000);
-      await ctx.store.raise(section, 20_000, 1);
-      expect(await ctx.store.claim(section, 2)).toBe(20_000);
+      expect(await ctx.store.claim({ section, epoch: 1 })).toBe(0);
+      await ctx.store.raise({ section, ceiling: 10_000, epoch: 1 });
+      expect(await ctx.store.claim({ section, epoch: 1 })).toBe(10_000);
+      await ctx.store.raise({ section, ceiling: 20_000, epoch: 1 });
+      expect(await ctx.store.claim({ section, epoch: 2 })).toBe(20_000);
     });
 
     it('a deposed owner is fenced: its raises and claims reject and change nothing', async () => {
@@ -137,49 +137,49 @@ export function seqCeilingStoreContract(name: string, open: StoreOpener<SeqCeili
       const scope = uniqueName('scope');
       const oldEpoch = await ctx.store.nextEpoch(scope);
       const newEpoch = await ctx.store.nextEpoch(scope);
-      expect(await ctx.store.claim(section, oldEpoch)).toBe(0);
-      await ctx.store.raise(section, 10_000, oldEpoch);
-      expect(await ctx.store.claim(section, newEpoch)).toBe(10_000);
-      await expect(ctx.store.raise(section, 20_000, oldEpoch)).rejects.toBeInstanceOf(FencedError);
-      await expect(ctx.store.claim(section, oldEpoch)).rejects.toBeInstanceOf(FencedError);
-      expect(await ctx.store.claim(section, newEpoch)).toBe(10_000);
-      await ctx.store.raise(section, 30_000, newEpoch);
-      expect(await ctx.store.claim(section, newEpoch)).toBe(30_000);
+      expect(await ctx.store.claim({ section, epoch: oldEpoch })).toBe(0);
+      await ctx.store.raise({ section, ceiling: 10_000, epoch: oldEpoch });
+      expect(await ctx.store.claim({ section, epoch: newEpoch })).toBe(10_000);
+      await expect(ctx.store.raise({ section, ceiling: 20_000, epoch: oldEpoch })).rejects.toBeInstanceOf(FencedError);
+      await expect(ctx.store.claim({ section, epoch: oldEpoch })).rejects.toBeInstanceOf(FencedError);
+      expect(await ctx.store.claim({ section, epoch: newEpoch })).toBe(10_000);
+      await ctx.store.raise({ section, ceiling: 30_000, epoch: newEpoch });
+      expect(await ctx.store.claim({ section, epoch: newEpoch })).toBe(30_000);
     });
 
     it('a raise never lowers the ceiling', async () => {
       const section = uniqueName('section');
-      await ctx.store.claim(section, 1);
-      await ctx.store.raise(section, 30_000, 1);
-      await ctx.store.raise(section, 20_000, 1);
-      expect(await ctx.store.claim(section, 1)).toBe(30_000);
+      await ctx.store.claim({ section, epoch: 1 });
+      await ctx.store.raise({ section, ceiling: 30_000, epoch: 1 });
+      await ctx.store.raise({ section, ceiling: 20_000, epoch: 1 });
+      expect(await ctx.store.claim({ section, epoch: 1 })).toBe(30_000);
     });
 
     it('racing raises of one owner end at the highest ceiling', async () => {
       const section = uniqueName('section');
-      await ctx.store.claim(section, 3);
+      await ctx.store.claim({ section, epoch: 3 });
       const ceilings = Array.from({ length: 25 }, (_, i) => (i + 1) * 10_000);
-      await Promise.all(shuffled(ceilings).map((ceiling) => ctx.store.raise(section, ceiling, 3)));
-      expect(await ctx.store.claim(section, 3)).toBe(250_000);
+      await Promise.all(shuffled(ceilings).map((ceiling) => ctx.store.raise({ section, ceiling, epoch: 3 })));
+      expect(await ctx.store.claim({ section, epoch: 3 })).toBe(250_000);
     });
 
     it('racing claims: exactly the highest epoch owns the section afterwards', async () => {
       const section = uniqueName('section');
       const epochs = Array.from({ length: 10 }, (_, i) => i + 1);
-      await Promise.allSettled(shuffled(epochs).map((epoch) => ctx.store.claim(section, epoch)));
-      await expect(ctx.store.raise(section, 5, 9)).rejects.toBeInstanceOf(FencedError);
-      await ctx.store.raise(section, 5, 10);
-      expect(await ctx.store.claim(section, 10)).toBe(5);
+      await Promise.allSettled(shuffled(epochs).map((epoch) => ctx.store.claim({ section, epoch })));
+      await expect(ctx.store.raise({ section, ceiling: 5, epoch: 9 })).rejects.toBeInstanceOf(FencedError);
+      await ctx.store.raise({ section, ceiling: 5, epoch: 10 });
+      expect(await ctx.store.claim({ section, epoch: 10 })).toBe(5);
     });
 
     it('sections are independent', async () => {
       const a = uniqueName('section');
       const b = uniqueName('section');
-      await ctx.store.claim(a, 5);
-      await ctx.store.raise(a, 50_000, 5);
-      expect(await ctx.store.claim(b, 1)).toBe(0);
-      await ctx.store.raise(b, 7, 1);
-      expect(await ctx.store.claim(a, 5)).toBe(50_000);
+      await ctx.store.claim({ section: a, epoch: 5 });
+      await ctx.store.raise({ section: a, ceiling: 50_000, epoch: 5 });
+      expect(await ctx.store.claim({ section: b, epoch: 1 })).toBe(0);
+      await ctx.store.raise({ section: b, ceiling: 7, epoch: 1 });
+      expect(await ctx.store.claim({ section: a, epoch: 5 })).toBe(50_000);
     });
 
     it('ceilings and fencing survive a reopen', async () => {
@@ -187,13 +187,13 @@ export function seqCeilingStoreContract(name: string, open: StoreOpener<SeqCeili
       await acrossReopen(
         open,
         async (store) => {
-          await store.claim(section, 4);
-          await store.raise(section, 40_000, 4);
-          await store.claim(section, 6);
+          await store.claim({ section, epoch: 4 });
+          await store.raise({ section, ceiling: 40_000, epoch: 4 });
+          await store.claim({ section, epoch: 6 });
         },
         async (store) => {
-          await expect(store.raise(section, 90_000, 4)).rejects.toBeInstanceOf(FencedError);
-          expect(await store.claim(section, 6)).toBe(40_000);
+          await expect(store.raise({ section, ceiling: 90_000, epoch: 4 })).rejects.toBeInstanceOf(FencedError);
+          expect(await store.claim({ section, epoch: 6 })).toBe(40_000);
         },
       );
     });

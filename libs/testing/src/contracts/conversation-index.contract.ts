@@ -199,7 +199,7 @@ export function conversationIndexContract(
         expect(conv?.last?.edit?.editedAt).toBe(10);
         const { entries } = await ctx.store.conversations.conversationEntries(inbox, bob, { limit: 5 });
         expect(entries.map((e) => e.body)).toEqual([{ text: 'fixed' }]);
-        expect(await ctx.store.timeline.getEntry(inbox, 1)).toEqual(sent); // the inbox keeps what was sent
+        expect(await ctx.store.timeline.getEntry({ inbox, seq: 1 })).toEqual(sent); // the inbox keeps what was sent
         await expectIndexMatchesInbox(ctx.store, inbox, SELF, 2);
       });
 
@@ -298,5 +298,10 @@ async function recordsOf(stores: ConversationStores, inbox: InboxKey): Promise<M
 async function snapshot(stores: ConversationStores, inbox: InboxKey) {
   const list = await stores.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT });
   const entries = await Promise.all(list.convs.map((c) => stores.conversations.conversationEntries(inbox, c.conv, { limit: 1000 })));
-  return { list, entries, head: await stores.conversations.headSeq(inbox), inbox: await stores.timeline.readAfter(inbox, 0, 100_000) };
+  return {
+    list,
+    entries,
+    head: await stores.conversations.headSeq(inbox),
+    inbox: await stores.timeline.readAfter({ inbox, afterSeq: 0, limit: 100_000 }),
+  };
 }

@@ -97,7 +97,7 @@ const READ_ALL = 100_000;
  */
 export async function expectIndexMatchesInbox(stores: ConversationStores, inbox: InboxKey, self: string, pageLimit: number): Promise<void> {
   const { timeline, conversations } = stores;
-  const entries = await timeline.readAfter(inbox, 0, READ_ALL);
+  const entries = await timeline.readAfter({ inbox, afterSeq: 0, limit: READ_ALL });
   const oracle = recountInboxIndex(entries, self);
   const bySeq = new Map(entries.map((e) => [e.seq, e]));
   const shown = (seq: number): Entry => withLatestEdit(bySeq.get(seq) as Entry, oracle.edits.get(seq) ?? null);
@@ -191,9 +191,9 @@ export function truncatedTimeline(timeline: TimelineStore, entries: Entry[]): Ti
   return {
     append: () => Promise.reject(new Error('read-only view')),
     findSeqs: (input) => timeline.findSeqs(input),
-    getEntry: async (_inbox, seq) => entries.find((e) => e.seq === seq) ?? null,
-    readAfter: async (_inbox, afterSeq, limit) => entries.filter((e) => e.seq > afterSeq).slice(0, limit),
-    readBefore: async (_inbox, beforeSeq, limit) =>
+    getEntry: async ({ seq }) => entries.find((e) => e.seq === seq) ?? null,
+    readAfter: async ({ afterSeq, limit }) => entries.filter((e) => e.seq > afterSeq).slice(0, limit),
+    readBefore: async ({ beforeSeq, limit }) =>
       entries
         .filter((e) => e.seq < beforeSeq)
         .reverse()

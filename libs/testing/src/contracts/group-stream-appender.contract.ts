@@ -40,7 +40,7 @@ function groupEntry(group: GroupKey, appinfo: string): NewEntry {
 async function readAll(streams: GroupStreamStore, group: GroupKey): Promise<Entry[]> {
   const out: Entry[] = [];
   for (;;) {
-    const page = await streams.readAfter(group, out.at(-1)?.seq ?? 0, 500);
+    const page = await streams.readAfter({ group, afterGseq: out.at(-1)?.seq ?? 0, limit: 500 });
     if (page.length === 0) return out;
     out.push(...page);
   }
@@ -67,12 +67,12 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
     it('assigns rising gseqs whose prevSeqs chain from 0; headSeq is the last one', async () => {
       const g = newGroup();
       expect(await ctx.store.appender.headSeq(g)).toBe(0);
-      expect(await ctx.store.appender.append(g, [])).toEqual([]);
-      const [a, b] = await ctx.store.appender.append(g, [groupEntry(g, 'm1'), groupEntry(g, 'm2')]);
+      expect(await ctx.store.appender.append({ group: g, entries: [] })).toEqual([]);
+      const [a, b] = await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'm1'), groupEntry(g, 'm2')] });
       expect(a).toEqual({ seq: expect.any(Number) as number, duplicate: false, prevSeq: 0 });
       expect(b).toEqual({ seq: expect.any(Number) as number, duplicate: false, prevSeq: a!.seq });
       expect(b!.seq).toBeGreaterThan(a!.seq);
-      const [c] = await ctx.store.appender.append(g, [groupEntry(g, 'm3')]);
+      const [c] = await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'm3')] });
       expect(c).toEqual({ seq: expect.any(Number) as number, duplicate: false, prevSeq: b!.seq });
       expect(c!.seq).toBeGreaterThan(b!.seq);
       const stored = await readAll(ctx.store.streams, g);
@@ -86,18 +86,21 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
 
     it('answers a resend with the original gseq, duplicate and without prevSeq, also repeated within one call; stores nothing', async () => {
       const g = newGroup();
-      const [x, again] = await ctx.store.appender.append(g, [groupEntry(g, 'x'), groupEntry(g, 'x')]);
+      const [x, again] = await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'x'), groupEntry(g, 'x')] });
       expect(x!.duplicate).toBe(false);
       expect(again).toEqual({ seq: x!.seq, duplicate: true });
-      const [y] = await ctx.store.appender.append(g, [groupEntry(g, 'y')]);
-      const mixed = await ctx.store.appender.append(g, [groupEntry(g, 'y'), groupEntry(g, 'z'), groupEntry(g, 'z'), groupEntry(g, 'x')]);
+      const [y] = await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'y')] });
+      const mixed = await ctx.store.appender.append({
+        group: g,
+        entries: [groupEntry(g, 'y'), groupEntry(g, 'z'), groupEntry(g, 'z'), groupEntry(g, 'x')],
+      });
       expect(mixed).toEqual([
         { seq: y!.seq, duplicate: true },
         { seq: expect.any(Number) as number, duplicate: false, prevSeq: y!.seq },
         { seq: mixed[1]!.seq, duplicate: true },
         { seq: x!.seq, duplicate: true },
       ]);
-      expect(await ctx.store.appender.append(g, [groupEntry(g, 'x'), groupEntry(g, 'y')])).toEqual([
+      expect(await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'x'), groupEntry(g, 'y')] })).toEqual([
         { seq: x!.seq, duplicate: true },
         { seq: y!.seq, duplicate: true },
       ]);
@@ -110,7 +113,10 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
       const calls = 24;
       const results = await Promise.all(
         Array.from({ length: calls }, (_, i) =>
-          ctx.store.appender.append(g, i % 2 === 0 ? [groupEntry(g, 'shared')] : [groupEntry(g, `own${i}`), groupEntry(g, 'shared')]),
+          ctx.store.appender.append({
+            group: g,
+            entries: i % 2 === 0 ? [groupEntry(g, 'shared')] : [groupEntry(g, `own${i}`), groupEntry(g, 'shared')],
+          }),
         ),
       );
       const shared = results.map((r) => r.at(-1)!);
@@ -122,7 +128,9 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
       expectChained(stored, results.flat());
       // Once stored, concurrent resends (each repeating it within the call) are all duplicates.
       const resent = await Promise.all(
-        Array.from({ length: 6 }, () => ctx.store.appender.append(g, [groupEntry(g, 'shared'), groupEntry(g, 'shared')])),
+        Array.from({ length: 6 }, () =>
+          ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'shared'), groupEntry(g, 'shared')] }),
+        ),
       );
       expect(resent.flat()).toEqual(Array.from({ length: 12 }, () => ({ seq: shared[0]!.seq, duplicate: true })));
       expect(await readAll(ctx.store.streams, g)).toEqual(stored);
@@ -138,7 +146,7 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
           for (let i = 0; i < perCaller; i++) {
             // Every third call carries two entries: merged batches and single appends interleave.
             const entries = i % 3 === 0 ? [groupEntry(g, `c${c}-${i}a`), groupEntry(g, `c${c}-${i}b`)] : [groupEntry(g, `c${c}-${i}`)];
-            mine.push(...(await ctx.store.appender.append(g, entries)));
+            mine.push(...(await ctx.store.appender.append({ group: g, entries })));
           }
           return mine;
         }),
@@ -158,9 +166,9 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
 
     it('headSeq asked while appends are under way is at least every gseq of the appends started before it', async () => {
       const g = newGroup();
-      const appends = Array.from({ length: 30 }, (_, i) => ctx.store.appender.append(g, [groupEntry(g, `h${i}`)]));
+      const appends = Array.from({ length: 30 }, (_, i) => ctx.store.appender.append({ group: g, entries: [groupEntry(g, `h${i}`)] }));
       const head = ctx.store.appender.headSeq(g);
-      const later = ctx.store.appender.append(g, [groupEntry(g, 'after-head')]);
+      const later = ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'after-head')] });
       const outcomes = (await Promise.all(appends)).flat();
       expect(await head).toBeGreaterThanOrEqual(Math.max(...outcomes.map((o) => o.seq)));
       expect(await ctx.store.appender.headSeq(g)).toBe((await later)[0]!.seq);
@@ -173,7 +181,7 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
       const results = await Promise.all(
         Array.from({ length: 60 }, (_, i) => {
           const g = groups[i % groups.length]!;
-          return ctx.store.appender.append(g, [groupEntry(g, i < groups.length ? 'same-appinfo' : `m${i}`)]);
+          return ctx.store.appender.append({ group: g, entries: [groupEntry(g, i < groups.length ? 'same-appinfo' : `m${i}`)] });
         }),
       );
       for (const [k, g] of groups.entries()) {
@@ -189,11 +197,11 @@ export function groupStreamAppenderContract(name: string, open: StoreOpener<Grou
 
     it('a new writer (restart, new owner) continues above the old gseqs and still dedups what the old one stored', async () => {
       const g = newGroup();
-      const before = await ctx.store.appender.append(g, [groupEntry(g, 'a'), groupEntry(g, 'b'), groupEntry(g, 'c')]);
+      const before = await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'a'), groupEntry(g, 'b'), groupEntry(g, 'c')] });
       const last = before.at(-1)!.seq;
       await ctx.store.restart();
       expect(await ctx.store.appender.headSeq(g)).toBe(last);
-      const after = await ctx.store.appender.append(g, [groupEntry(g, 'b'), groupEntry(g, 'd'), groupEntry(g, 'e')]);
+      const after = await ctx.store.appender.append({ group: g, entries: [groupEntry(g, 'b'), groupEntry(g, 'd'), groupEntry(g, 'e')] });
       expect(after[0]).toEqual({ seq: before[1]!.seq, duplicate: true });
       expect(after[1]).toEqual({ seq: expect.any(Number) as number, duplicate: false, prevSeq: last });
       expect(after[1]!.seq).toBeGreaterThan(last);

@@ -24,6 +24,8 @@ export function groupStreamStoreContract(
         makeKey: groupKey,
         append: (store, group, entries) => store.append({ group, entries }),
         find: (store, group, keys) => store.findSeqs({ group, keys }),
+        readAfter: (store, group, afterGseq, limit) => store.readAfter({ group, afterGseq, limit }),
+        readBefore: (store, group, beforeGseq, limit) => store.readBefore({ group, beforeGseq, limit }),
         previousLayout: options.previousLayout,
       });
 
@@ -34,7 +36,7 @@ export function groupStreamStoreContract(
           msgEntry(2, 'b', { conv: { type: 'group', id: 'g' }, from: 'bob', type: 'image', body: { url: 'https://x/y.png', w: 10 } }),
         ];
         await ctx.store.append({ group, entries });
-        expect(await ctx.store.readAfter(group, 0, 10)).toEqual(entries);
+        expect(await ctx.store.readAfter({ group, afterGseq: 0, limit: 10 })).toEqual(entries);
       });
     });
 

@@ -19,10 +19,17 @@ export { jobStoreContract } from './jobs.contract.ts';
 export { settingsStoreContract } from './settings.contract.ts';
 export { holdStoreContract, type HoldStoreContractOptions } from './hold-store.contract.ts';
 export { inboxWriterContract, type InboxWriterRig } from './inbox-writer.contract.ts';
+export { inboxWriterDecoratorContract, ListeningInboxWriter, type InboxWriterDecoratorRig } from './inbox-writer-decorator.contract.ts';
 export { groupStreamAppenderContract, type GroupStreamAppenderRig } from './group-stream-appender.contract.ts';
+export {
+  groupStreamAppenderDecoratorContract,
+  ListeningGroupAppender,
+  type GroupAppenderDecoratorRig,
+} from './group-stream-appender-decorator.contract.ts';
 export { acrossReopen, dup, MSG_FROM, msgEntry, msgKey, uniqueName, uniqueTenant, type OpenedStore, type StoreOpener } from './harness.ts';
 // Bus port suites (maintained with libs/bus); bus.ts's uniqueName duplicates harness.ts's.
 export { eventually, workQueueContract, type OpenWorkQueue } from './bus.ts';
+export { ListeningWorkQueue, workQueueDecoratorContract } from './work-queue-decorator.contract.ts';
 export { pushBusContract, type OpenPushBus } from './push-bus.contract.ts';
 export { deviceBusContract, type DeviceBusRig, type DeviceBusTestOptions, type RigGateway } from './device-bus.contract.ts';
 export { HolderDouble, recordingLogger, type TellMode } from './device-holder-double.ts';

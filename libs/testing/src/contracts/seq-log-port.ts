@@ -3,10 +3,11 @@ import type { DedupKey, Entry, StoredOutcome } from '@seqline/core';
 import type { StoreOpener } from './harness.ts';
 
 export interface SeqLogPort<K extends string> {
-  readAfter(key: K, afterSeq: number, limit: number): Promise<Entry[]>;
-  readBefore(key: K, beforeSeq: number, limit: number): Promise<Entry[]>;
   headSeq(key: K): Promise<number>;
 }
+
+/** The port's readAfter or readBefore, called with the stream key and the seq bound (its input names them per port). */
+export type ReadPage<K extends string, S> = (store: S, key: K, seq: number, limit: number) => Promise<Entry[]>;
 
 /** The port's append, called with the stream key (its input names it `inbox` or `group`). */
 export type AppendTo<K extends string, S> = (store: S, key: K, entries: Entry[]) => Promise<StoredOutcome[]>;
@@ -20,6 +21,8 @@ export interface SeqLogSuite<K extends string, S extends SeqLogPort<K>> {
   makeKey: (tenant: string, id: string) => K;
   append: AppendTo<K, S>;
   find: FindSeqs<K, S>;
+  readAfter: ReadPage<K, S>;
+  readBefore: ReadPage<K, S>;
   /** Writes the previous version's layout; absent: the upgrade cases are not run. */
   previousLayout?: PreviousLayoutWriter<K> | undefined;
 }

@@ -22,7 +22,7 @@ export function sharedAppinfoTests<K extends string, S extends SeqLogPort<K>>(ct
     expect(
       await suite.append(ctx.store, key, [from('dave', 3, 'local-1'), from('alice', 4, 'local-1'), from('erin', 5, 'local-1')]),
     ).toEqual([{ seq: 3, duplicate: false }, dup(from('alice', 1, 'local-1')), { seq: 5, duplicate: false }]);
-    const all = await ctx.store.readAfter(key, 0, 10);
+    const all = await suite.readAfter(ctx.store, key, 0, 10);
     expect(all.map((e) => [e.seq, e.from, e.appinfo])).toEqual([
       [1, 'alice', 'local-1'],
       [2, 'carol', 'local-1'],
@@ -48,7 +48,7 @@ export function sharedAppinfoTests<K extends string, S extends SeqLogPort<K>>(ct
       dup(from('carol', 2, 'local-1')),
     ]);
     expect(await suite.append(ctx.store, key, [from('alice', 4, 'local-1')])).toEqual([dup(from('alice', 1, 'local-1'))]);
-    expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1, 2]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 10))).toEqual([1, 2]);
     expect(await ctx.store.headSeq(key)).toBe(2);
   });
 
@@ -62,7 +62,7 @@ export function sharedAppinfoTests<K extends string, S extends SeqLogPort<K>>(ct
       { ...from('bob', 5, 'alice:x'), kind: 'read', referSeq: 1, seqs: [1] }, // server: its appinfo
     ];
     expect(await suite.append(ctx.store, key, entries)).toEqual(entries.map((e) => ({ seq: e.seq, duplicate: false })));
-    expect(await ctx.store.readAfter(key, 0, 10)).toEqual(entries);
+    expect(await suite.readAfter(ctx.store, key, 0, 10)).toEqual(entries);
     // The same server appinfo from anyone else is that entry again (server ids name their scope).
     expect(await suite.append(ctx.store, key, [{ ...from('dave', 6, 'alice:x'), kind: 'read', referSeq: 1, seqs: [1] }])).toEqual([
       dup(entries[4] as Entry),

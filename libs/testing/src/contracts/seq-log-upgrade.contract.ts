@@ -30,7 +30,7 @@ export function previousLayoutTests<K extends string, S extends SeqLogPort<K>>(
     const opened = await suite.open(dataKey);
     const { store } = opened;
     try {
-      expect(seqsOf(await store.readAfter(key, 0, 10))).toEqual([1, 2, 3, 4]);
+      expect(seqsOf(await suite.readAfter(store, key, 0, 10))).toEqual([1, 2, 3, 4]);
       expect(await store.headSeq(key)).toBe(4);
       // A client's resend of an old message: the original seq, nothing stored.
       expect(await suite.append(store, key, [from('alice', 10, 'local-1', { body: { text: 'resend' } })])).toEqual([dup(old[0] as Entry)]);
@@ -46,7 +46,7 @@ export function previousLayoutTests<K extends string, S extends SeqLogPort<K>>(
       expect(await suite.append(store, key, [from('alice', 14, 'x')])).toEqual([{ seq: 14, duplicate: false }]);
       expect(await suite.append(store, key, [from('carol', 15, 'alice/x')])).toEqual([dup(old[1] as Entry)]);
       expect(await suite.append(store, key, [from('alice', 16, 'x')])).toEqual([dup(from('alice', 14, 'x'))]);
-      expect(seqsOf(await store.readAfter(key, 0, 20))).toEqual([1, 2, 3, 4, 13, 14]);
+      expect(seqsOf(await suite.readAfter(store, key, 0, 20))).toEqual([1, 2, 3, 4, 13, 14]);
       const found = await suite.find(store, key, [
         messageKey('alice', 'local-1'),
         messageKey('carol', 'local-1'),

@@ -27,8 +27,8 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
   it('is empty before the first append', async () => {
     const key = freshKey();
     expect(await ctx.store.headSeq(key)).toBe(0);
-    expect(await ctx.store.readAfter(key, 0, 10)).toEqual([]);
-    expect(await ctx.store.readBefore(key, 100, 10)).toEqual([]);
+    expect(await suite.readAfter(ctx.store, key, 0, 10)).toEqual([]);
+    expect(await suite.readBefore(ctx.store, key, 100, 10)).toEqual([]);
     expect((await find(key, keys('a', 'b'))).size).toBe(0);
   });
 
@@ -48,22 +48,22 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
   it('readAfter is ascending, exclusive of afterSeq and bounded by limit', async () => {
     const key = freshKey();
     await suite.append(ctx.store, key, fresh(10));
-    expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(seqsOf(await ctx.store.readAfter(key, 3, 4))).toEqual([4, 5, 6, 7]);
-    expect(seqsOf(await ctx.store.readAfter(key, 9, 4))).toEqual([10]);
-    expect(await ctx.store.readAfter(key, 10, 4)).toEqual([]);
-    expect(await ctx.store.readAfter(key, 50, 4)).toEqual([]);
-    expect(await ctx.store.readAfter(key, 0, 0)).toEqual([]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 3, 4))).toEqual([4, 5, 6, 7]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 9, 4))).toEqual([10]);
+    expect(await suite.readAfter(ctx.store, key, 10, 4)).toEqual([]);
+    expect(await suite.readAfter(ctx.store, key, 50, 4)).toEqual([]);
+    expect(await suite.readAfter(ctx.store, key, 0, 0)).toEqual([]);
   });
 
   it('readBefore is descending, exclusive of beforeSeq and bounded by limit', async () => {
     const key = freshKey();
     await suite.append(ctx.store, key, fresh(10));
-    expect(seqsOf(await ctx.store.readBefore(key, 11, 3))).toEqual([10, 9, 8]);
-    expect(seqsOf(await ctx.store.readBefore(key, 5, 100))).toEqual([4, 3, 2, 1]);
-    expect(seqsOf(await ctx.store.readBefore(key, 1_000_000, 2))).toEqual([10, 9]);
-    expect(await ctx.store.readBefore(key, 1, 10)).toEqual([]);
-    expect(await ctx.store.readBefore(key, 5, 0)).toEqual([]);
+    expect(seqsOf(await suite.readBefore(ctx.store, key, 11, 3))).toEqual([10, 9, 8]);
+    expect(seqsOf(await suite.readBefore(ctx.store, key, 5, 100))).toEqual([4, 3, 2, 1]);
+    expect(seqsOf(await suite.readBefore(ctx.store, key, 1_000_000, 2))).toEqual([10, 9]);
+    expect(await suite.readBefore(ctx.store, key, 1, 10)).toEqual([]);
+    expect(await suite.readBefore(ctx.store, key, 5, 0)).toEqual([]);
   });
 
   it('accepts gaps in seqs', async () => {
@@ -71,10 +71,10 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     await suite.append(ctx.store, key, [msgEntry(1, 'g1'), msgEntry(2, 'g2')]);
     await suite.append(ctx.store, key, [msgEntry(10_005, 'g10005'), msgEntry(20_000_000, 'g20m')]);
     expect(await ctx.store.headSeq(key)).toBe(20_000_000);
-    expect(seqsOf(await ctx.store.readAfter(key, 2, 10))).toEqual([10_005, 20_000_000]);
-    expect(seqsOf(await ctx.store.readAfter(key, 3, 1))).toEqual([10_005]);
-    expect(seqsOf(await ctx.store.readBefore(key, 10_005, 10))).toEqual([2, 1]);
-    expect(seqsOf(await ctx.store.readBefore(key, 10_004, 10))).toEqual([2, 1]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 2, 10))).toEqual([10_005, 20_000_000]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 3, 1))).toEqual([10_005]);
+    expect(seqsOf(await suite.readBefore(ctx.store, key, 10_005, 10))).toEqual([2, 1]);
+    expect(seqsOf(await suite.readBefore(ctx.store, key, 10_004, 10))).toEqual([2, 1]);
   });
 
   it('a resent appinfo returns the original seq and entry, and is not written again', async () => {
@@ -86,7 +86,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     // A retry of the very same call (same seq) is a duplicate too, not a seq error.
     expect(await suite.append(ctx.store, key, [msgEntry(1, 'a')])).toEqual([dup(first)]);
     expect(await ctx.store.headSeq(key)).toBe(1);
-    const all = await ctx.store.readAfter(key, 0, 10);
+    const all = await suite.readAfter(ctx.store, key, 0, 10);
     expect(all).toHaveLength(1);
     expect(all[0]?.body).toEqual({ text: 'first' });
   });
@@ -104,7 +104,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
       { seq: 4, duplicate: false },
       dup(msgEntry(4, 'c')),
     ]);
-    expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1, 2, 4]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 10))).toEqual([1, 2, 4]);
     expect(await suite.append(ctx.store, key, [msgEntry(1, 'a'), msgEntry(2, 'b'), msgEntry(4, 'c')])).toEqual([
       dup(msgEntry(1, 'a')),
       dup(msgEntry(2, 'b')),
@@ -121,7 +121,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     await expect(suite.append(ctx.store, key, [msgEntry(12, 'ok12'), msgEntry(12, 'same12')])).rejects.toThrow();
     expect(await ctx.store.headSeq(key)).toBe(10);
     expect((await find(key, keys('late10', 'late4', 'ok11', 'bad7', 'ok12', 'same12'))).size).toBe(0);
-    expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 100))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(await suite.append(ctx.store, key, [msgEntry(11, 'ok11')])).toEqual([{ seq: 11, duplicate: false }]);
   });
 
@@ -155,11 +155,11 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     }
     expect(await ctx.store.headSeq(key)).toBe(1);
     expect((await find(key, keys('mate', ...refusals.map(([entry]) => entry.appinfo)))).size).toBe(0);
-    expect(seqsOf(await ctx.store.readAfter(key, 0, 10))).toEqual([1]);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 10))).toEqual([1]);
     // The limits are the same everywhere: 512 UTF-8 bytes is stored and found, by every adapter.
     const longest = msgEntry(2, `${'€'.repeat(170)}ab`);
     expect(await suite.append(ctx.store, key, [longest])).toEqual([{ seq: 2, duplicate: false }]);
-    expect(await ctx.store.readAfter(key, 1, 10)).toEqual([longest]);
+    expect(await suite.readAfter(ctx.store, key, 1, 10)).toEqual([longest]);
     expect(await find(key, keys(longest.appinfo, '€'.repeat(171)))).toEqual(new Map([[msgKey(longest.appinfo), 2]]));
   });
 
@@ -182,9 +182,9 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     const b = makeKey(tenant, 'alice');
     await suite.append(ctx.store, a, [msgEntry(1, 'same'), msgEntry(2, 'only-a')]);
     expect(await suite.append(ctx.store, b, [msgEntry(1, 'same')])).toEqual([{ seq: 1, duplicate: false }]);
-    expect(seqsOf(await ctx.store.readAfter(a, 0, 10))).toEqual([1, 2]);
-    expect(seqsOf(await ctx.store.readAfter(b, 0, 10))).toEqual([1]);
-    expect(seqsOf(await ctx.store.readBefore(b, 100, 10))).toEqual([1]);
+    expect(seqsOf(await suite.readAfter(ctx.store, a, 0, 10))).toEqual([1, 2]);
+    expect(seqsOf(await suite.readAfter(ctx.store, b, 0, 10))).toEqual([1]);
+    expect(seqsOf(await suite.readBefore(ctx.store, b, 100, 10))).toEqual([1]);
     expect(await ctx.store.headSeq(a)).toBe(2);
     expect(await ctx.store.headSeq(b)).toBe(1);
     expect((await find(b, keys('only-a'))).size).toBe(0);
@@ -204,9 +204,9 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     }
     const forward: number[] = [];
     for (
-      let after = 0, page = await ctx.store.readAfter(key, after, 37);
+      let after = 0, page = await suite.readAfter(ctx.store, key, after, 37);
       page.length > 0;
-      page = await ctx.store.readAfter(key, after, 37)
+      page = await suite.readAfter(ctx.store, key, after, 37)
     ) {
       forward.push(...seqsOf(page));
       after = page.at(-1)?.seq ?? after;
@@ -214,15 +214,15 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     expect(forward).toEqual(seqs);
     const backward: number[] = [];
     for (
-      let before = Number.MAX_SAFE_INTEGER, page = await ctx.store.readBefore(key, before, 41);
+      let before = Number.MAX_SAFE_INTEGER, page = await suite.readBefore(ctx.store, key, before, 41);
       page.length > 0;
-      page = await ctx.store.readBefore(key, before, 41)
+      page = await suite.readBefore(ctx.store, key, before, 41)
     ) {
       backward.push(...seqsOf(page));
       before = page.at(-1)?.seq ?? before;
     }
     expect(backward).toEqual([...seqs].reverse());
-    expect(seqsOf(await ctx.store.readAfter(key, 0, 1000))).toEqual(seqs);
+    expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 1000))).toEqual(seqs);
   });
 
   it('property: any batches → readAfter(0) holds one entry per appinfo, in seq order', async () => {
@@ -245,7 +245,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
           });
           expect(await suite.append(ctx.store, key, entries)).toEqual(expected);
         }
-        const all = await ctx.store.readAfter(key, 0, 1000);
+        const all = await suite.readAfter(ctx.store, key, 0, 1000);
         const model = [...stored.entries()].sort((x, y) => x[1] - y[1]);
         expect(all.map((entry) => [entry.appinfo, entry.seq])).toEqual(model);
         expect(await ctx.store.headSeq(key)).toBe(model.at(-1)?.[1] ?? 0);
@@ -267,7 +267,7 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     );
     for (const key of keys) {
       expect(await ctx.store.headSeq(key)).toBe(15);
-      expect(seqsOf(await ctx.store.readAfter(key, 0, 100))).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+      expect(seqsOf(await suite.readAfter(ctx.store, key, 0, 100))).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
     }
   });
 
@@ -277,10 +277,10 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
       open,
       async (store) => {
         await suite.append(store, key, [msgEntry(1, 'r1'), msgEntry(5, 'r5')]);
-        return store.readAfter(key, 0, 10);
+        return suite.readAfter(store, key, 0, 10);
       },
       async (store, before) => {
-        expect(await store.readAfter(key, 0, 10)).toEqual(before);
+        expect(await suite.readAfter(store, key, 0, 10)).toEqual(before);
         expect(await store.headSeq(key)).toBe(5);
         expect(await suite.append(store, key, [msgEntry(6, 'r1')])).toEqual([dup(msgEntry(1, 'r1'))]);
         await expect(suite.append(store, key, [msgEntry(5, 'r-new')])).rejects.toThrow();

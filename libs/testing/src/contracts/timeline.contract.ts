@@ -26,6 +26,8 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         makeKey: inboxKey,
         append: (store, inbox, entries) => store.append({ inbox, entries }),
         find: (store, inbox, keys) => store.findSeqs({ inbox, keys }),
+        readAfter: (store, inbox, afterSeq, limit) => store.readAfter({ inbox, afterSeq, limit }),
+        readBefore: (store, inbox, beforeSeq, limit) => store.readBefore({ inbox, beforeSeq, limit }),
         previousLayout: options.previousLayout,
       });
     });
@@ -35,9 +37,9 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         const inbox = freshInbox();
         const entries = roundTripEntries();
         await ctx.store.append({ inbox, entries });
-        expect(await ctx.store.readAfter(inbox, 0, 100)).toEqual(entries);
-        expect(await ctx.store.readBefore(inbox, 1000, 100)).toEqual([...entries].reverse());
-        for (const entry of entries) expect(await ctx.store.getEntry(inbox, entry.seq)).toEqual(entry);
+        expect(await ctx.store.readAfter({ inbox, afterSeq: 0, limit: 100 })).toEqual(entries);
+        expect(await ctx.store.readBefore({ inbox, beforeSeq: 1000, limit: 100 })).toEqual([...entries].reverse());
+        for (const entry of entries) expect(await ctx.store.getEntry({ inbox, seq: entry.seq })).toEqual(entry);
       });
 
       it('keeps hostile JSON exactly: "__proto__" keys, unpaired surrogates in bodies, edge numbers', async () => {
@@ -47,9 +49,9 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         // Entry fields in any order; a body byte for byte as JSON text (key order included).
         const exact = (entry: Entry | null) => entry && { ...entry, body: JSON.stringify(entry.body) };
         const sent = entries.map(exact);
-        const byGet = await Promise.all(entries.map((entry) => ctx.store.getEntry(inbox, entry.seq)));
-        expect((await ctx.store.readAfter(inbox, 0, 100)).map(exact)).toEqual(sent);
-        expect((await ctx.store.readBefore(inbox, 1000, 100)).reverse().map(exact)).toEqual(sent);
+        const byGet = await Promise.all(entries.map((entry) => ctx.store.getEntry({ inbox, seq: entry.seq })));
+        expect((await ctx.store.readAfter({ inbox, afterSeq: 0, limit: 100 })).map(exact)).toEqual(sent);
+        expect((await ctx.store.readBefore({ inbox, beforeSeq: 1000, limit: 100 })).reverse().map(exact)).toEqual(sent);
         expect(byGet.map(exact)).toEqual(sent);
         const body = byGet[0]?.body as Record<string, unknown>;
         expect(Object.getPrototypeOf(body)).toBe(Object.prototype); // an own key, not a prototype
@@ -69,9 +71,9 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
       it('getEntry is null for a missing seq and for another inbox', async () => {
         const inbox = freshInbox();
         await ctx.store.append({ inbox, entries: [msgEntry(3, 'x')] });
-        expect(await ctx.store.getEntry(inbox, 2)).toBeNull();
-        expect(await ctx.store.getEntry(inbox, 4)).toBeNull();
-        expect(await ctx.store.getEntry(freshInbox(), 3)).toBeNull();
+        expect(await ctx.store.getEntry({ inbox, seq: 2 })).toBeNull();
+        expect(await ctx.store.getEntry({ inbox, seq: 4 })).toBeNull();
+        expect(await ctx.store.getEntry({ inbox: freshInbox(), seq: 3 })).toBeNull();
       });
     });
 
@@ -93,7 +95,7 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         await ctx.store.append({ inbox, entries: [receipt] });
         expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
         await ctx.store.addReaders(inbox, 1, ['amy']);
-        expect(await ctx.store.getEntry(inbox, 1)).toEqual(receipt);
+        expect(await ctx.store.getEntry({ inbox, seq: 1 })).toEqual(receipt);
       });
 
       it('addReaders on a missing entry rejects with NotFoundError', async () => {

@@ -58,7 +58,7 @@ export class TailSyncs {
         const sync = await this.d.messaging.sync({ tenant: this.d.tenant, user: u }, after, 1000);
         if (sync.entries.length === 0) return;
         // The inbox as stored now holds at least every entry the answer returned.
-        const inbox = await this.d.stores.timeline.readAfter(inboxKey(this.d.tenant, u), 0, 100_000);
+        const inbox = await this.d.stores.timeline.readAfter({ inbox: inboxKey(this.d.tenant, u), afterSeq: 0, limit: 100_000 });
         this.answers++;
         if (checkSyncAnswer(sync, inbox, u, this.d.indexMayTrail)) this.pendingAnswers++;
         this.cursors.set(u, sync.entries.at(-1)?.seq ?? after);

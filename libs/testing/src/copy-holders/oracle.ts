@@ -57,7 +57,8 @@ export interface OracleCounts {
 export async function checkModel(d: OracleDeps, model: GroupModel): Promise<OracleCounts> {
   const counts: OracleCounts = { pushesWithConvs: 0, pushesWithoutConvs: 0, syncsPending: 0 };
   const inboxes = new Map<string, Entry[]>();
-  for (const u of model.users) inboxes.set(u, await d.stores.timeline.readAfter(inboxKey(d.tenant, u), 0, INBOX_READ));
+  for (const u of model.users)
+    inboxes.set(u, await d.stores.timeline.readAfter({ inbox: inboxKey(d.tenant, u), afterSeq: 0, limit: INBOX_READ }));
   for (const m of model.sent) checkHolders(model, inboxes, m);
   for (const u of model.users) {
     const inbox = inboxes.get(u) ?? [];
@@ -170,7 +171,9 @@ async function readableStream(
 ): Promise<{ visible: Entry[]; unread: number; mentions: number }> {
   const key = groupKey(d.tenant, model.group);
   const membership = await d.stores.groups.getMembership(key, u);
-  const rows = (await d.stores.groupStreams.readAfter(key, 0, INBOX_READ)).filter((r) => canReadGseq(membership, r.seq));
+  const rows = (await d.stores.groupStreams.readAfter({ group: key, afterGseq: 0, limit: INBOX_READ })).filter((r) =>
+    canReadGseq(membership, r.seq),
+  );
   const recalled = new Set(rows.flatMap((r) => (r.kind === 'recall' && r.recall ? [r.recall.appinfo] : [])));
   const visible: Entry[] = [];
   for (const r of rows) {

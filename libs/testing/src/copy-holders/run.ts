@@ -50,7 +50,7 @@ export async function runCopyHolderModel(rig: CopyHolderRig, prefix: string, ops
       await rig.drained();
     },
     appinfoAt: async (user, seq) => {
-      const e = await rig.stores.timeline.getEntry(inboxKey(rig.tenant, user), seq);
+      const e = await rig.stores.timeline.getEntry({ inbox: inboxKey(rig.tenant, user), seq });
       if (e === null) throw new Error(`no entry ${seq} in ${user}'s inbox`);
       return e.appinfo;
     },
