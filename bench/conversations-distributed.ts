@@ -144,8 +144,8 @@ async function timed(samples: Samples, op: () => Promise<unknown>): Promise<void
 /** As the `conversations {limit: 50, lastMessages: 20}` op reads the store (libs/messaging conversation-ops.ts). */
 async function bootstrap(stores: ScyllaStores, inbox: InboxKey): Promise<number> {
   await stores.conversations.headSeq(inbox);
-  const page = await stores.conversations.listConversations(inbox, { limit: 50 });
-  const lists = await mapLimited(page.convs, 16, (c) => stores.conversations.conversationEntries(inbox, c.conv, { limit: 20 }));
+  const page = await stores.conversations.listConversations({ inbox, limit: 50 });
+  const lists = await mapLimited(page.convs, 16, (c) => stores.conversations.conversationEntries({ inbox, conv: c.conv, limit: 20 }));
   return lists.reduce((sum, l) => sum + l.entries.length, 0);
 }
 
@@ -167,7 +167,7 @@ async function bigInboxReads(indexed: ScyllaStores, plain: ScyllaStores, notes: 
   notes.push(
     `big inbox: ${big.entries} entries, ${big.newest.length} conversations, ${big.origin}; ${await nodeSettled(plain.client, 120_000)}`,
   );
-  const first = await indexed.conversations.listConversations(big.inbox, { limit: 50 });
+  const first = await indexed.conversations.listConversations({ inbox: big.inbox, limit: 50 });
   const expected = big.newest.slice(0, 50).map((r) => [r.conv.id, r.lastSeq, r.unread]);
   if (JSON.stringify(first.convs.map((c) => [c.conv.id, c.lastSeq, c.unread])) !== JSON.stringify(expected)) {
     throw new Error('the big inbox list differs from the model it was built from');
@@ -176,7 +176,7 @@ async function bigInboxReads(indexed: ScyllaStores, plain: ScyllaStores, notes: 
   const list = new Samples(LIST_SAMPLES);
   const raw = new Samples(LIST_SAMPLES);
   for (let i = 0; i < LIST_SAMPLES; i++) {
-    await timed(list, () => indexed.conversations.listConversations(big.inbox, { limit: 50 }));
+    await timed(list, () => indexed.conversations.listConversations({ inbox: big.inbox, limit: 50 }));
     await timed(raw, () => plain.client.execute(rawList, [big.inbox], { prepare: true }));
   }
   const boot = new Samples(BOOTSTRAP_SAMPLES);

@@ -151,10 +151,12 @@ async function readFigures(notes: string[]): Promise<Figure[]> {
   try {
     const { conversations, timeline } = engine;
     const head = await timeline.headSeq(BIG_INBOX);
-    const list = () => conversations.listConversations(BIG_INBOX, { limit: LIST_LIMIT });
+    const list = () => conversations.listConversations({ inbox: BIG_INBOX, limit: LIST_LIMIT });
     const bootstrap = async () => {
       const page = await list();
-      const last = await Promise.all(page.convs.map((c) => conversations.conversationEntries(BIG_INBOX, c.conv, { limit: LAST_MESSAGES })));
+      const last = await Promise.all(
+        page.convs.map((c) => conversations.conversationEntries({ inbox: BIG_INBOX, conv: c.conv, limit: LAST_MESSAGES })),
+      );
       return { page, last, headSeq: await conversations.headSeq(BIG_INBOX) };
     };
     const encodedBootstrap = async () => JSON.stringify(await bootstrap());

@@ -174,11 +174,11 @@ describe.each(TRANSPORTS)('admin HTTP API (%s)', (transport) => {
   it('groups/:tenant/:id: tier, members (paged), head, pending jobs of the group', async () => {
     const key = groupKey('acme', 'team');
     const members = Array.from({ length: 150 }, (_, i) => `u${String(i).padStart(3, '0')}`);
-    await f.engine.groups.createGroup(
-      { key, tenant: 'acme', id: 'team', name: 'Team', admin: 'u000', tier: 'large', memberCount: 150, createdAt: 1 },
+    await f.engine.groups.createGroup({
+      group: { key, tenant: 'acme', id: 'team', name: 'Team', admin: 'u000', tier: 'large', memberCount: 150, createdAt: 1 },
       members,
-      { time: 1, gseq: 0 },
-    );
+      at: { time: 1, gseq: 0 },
+    });
     await f.queue.enqueue({ queue: 'fanout', id: 'job-1', payload: { tenant: 'acme', groupKey: key, entry: null, recipients: [] } });
     await f.queue.enqueue({
       queue: 'fanout',

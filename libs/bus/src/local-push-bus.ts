@@ -1,6 +1,6 @@
 import { silentLogger } from '@seqline/core';
-import type { InboxKey, Logger, PushBus, PushMessage } from '@seqline/core';
-import { PushSubscribers, type Subscriber } from './push-subscribers.ts';
+import type { InboxKey, Logger, PushBus, PushMessage, PushSubscription, PushToEach } from '@seqline/core';
+import { PushSubscribers } from './push-subscribers.ts';
 
 export interface LocalPushBusOptions {
   logger?: Logger;
@@ -19,12 +19,12 @@ export function createLocalPushBus(options: LocalPushBusOptions = {}): PushBus {
       if (!closed) subscribers.deliver(msg.inbox, msg);
     },
 
-    publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+    publishToEach({ inboxes, msg }: PushToEach): void {
       // In process there is nothing to encode: only the inboxes with a subscriber cost anything.
       if (!closed) subscribers.deliverToEach(inboxes, msg);
     },
 
-    subscribe(inbox: InboxKey, onPush: Subscriber): () => void {
+    subscribe({ inbox, onPush }: PushSubscription): () => void {
       return closed ? () => {} : subscribers.subscribe(inbox, onPush);
     },
 

@@ -194,7 +194,7 @@ export function createLocalWorkQueue(options: LocalWorkQueueOptions): LocalWorkQ
       const dead = (await jobs.listDead()).find((job) => job.id === id);
       if (!dead) return false;
       const now = clock.now();
-      if (!(await jobs.revive(id, now))) return false;
+      if (!(await jobs.revive({ id, now }))) return false;
       // A replayed job gets a fresh give-up window (no failure yet), whatever the store kept.
       const revived: StoredJob = { id, queue: dead.queue, payload: dead.payload, attempts: 0, notBefore: now, createdAt: now };
       await jobs.update(revived);

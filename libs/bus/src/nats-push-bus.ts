@@ -1,5 +1,5 @@
 import { silentLogger } from '@seqline/core';
-import type { InboxKey, Logger, PushBus, PushMessage } from '@seqline/core';
+import type { InboxKey, Logger, PushBus, PushMessage, PushSubscription, PushToEach } from '@seqline/core';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { PRESENCE_CHUNK, PresenceAnnouncer, PresenceDirectory, presenceSubjects } from './nats-presence.ts';
 import { subjectToken } from './subject-token.ts';
@@ -129,7 +129,7 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       }
     },
 
-    publishToEach(targets: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+    publishToEach({ inboxes: targets, msg }: PushToEach): void {
       if (closed || targets.length === 0) return;
       // Encoded once, bytes shared by every publish: a 2 000-member push was 2 000 JSON.stringify
       // and UTF-8 encodings, about half of a worker's CPU at 80 huge-group messages a second.
@@ -156,7 +156,7 @@ export function createNatsPushBus(nc: NatsConnection, options: NatsPushBusOption
       }
     },
 
-    subscribe(inbox: InboxKey, onPush: Subscriber): () => void {
+    subscribe({ inbox, onPush }: PushSubscription): () => void {
       if (closed) return () => {};
       const subscriber: Subscriber = (msg) => onPush(msg);
       let entry = inboxes.get(inbox);

@@ -7,8 +7,8 @@
  * `prevSeq` gap on its next push, syncs (`presenceSettled` closes that window where it matters).
  */
 import { silentLogger } from '@seqline/core';
-import type { InboxKey, Logger, PushBus, PushMessage } from '@seqline/core';
-import { PushSubscribers, type Subscriber } from './push-subscribers.ts';
+import type { InboxKey, Logger, PushBus, PushMessage, PushSubscription, PushToEach } from '@seqline/core';
+import { PushSubscribers } from './push-subscribers.ts';
 import type { ThreadChannel } from './threads-channel.ts';
 import type { ThreadHub } from './threads-hub.ts';
 import { isStrings, ThreadPresence } from './threads-presence.ts';
@@ -67,7 +67,7 @@ export function createThreadPushBus(options: ThreadPushBusOptions): ThreadPushBu
       for (const thread of presence.holders(msg.inbox).holding) channel.send(thread, { op: 'push', msg } satisfies PushFrame);
     },
 
-    publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+    publishToEach({ inboxes, msg }: PushToEach): void {
       if (closed || inboxes.length === 0) return;
       subscribers.deliverToEach(inboxes, msg);
       // One message per thread holding members, however many they are: cloned once per thread.
@@ -75,7 +75,7 @@ export function createThreadPushBus(options: ThreadPushBusOptions): ThreadPushBu
         channel.send(thread, { op: 'each', inboxes: held as InboxKey[], push: msg } satisfies PushFrame);
     },
 
-    subscribe(inbox: InboxKey, onPush: Subscriber): () => void {
+    subscribe({ inbox, onPush }: PushSubscription): () => void {
       return closed ? () => {} : subscribers.subscribe(inbox, onPush);
     },
 

@@ -1,4 +1,4 @@
-import type { JobStore, StoredJob } from '@seqline/core';
+import type { JobRevival, JobStore, StoredJob } from '@seqline/core';
 
 /**
  * Test double of the JobStore port (the product adapter is the LMDB one in @seqline/store).
@@ -42,7 +42,7 @@ export class MemoryJobStore implements JobStore {
     return [...this.dead.values()].map((job) => structuredClone(job));
   }
 
-  async revive(id: string, now: number): Promise<boolean> {
+  async revive({ id, now }: JobRevival): Promise<boolean> {
     const job = this.dead.get(id);
     if (!job) return false;
     this.dead.delete(id);

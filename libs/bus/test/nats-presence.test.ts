@@ -58,7 +58,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await tapNc.flush();
       const got = new Map<string, PushMessage[]>();
       const hold = (bus: PushBus, user: string) =>
-        bus.subscribe(inboxKey(tenant, user), (m) => got.set(`${user}`, [...(got.get(user) ?? []), m]));
+        bus.subscribe({ inbox: inboxKey(tenant, user), onPush: (m) => got.set(`${user}`, [...(got.get(user) ?? []), m]) });
       return { open, wire, got, hold, key: (user: string): InboxKey => inboxKey(tenant, user), flush: () => tapNc.flush() };
     };
     const shared = (text: string): Omit<PushMessage, 'inbox'> => ({
@@ -93,7 +93,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await Promise.all([a, b, c].map((gw) => gw.nc.flush())); // their subscriptions are on the server
 
       // Just started, the worker cannot know who is where: one publish per inbox, all delivered.
-      worker.bus.publishToEach(targets, shared('early'));
+      worker.bus.publishToEach({ inboxes: targets, msg: shared('early') });
       await eventually(() => expect([...got.keys()].sort()).toEqual(['alice', 'bob', 'carol']));
       // The worker's publishes are on the server, then on the tap (flushes are ordered per connection).
       await worker.nc.flush();
@@ -103,7 +103,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await routing(worker.bus, 3, 4);
       got.clear();
       wire.perInbox = 0;
-      worker.bus.publishToEach(targets, shared('routed'));
+      worker.bus.publishToEach({ inboxes: targets, msg: shared('routed') });
       await eventually(() => expect([...got.keys()].sort()).toEqual(['alice', 'bob', 'carol']));
       await sleep(100);
       for (const user of ['alice', 'bob', 'carol']) expect(got.get(user)).toEqual([{ ...shared('routed'), inbox: key(user) }]);
@@ -118,7 +118,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       const worker = await open('worker');
       const leaveA = hold(a.bus, 'alice');
       hold(a.bus, 'bob');
-      worker.bus.publishToEach([key('alice')], shared('warm')); // starts the worker's directory
+      worker.bus.publishToEach({ inboxes: [key('alice')], msg: shared('warm') }); // starts the worker's directory
       await routing(worker.bus, 1, 2);
 
       leaveA();
@@ -127,7 +127,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await routing(worker.bus, 2, 3);
       got.clear();
       wire.routed.length = 0;
-      worker.bus.publishToEach([key('alice'), key('bob')], shared('moved'));
+      worker.bus.publishToEach({ inboxes: [key('alice'), key('bob')], msg: shared('moved') });
       await eventually(() => expect(got.get('bob')).toHaveLength(2));
       expect(got.get('alice')).toHaveLength(1);
       expect(wire.routed).toHaveLength(2);
@@ -136,7 +136,7 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await a.bus.close();
       await routing(worker.bus, 1, 2);
       wire.routed.length = 0;
-      worker.bus.publishToEach([key('bob')], shared('after-bye'));
+      worker.bus.publishToEach({ inboxes: [key('bob')], msg: shared('after-bye') });
       await eventually(() => expect(wire.routed).toHaveLength(1));
       await sleep(50);
       expect(wire.routed).toHaveLength(1);
@@ -147,17 +147,17 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       const a = await open('gw-a');
       const worker = await open('worker');
       hold(a.bus, 'alice');
-      worker.bus.publishToEach([key('alice')], shared('warm'));
+      worker.bus.publishToEach({ inboxes: [key('alice')], msg: shared('warm') });
       await routing(worker.bus, 1, 1);
       wire.routed.length = 0;
-      worker.bus.publishToEach([key('alice')], shared('alive'));
+      worker.bus.publishToEach({ inboxes: [key('alice')], msg: shared('alive') });
       await eventually(() => expect(wire.routed).toHaveLength(1));
 
       await a.nc.close(); // its process gone: no goodbye, no more heartbeats
       await routing(worker.bus, 0, 0); // forgotten 3.5 heartbeats after its last
       wire.routed.length = 0;
       wire.perInbox = 0;
-      worker.bus.publishToEach([key('alice')], shared('dead'));
+      worker.bus.publishToEach({ inboxes: [key('alice')], msg: shared('dead') });
       await flush();
       await sleep(50);
       expect(wire.routed).toEqual([]);
@@ -172,12 +172,12 @@ if (requireServices(probe, 'NATS presence routing', 'a NATS server', 'start one 
       await sleep(heartbeatMs * 2); // its deltas are long gone when the worker starts
 
       const worker = await open('worker');
-      worker.bus.publishToEach([key('u0')], shared('warm'));
+      worker.bus.publishToEach({ inboxes: [key('u0')], msg: shared('warm') });
       await routing(worker.bus, 1, users.length);
       got.clear();
       wire.perInbox = 0;
       wire.routed.length = 0;
-      worker.bus.publishToEach(users.map(key), shared('all'));
+      worker.bus.publishToEach({ inboxes: users.map(key), msg: shared('all') });
       await eventually(() => expect(got.size).toBe(users.length));
       expect(wire.perInbox).toBe(0);
       expect(wire.routed).toHaveLength(3); // 1 000 inboxes per routed message

@@ -147,9 +147,9 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
         const bob = inboxKey(tenant, 'bob');
         const gotA: PushMessage[] = [];
         const gotB: PushMessage[] = [];
-        busA.subscribe(alice, (m) => gotA.push(m));
-        busA.subscribe(alice, () => {});
-        busB.subscribe(bob, (m) => gotB.push(m));
+        busA.subscribe({ inbox: alice, onPush: (m) => gotA.push(m) });
+        busA.subscribe({ inbox: alice, onPush: () => {} });
+        busB.subscribe({ inbox: bob, onPush: (m) => gotB.push(m) });
         await Promise.all([gatewayA.flush(), gatewayB.flush()]);
         const msg: PushMessage = { inbox: alice, prevSeq: 7, entries: [] };
         busW.publish(msg);

@@ -15,8 +15,8 @@ describe('local push bus: isOnline', () => {
     const bus = createLocalPushBus();
     const bob = inboxKey('t', 'bob');
     expect(bus.isOnline(bob)).toBe(false);
-    const off1 = bus.subscribe(bob, () => {});
-    const off2 = bus.subscribe(bob, () => {});
+    const off1 = bus.subscribe({ inbox: bob, onPush: () => {} });
+    const off2 = bus.subscribe({ inbox: bob, onPush: () => {} });
     expect(bus.isOnline(bob)).toBe(true);
     off1();
     expect(bus.isOnline(bob)).toBe(true);
@@ -58,7 +58,7 @@ if (requireServices(probe, 'NATS isOnline', 'a NATS server', 'start one with scr
       expect(worker.isOnline(bob)).toBeUndefined();
       // A bus that does not follow presence cannot know about other buses' sockets.
       expect(gateway.isOnline(bob)).toBeUndefined();
-      const off = gateway.subscribe(bob, () => {});
+      const off = gateway.subscribe({ inbox: bob, onPush: () => {} });
       expect(gateway.isOnline(bob)).toBe(true); // its own socket: known at once
       await eventually(() => expect(worker.isOnline(bob)).toBe(true));
       off();

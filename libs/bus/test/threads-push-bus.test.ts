@@ -36,7 +36,7 @@ async function acrossThreads(): Promise<ThreadPushBus> {
   return {
     ...bus,
     publish: (msg) => relay({ op: 'publish', msg }),
-    publishToEach: (inboxes, msg) => relay({ op: 'publishToEach', inboxes, msg }),
+    publishToEach: ({ inboxes, msg }) => relay({ op: 'publishToEach', inboxes, msg }),
     close: async () => {
       closed = true;
       await tail;
@@ -60,7 +60,7 @@ describe('thread push bus presence', () => {
     await peerCtl.request(0, { op: 'open', channel: 'p' });
     await eventually(() => expect(here.stats()).toMatchObject({ threads: 1, known: 1 }));
     expect(here.isOnline(inbox)).toBe(false);
-    const unsubscribe = here.subscribe(inbox, () => undefined);
+    const unsubscribe = here.subscribe({ inbox, onPush: () => undefined });
     expect(here.isOnline(inbox)).toBe(true);
     unsubscribe();
     expect(here.isOnline(inbox)).toBe(false);
@@ -86,10 +86,10 @@ describe('thread push bus presence', () => {
     const tenant = uniqueName('t');
     const members = Array.from({ length: 50 }, (_, i) => inboxKey(tenant, `m${i}`));
     const got: PushMessage[] = [];
-    for (const m of members) busB.subscribe(m, (msg) => got.push(msg));
+    for (const m of members) busB.subscribe({ inbox: m, onPush: (msg) => got.push(msg) });
     await busB.presenceSettled();
     const before = frames;
-    busA.publishToEach([...members, inboxKey(tenant, 'offline')], { prevSeq: 3, entries: [], group: 'g' });
+    busA.publishToEach({ inboxes: [...members, inboxKey(tenant, 'offline')], msg: { prevSeq: 3, entries: [], group: 'g' } });
     await eventually(() => expect(got).toHaveLength(50));
     expect(frames - before).toBe(1);
     expect(got.map((m) => m.inbox)).toEqual(members);

@@ -19,8 +19,11 @@ import type {
   GroupStore,
   InboxKey,
   Membership,
-  MembershipChangeAt,
   RecipientsRecord,
+  GroupCreation,
+  GroupUpdate,
+  MembershipChange,
+  MemberRef,
 } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import { LuaScript } from './lua.ts';
@@ -104,32 +107,32 @@ export class CachedGroupStore implements GroupStore {
     this.decoded = new LruMap(options.decodedMembers ?? 200_000, (entry) => entry.value.length);
   }
 
-  async createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
-    return this.writing(group.key, () => this.inner.createGroup(group, members, at));
+  async createGroup(input: GroupCreation): Promise<boolean> {
+    return this.writing(input.group.key, () => this.inner.createGroup(input));
   }
 
-  async updateGroup(key: GroupKey, patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>): Promise<void> {
-    return this.writing(key, () => this.inner.updateGroup(key, patch));
+  async updateGroup(input: GroupUpdate): Promise<void> {
+    return this.writing(input.key, () => this.inner.updateGroup(input));
   }
 
   async renameGroup(input: { key: GroupKey; name: string }): Promise<{ nameRev: number }> {
     return this.writing(input.key, () => this.inner.renameGroup(input));
   }
 
-  async addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
-    return this.writing(key, () => this.inner.addMembers(key, users, at));
+  async addMembers(input: MembershipChange): Promise<string[]> {
+    return this.writing(input.key, () => this.inner.addMembers(input));
   }
 
-  async removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
-    return this.writing(key, () => this.inner.removeMembers(key, users, at));
+  async removeMembers(input: MembershipChange): Promise<string[]> {
+    return this.writing(input.key, () => this.inner.removeMembers(input));
   }
 
   getGroup(key: GroupKey): Promise<GroupRecord | null> {
     return this.cached(key, 'g', () => this.inner.getGroup(key));
   }
 
-  getMembership(key: GroupKey, user: string): Promise<Membership | null> {
-    return this.cached(key, `m:${user}`, () => this.inner.getMembership(key, user));
+  getMembership(input: MemberRef): Promise<Membership | null> {
+    return this.cached(input.key, `m:${input.user}`, () => this.inner.getMembership(input));
   }
 
   listMembers(key: GroupKey): Promise<string[]> {

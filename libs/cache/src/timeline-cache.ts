@@ -20,6 +20,7 @@ import {
   type StoredOutcome,
   type TimelineAppend,
   type TimelineStore,
+  type EntryReaders,
 } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
@@ -220,12 +221,12 @@ export class CachedTimelineStore implements TimelineStore {
     return this.inner.readBefore(input);
   }
 
-  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
-    return this.inner.addReaders(inbox, seq, readers);
+  addReaders(input: EntryReaders): Promise<string[]> {
+    return this.inner.addReaders(input);
   }
 
-  getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
-    return this.inner.getReaders(inbox, seq);
+  getReaders(input: InboxEntryRef): Promise<string[]> {
+    return this.inner.getReaders(input);
   }
 
   stats(): TimelineCacheStats {

@@ -174,7 +174,7 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
         memberCount: 2,
         createdAt: 1,
       };
-      await groupsWithEpoch.createGroup(group, ['a', 'b'], { time: 1, gseq: 0 });
+      await groupsWithEpoch.createGroup({ group, members: ['a', 'b'], at: { time: 1, gseq: 0 } });
       await withEpoch.append({ inbox: x, entries: [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `x${seq}`)) });
       await plain.append({ inbox: y, entries: [1, 2, 3, 4, 5].map((seq) => msgEntry(seq, `y${seq}`)) });
       expect(await groupsWithEpoch.listMembers(group.key)).toEqual(['a', 'b']);
@@ -182,7 +182,7 @@ describeWithRedis('caches when Redis loses data (private redis-server)', probe, 
       await client.save(); // the copy the restart will bring back
       await withEpoch.append({ inbox: x, entries: [6, 7, 8].map((seq) => msgEntry(seq, `x${seq}`)) });
       await plain.append({ inbox: y, entries: [6, 7, 8].map((seq) => msgEntry(seq, `y${seq}`)) });
-      await groupsWithEpoch.removeMembers(group.key, ['b'], { time: 2, gseq: 1 });
+      await groupsWithEpoch.removeMembers({ key: group.key, users: ['b'], at: { time: 2, gseq: 1 } });
 
       await server.crashAndRestart();
       await waitReady(client);

@@ -1,7 +1,7 @@
 /** CachedGroupStore against the live Redis: hits, invalidation across processes, the fill race, TTL. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { groupKey, type GroupKey, type GroupRecord, type GroupStore, type Membership } from '@seqline/core';
+import { groupKey, type GroupRecord, type GroupStore, type MemberRef, type Membership } from '@seqline/core';
 import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import { uniqueTenant } from '@seqline/testing';
 import { CachedGroupStore, type CachedGroupOptions } from '../src/index.ts';
@@ -46,7 +46,7 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
       memberCount: members.length,
       createdAt: 1,
     };
-    expect(await store.createGroup(group, members, at(1000))).toBe(true);
+    expect(await store.createGroup({ group, members, at: at(1000) })).toBe(true);
     return group;
   }
 
@@ -56,8 +56,8 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const reads = async (): Promise<unknown[]> => [
       await store.getGroup(group.key),
       await store.listMembers(group.key),
-      await store.getMembership(group.key, 'bob'),
-      await store.getMembership(group.key, 'nobody'),
+      await store.getMembership({ key: group.key, user: 'bob' }),
+      await store.getMembership({ key: group.key, user: 'nobody' }),
     ];
     const first = await reads();
     const hits = store.stats().hits;
@@ -66,7 +66,7 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     expect(first).toEqual([
       await engine.groups.getGroup(group.key),
       await engine.groups.listMembers(group.key),
-      await engine.groups.getMembership(group.key, 'bob'),
+      await engine.groups.getMembership({ key: group.key, user: 'bob' }),
       null,
     ]);
   });
@@ -78,14 +78,17 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
       const reader = cached(engine.groups, {}, other);
       const group = await newGroup(writer, ['alice']);
       expect(await reader.listMembers(group.key)).toEqual(['alice']);
-      expect(await reader.getMembership(group.key, 'bob')).toBeNull();
-      await writer.addMembers(group.key, ['bob'], at(2000, 3));
+      expect(await reader.getMembership({ key: group.key, user: 'bob' })).toBeNull();
+      await writer.addMembers({ key: group.key, users: ['bob'], at: at(2000, 3) });
       expect(await reader.listMembers(group.key)).toEqual(['alice', 'bob']);
-      expect(await reader.getMembership(group.key, 'bob')).toEqual({ user: 'bob', windows: [{ joinedAt: 2000, fromGseq: 3 }] });
-      await writer.removeMembers(group.key, ['bob'], at(3000, 4));
+      expect(await reader.getMembership({ key: group.key, user: 'bob' })).toEqual({
+        user: 'bob',
+        windows: [{ joinedAt: 2000, fromGseq: 3 }],
+      });
+      await writer.removeMembers({ key: group.key, users: ['bob'], at: at(3000, 4) });
       expect(await reader.listMembers(group.key)).toEqual(['alice']);
-      expect((await reader.getMembership(group.key, 'bob'))?.windows[0]?.toGseq).toBe(4);
-      await writer.updateGroup(group.key, { name: 'renamed', tier: 'large' });
+      expect((await reader.getMembership({ key: group.key, user: 'bob' }))?.windows[0]?.toGseq).toBe(4);
+      await writer.updateGroup({ key: group.key, patch: { name: 'renamed', tier: 'large' } });
       expect(await reader.getGroup(group.key)).toMatchObject({ name: 'renamed', tier: 'large' });
     } finally {
       other.disconnect();
@@ -103,8 +106,8 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
       loadedOld = resolve;
     });
     const slowInner: GroupStore = Object.create(engine.groups) as GroupStore;
-    slowInner.getMembership = async (key: GroupKey, user: string): Promise<Membership | null> => {
-      const value = await engine.groups.getMembership(key, user);
+    slowInner.getMembership = async (input: MemberRef): Promise<Membership | null> => {
+      const value = await engine.groups.getMembership(input);
       loadedOld();
       await held;
       return value;
@@ -112,21 +115,24 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const reader = cached(slowInner);
     const writer = cached();
     const group = await newGroup(writer, ['alice']);
-    const staleRead = reader.getMembership(group.key, 'bob');
+    const staleRead = reader.getMembership({ key: group.key, user: 'bob' });
     await loaded;
-    await writer.addMembers(group.key, ['bob'], at(2000, 1));
+    await writer.addMembers({ key: group.key, users: ['bob'], at: at(2000, 1) });
     await writer.getGroup(group.key); // a fresh read re-creates the group's hash meanwhile
     release();
     expect(await staleRead).toBeNull(); // that caller raced the write, fine
-    expect(await reader.getMembership(group.key, 'bob')).toEqual({ user: 'bob', windows: [{ joinedAt: 2000, fromGseq: 1 }] });
-    expect(await writer.getMembership(group.key, 'bob')).not.toBeNull();
+    expect(await reader.getMembership({ key: group.key, user: 'bob' })).toEqual({
+      user: 'bob',
+      windows: [{ joinedAt: 2000, fromGseq: 1 }],
+    });
+    expect(await writer.getMembership({ key: group.key, user: 'bob' })).not.toBeNull();
   });
 
   it('a write that fails still invalidates (it may have applied)', async () => {
     let failNext = false;
     const flaky: GroupStore = Object.create(engine.groups) as GroupStore;
-    flaky.addMembers = async (key, users, when) => {
-      const added = await engine.groups.addMembers(key, users, when);
+    flaky.addMembers = async (input) => {
+      const added = await engine.groups.addMembers(input);
       if (failNext) throw new Error('timeout after apply');
       return added;
     };
@@ -134,8 +140,45 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const group = await newGroup(store, ['alice']);
     expect(await store.listMembers(group.key)).toEqual(['alice']);
     failNext = true;
-    await expect(store.addMembers(group.key, ['bob'], at(2000))).rejects.toThrow('timeout after apply');
+    await expect(store.addMembers({ key: group.key, users: ['bob'], at: at(2000) })).rejects.toThrow('timeout after apply');
     expect(await store.listMembers(group.key)).toEqual(['alice', 'bob']);
+  });
+
+  it('forwards each input whole: a field it does not know reaches the store it wraps', async () => {
+    const seen = new Map<string, unknown>();
+    const recording: GroupStore = Object.create(engine.groups) as GroupStore;
+    for (const method of ['createGroup', 'updateGroup', 'addMembers', 'removeMembers', 'getMembership'] as const) {
+      const real = engine.groups[method].bind(engine.groups) as (input: unknown) => Promise<unknown>;
+      (recording as unknown as Record<string, (input: unknown) => Promise<unknown>>)[method] = (input) => {
+        seen.set(method, (input as { extra?: unknown }).extra);
+        return real(input);
+      };
+    }
+    const store = cached(recording);
+    const extra = { extra: 'kept' };
+    const tenant = uniqueTenant();
+    const record: GroupRecord = {
+      key: groupKey(tenant, 'g'),
+      tenant,
+      id: 'g',
+      name: 'g',
+      admin: 'alice',
+      tier: 'small',
+      memberCount: 1,
+      createdAt: 1,
+    };
+    await store.createGroup({ group: record, members: ['alice'], at: at(1), ...extra });
+    await store.updateGroup({ key: record.key, patch: { name: 'renamed' }, ...extra });
+    await store.addMembers({ key: record.key, users: ['bob'], at: at(2, 1), ...extra });
+    await store.removeMembers({ key: record.key, users: ['bob'], at: at(3, 2), ...extra });
+    await store.getMembership({ key: record.key, user: 'alice', ...extra });
+    expect(Object.fromEntries(seen)).toEqual({
+      createGroup: 'kept',
+      updateGroup: 'kept',
+      addMembers: 'kept',
+      removeMembers: 'kept',
+      getMembership: 'kept',
+    });
   });
 
   it('cached values live at most the TTL, counted from the first read', async () => {
@@ -146,10 +189,10 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const ttl = await redis.pttl(key);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(300);
-    await engine.groups.addMembers(group.key, ['bob'], at(2000)); // behind the cache's back
+    await engine.groups.addMembers({ key: group.key, users: ['bob'], at: at(2000) }); // behind the cache's back
     expect(await store.listMembers(group.key)).toEqual(['alice']); // cached, within the TTL
     await sleep(150);
-    await store.getMembership(group.key, 'alice'); // reads do not extend the life
+    await store.getMembership({ key: group.key, user: 'alice' }); // reads do not extend the life
     await sleep(250);
     expect(await store.listMembers(group.key)).toEqual(['alice', 'bob']);
   });
@@ -159,13 +202,13 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const group = await newGroup(store, ['u00']);
     const users = Array.from({ length: 30 }, (_, i) => `u${String(i + 1).padStart(2, '0')}`);
     await Promise.all([
-      ...users.map((user, i) => store.addMembers(group.key, [user], at(2000 + i, i))),
+      ...users.map((user, i) => store.addMembers({ key: group.key, users: [user], at: at(2000 + i, i) })),
       ...users.map(() => store.listMembers(group.key)),
-      ...users.map((user) => store.getMembership(group.key, user)),
+      ...users.map((user) => store.getMembership({ key: group.key, user })),
     ]);
     expect(await store.listMembers(group.key)).toEqual(await engine.groups.listMembers(group.key));
     for (const user of users)
-      expect(await store.getMembership(group.key, user)).toEqual(await engine.groups.getMembership(group.key, user));
+      expect(await store.getMembership({ key: group.key, user })).toEqual(await engine.groups.getMembership({ key: group.key, user }));
   });
 
   it('keeps member lists decoded while their version holds: Redis confirms it and sends no list', async () => {
@@ -183,8 +226,8 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     await other.listMemberships(group.key);
     expect(other.stats().decodedHits).toBe(1);
     // Single fields are not held: each read is a Redis read.
-    await store.getMembership(group.key, 'bob');
-    await store.getMembership(group.key, 'bob');
+    await store.getMembership({ key: group.key, user: 'bob' });
+    await store.getMembership({ key: group.key, user: 'bob' });
     expect(store.stats().decodedHits).toBe(1);
   });
 
@@ -195,14 +238,14 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     const users = async () => (await reader.listMemberships(group.key)).map((m) => m.user);
     expect(await users()).toEqual(['alice']);
     expect(await users()).toEqual(['alice']);
-    await writer.addMembers(group.key, ['bob'], at(2000, 1));
+    await writer.addMembers({ key: group.key, users: ['bob'], at: at(2000, 1) });
     expect(await users()).toEqual(['alice', 'bob']);
     expect(await reader.listMembers(group.key)).toEqual(['alice', 'bob']);
     expect(await reader.listMembers(group.key)).toEqual(['alice', 'bob']);
-    await engine.groups.addMembers(group.key, ['carol'], at(3000, 2)); // behind the cache's back
+    await engine.groups.addMembers({ key: group.key, users: ['carol'], at: at(3000, 2) }); // behind the cache's back
     await sleep(350); // the hash expires: a new version, read again from the store
     expect(await users()).toEqual(['alice', 'bob', 'carol']);
-    await engine.groups.removeMembers(group.key, ['alice'], at(4000, 3));
+    await engine.groups.removeMembers({ key: group.key, users: ['alice'], at: at(4000, 3) });
     await redis.del(`${keyPrefix}grp:0:{${group.key}}`); // as a FLUSHALL would
     expect(await users()).toEqual(['bob', 'carol']);
     expect(reader.stats().decodedHits).toBe(2);

@@ -57,7 +57,7 @@ describe('Redis hung or unreachable', () => {
         memberCount: 1,
         createdAt: 1,
       };
-      expect(await groups.createGroup(group, ['a'], { time: 1, gseq: 0 })).toBe(true);
+      expect(await groups.createGroup({ group, members: ['a'], at: { time: 1, gseq: 0 } })).toBe(true);
       expect(await groups.listMembers(group.key)).toEqual(['a']);
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(timeline.stats().readHits).toBe(0);

@@ -6,7 +6,7 @@
  * "Residual risk"). The same lease check, as a WriteGuard (leaseGuard), fences the group
  * streams and the index rebuilds of the shard too.
  */
-import type { StoredOutcome, TimelineAppend, TimelineWriter, InboxKey, WriteGuard } from '@seqline/core';
+import type { EntryReaders, StoredOutcome, TimelineAppend, TimelineWriter, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 
 export class FencedTimelineWriter implements TimelineWriter {
@@ -30,9 +30,9 @@ export class FencedTimelineWriter implements TimelineWriter {
       : this.inner.append({ ...input, guard: leaseGuard(this.shard, this.epoch, this.blocker, input.guard) });
   }
 
-  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+  addReaders(input: EntryReaders): Promise<string[]> {
     const refused = this.refusal();
-    return refused ? Promise.reject(refused) : this.inner.addReaders(inbox, seq, readers);
+    return refused ? Promise.reject(refused) : this.inner.addReaders(input);
   }
 
   private refusal(): ShardLeaseLostError | undefined {

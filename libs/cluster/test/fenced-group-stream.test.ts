@@ -36,8 +36,8 @@ describe('FencedGroupStreamStoreWriter and a per-shard GroupStreamWriter', () =>
     await expect(fenced.append({ group, entries: [entry(6)] })).rejects.toMatchObject({ code: 'OVERLOADED', shard: 2 });
     expect(await fenced.headSeq(group)).toBe(5);
     expect((await fenced.readAfter({ group, afterGseq: 0, limit: 10 })).map((e) => e.seq)).toEqual([5]);
-    expect(await fenced.setCursor(group, inboxKey('t', 'reader'), 5)).toBe(5);
-    expect(await fenced.getCursor(group, inboxKey('t', 'reader'))).toBe(5);
+    expect(await fenced.setCursor({ group, inbox: inboxKey('t', 'reader'), gseq: 5 })).toBe(5);
+    expect(await fenced.getCursor({ group, inbox: inboxKey('t', 'reader') })).toBe(5);
   });
 
   it('hands the append input on whole: a field it does not know, and a guard running the caller one and the lease check', async () => {

@@ -68,10 +68,13 @@ if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL clus
   const indexCalls: string[] = [];
   const index = stores.conversations;
   const counted: ConversationIndex = {
-    listConversations: (i, p) => index.listConversations(i, p),
-    conversationEntries: (i, c, p) => index.conversationEntries(i, c, p),
-    hiddenSeqs: (i, e) => index.hiddenSeqs(i, e),
-    getConversation: (i, c) => (indexCalls.push(`getConversation ${c.type}:${c.id}`), index.getConversation(i, c)),
+    listConversations: (input) => index.listConversations(input),
+    conversationEntries: (input) => index.conversationEntries(input),
+    hiddenSeqs: (input) => index.hiddenSeqs(input),
+    getConversation: ({ inbox: i, conv: c }) => (
+      indexCalls.push(`getConversation ${c.type}:${c.id}`),
+      index.getConversation({ inbox: i, conv: c })
+    ),
     headSeq: (i) => (indexCalls.push('headSeq'), index.headSeq(i)),
   };
 
@@ -172,7 +175,7 @@ if (requireServices(cql, 'push convs on CQL, counted at the driver', 'a CQL clus
       );
       expect(p.convs).toEqual([expect.objectContaining({ conv: { type: 'user', id: 'erin' }, unread: 1, asOfSeq: outcome!.seq })]);
       expect(p.convs?.[0]?.last).toMatchObject({ seq: message.seq, body: { text: 'edited' }, edit: { body: { text: 'edited' } } });
-      expect(p.convs?.[0]).toEqual(await stores.conversations.getConversation(fredInbox, { type: 'user', id: 'erin' }));
+      expect(p.convs?.[0]).toEqual(await stores.conversations.getConversation({ inbox: fredInbox, conv: { type: 'user', id: 'erin' } }));
       expect(indexCalls).toEqual([]);
     });
   });

@@ -38,7 +38,13 @@ export interface JobStore {
   bury(job: StoredJob): Promise<void>;
   listDead(): Promise<StoredJob[]>;
   /** Moves a dead job back to pending with attempts and firstFailedAt reset (a fresh give-up window); false when absent. */
-  revive(id: string, now: number): Promise<boolean>;
+  revive(input: JobRevival): Promise<boolean>;
+}
+
+/** JobStore.revive: the dead job to move back to pending, at `now` (epoch ms). */
+export interface JobRevival {
+  id: string;
+  now: number;
 }
 
 // ---------------------------------------------------------------- bus
@@ -118,15 +124,27 @@ export interface WorkQueue {
   close(): Promise<void>;
 }
 
+/** PushBus.publishToEach: one push for each of `inboxes`, `msg` without its inbox. */
+export interface PushToEach {
+  inboxes: readonly InboxKey[];
+  msg: Omit<PushMessage, 'inbox'>;
+}
+
+/** PushBus.subscribe: who hears the pushes for `inbox` in this process. */
+export interface PushSubscription {
+  inbox: InboxKey;
+  onPush: (msg: PushMessage) => void;
+}
+
 export interface PushBus {
   publish(msg: PushMessage): void;
   /**
    * The same push to each of `inboxes` (a huge group's members), each receiving it with its own
    * `inbox`: the adapter encodes it once instead of once per member.
    */
-  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void;
+  publishToEach(input: PushToEach): void;
   /** Delivers pushes for one inbox to this process; returns an unsubscribe. */
-  subscribe(inbox: InboxKey, onPush: (msg: PushMessage) => void): () => void;
+  subscribe(input: PushSubscription): () => void;
   /**
    * Whether the user has a live socket on some gateway: true/false, or undefined while this
    * process cannot know (a NATS bus not following presence, or its directory not trusted yet).

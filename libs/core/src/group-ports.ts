@@ -46,11 +46,37 @@ export interface MembershipChangeAt {
   gseq: number;
 }
 
+/** GroupStore.createGroup: the record, its initial members, and when they joined. */
+export interface GroupCreation {
+  group: GroupRecord;
+  members: string[];
+  at: MembershipChangeAt;
+}
+
+/** GroupStore.updateGroup: the fields of the record to change. */
+export interface GroupUpdate {
+  key: GroupKey;
+  patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>;
+}
+
+/** GroupStore.addMembers / removeMembers: who joins or leaves, and when (a window bound). */
+export interface MembershipChange {
+  key: GroupKey;
+  users: string[];
+  at: MembershipChangeAt;
+}
+
+/** One user's membership of a group (GroupStore.getMembership). */
+export interface MemberRef {
+  key: GroupKey;
+  user: string;
+}
+
 export interface GroupStore {
   /** Creates the group with its initial members; false when the key already exists. */
-  createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean>;
+  createGroup(input: GroupCreation): Promise<boolean>;
   getGroup(key: GroupKey): Promise<GroupRecord | null>;
-  updateGroup(key: GroupKey, patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>): Promise<void>;
+  updateGroup(input: GroupUpdate): Promise<void>;
   /**
    * Sets the group's name and increments its nameRev, atomically: concurrent renames (from any
    * process) each get a revision of their own, and the record keeps the highest one's name.
@@ -58,10 +84,11 @@ export interface GroupStore {
    */
   renameGroup(input: { key: GroupKey; name: string }): Promise<{ nameRev: number }>;
   /** Opens a window for each user not currently a member; returns the users actually added. */
-  addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]>;
+  addMembers(input: MembershipChange): Promise<string[]>;
   /** Closes the open window of each current member; returns the users actually removed. */
-  removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]>;
-  getMembership(key: GroupKey, user: string): Promise<Membership | null>;
+  removeMembers(input: MembershipChange): Promise<string[]>;
+  /** The user's windows in the group, null when the user was never a member. */
+  getMembership(input: MemberRef): Promise<Membership | null>;
   /** Current members (open window), sorted. */
   listMembers(key: GroupKey): Promise<string[]>;
   /**
@@ -128,6 +155,17 @@ export interface GroupPageBefore {
   limit: number;
 }
 
+/** A member's read cursor in a group stream (GroupStreamReader.getCursor). */
+export interface GroupCursorRef {
+  group: GroupKey;
+  inbox: InboxKey;
+}
+
+/** A member's read cursor to raise to `gseq` (GroupStreamReader.setCursor). */
+export interface GroupCursor extends GroupCursorRef {
+  gseq: number;
+}
+
 /**
  * The reading half of a group stream store, with the members' read cursors: a cursor belongs
  * to its reader (set by whoever serves that user, compare-and-raise in the store), not to the
@@ -142,8 +180,9 @@ export interface GroupStreamReader {
   readBefore(input: GroupPageBefore): Promise<Entry[]>;
   headSeq(group: GroupKey): Promise<number>;
   /** Per-user read cursor in a group stream; only moves forward. Returns the stored cursor. */
-  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number>;
-  getCursor(group: GroupKey, inbox: InboxKey): Promise<number>;
+  setCursor(input: GroupCursor): Promise<number>;
+  /** The member's read cursor in the group stream, 0 when never set. */
+  getCursor(input: GroupCursorRef): Promise<number>;
   /** Every cursor set in the group, by inbox (who has read how far: one read for a read count). */
   listCursors(group: GroupKey): Promise<Map<InboxKey, number>>;
 }

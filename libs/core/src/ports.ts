@@ -74,6 +74,13 @@ export interface InboxEntryRef {
   seq: number;
 }
 
+/** Readers to merge into the receipt state of entry `seq` (TimelineWriter.addReaders). */
+export interface EntryReaders {
+  inbox: InboxKey;
+  seq: number;
+  readers: string[];
+}
+
 /** A page of an inbox after a seq (TimelineReader.readAfter). */
 export interface InboxPageAfter {
   inbox: InboxKey;
@@ -102,7 +109,8 @@ export interface TimelineReader {
   readBefore(input: InboxPageBefore): Promise<Entry[]>;
   /** Highest stored seq, 0 for an empty inbox. */
   headSeq(inbox: InboxKey): Promise<number>;
-  getReaders(inbox: InboxKey, seq: number): Promise<string[]>;
+  /** The readers in the receipt state of entry `seq`, sorted (empty when none). */
+  getReaders(input: InboxEntryRef): Promise<string[]>;
 }
 
 /** The writing half of an inbox timeline: what a write decorator (a fence, a cache) wraps. */
@@ -121,7 +129,7 @@ export interface TimelineWriter {
    */
   append(input: TimelineAppend): Promise<StoredOutcome[]>;
   /** Adds readers to the receipt state of entry `seq`; returns all readers, sorted. */
-  addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]>;
+  addReaders(input: EntryReaders): Promise<string[]>;
 }
 
 /**
@@ -352,7 +360,13 @@ export interface SettingsStore {
    * returns the saved settings with version = expectedVersion + 1; false when someone else
    * saved in between (the caller reloads and retries).
    */
-  save(settings: Omit<Settings, 'version'>, expectedVersion: number): Promise<Settings | false>;
+  save(input: SettingsSave): Promise<Settings | false>;
+}
+
+/** SettingsStore.save: the new settings, and the version the caller read them against. */
+export interface SettingsSave {
+  settings: Omit<Settings, 'version'>;
+  expectedVersion: number;
 }
 
 // ---------------------------------------------------------------- conversation index
@@ -360,11 +374,15 @@ export interface SettingsStore {
 // Declared beside its rules (conversations/port.ts) to keep this file short; exported from here.
 export type {
   ConversationCatchUp,
+  ConversationEntriesPage,
   ConversationIndex,
   ConversationListPage,
   ConversationRebuilder,
   ConversationRebuildReport,
+  ConversationRef,
+  ConversationListQuery,
   ConversationStreamSides,
   IndexedConversations,
   IndexedState,
+  InboxEntries,
 } from './conversations/port.ts';

@@ -14,9 +14,9 @@ export function timelineOf(halves: { reader: TimelineReader; writer: TimelineWri
     readAfter: (input) => reader.readAfter(input),
     readBefore: (input) => reader.readBefore(input),
     headSeq: (inbox) => reader.headSeq(inbox),
-    getReaders: (inbox, seq) => reader.getReaders(inbox, seq),
+    getReaders: (input) => reader.getReaders(input),
     append: (input) => writer.append(input),
-    addReaders: (inbox, seq, readers) => writer.addReaders(inbox, seq, readers),
+    addReaders: (input) => writer.addReaders(input),
   };
 }
 
@@ -28,8 +28,8 @@ export function groupStreamOf(halves: { reader: GroupStreamReader; writer: Group
     readAfter: (input) => reader.readAfter(input),
     readBefore: (input) => reader.readBefore(input),
     headSeq: (group) => reader.headSeq(group),
-    setCursor: (group, inbox, gseq) => reader.setCursor(group, inbox, gseq),
-    getCursor: (group, inbox) => reader.getCursor(group, inbox),
+    setCursor: (input) => reader.setCursor(input),
+    getCursor: (input) => reader.getCursor(input),
     listCursors: (group) => reader.listCursors(group),
     append: (input) => writer.append(input),
   };

@@ -106,10 +106,10 @@ async function listAll(index: ConversationIndex, inbox: InboxKey): Promise<Conve
   const out: ConversationState[] = [];
   let beforeLastSeq: number | undefined;
   for (;;) {
-    const page = await index.listConversations(
+    const page = await index.listConversations({
       inbox,
-      beforeLastSeq === undefined ? { limit: LIST_PAGE } : { limit: LIST_PAGE, beforeLastSeq },
-    );
+      ...(beforeLastSeq === undefined ? { limit: LIST_PAGE } : { limit: LIST_PAGE, beforeLastSeq }),
+    });
     out.push(...page.convs);
     const last = page.convs.at(-1);
     if (!page.hasMore || last === undefined) return out;

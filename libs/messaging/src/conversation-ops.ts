@@ -56,7 +56,8 @@ export async function conversations(
 ): Promise<ConversationsResult> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const headSeq = await d.stores.conversations.headSeq(inbox);
-  const page = await d.stores.conversations.listConversations(inbox, {
+  const page = await d.stores.conversations.listConversations({
+    inbox,
     limit: input.limit,
     ...(input.beforeLastSeq !== undefined ? { beforeLastSeq: input.beforeLastSeq } : {}),
   });
@@ -66,7 +67,7 @@ export async function conversations(
   const convs = await Promise.all(
     listed.map(({ state, tail, held }) =>
       limit(async (): Promise<ListedConversation> => {
-        const { entries } = await d.stores.conversations.conversationEntries(inbox, state.conv, { limit: input.lastMessages });
+        const { entries } = await d.stores.conversations.conversationEntries({ inbox, conv: state.conv, limit: input.lastMessages });
         const messages =
           state.stream === undefined ? entries.reverse() : mergeConversationMessages(entries, tail, input.lastMessages, held);
         return { state, messages };
@@ -87,7 +88,7 @@ export async function conversationHistory(
   const inbox = inboxKey(caller.tenant, caller.user);
   const n = clampLimit(limit, CONVERSATION_HISTORY_DEFAULT_LIMIT, CONVERSATION_HISTORY_MAX_LIMIT);
   const from = beforeSeq > 0 && beforeSeq < Number.MAX_SAFE_INTEGER ? { beforeSeq } : {};
-  const { entries, hasMore } = await d.stores.conversations.conversationEntries(inbox, conv, { ...from, limit: n });
+  const { entries, hasMore } = await d.stores.conversations.conversationEntries({ inbox, conv, ...from, limit: n });
   return { entries, hasMore };
 }
 
@@ -98,7 +99,7 @@ export async function conversationHistory(
  * its history and may still read or clear it.
  */
 async function ownConversation(d: IndexDeps, inbox: InboxKey, conv: Conv, op: string): Promise<ConversationState> {
-  const state = await d.stores.conversations.getConversation(inbox, conv);
+  const state = await d.stores.conversations.getConversation({ inbox, conv });
   if (state === null) throw new NotFoundError(`${op}: no conversation with ${conv.type} ${conv.id} in your inbox`);
   return state;
 }

@@ -40,7 +40,7 @@ export async function readInboxSideOnAck(
 ): Promise<void> {
   const inbox = inboxKey(caller.tenant, caller.user);
   const conv: Conv = { type: 'group', id };
-  const state = await d.stores.conversations.getConversation(inbox, conv);
+  const state = await d.stores.conversations.getConversation({ inbox, conv });
   if (state === null || state.unread === 0) return;
   // Acked to the end of what the member may read: the whole conversation is read.
   const upTo =
@@ -74,7 +74,7 @@ async function coveredInboxSeq(
 ): Promise<number> {
   const above: Entry[] = [];
   for (let before: number | undefined; above.length < INBOX_SIDE_MAX;) {
-    const page = await d.stores.conversations.conversationEntries(inbox, conv, { ...(before ? { beforeSeq: before } : {}), limit: PAGE });
+    const page = await d.stores.conversations.conversationEntries({ inbox, conv, ...(before ? { beforeSeq: before } : {}), limit: PAGE });
     const fresh = page.entries.filter((e) => e.seq > readSeq);
     above.push(...fresh);
     const last = page.entries.at(-1);

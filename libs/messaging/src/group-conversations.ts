@@ -161,8 +161,8 @@ async function tallyStream(
   const head = await d.stores.groupStreams.headSeq(key);
   if (head === 0) return null;
   const [membership, cursor] = await Promise.all([
-    d.stores.groups.getMembership(key, caller.user),
-    d.stores.groupStreams.getCursor(key, inboxKey(caller.tenant, caller.user)),
+    d.stores.groups.getMembership({ key, user: caller.user }),
+    d.stores.groupStreams.getCursor({ group: key, inbox: inboxKey(caller.tenant, caller.user) }),
   ]);
   if (membership === null) return null;
   const tally = new StreamTally(caller.user, cursor, tailWanted);

@@ -19,7 +19,7 @@ export async function listGroupNews(d: { stores: Pick<MessagingStores, 'groups' 
   const withStream = keys.flatMap((key, i) => ((heads[i] ?? 0) > 0 ? [{ key, head: heads[i] as number }] : []));
   const states = await Promise.all(
     withStream.map(({ key }) =>
-      Promise.all([d.stores.groupStreams.getCursor(key, inbox), d.stores.groups.getMembership(key, caller.user)]),
+      Promise.all([d.stores.groupStreams.getCursor({ group: key, inbox }), d.stores.groups.getMembership({ key, user: caller.user })]),
     ),
   );
   const news: GroupNews[] = [];

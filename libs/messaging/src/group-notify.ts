@@ -108,7 +108,7 @@ export async function runGroupNotify(d: NotifyDeps, jobs: readonly NotifyJob[], 
 function publish(d: Pick<NotifyDeps, 'push' | 'env'>, inboxes: InboxKey[], msg: Omit<PushMessage, 'inbox'>): number {
   if (inboxes.length === 0) return 0;
   try {
-    d.push.publishToEach(inboxes, msg);
+    d.push.publishToEach({ inboxes, msg });
     return inboxes.length;
   } catch (err) {
     d.env.logger.warn({ members: inboxes.length, group: msg.group, err }, 'group push publish failed');

@@ -46,7 +46,7 @@ async function applyRename(
   input: { id: string; name: string },
 ): Promise<RenameGroupResult> {
   const group = await requireGroup(d, key, input.id);
-  const membership = await d.stores.groups.getMembership(key, caller.user);
+  const membership = await d.stores.groups.getMembership({ key, user: caller.user });
   if (!isCurrentMember(membership)) throw new ForbiddenError(`not a member of group ${input.id}`);
   if (!actsAsGroupAdmin(group.admin, caller.user, membership)) throw new ForbiddenError('only the group admin renames the group');
   if (group.name === input.name) {

@@ -21,7 +21,7 @@ export type GroupStreamDeps = { stores: Pick<MessagingStores, 'groups' | 'groupS
 
 async function requireMembership(d: GroupStreamDeps, key: GroupKey, caller: Caller, id: string): Promise<Membership> {
   if (!(await d.stores.groups.getGroup(key))) throw new NotFoundError(`group ${id} not found`);
-  const membership = await d.stores.groups.getMembership(key, caller.user);
+  const membership = await d.stores.groups.getMembership({ key, user: caller.user });
   if (!membership) throw new ForbiddenError(`not a member of group ${id}`);
   return membership;
 }
@@ -81,10 +81,14 @@ async function pageBackward(d: GroupStreamDeps, key: GroupKey, ranges: GseqRange
  */
 export async function groupAck(d: GroupStreamDeps & AckReadDeps, caller: Caller, id: string, gseq: number): Promise<{ cursor: number }> {
   const key = groupKey(caller.tenant, id);
-  const membership = await d.stores.groups.getMembership(key, caller.user);
+  const membership = await d.stores.groups.getMembership({ key, user: caller.user });
   if (!membership) throw new ForbiddenError(`not a member of group ${id}`);
   const head = await d.stores.groupStreams.headSeq(key);
-  const cursor = await d.stores.groupStreams.setCursor(key, inboxKey(caller.tenant, caller.user), Math.min(gseq, head));
+  const cursor = await d.stores.groupStreams.setCursor({
+    group: key,
+    inbox: inboxKey(caller.tenant, caller.user),
+    gseq: Math.min(gseq, head),
+  });
   // gseq 0 is a query ("where is my cursor"): it writes nothing.
   if (gseq > 0) await readInboxSideOnAck(d, caller, id, membership, cursor, head);
   return { cursor };
@@ -102,7 +106,7 @@ export async function groupReaders(d: GroupStreamDeps, caller: Caller, input: Gr
   const [message] = await d.stores.groupStreams.readAfter({ group: key, afterGseq: input.gseq - 1, limit: 1 });
   if (!message || message.seq !== input.gseq) throw new NotFoundError(`no message at gseq ${input.gseq} in group ${input.id}`);
   if (message.kind !== 'msg') throw new BadRequestError(`gseq ${input.gseq} is not a message`);
-  const own = await d.stores.groups.getMembership(key, caller.user);
+  const own = await d.stores.groups.getMembership({ key, user: caller.user });
   if (!canReadGseq(own, input.gseq)) throw new ForbiddenError(`not a member of group ${input.id} at gseq ${input.gseq}`);
   if (caller.user !== message.from && caller.user !== group.admin) {
     throw new ForbiddenError('only the sender or the group admin lists readers');

@@ -58,7 +58,7 @@ export async function requireGroup(d: GroupReadDeps, key: GroupKey, id: string):
 }
 
 async function requireMember(d: GroupReadDeps, key: GroupKey, caller: Caller, id: string): Promise<void> {
-  if (!isCurrentMember(await d.stores.groups.getMembership(key, caller.user))) {
+  if (!isCurrentMember(await d.stores.groups.getMembership({ key, user: caller.user }))) {
     throw new ForbiddenError(`not a member of group ${id}`);
   }
 }
@@ -147,7 +147,7 @@ export async function createGroup(
     memberCount: members.length,
     createdAt: now,
   };
-  if (!(await d.stores.groups.createGroup(record, members, { time: now, gseq: 0 }))) {
+  if (!(await d.stores.groups.createGroup({ group: record, members, at: { time: now, gseq: 0 } }))) {
     throw new BadRequestError(`group ${id} already exists`);
   }
   // Every member must learn it is in a group once, so creation is announced even to a huge one
@@ -192,7 +192,7 @@ async function applyChange(
   op: 'add' | 'remove',
 ): Promise<{ tier: Tier; memberCount: number }> {
   const group = await requireGroup(d, key, id);
-  const membership = await d.stores.groups.getMembership(key, caller.user);
+  const membership = await d.stores.groups.getMembership({ key, user: caller.user });
   if (!isCurrentMember(membership)) throw new ForbiddenError(`not a member of group ${id}`);
   if (op === 'remove' && !actsAsGroupAdmin(group.admin, caller.user, membership) && unique.some((m) => m !== caller.user)) {
     throw new ForbiddenError('only the group admin removes other members');
@@ -204,10 +204,13 @@ async function applyChange(
   }
   // The head after every append already queued: window bounds are ordered with the stream.
   const at = { time: d.env.clock.now(), gseq: await d.writers.groupStream.headSeq(key) };
-  const changed = op === 'add' ? await d.stores.groups.addMembers(key, unique, at) : await d.stores.groups.removeMembers(key, unique, at);
+  const changed =
+    op === 'add'
+      ? await d.stores.groups.addMembers({ key, users: unique, at })
+      : await d.stores.groups.removeMembers({ key, users: unique, at });
   const after = await d.stores.groups.listMembers(key);
   const tier = tierFor(after.length, group.tier, t);
-  await d.stores.groups.updateGroup(key, { memberCount: after.length, tier });
+  await d.stores.groups.updateGroup({ key, patch: { memberCount: after.length, tier } });
   // The name is read after the membership write, and a rename lists the members after its own
   // write: a rename from another process is either in this notice or reaches the new member.
   const named = changed.length > 0 ? await requireGroup(d, key, id) : group;

@@ -153,7 +153,7 @@ export class LiveSettings {
         limits: applyLimitsPatch(base.limits, definedOnly(patch.limits)),
         hooks: patchHooks(base.hooks, patch.hooks),
       };
-      const saved = await this.options.store.save(next, base.version);
+      const saved = await this.options.store.save({ settings: next, expectedVersion: base.version });
       if (saved !== false) {
         // Never log a hook patch's values: it may hold a secret.
         const logged = { tiers: patch.tiers, limits: patch.limits, hooksOf: patch.hooks?.tenant };

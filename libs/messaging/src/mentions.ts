@@ -31,7 +31,7 @@ export async function checkGroupMentions(
   mentions: readonly string[] | undefined,
 ): Promise<void> {
   if (mentions === undefined || (mentions.length === 1 && mentions[0] === MENTION_ALL)) return;
-  const memberships = await Promise.all(mentions.map((id) => groups.getMembership(key, id)));
+  const memberships = await Promise.all(mentions.map((id) => groups.getMembership({ key, user: id })));
   const outsider = mentions.find((_, i) => !isCurrentMember(memberships[i] ?? null));
   if (outsider !== undefined) throw new BadRequestError(`send: mentions: ${outsider} is not a member of this group`);
 }

@@ -55,6 +55,6 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     groupHistory: (c, input) => guarded(c, () => groupHistory(d, c, input)),
     groupAck: (c, id, gseq) => guarded(c, () => groupAck(d, c, id, gseq)),
     groupReaders: (c, input) => guarded(c, () => groupReaders(d, c, input)),
-    subscribe: (c, onPush) => d.push.subscribe(inboxKey(c.tenant, c.user), onPush),
+    subscribe: (c, onPush) => d.push.subscribe({ inbox: inboxKey(c.tenant, c.user), onPush }),
   };
 }

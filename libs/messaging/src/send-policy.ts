@@ -22,7 +22,10 @@ export async function checkSendPolicy(d: SendPolicyDeps, tenant: string, from: s
   for (let i = 0; i < common.length; i += CHECKS_AT_ONCE) {
     const found = await Promise.all(
       common.slice(i, i + CHECKS_AT_ONCE).map(async (g) => {
-        const [a, b] = await Promise.all([d.stores.groups.getMembership(g, from), d.stores.groups.getMembership(g, to)]);
+        const [a, b] = await Promise.all([
+          d.stores.groups.getMembership({ key: g, user: from }),
+          d.stores.groups.getMembership({ key: g, user: to }),
+        ]);
         return areGroupMates(a, b);
       }),
     );

@@ -165,7 +165,7 @@ async function sendToGroup(d: SendDeps, caller: Caller, input: SendInput, id: st
   const key = groupKey(tenant, id);
   const group = await d.stores.groups.getGroup(key);
   if (!group) throw new NotFoundError(`group ${id} not found`);
-  if (!isCurrentMember(await d.stores.groups.getMembership(key, user))) {
+  if (!isCurrentMember(await d.stores.groups.getMembership({ key, user }))) {
     throw new ForbiddenError(`not a member of group ${id}`);
   }
   await checkGroupMentions(d.stores.groups, key, input.mentions);

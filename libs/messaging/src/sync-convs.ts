@@ -42,7 +42,7 @@ export async function syncConvs(
 ): Promise<SyncConvs> {
   const index = d.stores.conversations;
   const touches = [...(await conversationTouches(d, inbox, entries)).values()];
-  const found = await Promise.all(touches.map((t) => index.getConversation(inbox, t.conv)));
+  const found = await Promise.all(touches.map((t) => index.getConversation({ inbox, conv: t.conv })));
   const states: ConversationState[] = [];
   const unsure: ConversationTouch[] = [];
   touches.forEach((touch, i) => {
@@ -58,13 +58,13 @@ export async function syncConvs(
     const reached = unsure.filter((t) => t.seq <= watermark);
     for (const t of unsure) if (t.seq > watermark) pending.push(t.conv);
     // Read after the watermark was: each is exact at it or later, so at or past its entry.
-    const again = await Promise.all(reached.map((t) => index.getConversation(inbox, t.conv)));
+    const again = await Promise.all(reached.map((t) => index.getConversation({ inbox, conv: t.conv })));
     for (const state of again) if (state !== null) states.push(state);
   }
   // The groups with stream news are touched too: their conversation's stream side moved.
   const named = new Set(touches.filter((t) => t.conv.type === 'group').map((t) => t.conv.id));
   const news = await Promise.all(
-    groups.filter((g) => !named.has(g.id)).map((g) => index.getConversation(inbox, { type: 'group', id: g.id })),
+    groups.filter((g) => !named.has(g.id)).map((g) => index.getConversation({ inbox, conv: { type: 'group', id: g.id } })),
   );
   for (const state of news) if (state !== null) states.push(state);
   const convs = (await withStreamSides(d, caller, states, 1)).map(({ state }) => state);

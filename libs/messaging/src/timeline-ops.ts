@@ -122,7 +122,8 @@ export async function recall(d: RecallDeps, caller: Caller, appinfo: string, sen
   if (message?.conv.type === 'group') group = await d.stores.groups.getGroup(groupKey(caller.tenant, message.conv.id));
   // Admin rights as they are now: an admin who left the group recalls nothing but their own.
   const isGroupAdmin =
-    group !== null && actsAsGroupAdmin(group.admin, caller.user, await d.stores.groups.getMembership(group.key, caller.user));
+    group !== null &&
+    actsAsGroupAdmin(group.admin, caller.user, await d.stores.groups.getMembership({ key: group.key, user: caller.user }));
   checkRecall({ caller: caller.user, message, isGroupAdmin, now: d.env.clock.now() });
   if (!message) throw new NotFoundError('message not found');
   const entry = buildRecallEntry(message, caller.user, d.env.clock.now());
@@ -167,7 +168,7 @@ async function findInAdministeredStreams(
       const gseq = (await d.stores.groupStreams.findSeqs({ group: key, keys: [message] })).get(message);
       if (gseq === undefined) return null;
       const admin = (await d.stores.groups.getGroup(key))?.admin;
-      if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership(key, caller.user))) return null;
+      if (!actsAsGroupAdmin(admin, caller.user, await d.stores.groups.getMembership({ key, user: caller.user }))) return null;
       const [row] = await d.stores.groupStreams.readAfter({ group: key, afterGseq: gseq - 1, limit: 1 });
       return row?.seq === gseq ? row : null;
     }),

@@ -70,7 +70,8 @@ export async function unreadBadge(d: BadgeDeps, tenant: string, user: string, th
   let capped = false;
   let beforeLastSeq: number | undefined;
   for (let page = 0; page < BADGE_MAX_PAGES; page++) {
-    const listed = await d.stores.conversations.listConversations(inbox, {
+    const listed = await d.stores.conversations.listConversations({
+      inbox,
       limit: CONVERSATIONS_MAX_LIMIT,
       ...(beforeLastSeq !== undefined && { beforeLastSeq }),
     });

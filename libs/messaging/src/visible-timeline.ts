@@ -44,7 +44,7 @@ async function visiblePage(
     const rows = await read(cursor, want);
     const last = rows.at(-1);
     if (last === undefined) return { items, hasMore: false };
-    const hidden = await d.stores.conversations.hiddenSeqs(inbox, rows);
+    const hidden = await d.stores.conversations.hiddenSeqs({ inbox, entries: rows });
     for (const row of rows) {
       if (hidden.has(row.seq)) continue;
       if (items.length === limit) return { items, hasMore: true };

@@ -64,7 +64,10 @@ beforeAll(async () => {
         const got: ModelPush[] = [];
         pushes.set(u, got);
         // A group.push carries stream messages and no convs: not an inbox push.
-        return rig.deps.push.subscribe(inboxKey(TENANT, u), (p: PushMessage) => void (p.group === undefined && got.push(p)));
+        return rig.deps.push.subscribe({
+          inbox: inboxKey(TENANT, u),
+          onPush: (p: PushMessage) => void (p.group === undefined && got.push(p)),
+        });
       });
       return Promise.resolve({ pushes: () => pushes, stop: () => stops.forEach((stop) => stop()) });
     },

@@ -151,12 +151,15 @@ describe('LiveSettings', () => {
     let raced = false;
     const racing: SettingsStore = {
       load: () => e.settings.load(),
-      async save(s, v) {
+      async save(input) {
         if (!raced) {
           raced = true; // someone else saves first, from the same version
-          await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 7 }, hooks: {} }, v);
+          await e.settings.save({
+            settings: { tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 7 }, hooks: {} },
+            expectedVersion: input.expectedVersion,
+          });
         }
-        return e.settings.save(s, v);
+        return e.settings.save(input);
       },
     };
     const l = await live(racing);
@@ -188,7 +191,10 @@ describe('LiveSettings', () => {
     const l = await live(e.settings, 30);
     await l.update({ limits: { smallPool: 20 } });
     // Written around validation (as a buggy or newer process might).
-    await e.settings.save({ tiers: { ...DEFAULT_TIER_THRESHOLDS, smallBelow: 9000 }, limits: { ...DEFAULT_LIMITS }, hooks: {} }, 1);
+    await e.settings.save({
+      settings: { tiers: { ...DEFAULT_TIER_THRESHOLDS, smallBelow: 9000 }, limits: { ...DEFAULT_LIMITS }, hooks: {} },
+      expectedVersion: 1,
+    });
     await new Promise((r) => setTimeout(r, 150));
     expect(l.current().version).toBe(1);
     expect(l.tiers().smallBelow).toBe(DEFAULT_TIER_THRESHOLDS.smallBelow);
@@ -200,7 +206,10 @@ describe('LiveSettings', () => {
   it('a record saved by an older version (missing fields) gets defaults for them', async () => {
     const e = await engine();
     const { perTenantInFlight: _dropped, ...older } = { ...DEFAULT_LIMITS, smallPool: 3 };
-    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: older as typeof DEFAULT_LIMITS, hooks: {} }, 0);
+    await e.settings.save({
+      settings: { tiers: DEFAULT_TIER_THRESHOLDS, limits: older as typeof DEFAULT_LIMITS, hooks: {} },
+      expectedVersion: 0,
+    });
     const l = await live(e.settings);
     expect(l.limits()).toEqual({ ...DEFAULT_LIMITS, smallPool: 3 });
     expect(l.current().version).toBe(1);
@@ -211,11 +220,14 @@ describe('LiveSettings', () => {
     let failing = false;
     const flaky: SettingsStore = {
       load: () => (failing ? Promise.reject(new Error('store down')) : e.settings.load()),
-      save: (s, v) => e.settings.save(s, v),
+      save: (input) => e.settings.save(input),
     };
     const l = await live(flaky, 20);
     failing = true;
-    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 }, hooks: {} }, 0);
+    await e.settings.save({
+      settings: { tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 }, hooks: {} },
+      expectedVersion: 0,
+    });
     await new Promise((r) => setTimeout(r, 100));
     expect(l.limits().smallPool).toBe(DEFAULT_LIMITS.smallPool);
     failing = false;
@@ -226,7 +238,10 @@ describe('LiveSettings', () => {
     const e = await engine();
     const l = await live(e.settings, 20);
     await l.close();
-    await e.settings.save({ tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 }, hooks: {} }, 0);
+    await e.settings.save({
+      settings: { tiers: DEFAULT_TIER_THRESHOLDS, limits: { ...DEFAULT_LIMITS, smallPool: 5 }, hooks: {} },
+      expectedVersion: 0,
+    });
     await new Promise((r) => setTimeout(r, 100));
     expect(l.current().version).toBe(0);
   });

@@ -98,7 +98,7 @@ async function recountBadge(t: string, groups: readonly string[]): Promise<numbe
   for (const id of groups) {
     const key = groupKey(t, id);
     const rows = await rig.engine.groupStreams.readAfter({ group: key, afterGseq: 0, limit: 100_000 });
-    const cursor = await rig.engine.groupStreams.getCursor(key, inboxKey(t, 'bob'));
+    const cursor = await rig.engine.groupStreams.getCursor({ group: key, inbox: inboxKey(t, 'bob') });
     const recalled = new Set<DedupKey>(rows.flatMap((r) => (r.kind === 'recall' && r.recall ? [recalledKey(r.from, r.recall)] : [])));
     const counts = (r: Entry) =>
       r.kind === 'msg' && r.seq > cursor && r.from !== 'bob' && !recalled.has(dedupKeyOf(r)) && !(r.mentions ?? []).includes('bob');

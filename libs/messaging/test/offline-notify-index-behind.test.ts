@@ -42,7 +42,7 @@ class HeldInboxIndex {
   async hold(inbox: InboxKey): Promise<void> {
     const [watermark, page] = await Promise.all([
       this.real.headSeq(inbox),
-      this.real.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT }),
+      this.real.listConversations({ inbox, limit: CONVERSATIONS_MAX_LIMIT }),
     ]);
     expect(page.hasMore).toBe(false); // one page holds all of it
     this.headSeqCalls = 0;
@@ -57,15 +57,15 @@ class HeldInboxIndex {
     const { real } = this;
     const heldOf = (inbox: InboxKey) => (this.held?.inbox === inbox ? this.held : undefined);
     return {
-      listConversations: async (i, p) => {
+      listConversations: async ({ inbox: i, ...p }) => {
         const held = heldOf(i);
-        if (!held) return real.listConversations(i, p);
+        if (!held) return real.listConversations({ inbox: i, ...p });
         const below = held.page.convs.filter((s) => p.beforeLastSeq === undefined || s.lastSeq < p.beforeLastSeq);
         return { convs: below.slice(0, p.limit), hasMore: below.length > p.limit };
       },
-      getConversation: async (i, c) => {
+      getConversation: async ({ inbox: i, conv: c }) => {
         const held = heldOf(i);
-        if (!held) return real.getConversation(i, c);
+        if (!held) return real.getConversation({ inbox: i, conv: c });
         return held.page.convs.find((s) => conversationKey(s.conv) === conversationKey(c)) ?? null;
       },
       headSeq: async (i) => {
@@ -74,8 +74,8 @@ class HeldInboxIndex {
         this.onHeadSeq(++this.headSeqCalls);
         return held.watermark;
       },
-      conversationEntries: (i, c, p) => real.conversationEntries(i, c, p),
-      hiddenSeqs: (i, e) => real.hiddenSeqs(i, e),
+      conversationEntries: (input) => real.conversationEntries(input),
+      hiddenSeqs: (input) => real.hiddenSeqs(input),
     };
   }
 }

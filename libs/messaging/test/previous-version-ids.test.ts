@@ -102,7 +102,7 @@ describe('jobs left pending by the previous version', () => {
     const [own] = await rig.owner.append({ inbox: inboxKey(T, 'amy'), entries: [message] });
     await createMessaging(rig.deps).createGroup({ tenant: T, user: 'amy' }, { name: 'og', id: 'og', members: ['m'] });
     const pushes: PushMessage[] = [];
-    rig.deps.push.subscribe(inboxKey(T, 'm'), (p) => pushes.push(p));
+    rig.deps.push.subscribe({ inbox: inboxKey(T, 'm'), onPush: (p) => pushes.push(p) });
     for (const job of previousVersionJobs(own!.seq)) {
       expect(await rig.engine.jobs.put({ ...job, attempts: 0, notBefore: 0, createdAt: Date.now() })).toBe(true);
     }

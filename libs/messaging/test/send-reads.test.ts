@@ -27,7 +27,7 @@ function counting(inner: TimelineStore, by: Reader, reads: Read[]): TimelineStor
     readAfter: (input) => (seen('readAfter', input.inbox), inner.readAfter(input)),
     readBefore: (input) => (seen('readBefore', input.inbox), inner.readBefore(input)),
     headSeq: (inbox) => (seen('headSeq', inbox), inner.headSeq(inbox)),
-    getReaders: (inbox, seq) => (seen('getReaders', inbox), inner.getReaders(inbox, seq)),
+    getReaders: (input) => (seen('getReaders', input.inbox), inner.getReaders(input)),
   };
   return timelineOf({ reader, writer: inner });
 }

@@ -175,7 +175,7 @@ describe('server-made ids name the sender (embedded)', () => {
       const firstSeq = String(callsForX()[0]!.entries[0]!.seq);
       // Group `x` (ids of groups and users are separate), huge: its messages are pushed by a notify job.
       const pushed: PushMessage[] = [];
-      nrig.deps.push.subscribe(inboxKey(t, 'm1'), (msg) => pushed.push(msg));
+      nrig.deps.push.subscribe({ inbox: inboxKey(t, 'm1'), onPush: (msg) => pushed.push(msg) });
       const owner = { tenant: t, user: 'o' };
       expect(await nrig.messaging.createGroup(owner, { name: 'x', id: 'x', members: ['m1', 'f1', 'f2', 'f3'] })).toMatchObject({
         tier: 'huge',

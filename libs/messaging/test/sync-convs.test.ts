@@ -52,10 +52,11 @@ class HeldIndex {
     const { real } = this;
     const held = (inbox: InboxKey) => !this.released && inbox === this.inbox;
     return {
-      listConversations: (i, p) => real.listConversations(i, p),
-      conversationEntries: (i, c, p) => real.conversationEntries(i, c, p),
-      hiddenSeqs: (i, e) => real.hiddenSeqs(i, e),
-      getConversation: async (i, c) => (held(i) ? (this.snapshot.get(conversationKey(c)) ?? null) : real.getConversation(i, c)),
+      listConversations: (input) => real.listConversations(input),
+      conversationEntries: (input) => real.conversationEntries(input),
+      hiddenSeqs: (input) => real.hiddenSeqs(input),
+      getConversation: async ({ inbox: i, conv: c }) =>
+        held(i) ? (this.snapshot.get(conversationKey(c)) ?? null) : real.getConversation({ inbox: i, conv: c }),
       headSeq: async (i) => {
         if (i === this.inbox) this.onHeadSeq(++this.headSeqCalls);
         return held(i) ? Math.min(this.heldAt, await real.headSeq(i)) : real.headSeq(i);
@@ -81,7 +82,7 @@ const fromAlice = (n: number): NewEntry => ({
 async function heldAfterFirst(user: string): Promise<{ held: HeldIndex; messaging: Messaging; first: number; second: number }> {
   const inbox = inboxKey('t', user);
   const [first] = await rig.owner.append({ inbox, entries: [fromAlice(1)] });
-  const snapshot = new Map([[conversationKey(alice), await rig.engine.conversations.getConversation(inbox, alice)]]);
+  const snapshot = new Map([[conversationKey(alice), await rig.engine.conversations.getConversation({ inbox, conv: alice })]]);
   const held = new HeldIndex(rig.engine.conversations, inbox, first!.seq, snapshot);
   const [second] = await rig.owner.append({ inbox, entries: [fromAlice(2)] });
   return { held, messaging: messagingOver(held.view(), 50), first: first!.seq, second: second!.seq };

@@ -63,8 +63,11 @@ describe('workers on their narrow deps', () => {
     const members = ['h1', 'h2', 'h3', 'h4'];
     expect((await messaging.createGroup(alice, { name: 'town', id: 'town', members })).tier).toBe('huge');
     const pushed: PushMessage[] = [];
-    const unsubscribe = rig.deps.push.subscribe(inboxKey('t', 'h1'), (msg) => {
-      if (msg.group === 'town') pushed.push(msg);
+    const unsubscribe = rig.deps.push.subscribe({
+      inbox: inboxKey('t', 'h1'),
+      onPush: (msg) => {
+        if (msg.group === 'town') pushed.push(msg);
+      },
     });
     try {
       await messaging.send(alice, { appinfo: 'h-1', to: { group: 'town' }, type: 'text', body: { t: 'all' } });

@@ -340,6 +340,6 @@ export class InboxOwner implements InboxWriter {
       state,
       todo.map((p) => p.entry),
     );
-    await Promise.all(todo.map((p) => this.timeline.addReaders(state.inbox, p.seq, p.readers)));
+    await Promise.all(todo.map((p) => this.timeline.addReaders({ inbox: state.inbox, seq: p.seq, readers: p.readers })));
   }
 }

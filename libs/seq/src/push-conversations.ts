@@ -108,8 +108,8 @@ export class PushConversations {
     const out = [...complete];
     const [watermark, read, named] = await Promise.all([
       unchanged.length > 0 ? this.index.headSeq(inbox) : lastSeq,
-      Promise.all(lastless.map((s) => this.index.getConversation(inbox, s.conv))),
-      Promise.all(unchanged.map((t) => this.index.getConversation(inbox, t.conv))),
+      Promise.all(lastless.map((s) => this.index.getConversation({ inbox, conv: s.conv }))),
+      Promise.all(unchanged.map((t) => this.index.getConversation({ inbox, conv: t.conv }))),
     ]);
     for (const [i, state] of read.entries()) {
       const known = lastless[i] as IndexedState;
@@ -134,7 +134,7 @@ export class PushConversations {
     // only when the index had reached the pushed entries.
     const [watermark, states] = await Promise.all([
       this.index.headSeq(inbox),
-      Promise.all(list.map((t) => this.index.getConversation(inbox, t.conv))),
+      Promise.all(list.map((t) => this.index.getConversation({ inbox, conv: t.conv }))),
     ]);
     if (watermark < lastSeq) return new NoConvs(`index at ${watermark}, push up to ${lastSeq}`);
     const out: ConversationState[] = [];

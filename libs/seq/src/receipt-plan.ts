@@ -30,7 +30,7 @@ export async function planReceipts(
     [...byAppinfo].map(async ([appinfo, readers]) => {
       const seq = found.get(messageKey(sender, appinfo));
       if (seq === undefined) return undefined;
-      const [current, original] = await Promise.all([timeline.getReaders(inbox, seq), timeline.getEntry({ inbox, seq })]);
+      const [current, original] = await Promise.all([timeline.getReaders({ inbox, seq }), timeline.getEntry({ inbox, seq })]);
       const merged = mergeReaders(current, readers);
       if (!merged.grew) return undefined;
       if (!original) {

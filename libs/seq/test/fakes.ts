@@ -20,6 +20,8 @@ import type {
   StoredOutcome,
   TimelineAppend,
   TimelineStore,
+  EntryReaders,
+  PushToEach,
 } from '@seqline/core';
 
 export type CeilingEvent =
@@ -184,7 +186,7 @@ export class FakeTimelineStore implements TimelineStore {
     return this.box(inbox).entries.at(-1)?.seq ?? 0;
   }
 
-  async addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+  async addReaders({ inbox, seq, readers }: EntryReaders): Promise<string[]> {
     await Promise.resolve();
     if (this.failNextAddReaders) {
       const err = this.failNextAddReaders;
@@ -198,7 +200,7 @@ export class FakeTimelineStore implements TimelineStore {
     return [...set].sort();
   }
 
-  async getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
+  async getReaders({ inbox, seq }: InboxEntryRef): Promise<string[]> {
     await Promise.resolve();
     return [...(this.box(inbox).readers.get(seq) ?? [])].sort();
   }
@@ -210,7 +212,7 @@ export class RecordingPushBus implements PushBus {
   publish(msg: PushMessage): void {
     this.published.push(structuredClone(msg));
   }
-  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+  publishToEach({ inboxes, msg }: PushToEach): void {
     for (const inbox of inboxes) this.publish({ ...msg, inbox });
   }
   subscribe(): () => void {

@@ -46,7 +46,7 @@ describe('InboxOwner on the embedded LMDB engine', () => {
     const [stored] = await o.append({ inbox: users[0]!, entries: [target] });
     const readers = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
     await Promise.all(readers.map((r) => o.addReceipt({ inbox: users[0]!, appinfo: target.appinfo, readers: [r] })));
-    expect(await engine.timeline.getReaders(users[0]!, stored!.seq)).toEqual(readers);
+    expect(await engine.timeline.getReaders({ inbox: users[0]!, seq: stored!.seq })).toEqual(readers);
     const receipts = (await engine.timeline.readAfter({ inbox: users[0]!, afterSeq: stored!.seq, limit: 100 })).filter(
       (e) => e.kind === 'receipt',
     );

@@ -18,6 +18,7 @@ import type {
   StoredOutcome,
   TimelineAppend,
   TimelineStore,
+  EntryReaders,
 } from '@seqline/core';
 import type { InboxOwner } from '../src/index.ts';
 import { FakeCeilingStore, FakeTimelineStore, RecordingPushBus } from './fakes.ts';
@@ -69,11 +70,11 @@ class TaggedTimeline implements TimelineStore {
   headSeq(k: InboxKey) {
     return this.inner.headSeq(k);
   }
-  addReaders(k: InboxKey, s: number, r: string[]) {
-    return this.inner.addReaders(k, s, r);
+  addReaders(input: EntryReaders) {
+    return this.inner.addReaders(input);
   }
-  getReaders(k: InboxKey, s: number) {
-    return this.inner.getReaders(k, s);
+  getReaders(input: InboxEntryRef) {
+    return this.inner.getReaders(input);
   }
 }
 

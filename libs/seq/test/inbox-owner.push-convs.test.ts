@@ -80,11 +80,11 @@ async function pushes(push: RecordingPushBus, key: InboxKey, n: number, timeoutM
 /** The real index with one method replaced (a fault injector over the real store, not a mock of it). */
 function overriding(real: ConversationIndex, patch: Partial<ConversationIndex>): ConversationIndex {
   return {
-    listConversations: (i, p) => real.listConversations(i, p),
-    getConversation: (i, c) => real.getConversation(i, c),
-    conversationEntries: (i, c, p) => real.conversationEntries(i, c, p),
+    listConversations: (input) => real.listConversations(input),
+    getConversation: (input) => real.getConversation(input),
+    conversationEntries: (input) => real.conversationEntries(input),
     headSeq: (i) => real.headSeq(i),
-    hiddenSeqs: (i, e) => real.hiddenSeqs(i, e),
+    hiddenSeqs: (input) => real.hiddenSeqs(input),
     ...patch,
   };
 }
@@ -98,8 +98,8 @@ function untold(real: TimelineStore): TimelineStore {
     readAfter: (input) => real.readAfter(input),
     readBefore: (input) => real.readBefore(input),
     headSeq: (i) => real.headSeq(i),
-    addReaders: (i, seq, readers) => real.addReaders(i, seq, readers),
-    getReaders: (i, seq) => real.getReaders(i, seq),
+    addReaders: (input) => real.addReaders(input),
+    getReaders: (input) => real.getReaders(input),
   };
 }
 
@@ -121,7 +121,7 @@ describe('InboxOwner push convs', () => {
       ['alice', 2],
       ['carol', 1],
     ]);
-    expect(p2!.convs?.[0]).toEqual(await engine.conversations.getConversation(bobInbox, { type: 'user', id: 'alice' }));
+    expect(p2!.convs?.[0]).toEqual(await engine.conversations.getConversation({ inbox: bobInbox, conv: { type: 'user', id: 'alice' } }));
     await owner.close();
     await engine.close();
   });
@@ -131,7 +131,7 @@ describe('InboxOwner push convs', () => {
     const counting = (real: ConversationIndex) =>
       overriding(real, {
         headSeq: (i) => (reads.push('headSeq'), real.headSeq(i)),
-        getConversation: (i, c) => (reads.push('getConversation'), real.getConversation(i, c)),
+        getConversation: ({ inbox: i, conv: c }) => (reads.push('getConversation'), real.getConversation({ inbox: i, conv: c })),
       });
     const { owner, push, engine } = await setup(counting);
     const first = fromAlice('one');
@@ -151,7 +151,7 @@ describe('InboxOwner push convs', () => {
       }
     }
     const latest = got.at(-1)!.convs!;
-    expect(latest).toEqual([await engine.conversations.getConversation(bobInbox, { type: 'user', id: 'alice' })]);
+    expect(latest).toEqual([await engine.conversations.getConversation({ inbox: bobInbox, conv: { type: 'user', id: 'alice' } })]);
     expect(latest[0]!.last).toMatchObject({ seq: m3!.seq, body: { text: 'three, edited' } });
     expect(got[2]!.convs).toEqual([
       expect.objectContaining({ readSeq: m1!.seq, unread: 1, last: expect.objectContaining({ seq: m3!.seq }) }),
@@ -163,7 +163,7 @@ describe('InboxOwner push convs', () => {
   it('a conversation an entry names without changing it is read: absent when the index has none', async () => {
     const reads: string[] = [];
     const { owner, push, engine } = await setup((real) =>
-      overriding(real, { getConversation: (i, c) => (reads.push(c.id), real.getConversation(i, c)) }),
+      overriding(real, { getConversation: ({ inbox: i, conv: c }) => (reads.push(c.id), real.getConversation({ inbox: i, conv: c })) }),
     );
     await owner.append({ inbox: bobInbox, entries: [readOf({ type: 'user', id: 'nobody' }, 5), fromAlice('hi')] });
     const [p] = await pushes(push, bobInbox, 1);
@@ -190,11 +190,11 @@ describe('InboxOwner push convs', () => {
       (real) =>
         overriding(real, {
           // The first read hangs 2 s, the second fails, the third answers.
-          getConversation: async (i, c) => {
+          getConversation: async ({ inbox: i, conv: c }) => {
             const n = ++calls;
             if (n === 1) await new Promise((r) => setTimeout(r, 2000));
             if (n === 2) throw new Error('index unavailable');
-            return real.getConversation(i, c);
+            return real.getConversation({ inbox: i, conv: c });
           },
         }),
       { pushConvsWaitMs: 30, untold: true },

@@ -17,7 +17,7 @@ describe('InboxOwner receipts', () => {
     const [stored] = await o.append({ inbox: alice, entries: [m] });
     const readers = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
     await Promise.all(readers.map((who) => o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: [who] })));
-    expect(await r.timeline.getReaders(alice, stored!.seq)).toEqual(readers);
+    expect(await r.timeline.getReaders({ inbox: alice, seq: stored!.seq })).toEqual(readers);
     const rs = receipts(r.timeline.all(alice));
     expect(rs.length).toBeGreaterThan(0);
     expect(rs.length).toBeLessThan(20); // merged
@@ -92,7 +92,7 @@ describe('InboxOwner receipts', () => {
     const [, mine] = await o.append({ inbox: alice, entries: [theirs, own] });
     await o.addReceipt({ inbox: alice, appinfo: 'local-1', readers: ['carol'] });
     expect(receipts(r.timeline.all(alice)).map((e) => e.referSeq)).toEqual([mine!.seq]);
-    expect(await r.timeline.getReaders(alice, mine!.seq)).toEqual(['carol']);
+    expect(await r.timeline.getReaders({ inbox: alice, seq: mine!.seq })).toEqual(['carol']);
   });
 
   it('a failure between the receipt entry and the reader merge is healed by a retry without a second copy', async () => {
@@ -106,7 +106,7 @@ describe('InboxOwner receipts', () => {
     expect(receipts(r.timeline.all(alice))).toHaveLength(1); // entry written first
     await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['bob'] }); // retry (e.g. job redelivery)
     expect(receipts(r.timeline.all(alice))).toHaveLength(1); // same appinfo: deduped
-    expect(await r.timeline.getReaders(alice, stored!.seq)).toEqual(['bob']);
+    expect(await r.timeline.getReaders({ inbox: alice, seq: stored!.seq })).toEqual(['bob']);
     await o.addReceipt({ inbox: alice, appinfo: m.appinfo, readers: ['carol'] });
     expect(receipts(r.timeline.all(alice)).at(-1)?.readBy).toEqual(['bob', 'carol']);
   });

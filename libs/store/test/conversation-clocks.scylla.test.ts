@@ -129,13 +129,13 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
       // A takes the inbox back, 20 minutes behind B: each of its writes must still win over B's.
       await a.timeline.append({ inbox, entries: [at(historyReadConv('r6', SELF, bob, 10_001), 20_001)], guard: term('a@3') });
       await a.timeline.append({ inbox, entries: [at(historyMsg('m7', bob, 'bob'), 20_002)], guard: term('a@3') });
-      expect(await b.conversations.getConversation(inbox, bob)).toMatchObject({
+      expect(await b.conversations.getConversation({ inbox, conv: bob })).toMatchObject({
         unread: 1,
         readSeq: 10_001,
         lastMsgSeq: 20_002,
         last: { appinfo: 'm7' },
       });
-      expect(await b.conversations.getConversation(inbox, team)).toMatchObject({ unread: 0, readSeq: 2, lastMsgSeq: 2 });
+      expect(await b.conversations.getConversation({ inbox, conv: team })).toMatchObject({ unread: 0, readSeq: 2, lastMsgSeq: 2 });
       await expectIndexMatchesInbox(a, inbox, SELF, 2);
     });
 
@@ -166,7 +166,7 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
       await successor.timeline.append({ inbox, entries: [at(historyMsg('m7', bob, 'bob'), 10_002)], guard: term('s@2') });
       await held.release();
       await late;
-      expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({
+      expect(await successor.conversations.getConversation({ inbox, conv: bob })).toMatchObject({
         unread: 2,
         readSeq: 4,
         lastMsgSeq: 10_002,
@@ -175,7 +175,7 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
       await expectIndexMatchesInbox(successor, inbox, SELF, 2);
       // Later writes still show: the rebuild hid nothing newer.
       await successor.timeline.append({ inbox, entries: [at(historyReadConv('r8', SELF, bob, 10_001), 10_003)], guard: term('s@2') });
-      expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 1, readSeq: 10_001 });
+      expect(await successor.conversations.getConversation({ inbox, conv: bob })).toMatchObject({ unread: 1, readSeq: 10_001 });
       await expectIndexMatchesInbox(successor, inbox, SELF, 2);
     });
 
@@ -201,7 +201,7 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
       await expireUpTo(inbox, 2);
       expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({ differed: true, entries: 2, headSeq: 4 });
       await expectIndexMatchesInbox(owner, inbox, SELF, 2);
-      expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 1, mentions: 0 });
+      expect(await owner.conversations.getConversation({ inbox, conv: bob })).toMatchObject({ unread: 1, mentions: 0 });
       // Every entry expires: the head is 0, below the stored watermark; rebuilt twice.
       await expireUpTo(inbox, 4);
       expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({
@@ -211,9 +211,13 @@ if (requireOrSkip(probe, 'conversation index on CQL under wall clocks that jump'
         conversations: 0,
       });
       expect(await owner.timeline.rebuildConversations({ inbox })).toMatchObject({ differed: false, entries: 0, headSeq: 0 });
-      expect(await owner.conversations.listConversations(inbox, { limit: 10 })).toEqual({ convs: [], hasMore: false });
+      expect(await owner.conversations.listConversations({ inbox, limit: 10 })).toEqual({ convs: [], hasMore: false });
       await owner.timeline.append({ inbox, entries: [at(historyMsg('m5', bob, 'bob'), 10_001)], guard: term('o@2') });
-      expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 1, lastMsgSeq: 10_001, asOfSeq: 10_001 });
+      expect(await owner.conversations.getConversation({ inbox, conv: bob })).toMatchObject({
+        unread: 1,
+        lastMsgSeq: 10_001,
+        asOfSeq: 10_001,
+      });
       await expectIndexMatchesInbox(owner, inbox, SELF, 2);
     });
   });

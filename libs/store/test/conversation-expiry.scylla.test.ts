@@ -101,14 +101,14 @@ if (requireOrSkip(probe, 'conversation index expiry on CQL')) {
         historyMsg('c1', carol, 'carol'),
         historyMsg('t1', team, 'bob', [SELF]),
       ]);
-      expect(await stores.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 2, readSeq: 1 });
+      expect(await stores.conversations.getConversation({ inbox, conv: bob })).toMatchObject({ unread: 2, readSeq: 1 });
       await waitUntil('the first entries expire', 4 * RETENTION, allExpired(inbox));
 
       const seen = messages.length;
       const after = await append(inbox, [historyMsg('b1', bob, 'bob'), historyMsg('t2', team, 'carol')]);
       // The index is the recount of what is left: carol's chat is gone, bob counts b1 only, the mention expired.
       await expectIndexMatchesInbox(stores, inbox, SELF, 2);
-      const list = await stores.conversations.listConversations(inbox, { limit: 10 });
+      const list = await stores.conversations.listConversations({ inbox, limit: 10 });
       expect(list.convs.map((c) => [c.conv.id, c.unread, c.mentions, c.readSeq])).toEqual([
         ['team', 1, 0, 0],
         ['bob', 1, 0, 0],
@@ -123,7 +123,7 @@ if (requireOrSkip(probe, 'conversation index expiry on CQL')) {
       expect(await rowsOf('conv_unread', inbox)).toBe(left.unread.size);
       const report = await stores.timeline.rebuildConversations({ inbox });
       expect(report).toMatchObject({ differed: false, changedConversations: [], conversations: 2, headSeq: after.at(-1)?.seq });
-      expect(await stores.conversations.listConversations(inbox, { limit: 10 })).toEqual(list);
+      expect(await stores.conversations.listConversations({ inbox, limit: 10 })).toEqual(list);
     }, 60_000);
 
     it('an inbox nobody appends to again: every index row expires by its TTL', async () => {
@@ -153,7 +153,7 @@ if (requireOrSkip(probe, 'conversation index expiry on CQL')) {
       await append(inbox, [historyMsg('b1', bob, 'bob')]);
       expect(messages.slice(seen)).toContain('conversation index: rows of expired entries may be gone uncounted; rebuilding');
       await expectIndexMatchesInbox(stores, inbox, SELF, 2);
-      expect((await stores.conversations.listConversations(inbox, { limit: 10 })).convs.map((c) => [c.conv.id, c.unread])).toEqual([
+      expect((await stores.conversations.listConversations({ inbox, limit: 10 })).convs.map((c) => [c.conv.id, c.unread])).toEqual([
         ['bob', 1],
       ]);
       expect(await oldestAt()).toBeGreaterThan(since);

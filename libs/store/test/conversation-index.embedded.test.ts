@@ -61,7 +61,7 @@ describe('conversation index on LMDB', () => {
     expect(await engine.timeline.headSeq(inbox)).toBe(1);
     expect(await engine.timeline.findSeqs({ inbox, keys: [msgKey('m2'), msgKey('m3')] })).toEqual(new Map());
     expect(await engine.conversations.headSeq(inbox)).toBe(1);
-    expect((await engine.conversations.getConversation(inbox, bob))?.lastSeq).toBe(1);
+    expect((await engine.conversations.getConversation({ inbox, conv: bob }))?.lastSeq).toBe(1);
     expect(await engine.conversations.headSeq(other)).toBe(1);
     await engine.close();
   });
@@ -73,7 +73,7 @@ describe('conversation index on LMDB', () => {
     await expect(engine.timeline.append({ inbox, entries: [message(1, 'ok'), long] })).rejects.toBeInstanceOf(BadRequestError);
     expect(await engine.timeline.headSeq(inbox)).toBe(0);
     expect(await engine.conversations.headSeq(inbox)).toBe(0);
-    expect(await engine.conversations.getConversation(inbox, long.conv)).toBeNull();
+    expect(await engine.conversations.getConversation({ inbox, conv: long.conv })).toBeNull();
     await engine.close();
   });
 
@@ -82,7 +82,7 @@ describe('conversation index on LMDB', () => {
     const inbox = inboxKey('t', 'me');
     let engine = await openEmbeddedEngine({ dir });
     await engine.timeline.append({ inbox, entries: [message(1, 'm1'), message(2, 'm2', 'me'), message(3, 'm3')] });
-    const exact = await engine.conversations.getConversation(inbox, bob);
+    const exact = await engine.conversations.getConversation({ inbox, conv: bob });
     await engine.close();
     await withRawEnv(dir, async (env) => {
       const rows = env.openDB<unknown, Key>({ name: 'conv_index' });
@@ -92,7 +92,7 @@ describe('conversation index on LMDB', () => {
     expect(await engine.conversations.headSeq(inbox)).toBe(0);
     await engine.timeline.append({ inbox, entries: [message(4, 'm4')] });
     expect(await engine.conversations.headSeq(inbox)).toBe(4);
-    const now = await engine.conversations.getConversation(inbox, bob);
+    const now = await engine.conversations.getConversation({ inbox, conv: bob });
     expect(now).toMatchObject({ readSeq: exact?.readSeq, unread: 2, lastSeq: 4, asOfSeq: 4 });
     await engine.close();
   });

@@ -152,7 +152,11 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       const next = { ...historyMsg('m4', bob, SELF), seq: 10_004 };
       await successor.timeline.append({ inbox, entries: [next], guard: Object.assign(() => undefined, { term: 'shard-1@2' }) });
       await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
-      expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 10_004, lastSeq: 10_004 });
+      expect(await successor.conversations.getConversation({ inbox, conv: bob })).toMatchObject({
+        unread: 0,
+        readSeq: 10_004,
+        lastSeq: 10_004,
+      });
     });
 
     it('a resend is the first append after a crash: the next owner catches up though nothing new is stored', async () => {
@@ -168,7 +172,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       });
       expect(resent).toEqual<AppendOutcome[]>([{ seq: 1, duplicate: true, original: m1 }]);
       await expectIndexMatchesInbox(stores(successor), inbox, SELF, 2);
-      expect(await successor.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 0, readSeq: 1, asOfSeq: 2 });
+      expect(await successor.conversations.getConversation({ inbox, conv: bob })).toMatchObject({ unread: 0, readSeq: 1, asOfSeq: 2 });
     });
 
     it('a writer whose lease comes back under a new term does not trust what it remembered of the watermark', async () => {
@@ -179,7 +183,7 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       await successor.timeline.append({ inbox, entries: [{ ...historyMsg('a2', bob, 'bob'), seq: 10_002 }], guard: term('s@2') });
       await owner.timeline.append({ inbox, entries: [{ ...historyMsg('a3', bob, 'bob'), seq: 20_003 }], guard: term('s@3') });
       await expectIndexMatchesInbox(stores(owner), inbox, SELF, 2);
-      expect(await owner.conversations.getConversation(inbox, bob)).toMatchObject({ unread: 3, asOfSeq: 20_003 });
+      expect(await owner.conversations.getConversation({ inbox, conv: bob })).toMatchObject({ unread: 3, asOfSeq: 20_003 });
     });
 
     it('one entry with thousands of row changes is one batch: a read of 3000 unread, a delete of 1000 seqs', async () => {
@@ -187,12 +191,16 @@ if (requireOrSkip(probe, 'conversation index on CQL')) {
       const group = { type: 'group', id: 'big' } as const;
       const messages: Entry[] = Array.from({ length: 3000 }, (_, i) => ({ ...historyMsg(`g${i}`, group, 'bob', [SELF]), seq: i + 1 }));
       for (let i = 0; i < messages.length; i += 500) await owner.timeline.append({ inbox, entries: messages.slice(i, i + 500) });
-      expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 3000, mentions: 3000 });
+      expect(await owner.conversations.getConversation({ inbox, conv: group })).toMatchObject({ unread: 3000, mentions: 3000 });
       const seqs = Array.from({ length: 1000 }, (_, i) => 2 * i + 1);
       await owner.timeline.append({ inbox, entries: [{ ...historyDeleteOf('del', SELF, seqs), seq: 3001 }] });
-      expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 2000, mentions: 2000 });
+      expect(await owner.conversations.getConversation({ inbox, conv: group })).toMatchObject({ unread: 2000, mentions: 2000 });
       await owner.timeline.append({ inbox, entries: [{ ...historyReadConv('read', SELF, group, 2999), seq: 3002 }] });
-      expect(await owner.conversations.getConversation(inbox, group)).toMatchObject({ unread: 1, readSeq: 2999, lastMsgSeq: 3000 });
+      expect(await owner.conversations.getConversation({ inbox, conv: group })).toMatchObject({
+        unread: 1,
+        readSeq: 2999,
+        lastMsgSeq: 3000,
+      });
       await expectIndexMatchesInbox(stores(owner), inbox, SELF, 500);
     }, 120_000);
   });

@@ -151,9 +151,9 @@ async function expectIndexIsRecount(r: Rig, inbox: InboxKey): Promise<void> {
   const entries = await r.seqLog.readAfter(inbox, 0, 1_000_000);
   const recount = recountInboxIndex(entries, SELF);
   for (const rec of recount.records.values()) {
-    expect(await r.parts.index.getConversation(inbox, rec.conv), conversationKey(rec.conv)).toMatchObject(rec);
+    expect(await r.parts.index.getConversation({ inbox, conv: rec.conv }), conversationKey(rec.conv)).toMatchObject(rec);
   }
-  const listed = await r.parts.index.listConversations(inbox, { limit: 500 });
+  const listed = await r.parts.index.listConversations({ inbox, limit: 500 });
   const order = [...recount.records.values()].sort((a, b) => b.lastSeq - a.lastSeq).map((rec) => conversationKey(rec.conv));
   expect(listed.convs.map((c) => conversationKey(c.conv))).toEqual(order);
   expect(await r.parts.index.headSeq(inbox)).toBe(entries.at(-1)?.seq ?? 0);
@@ -197,7 +197,7 @@ describe('bounded conversation index jobs on LMDB', () => {
     expect(r.meter.total).toBeGreaterThanOrEqual(stored.length);
     expect(r.meter.maxSinceWrite).toBeLessThanOrEqual(INDEX_CHUNK_ENTRIES);
     await expectIndexIsRecount(r, BIG);
-    expect((await r.parts.index.listConversations(OTHER, { limit: 10 })).convs).toHaveLength(1);
+    expect((await r.parts.index.listConversations({ inbox: OTHER, limit: 10 })).convs).toHaveLength(1);
   }, 180_000);
 
   it('appends to the inbox while it is rebuilt, folding and held, are in the rebuilt index (copied and switched), in order', async () => {

@@ -58,10 +58,10 @@ async function expectMatchesRecount(engine: EmbeddedEngine, inbox: InboxKey): Pr
   const entries = await engine.timeline.readAfter({ inbox, afterSeq: 0, limit: 100_000 });
   const recount = recountInboxIndex(entries, SELF);
   for (const rec of recount.records.values()) {
-    const got = await engine.conversations.getConversation(inbox, rec.conv);
+    const got = await engine.conversations.getConversation({ inbox, conv: rec.conv });
     expect(got, conversationKey(rec.conv)).toMatchObject(rec);
   }
-  const listed = await engine.conversations.listConversations(inbox, { limit: 500 });
+  const listed = await engine.conversations.listConversations({ inbox, limit: 500 });
   const order = [...recount.records.values()].sort((a, b) => b.lastSeq - a.lastSeq).map((r) => conversationKey(r.conv));
   expect(listed.convs.map((c) => conversationKey(c.conv))).toEqual(order);
   expect(await engine.conversations.headSeq(inbox)).toBe(await engine.timeline.headSeq(inbox));
@@ -132,7 +132,7 @@ describe('conversation rebuild on LMDB', () => {
       await rows.put([inbox, 'i', 'user:bob', 500], 0);
       await rows.put([inbox, 'o', 499], 'user:carol');
     });
-    expect((await engine.conversations.getConversation(inbox, bob))?.unread).toBeGreaterThanOrEqual(3);
+    expect((await engine.conversations.getConversation({ inbox, conv: bob }))?.unread).toBeGreaterThanOrEqual(3);
     const report = await engine.conversationRebuilder.rebuildConversations(inbox);
     expect(report.differed).toBe(true);
     expect(report.changedConversations).toEqual(expect.arrayContaining(['user:bob', 'user:carol']));

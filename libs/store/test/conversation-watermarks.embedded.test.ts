@@ -55,8 +55,8 @@ async function expectIndexEqualsRecount(r: Rig, inbox: InboxKey): Promise<void> 
   const entries = await r.seqLog.readAfter(inbox, 0, 1000);
   const records = recountConversations(entries, splitKey(inbox).id);
   expect(records.size).toBeGreaterThan(0);
-  for (const rec of records.values()) expect(await r.index.getConversation(inbox, rec.conv)).toMatchObject(rec);
-  const listed = await r.index.listConversations(inbox, { limit: 100 });
+  for (const rec of records.values()) expect(await r.index.getConversation({ inbox, conv: rec.conv })).toMatchObject(rec);
+  const listed = await r.index.listConversations({ inbox, limit: 100 });
   expect(listed.convs).toHaveLength(records.size);
   expect(await r.index.headSeq(inbox)).toBe(entries.at(-1)?.seq);
 }
@@ -103,6 +103,6 @@ describe('conversation index writer on LMDB: remembered watermarks', () => {
     // One more message from bob: unread 2 (seqs 3 and 4) only if the catch-up counted seq 3.
     await r.seqLog.append(forgotten, [msgEntry(4, 'b4')]);
     await expectIndexEqualsRecount(r, forgotten);
-    expect(await r.index.getConversation(forgotten, { type: 'user', id: 'bob' })).toMatchObject({ unread: 2, lastSeq: 4 });
+    expect(await r.index.getConversation({ inbox: forgotten, conv: { type: 'user', id: 'bob' } })).toMatchObject({ unread: 2, lastSeq: 4 });
   });
 });

@@ -23,13 +23,13 @@ describe('embedded settings across processes', () => {
     const engine = await openEmbeddedEngine({ dir });
     try {
       const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, hooks: {} };
-      expect(await engine.settings.save(base, 0)).not.toBe(false);
+      expect(await engine.settings.save({ settings: base, expectedVersion: 0 })).not.toBe(false);
       // The child saves version 2 with largeGroupConcurrency 2 through its own environment.
       const script = `
         import { openEmbeddedEngine } from '@seqline/store';
         const engine = await openEmbeddedEngine({ dir: ${JSON.stringify(dir)} });
         const current = await engine.settings.load();
-        const saved = await engine.settings.save({ tiers: current.tiers, limits: { ...current.limits, largeGroupConcurrency: 2 }, hooks: current.hooks }, current.version);
+        const saved = await engine.settings.save({ settings: { tiers: current.tiers, limits: { ...current.limits, largeGroupConcurrency: 2 }, hooks: current.hooks }, expectedVersion: current.version });
         await engine.close();
         process.stdout.write(JSON.stringify(saved));
       `;
@@ -41,7 +41,7 @@ describe('embedded settings across processes', () => {
       expect(JSON.parse(stdout)).toMatchObject({ version: 2, limits: { largeGroupConcurrency: 2 } });
       expect(await engine.settings.load()).toMatchObject({ version: 2, limits: { largeGroupConcurrency: 2 } });
       // Our view was version 1: a save from it must lose.
-      expect(await engine.settings.save(base, 1)).toBe(false);
+      expect(await engine.settings.save({ settings: base, expectedVersion: 1 })).toBe(false);
     } finally {
       await engine.close();
     }

@@ -114,8 +114,8 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
       const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 2, createdAt: 1 };
       const faults = injectFaults(stores.client, (q) => (q.includes('.groups (grp, tenant') ? 'lose-answer' : undefined));
       try {
-        expect(await stores.groups.createGroup(record, ['alice', 'bob'], { time: 1, gseq: 0 })).toBe(true);
-        expect(await stores.groups.createGroup(record, ['carol'], { time: 2, gseq: 0 })).toBe(false);
+        expect(await stores.groups.createGroup({ group: record, members: ['alice', 'bob'], at: { time: 1, gseq: 0 } })).toBe(true);
+        expect(await stores.groups.createGroup({ group: record, members: ['carol'], at: { time: 2, gseq: 0 } })).toBe(false);
       } finally {
         faults.restore();
       }
@@ -126,9 +126,13 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
     it('a membership change whose answer was lost is reported as made', async () => {
       const tenant = uniqueTenant();
       const key = groupKey(tenant, 'g');
-      await stores.groups.createGroup({ key, tenant, id: 'g', name: 'g', admin: 'a', tier: 'small', memberCount: 1, createdAt: 1 }, ['a'], {
-        time: 1,
-        gseq: 0,
+      await stores.groups.createGroup({
+        group: { key, tenant, id: 'g', name: 'g', admin: 'a', tier: 'small', memberCount: 1, createdAt: 1 },
+        members: ['a'],
+        at: {
+          time: 1,
+          gseq: 0,
+        },
       });
       const faults = injectFaults(stores.client, (q) =>
         q.includes('IF op = ?') || q.includes('member, windows, is_member, op) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS')
@@ -136,14 +140,14 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
           : undefined,
       );
       try {
-        expect(await stores.groups.addMembers(key, ['b', 'c'], { time: 2, gseq: 1 })).toEqual(['b', 'c']);
-        expect(await stores.groups.removeMembers(key, ['a'], { time: 3, gseq: 2 })).toEqual(['a']);
+        expect(await stores.groups.addMembers({ key, users: ['b', 'c'], at: { time: 2, gseq: 1 } })).toEqual(['b', 'c']);
+        expect(await stores.groups.removeMembers({ key, users: ['a'], at: { time: 3, gseq: 2 } })).toEqual(['a']);
       } finally {
         faults.restore();
       }
       expect(faults.hits).toBe(2);
       expect(await stores.groups.listMembers(key)).toEqual(['b', 'c']);
-      expect((await stores.groups.getMembership(key, 'b'))?.windows).toEqual([{ joinedAt: 2, fromGseq: 1 }]);
+      expect((await stores.groups.getMembership({ key, user: 'b' }))?.windows).toEqual([{ joinedAt: 2, fromGseq: 1 }]);
     });
 
     it('epochs, ceilings, jobs and settings recover from lost LWT answers', async () => {
@@ -161,8 +165,8 @@ if (requireOrSkip(probe, 'CQL adapter faults')) {
         expect(await stores.jobs.put(job)).toBe(true);
         expect(await stores.jobs.put(job)).toBe(false);
         const base = { tiers: { ...DEFAULT_TIER_THRESHOLDS }, limits: { ...DEFAULT_LIMITS }, hooks: {} };
-        expect(await settingsStores.settings.save(base, 0)).toEqual({ ...base, version: 1 });
-        expect(await settingsStores.settings.save(base, 0)).toBe(false);
+        expect(await settingsStores.settings.save({ settings: base, expectedVersion: 0 })).toEqual({ ...base, version: 1 });
+        expect(await settingsStores.settings.save({ settings: base, expectedVersion: 0 })).toBe(false);
       } finally {
         faults.restore();
         settingsFaults.restore();

@@ -34,13 +34,17 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
       const tenant = uniqueTenant();
       const key = groupKey(tenant, 'g');
       const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 1, createdAt: 1 };
-      const creates = await Promise.all([a, b, a, b].map((stores) => stores.groups.createGroup(record, ['alice'], { time: 1, gseq: 0 })));
+      const creates = await Promise.all(
+        [a, b, a, b].map((stores) => stores.groups.createGroup({ group: record, members: ['alice'], at: { time: 1, gseq: 0 } })),
+      );
       expect(creates.filter(Boolean)).toHaveLength(1);
       const adds = await Promise.all(
-        Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).groups.addMembers(key, ['bob', 'carol'], { time: 2 + i, gseq: i })),
+        Array.from({ length: 16 }, (_, i) =>
+          (i % 2 === 0 ? a : b).groups.addMembers({ key, users: ['bob', 'carol'], at: { time: 2 + i, gseq: i } }),
+        ),
       );
       expect(adds.flat().sort()).toEqual(['bob', 'carol']);
-      expect((await a.groups.getMembership(key, 'bob'))?.windows).toHaveLength(1);
+      expect((await a.groups.getMembership({ key, user: 'bob' }))?.windows).toHaveLength(1);
       expect(await b.groups.listMembers(key)).toEqual(['alice', 'bob', 'carol']);
     });
 
@@ -48,7 +52,7 @@ if (requireOrSkip(probe, 'CQL adapter races')) {
       const tenant = uniqueTenant();
       const key = groupKey(tenant, 'g');
       const record = { key, tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small' as const, memberCount: 1, createdAt: 1 };
-      expect(await a.groups.createGroup(record, ['alice'], { time: 1, gseq: 0 })).toBe(true);
+      expect(await a.groups.createGroup({ group: record, members: ['alice'], at: { time: 1, gseq: 0 } })).toBe(true);
       const names = Array.from({ length: 10 }, (_, i) => `name-${i}`);
       const revs = await Promise.all(names.map((name, i) => (i % 2 === 0 ? a : b).groups.renameGroup({ key, name })));
       expect(revs.map((r) => r.nameRev).sort((x, y) => x - y)).toEqual(names.map((_, i) => i + 1));

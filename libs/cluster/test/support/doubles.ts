@@ -1,7 +1,7 @@
 /** Test doubles and builders for the cluster tests (never used by product code). */
 import { performance } from 'node:perf_hooks';
 import { groupKey, inboxKey, shardOf } from '@seqline/core';
-import type { GroupKey, InboxKey, Logger, NewEntry, PushBus, PushMessage } from '@seqline/core';
+import type { GroupKey, InboxKey, Logger, NewEntry, PushBus, PushMessage, PushToEach } from '@seqline/core';
 
 export interface LogRecord {
   level: string;
@@ -47,7 +47,7 @@ export class RecordingPushBus implements PushBus {
   publish(msg: PushMessage): void {
     this.published.push(msg);
   }
-  publishToEach(inboxes: readonly InboxKey[], msg: Omit<PushMessage, 'inbox'>): void {
+  publishToEach({ inboxes, msg }: PushToEach): void {
     for (const inbox of inboxes) this.publish({ ...msg, inbox });
   }
   subscribe(): () => void {

@@ -9,6 +9,8 @@ import type {
   GroupStreamStore,
   InboxKey,
   StoredOutcome,
+  GroupCursor,
+  GroupCursorRef,
 } from '@seqline/core';
 import { sleep } from './doubles.ts';
 
@@ -45,11 +47,11 @@ export class RecordingGroupStreams implements GroupStreamStore {
   headSeq(group: GroupKey): Promise<number> {
     return this.inner.headSeq(group);
   }
-  setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
-    return this.inner.setCursor(group, inbox, gseq);
+  setCursor(input: GroupCursor): Promise<number> {
+    return this.inner.setCursor(input);
   }
-  getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
-    return this.inner.getCursor(group, inbox);
+  getCursor(input: GroupCursorRef): Promise<number> {
+    return this.inner.getCursor(input);
   }
   listCursors(group: GroupKey): Promise<Map<InboxKey, number>> {
     return this.inner.listCursors(group);

@@ -19,19 +19,15 @@ export interface ConversationIndex {
    * Conversations by lastSeq descending, those below `beforeLastSeq` when given (lastSeqs are
    * distinct inbox seqs, so paging by the last one returned skips and repeats nothing).
    */
-  listConversations(inbox: InboxKey, page: { limit: number; beforeLastSeq?: number }): Promise<ConversationListPage>;
+  listConversations(input: ConversationListQuery): Promise<ConversationListPage>;
   /** One conversation, null when the inbox has no activity in it. */
-  getConversation(inbox: InboxKey, conv: Conv): Promise<ConversationState | null>;
+  getConversation(input: ConversationRef): Promise<ConversationState | null>;
   /**
    * The conversation's visible activity entries (not recalled, deleted or cleared) with
    * seq < beforeSeq (absent: from the newest), newest first, at most `limit`, each with its
    * latest edit (withLatestEdit): `history {conv}` and `conversations {lastMessages}`.
    */
-  conversationEntries(
-    inbox: InboxKey,
-    conv: Conv,
-    page: { beforeSeq?: number; limit: number },
-  ): Promise<{ entries: Entry[]; hasMore: boolean }>;
+  conversationEntries(input: ConversationEntriesPage): Promise<{ entries: Entry[]; hasMore: boolean }>;
   /** The inbox seq the index is exact at (its watermark); sync from here after a bootstrap. */
   headSeq(inbox: InboxKey): Promise<number>;
   /**
@@ -39,7 +35,32 @@ export interface ConversationIndex {
    * deleted for them, or activity at or below its conversation's clearedSeq), so that sync and
    * history can drop them. Judged by the index as it is now, not as it was at each entry.
    */
-  hiddenSeqs(inbox: InboxKey, entries: readonly Entry[]): Promise<Set<number>>;
+  hiddenSeqs(input: InboxEntries): Promise<Set<number>>;
+}
+
+/** A page of an inbox's conversations (ConversationIndex.listConversations). */
+export interface ConversationListQuery {
+  inbox: InboxKey;
+  limit: number;
+  beforeLastSeq?: number;
+}
+
+/** One conversation of an inbox (ConversationIndex.getConversation). */
+export interface ConversationRef {
+  inbox: InboxKey;
+  conv: Conv;
+}
+
+/** A page of one conversation's activity entries (ConversationIndex.conversationEntries). */
+export interface ConversationEntriesPage extends ConversationRef {
+  limit: number;
+  beforeSeq?: number;
+}
+
+/** Entries of an inbox to judge (ConversationIndex.hiddenSeqs). */
+export interface InboxEntries {
+  inbox: InboxKey;
+  entries: readonly Entry[];
 }
 
 /** What a rebuild of one inbox's conversation index found (`seqline-admin conversations rebuild`). */

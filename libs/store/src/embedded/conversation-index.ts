@@ -11,13 +11,16 @@ import {
   conversationKey,
   hiddenFromOwner,
   withLatestEdit,
-  type Conv,
   type ConversationIndex,
   type ConversationListPage,
   type ConversationState,
   type ConvRecord,
   type Entry,
   type InboxKey,
+  type ConversationEntriesPage,
+  type ConversationRef,
+  type ConversationListQuery,
+  type InboxEntries,
 } from '@seqline/core';
 import { isStorableConvKey, MAX_SEQ, type ConversationRows, type InboxLogDbs } from './conversation-dbs.ts';
 import { fromJsonRow } from './json-rows.ts';
@@ -28,7 +31,7 @@ export class LmdbConversationIndex implements ConversationIndex {
     private readonly log: InboxLogDbs,
   ) {}
 
-  async listConversations(inbox: InboxKey, page: { limit: number; beforeLastSeq?: number }): Promise<ConversationListPage> {
+  async listConversations({ inbox, ...page }: ConversationListQuery): Promise<ConversationListPage> {
     const { limit, beforeLastSeq } = checkConversationsArgs({ limit: page.limit, beforeLastSeq: page.beforeLastSeq });
     const rows = this.rows.live(inbox);
     const keys = rows.orderDown(inbox, beforeLastSeq ?? MAX_SEQ, beforeLastSeq === undefined, limit + 1);
@@ -41,17 +44,13 @@ export class LmdbConversationIndex implements ConversationIndex {
     return { convs, hasMore: false };
   }
 
-  async getConversation(inbox: InboxKey, conv: Conv): Promise<ConversationState | null> {
+  async getConversation({ inbox, conv }: ConversationRef): Promise<ConversationState | null> {
     const rows = this.rows.live(inbox);
     const rec = record(rows, inbox, conversationKey(conv));
     return rec === undefined ? null : this.withLast(rows, inbox, rec);
   }
 
-  async conversationEntries(
-    inbox: InboxKey,
-    conv: Conv,
-    page: { beforeSeq?: number; limit: number },
-  ): Promise<{ entries: Entry[]; hasMore: boolean }> {
+  async conversationEntries({ inbox, conv, ...page }: ConversationEntriesPage): Promise<{ entries: Entry[]; hasMore: boolean }> {
     const { limit, beforeSeq } = page;
     if (!isIntIn(limit, 1, CONVERSATION_HISTORY_MAX_LIMIT)) {
       throw new BadRequestError(`history: limit: must be an integer in 1-${CONVERSATION_HISTORY_MAX_LIMIT}, got ${String(limit)}`);
@@ -77,7 +76,7 @@ export class LmdbConversationIndex implements ConversationIndex {
     return this.rows.live(inbox).watermark(inbox);
   }
 
-  async hiddenSeqs(inbox: InboxKey, entries: readonly Entry[]): Promise<Set<number>> {
+  async hiddenSeqs({ inbox, entries }: InboxEntries): Promise<Set<number>> {
     const rows = this.rows.live(inbox);
     const hidden = new Set<number>();
     const records = new Map<string, ConvRecord | null>();

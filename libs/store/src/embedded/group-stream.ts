@@ -11,6 +11,8 @@ import {
   type GroupStreamStore,
   type InboxKey,
   type StoredOutcome,
+  type GroupCursor,
+  type GroupCursorRef,
 } from '@seqline/core';
 import { MAX_KEY_STRING } from './keys.ts';
 import type { SeqLog } from './seq-log.ts';
@@ -44,7 +46,7 @@ export class LmdbGroupStreamStore implements GroupStreamStore {
   }
 
   /** Compare-and-raise as one batched write (writes run one at a time): racing acks keep the highest. */
-  async setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
+  async setCursor({ group, inbox, gseq }: GroupCursor): Promise<number> {
     if (!Number.isSafeInteger(gseq) || gseq < 0) throw new BadRequestError(`invalid gseq ${String(gseq)}`);
     return this.writes.run(() => {
       const current = this.cursors.get([group, inbox]) ?? 0;
@@ -54,7 +56,7 @@ export class LmdbGroupStreamStore implements GroupStreamStore {
     });
   }
 
-  async getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
+  async getCursor({ group, inbox }: GroupCursorRef): Promise<number> {
     return this.cursors.get([group, inbox]) ?? 0;
   }
 

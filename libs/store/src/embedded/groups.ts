@@ -20,6 +20,10 @@ import {
   type Membership,
   type MembershipChangeAt,
   type RecipientsRecord,
+  type GroupCreation,
+  type GroupUpdate,
+  type MembershipChange,
+  type MemberRef,
 } from '@seqline/core';
 import { MAX_KEY_STRING } from './keys.ts';
 import { LmdbRecipients, type RecipientsDbs } from './group-recipients.ts';
@@ -49,7 +53,7 @@ export class LmdbGroupStore implements GroupStore {
     this.recipients = new LmdbRecipients(dbs, writes);
   }
 
-  async createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
+  async createGroup({ group, members, at }: GroupCreation): Promise<boolean> {
     return this.writes.run(() => {
       if (this.dbs.groups.doesExist(group.key)) return false;
       // Every window is computed (and `at` validated) before the first write: see WriteBatcher.
@@ -64,7 +68,7 @@ export class LmdbGroupStore implements GroupStore {
     return this.dbs.groups.get(key) ?? null;
   }
 
-  async updateGroup(key: GroupKey, patch: Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>): Promise<void> {
+  async updateGroup({ key, patch }: GroupUpdate): Promise<void> {
     await this.writes.run(() => {
       const current = this.requireGroup(key);
       const next: GroupRecord = { ...current };
@@ -84,7 +88,7 @@ export class LmdbGroupStore implements GroupStore {
     });
   }
 
-  async addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+  async addMembers({ key, users, at }: MembershipChange): Promise<string[]> {
     return this.writes.run(() => {
       this.requireGroup(key);
       const fresh = unique(users).filter((user) => !this.dbs.currentMembers.doesExist([key, user]));
@@ -94,7 +98,7 @@ export class LmdbGroupStore implements GroupStore {
     });
   }
 
-  async removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+  async removeMembers({ key, users, at }: MembershipChange): Promise<string[]> {
     return this.writes.run(() => {
       this.requireGroup(key);
       const leaving = unique(users).filter((user) => this.dbs.currentMembers.doesExist([key, user]));
@@ -104,7 +108,7 @@ export class LmdbGroupStore implements GroupStore {
     });
   }
 
-  async getMembership(key: GroupKey, user: string): Promise<Membership | null> {
+  async getMembership({ key, user }: MemberRef): Promise<Membership | null> {
     return this.membership(key, user);
   }
 

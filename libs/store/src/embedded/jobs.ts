@@ -3,7 +3,7 @@
  * queue) so listing oldest-first is a range scan, and a dead-letter set with its own order.
  */
 import type { Database } from 'lmdb';
-import { BadRequestError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
+import { BadRequestError, MAX_JOB_ID_BYTES, type JobRevival, type JobStore, type StoredJob } from '@seqline/core';
 import { fromJsonRow, toJsonRow, type JsonRow } from './json-rows.ts';
 import { MAX_KEY_NUMBER, MAX_KEY_STRING } from './keys.ts';
 import { fitsInKey } from './seq-log.ts';
@@ -75,7 +75,7 @@ export class LmdbJobStore implements JobStore {
   }
 
   /** If a job with the same id was put again meanwhile, that pending job wins. */
-  async revive(id: string, now: number): Promise<boolean> {
+  async revive({ id, now }: JobRevival): Promise<boolean> {
     return this.writes.run(() => {
       const dead = this.removeDead(id);
       if (dead === undefined) return false;

@@ -5,7 +5,15 @@
  * version and both win.
  */
 import type { Database } from 'lmdb';
-import { InternalError, type Limits, type Settings, type SettingsStore, type TenantHooks, type TierThresholds } from '@seqline/core';
+import {
+  InternalError,
+  type Limits,
+  type Settings,
+  type SettingsSave,
+  type SettingsStore,
+  type TenantHooks,
+  type TierThresholds,
+} from '@seqline/core';
 import type { WriteBatcher } from './write-batcher.ts';
 
 /** Sub-database of the engine's environment holding the record. */
@@ -23,7 +31,7 @@ export class LmdbSettingsStore implements SettingsStore {
     return stored === undefined ? null : copy(stored, stored.version);
   }
 
-  async save(settings: Omit<Settings, 'version'>, expectedVersion: number): Promise<Settings | false> {
+  async save({ settings, expectedVersion }: SettingsSave): Promise<Settings | false> {
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
       throw new InternalError(`invalid expected settings version ${String(expectedVersion)}`);
     }

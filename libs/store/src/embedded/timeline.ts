@@ -13,6 +13,7 @@ import {
   type StoredOutcome,
   type TimelineAppend,
   type TimelineStore,
+  type EntryReaders,
 } from '@seqline/core';
 import { SeqLog, type SeqKey } from './seq-log.ts';
 import type { WriteBatcher } from './write-batcher.ts';
@@ -60,7 +61,7 @@ export class LmdbTimelineStore implements TimelineStore {
    * Read-merge-write as one batched write: writes run one at a time inside the transaction,
    * so concurrent calls for the same entry each see the previous one's set (no lost update).
    */
-  async addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+  async addReaders({ inbox, seq, readers }: EntryReaders): Promise<string[]> {
     return this.writes.run(() => {
       if (!this.log.hasEntry(inbox, seq)) throw new NotFoundError(`no entry ${seq} in ${inbox}`);
       const current = this.readers.get([inbox, seq]) ?? [];
@@ -70,7 +71,7 @@ export class LmdbTimelineStore implements TimelineStore {
     });
   }
 
-  async getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
+  async getReaders({ inbox, seq }: InboxEntryRef): Promise<string[]> {
     return this.readers.get([inbox, seq]) ?? [];
   }
 }

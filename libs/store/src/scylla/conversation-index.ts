@@ -12,7 +12,6 @@ import {
   hiddenFromOwner,
   isActivity,
   withLatestEdit,
-  type Conv,
   type ConversationIndex,
   type ConversationListPage,
   type ConversationState,
@@ -20,6 +19,10 @@ import {
   type EditRef,
   type Entry,
   type InboxKey,
+  type ConversationEntriesPage,
+  type ConversationRef,
+  type ConversationListQuery,
+  type InboxEntries,
 } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
 import { readEdits, type InboxEntrySource } from './conversation-facts-reader.ts';
@@ -39,7 +42,7 @@ export class CqlConversationIndex implements ConversationIndex {
   }
 
   /** One range read of conv_list (each row carries its record), then the `last` entries. */
-  async listConversations(inbox: InboxKey, page: { limit: number; beforeLastSeq?: number }): Promise<ConversationListPage> {
+  async listConversations({ inbox, ...page }: ConversationListQuery): Promise<ConversationListPage> {
     const { limit, beforeLastSeq } = checkConversationsArgs({ limit: page.limit, beforeLastSeq: page.beforeLastSeq });
     const rows =
       beforeLastSeq === undefined
@@ -49,7 +52,7 @@ export class CqlConversationIndex implements ConversationIndex {
     return { convs: await this.withLast(inbox, records), hasMore: rows.length > limit };
   }
 
-  async getConversation(inbox: InboxKey, conv: Conv): Promise<ConversationState | null> {
+  async getConversation({ inbox, conv }: ConversationRef): Promise<ConversationState | null> {
     const rec = await this.record(inbox, conversationKey(conv));
     if (rec === null) return null;
     const [state] = await this.withLast(inbox, [rec]);
@@ -60,11 +63,7 @@ export class CqlConversationIndex implements ConversationIndex {
    * The visible items below beforeSeq, newest first, read together with the record: items at or
    * below its clearedSeq are hidden, and being the oldest they can only end the page.
    */
-  async conversationEntries(
-    inbox: InboxKey,
-    conv: Conv,
-    page: { beforeSeq?: number; limit: number },
-  ): Promise<{ entries: Entry[]; hasMore: boolean }> {
+  async conversationEntries({ inbox, conv, ...page }: ConversationEntriesPage): Promise<{ entries: Entry[]; hasMore: boolean }> {
     const { limit, beforeSeq } = checkHistoryPage(page);
     const key = conversationKey(conv);
     const [rec, rows] = await Promise.all([
@@ -99,7 +98,7 @@ export class CqlConversationIndex implements ConversationIndex {
   }
 
   /** Deleted marks of the entries and the records of their activity's conversations, read together. */
-  async hiddenSeqs(inbox: InboxKey, entries: readonly Entry[]): Promise<Set<number>> {
+  async hiddenSeqs({ inbox, entries }: InboxEntries): Promise<Set<number>> {
     const hidden = new Set<number>();
     if (entries.length === 0) return hidden;
     const seqs = [...new Set(entries.map((e) => e.seq))];

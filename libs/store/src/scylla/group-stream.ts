@@ -14,6 +14,8 @@ import {
   type InboxKey,
   type Logger,
   type StoredOutcome,
+  type GroupCursor,
+  type GroupCursorRef,
 } from '@seqline/core';
 import { optNum, str, type Cql } from './cql.ts';
 import { CqlSeqLog } from './seq-log.ts';
@@ -59,13 +61,13 @@ export class CqlGroupStreamStore implements GroupStreamStore {
     return this.log.headSeq(group);
   }
 
-  async setCursor(group: GroupKey, inbox: InboxKey, gseq: number): Promise<number> {
+  async setCursor({ group, inbox, gseq }: GroupCursor): Promise<number> {
     if (!Number.isSafeInteger(gseq) || gseq < 0) throw new BadRequestError(`invalid gseq ${String(gseq)}`);
     await this.cql.write(this.setCursorQuery, [gseq, gseq, group, inbox]);
-    return this.getCursor(group, inbox);
+    return this.getCursor({ group, inbox });
   }
 
-  async getCursor(group: GroupKey, inbox: InboxKey): Promise<number> {
+  async getCursor({ group, inbox }: GroupCursorRef): Promise<number> {
     const row = (await this.cql.read(this.getCursorQuery, [group, inbox])).first();
     return optNum(row?.get('gseq')) ?? 0;
   }

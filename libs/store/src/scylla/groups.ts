@@ -30,9 +30,12 @@ import {
   type InboxKey,
   type MemberWindow,
   type Membership,
-  type MembershipChangeAt,
   type RecipientsRecord,
   type Tier,
+  type GroupCreation,
+  type GroupUpdate,
+  type MembershipChange,
+  type MemberRef,
 } from '@seqline/core';
 import type { types } from 'cassandra-driver';
 import { chunks, isUnknownOutcome, mapLimit, newOp, num, optNum, sameOp, str, type Cql, type Row, type Statement } from './cql.ts';
@@ -44,7 +47,6 @@ interface MemberRow {
   isMember: boolean;
   op: types.Uuid;
 }
-type Patch = Partial<Pick<GroupRecord, 'name' | 'tier' | 'memberCount'>>;
 
 const MAX_ATTEMPTS = 30;
 /** Above this many users a change reads the whole partition instead of IN lists. */
@@ -61,7 +63,7 @@ export class CqlGroupStore implements GroupStore {
     this.q = groupStatements(cql);
   }
 
-  createGroup(group: GroupRecord, members: string[], at: MembershipChangeAt): Promise<boolean> {
+  createGroup({ group, members, at }: GroupCreation): Promise<boolean> {
     return this.serial.run(group.key, async () => {
       if ((await this.getGroup(group.key)) !== null) return false;
       const users = unique(members);
@@ -103,7 +105,7 @@ export class CqlGroupStore implements GroupStore {
   }
 
   /** Setting fixed values is idempotent, so a timed-out update is simply sent again. */
-  async updateGroup(key: GroupKey, patch: Patch): Promise<void> {
+  async updateGroup({ key, patch }: GroupUpdate): Promise<void> {
     const fields = (['name', 'tier', 'memberCount'] as const).filter((field) => patch[field] !== undefined);
     if (fields.length === 0) {
       if ((await this.getGroup(key)) === null) throw new NotFoundError(`no group ${key}`);
@@ -151,7 +153,7 @@ export class CqlGroupStore implements GroupStore {
     });
   }
 
-  addMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+  addMembers({ key, users, at }: MembershipChange): Promise<string[]> {
     return this.change(key, unique(users), (user, row) => {
       if (row?.isMember === true) return null;
       const joined = openWindow(row === undefined ? null : { user, windows: row.windows }, user, at);
@@ -159,14 +161,14 @@ export class CqlGroupStore implements GroupStore {
     });
   }
 
-  removeMembers(key: GroupKey, users: string[], at: MembershipChangeAt): Promise<string[]> {
+  removeMembers({ key, users, at }: MembershipChange): Promise<string[]> {
     return this.change(key, unique(users), (user, row) => {
       if (row?.isMember !== true) return null;
       return { windows: closeWindow({ user, windows: row.windows }, at).windows, isMember: false };
     });
   }
 
-  async getMembership(key: GroupKey, user: string): Promise<Membership | null> {
+  async getMembership({ key, user }: MemberRef): Promise<Membership | null> {
     const row = (await this.cql.read(this.q.readMember, [key, user])).first();
     const windows: unknown = row?.get('windows');
     return Array.isArray(windows) ? { user, windows: windows.map(fromUdt) } : null;

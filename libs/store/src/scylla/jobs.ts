@@ -8,7 +8,15 @@
  * may run once more), never in neither. Index rows are written before the row they list and
  * are checked against it when listing, so a crash leaves at worst an ignored index row.
  */
-import { KeyedQueue, BadRequestError, InternalError, MAX_JOB_ID_BYTES, type JobStore, type StoredJob } from '@seqline/core';
+import {
+  KeyedQueue,
+  BadRequestError,
+  InternalError,
+  MAX_JOB_ID_BYTES,
+  type JobRevival,
+  type JobStore,
+  type StoredJob,
+} from '@seqline/core';
 import type { Cql } from './cql.ts';
 import { contentionPause } from './ceilings.ts';
 import { JobTable } from './job-table.ts';
@@ -91,7 +99,7 @@ export class CqlJobStore implements JobStore {
   }
 
   /** If a job with the same id was put again meanwhile, that pending job wins. */
-  revive(id: string, now: number): Promise<boolean> {
+  revive({ id, now }: JobRevival): Promise<boolean> {
     return this.serial.run(id, async () => {
       const dead = await this.dead.read(id);
       if (dead === undefined) return false;

@@ -3,7 +3,7 @@
  * `((name)) → version, value (JSON), op`. A save is `IF NOT EXISTS` (version 0) or
  * `IF version = ?`, so two savers from the same version cannot both win, from any process.
  */
-import { KeyedQueue, InternalError, type Settings, type SettingsStore } from '@seqline/core';
+import { KeyedQueue, InternalError, type Settings, type SettingsSave, type SettingsStore } from '@seqline/core';
 import { isUnknownOutcome, newOp, optNum, sameOp, str, type Cql } from './cql.ts';
 
 export const DEFAULT_SETTINGS_NAME = 'current';
@@ -36,7 +36,7 @@ export class CqlSettingsStore implements SettingsStore {
   }
 
   /** Saves of one process are sent one at a time (no Paxos contention with itself). */
-  save(settings: Values, expectedVersion: number): Promise<Settings | false> {
+  save({ settings, expectedVersion }: SettingsSave): Promise<Settings | false> {
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
       return Promise.reject(new InternalError(`invalid expected settings version ${String(expectedVersion)}`));
     }

@@ -19,6 +19,7 @@ import {
   type TimelineAppend,
   type TimelineStore,
   type WriteGuard,
+  type EntryReaders,
 } from '@seqline/core';
 import { chunks, num, type Cql } from './cql.ts';
 import type { InboxEntrySource } from './conversation-facts-reader.ts';
@@ -163,14 +164,14 @@ export class CqlTimelineStore implements TimelineStore, InboxEntrySource, Conver
    * never lose each other's readers. The union is then read back at the same consistency, so
    * it contains at least this call's readers and every addition that completed before.
    */
-  async addReaders(inbox: InboxKey, seq: number, readers: string[]): Promise<string[]> {
+  async addReaders({ inbox, seq, readers }: EntryReaders): Promise<string[]> {
     if (!(await this.log.hasEntry(inbox, seq))) throw new NotFoundError(`no entry ${seq} in ${inbox}`);
     const fresh = [...new Set(readers)];
     if (fresh.length > 0) await this.cql.write(this.addReadersQuery, [fresh, inbox, bucketOf(seq), seq]);
-    return this.getReaders(inbox, seq);
+    return this.getReaders({ inbox, seq });
   }
 
-  async getReaders(inbox: InboxKey, seq: number): Promise<string[]> {
+  async getReaders({ inbox, seq }: InboxEntryRef): Promise<string[]> {
     if (!Number.isSafeInteger(seq) || seq < 1) return [];
     const row = (await this.cql.read(this.getReadersQuery, [inbox, bucketOf(seq), seq])).first();
     const readers: unknown = row?.get('readers');

@@ -57,19 +57,19 @@ export function conversationIndexClockCases(open: ClockedOpener, self: string): 
         await append(stores, inbox, [at(historyMsg('m9', bob, 'bob'), 20_001)]);
         await append(stores, inbox, [at(historyReadConv('r10', self, bob, 20_001), 20_002)]);
         await append(stores, inbox, [at(historyMsg('m11', bob, 'bob'), 20_003), at(historyMsg('m12', team, 'carol'), 20_004)]);
-        expect(await stores.conversations.getConversation(inbox, bob)).toMatchObject({
+        expect(await stores.conversations.getConversation({ inbox, conv: bob })).toMatchObject({
           unread: 1,
           readSeq: 20_001,
           lastMsgSeq: 20_003,
           last: { appinfo: 'm11' },
         });
-        expect(await stores.conversations.getConversation(inbox, team)).toMatchObject({
+        expect(await stores.conversations.getConversation({ inbox, conv: team })).toMatchObject({
           unread: 1,
           mentions: 0,
           lastMsgSeq: 20_004,
           last: { appinfo: 'm12' },
         });
-        expect((await stores.conversations.listConversations(inbox, { limit: 10 })).convs.map((c) => c.conv.id)).toEqual(['team', 'bob']);
+        expect((await stores.conversations.listConversations({ inbox, limit: 10 })).convs.map((c) => c.conv.id)).toEqual(['team', 'bob']);
         await expectIndexMatchesInbox(stores, inbox, self, 2);
       });
     }, 60_000);

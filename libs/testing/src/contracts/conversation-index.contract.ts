@@ -175,14 +175,14 @@ export function conversationIndexContract(
       it('an inbox or conversation without activity is empty, not an error', async () => {
         const inbox = freshInbox();
         const conv = { type: 'user', id: 'nobody' } as const;
-        expect(await ctx.store.conversations.listConversations(inbox, { limit: 10 })).toEqual({ convs: [], hasMore: false });
-        expect(await ctx.store.conversations.getConversation(inbox, conv)).toBeNull();
-        expect(await ctx.store.conversations.conversationEntries(inbox, conv, { limit: 10 })).toEqual({ entries: [], hasMore: false });
+        expect(await ctx.store.conversations.listConversations({ inbox, limit: 10 })).toEqual({ convs: [], hasMore: false });
+        expect(await ctx.store.conversations.getConversation({ inbox, conv })).toBeNull();
+        expect(await ctx.store.conversations.conversationEntries({ inbox, conv, limit: 10 })).toEqual({ entries: [], hasMore: false });
         expect(await ctx.store.conversations.headSeq(inbox)).toBe(0);
-        expect(await ctx.store.conversations.hiddenSeqs(inbox, [])).toEqual(new Set());
+        expect(await ctx.store.conversations.hiddenSeqs({ inbox, entries: [] })).toEqual(new Set());
         // A read or clear of a conversation with no activity creates nothing; the watermark still moves.
         await ctx.store.timeline.append({ inbox, entries: [{ ...historyReadConv('r1', SELF, conv, 5), seq: 1 }] });
-        expect(await ctx.store.conversations.getConversation(inbox, conv)).toBeNull();
+        expect(await ctx.store.conversations.getConversation({ inbox, conv })).toBeNull();
         expect(await ctx.store.conversations.headSeq(inbox)).toBe(1);
       });
 
@@ -194,10 +194,10 @@ export function conversationIndexContract(
         const forged: Entry = { ...historyEditOf(sent, SELF, 20, 'forged'), seq: 3 };
         await ctx.store.timeline.append({ inbox, entries: [sent] });
         await ctx.store.timeline.append({ inbox, entries: [edited, forged] });
-        const conv = await ctx.store.conversations.getConversation(inbox, bob);
+        const conv = await ctx.store.conversations.getConversation({ inbox, conv: bob });
         expect(conv?.last?.body).toEqual({ text: 'fixed' });
         expect(conv?.last?.edit?.editedAt).toBe(10);
-        const { entries } = await ctx.store.conversations.conversationEntries(inbox, bob, { limit: 5 });
+        const { entries } = await ctx.store.conversations.conversationEntries({ inbox, conv: bob, limit: 5 });
         expect(entries.map((e) => e.body)).toEqual([{ text: 'fixed' }]);
         expect(await ctx.store.timeline.getEntry({ inbox, seq: 1 })).toEqual(sent); // the inbox keeps what was sent
         await expectIndexMatchesInbox(ctx.store, inbox, SELF, 2);
@@ -216,7 +216,7 @@ export function conversationIndexContract(
             { ...historyDeleteOf('d1', SELF, [second.seq]), seq: 5 },
           ],
         });
-        const conv = await ctx.store.conversations.getConversation(inbox, bob);
+        const conv = await ctx.store.conversations.getConversation({ inbox, conv: bob });
         expect(conv).toMatchObject({ lastSeq: 3, lastMsgSeq: 1, unread: 1, asOfSeq: 5 });
         expect(conv?.last?.appinfo).toBe('m1');
         await expectIndexMatchesInbox(ctx.store, inbox, SELF, 1);
@@ -229,24 +229,24 @@ export function conversationIndexContract(
         const conv = { type: 'user', id: 'bob' } as const;
         await ctx.store.timeline.append({ inbox, entries: [{ ...historyMsg('m1', conv, 'bob'), seq: 1 }] });
         for (const limit of [0, -1, 1.5, Number.NaN, CONVERSATIONS_MAX_LIMIT + 1]) {
-          await expect(ctx.store.conversations.listConversations(inbox, { limit }), `limit ${limit}`).rejects.toBeInstanceOf(
+          await expect(ctx.store.conversations.listConversations({ inbox, limit }), `limit ${limit}`).rejects.toBeInstanceOf(
             BadRequestError,
           );
         }
         for (const beforeLastSeq of [0, -3, 2.5]) {
-          await expect(ctx.store.conversations.listConversations(inbox, { limit: 5, beforeLastSeq })).rejects.toBeInstanceOf(
+          await expect(ctx.store.conversations.listConversations({ inbox, limit: 5, beforeLastSeq })).rejects.toBeInstanceOf(
             BadRequestError,
           );
         }
         for (const limit of [0, -1, 0.5, CONVERSATION_HISTORY_MAX_LIMIT + 1]) {
-          await expect(ctx.store.conversations.conversationEntries(inbox, conv, { limit })).rejects.toBeInstanceOf(BadRequestError);
+          await expect(ctx.store.conversations.conversationEntries({ inbox, conv, limit })).rejects.toBeInstanceOf(BadRequestError);
         }
         for (const beforeSeq of [0, -1, 1.5]) {
-          await expect(ctx.store.conversations.conversationEntries(inbox, conv, { limit: 5, beforeSeq })).rejects.toBeInstanceOf(
+          await expect(ctx.store.conversations.conversationEntries({ inbox, conv, limit: 5, beforeSeq })).rejects.toBeInstanceOf(
             BadRequestError,
           );
         }
-        expect(await ctx.store.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT })).toMatchObject({
+        expect(await ctx.store.conversations.listConversations({ inbox, limit: CONVERSATIONS_MAX_LIMIT })).toMatchObject({
           hasMore: false,
         });
         await expectIndexMatchesInbox(ctx.store, inbox, SELF, 1);
@@ -291,13 +291,13 @@ export function conversationIndexContract(
 /** Everything the port says about an inbox, to compare before and after. */
 /** Every conversation of the inbox as the index holds it, by key. */
 async function recordsOf(stores: ConversationStores, inbox: InboxKey): Promise<Map<string, ConversationState>> {
-  const list = await stores.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT });
+  const list = await stores.conversations.listConversations({ inbox, limit: CONVERSATIONS_MAX_LIMIT });
   return new Map(list.convs.map((c) => [conversationKey(c.conv), c]));
 }
 
 async function snapshot(stores: ConversationStores, inbox: InboxKey) {
-  const list = await stores.conversations.listConversations(inbox, { limit: CONVERSATIONS_MAX_LIMIT });
-  const entries = await Promise.all(list.convs.map((c) => stores.conversations.conversationEntries(inbox, c.conv, { limit: 1000 })));
+  const list = await stores.conversations.listConversations({ inbox, limit: CONVERSATIONS_MAX_LIMIT });
+  const entries = await Promise.all(list.convs.map((c) => stores.conversations.conversationEntries({ inbox, conv: c.conv, limit: 1000 })));
   return {
     list,
     entries,

@@ -104,7 +104,10 @@ export async function expectIndexMatchesInbox(stores: ConversationStores, inbox:
 
   for (const rec of oracle.records.values()) {
     const last = rec.lastMsgSeq === 0 ? null : shown(rec.lastMsgSeq);
-    expect(await conversations.getConversation(inbox, rec.conv), `record of ${conversationKey(rec.conv)}`).toEqual({ ...rec, last });
+    expect(await conversations.getConversation({ inbox, conv: rec.conv }), `record of ${conversationKey(rec.conv)}`).toEqual({
+      ...rec,
+      last,
+    });
     const visible = visibleSeqsNewestFirst(oracle, rec);
     const paged = await pageEntries(conversations, inbox, rec, pageLimit);
     expect(paged, `visible entries of ${conversationKey(rec.conv)}`).toEqual(visible.map(shown));
@@ -116,12 +119,12 @@ export async function expectIndexMatchesInbox(stores: ConversationStores, inbox:
     listed.map((c) => [conversationKey(c.conv), c.lastSeq]),
     'list order',
   ).toEqual(expected.map((r) => [conversationKey(r.conv), r.lastSeq]));
-  for (const c of listed) expect(c).toEqual(await conversations.getConversation(inbox, c.conv));
+  for (const c of listed) expect(c).toEqual(await conversations.getConversation({ inbox, conv: c.conv }));
   for (const c of listed) expect(c.title, `title of ${conversationKey(c.conv)}`).toBe(newestGroupName(entries, conversationKey(c.conv)));
 
   expect(await conversations.headSeq(inbox), 'watermark').toBe(await timeline.headSeq(inbox));
   const hidden = entries.filter((e) => hiddenFromOwner(e, oracle.deleted.has(e.seq), oracle.records.get(conversationKey(e.conv)) ?? null));
-  expect(sortedSeqs(await conversations.hiddenSeqs(inbox, entries)), 'hiddenSeqs').toEqual(hidden.map((e) => e.seq));
+  expect(sortedSeqs(await conversations.hiddenSeqs({ inbox, entries })), 'hiddenSeqs').toEqual(hidden.map((e) => e.seq));
 }
 
 /**
@@ -157,7 +160,11 @@ async function pageEntries(conversations: ConversationIndex, inbox: InboxKey, re
   const all: Entry[] = [];
   let beforeSeq: number | undefined;
   for (;;) {
-    const page = await conversations.conversationEntries(inbox, rec.conv, beforeSeq === undefined ? { limit } : { limit, beforeSeq });
+    const page = await conversations.conversationEntries({
+      inbox,
+      conv: rec.conv,
+      ...(beforeSeq === undefined ? { limit } : { limit, beforeSeq }),
+    });
     expect(page.entries.length).toBeLessThanOrEqual(limit);
     all.push(...page.entries);
     const oldest = page.entries[page.entries.length - 1];
@@ -171,7 +178,7 @@ async function pageList(conversations: ConversationIndex, inbox: InboxKey, limit
   const all = [];
   let beforeLastSeq: number | undefined;
   for (;;) {
-    const page = await conversations.listConversations(inbox, beforeLastSeq === undefined ? { limit } : { limit, beforeLastSeq });
+    const page = await conversations.listConversations({ inbox, ...(beforeLastSeq === undefined ? { limit } : { limit, beforeLastSeq }) });
     expect(page.convs.length).toBeLessThanOrEqual(limit);
     all.push(...page.convs);
     const oldest = page.convs[page.convs.length - 1];
@@ -200,6 +207,6 @@ export function truncatedTimeline(timeline: TimelineStore, entries: Entry[]): Ti
         .slice(0, limit),
     headSeq: async () => head,
     addReaders: () => Promise.reject(new Error('read-only view')),
-    getReaders: (inbox, seq) => timeline.getReaders(inbox, seq),
+    getReaders: (input) => timeline.getReaders(input),
   };
 }

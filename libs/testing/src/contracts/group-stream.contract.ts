@@ -49,31 +49,31 @@ export function groupStreamStoreContract(
       it('starts at 0 and only moves forward', async () => {
         const { group, tenant } = fresh();
         const alice = inboxKey(tenant, 'alice');
-        expect(await ctx.store.getCursor(group, alice)).toBe(0);
-        expect(await ctx.store.setCursor(group, alice, 5)).toBe(5);
-        expect(await ctx.store.setCursor(group, alice, 3)).toBe(5);
-        expect(await ctx.store.setCursor(group, alice, 5)).toBe(5);
-        expect(await ctx.store.getCursor(group, alice)).toBe(5);
-        expect(await ctx.store.setCursor(group, alice, 12_000)).toBe(12_000);
-        expect(await ctx.store.getCursor(group, alice)).toBe(12_000);
+        expect(await ctx.store.getCursor({ group, inbox: alice })).toBe(0);
+        expect(await ctx.store.setCursor({ group, inbox: alice, gseq: 5 })).toBe(5);
+        expect(await ctx.store.setCursor({ group, inbox: alice, gseq: 3 })).toBe(5);
+        expect(await ctx.store.setCursor({ group, inbox: alice, gseq: 5 })).toBe(5);
+        expect(await ctx.store.getCursor({ group, inbox: alice })).toBe(5);
+        expect(await ctx.store.setCursor({ group, inbox: alice, gseq: 12_000 })).toBe(12_000);
+        expect(await ctx.store.getCursor({ group, inbox: alice })).toBe(12_000);
       });
 
       it('is per group and per member', async () => {
         const { group, tenant } = fresh();
         const other = groupKey(tenant, 'other');
-        await ctx.store.setCursor(group, inboxKey(tenant, 'alice'), 7);
-        expect(await ctx.store.getCursor(group, inboxKey(tenant, 'bob'))).toBe(0);
-        expect(await ctx.store.getCursor(other, inboxKey(tenant, 'alice'))).toBe(0);
-        expect(await ctx.store.getCursor(group, inboxKey(uniqueTenant(), 'alice'))).toBe(0);
+        await ctx.store.setCursor({ group, inbox: inboxKey(tenant, 'alice'), gseq: 7 });
+        expect(await ctx.store.getCursor({ group, inbox: inboxKey(tenant, 'bob') })).toBe(0);
+        expect(await ctx.store.getCursor({ group: other, inbox: inboxKey(tenant, 'alice') })).toBe(0);
+        expect(await ctx.store.getCursor({ group, inbox: inboxKey(uniqueTenant(), 'alice') })).toBe(0);
       });
 
       it('listCursors lists every cursor of the group and only its', async () => {
         const { group, tenant } = fresh();
         expect(await ctx.store.listCursors(group)).toEqual(new Map());
-        await ctx.store.setCursor(group, inboxKey(tenant, 'alice'), 7);
-        await ctx.store.setCursor(group, inboxKey(tenant, 'bob'), 3);
-        await ctx.store.setCursor(group, inboxKey(tenant, 'bob'), 9);
-        await ctx.store.setCursor(groupKey(tenant, 'other'), inboxKey(tenant, 'carol'), 4);
+        await ctx.store.setCursor({ group, inbox: inboxKey(tenant, 'alice'), gseq: 7 });
+        await ctx.store.setCursor({ group, inbox: inboxKey(tenant, 'bob'), gseq: 3 });
+        await ctx.store.setCursor({ group, inbox: inboxKey(tenant, 'bob'), gseq: 9 });
+        await ctx.store.setCursor({ group: groupKey(tenant, 'other'), inbox: inboxKey(tenant, 'carol'), gseq: 4 });
         expect(await ctx.store.listCursors(group)).toEqual(
           new Map([
             [inboxKey(tenant, 'alice'), 7],
@@ -87,10 +87,10 @@ export function groupStreamStoreContract(
         const alice = inboxKey(tenant, 'alice');
         const values = Array.from({ length: 50 }, (_, i) => i + 1);
         const returned = await Promise.all(
-          shuffled(values).map((gseq) => ctx.store.setCursor(group, alice, gseq).then((stored) => ({ gseq, stored }))),
+          shuffled(values).map((gseq) => ctx.store.setCursor({ group, inbox: alice, gseq }).then((stored) => ({ gseq, stored }))),
         );
         for (const { gseq, stored } of returned) expect(stored).toBeGreaterThanOrEqual(gseq);
-        expect(await ctx.store.getCursor(group, alice)).toBe(50);
+        expect(await ctx.store.getCursor({ group, inbox: alice })).toBe(50);
       });
 
       it('cursors survive a reopen', async () => {
@@ -99,11 +99,11 @@ export function groupStreamStoreContract(
         await acrossReopen(
           open,
           async (store) => {
-            await store.setCursor(group, alice, 42);
+            await store.setCursor({ group, inbox: alice, gseq: 42 });
           },
           async (store) => {
-            expect(await store.getCursor(group, alice)).toBe(42);
-            expect(await store.setCursor(group, alice, 41)).toBe(42);
+            expect(await store.getCursor({ group, inbox: alice })).toBe(42);
+            expect(await store.setCursor({ group, inbox: alice, gseq: 41 })).toBe(42);
           },
         );
       });

@@ -24,7 +24,7 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
 
     async function created(members: string[], tenant = uniqueTenant(), id = 'g'): Promise<GroupRecord> {
       const group = record(tenant, id);
-      expect(await ctx.store.createGroup(group, members, at(1000, 0))).toBe(true);
+      expect(await ctx.store.createGroup({ group, members, at: at(1000, 0) })).toBe(true);
       return group;
     }
 
@@ -32,7 +32,7 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       const group = await created(['carol', 'alice', 'bob', 'alice']);
       expect(await ctx.store.getGroup(group.key)).toEqual(group);
       const again = { ...group, name: 'other', admin: 'mallory', memberCount: 1 };
-      expect(await ctx.store.createGroup(again, ['mallory'], at(2000, 9))).toBe(false);
+      expect(await ctx.store.createGroup({ group: again, members: ['mallory'], at: at(2000, 9) })).toBe(false);
       expect(await ctx.store.getGroup(group.key)).toEqual(group);
       expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob', 'carol']);
     });
@@ -41,14 +41,14 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       const key = groupKey(uniqueTenant(), 'nope');
       expect(await ctx.store.getGroup(key)).toBeNull();
       expect(await ctx.store.listMembers(key)).toEqual([]);
-      expect(await ctx.store.getMembership(key, 'alice')).toBeNull();
+      expect(await ctx.store.getMembership({ key, user: 'alice' })).toBeNull();
     });
 
     it('updateGroup patches only the given fields', async () => {
       const group = await created(['alice']);
-      await ctx.store.updateGroup(group.key, { name: 'renamed' });
+      await ctx.store.updateGroup({ key: group.key, patch: { name: 'renamed' } });
       expect(await ctx.store.getGroup(group.key)).toEqual({ ...group, name: 'renamed' });
-      await ctx.store.updateGroup(group.key, { tier: 'large', memberCount: 150 });
+      await ctx.store.updateGroup({ key: group.key, patch: { tier: 'large', memberCount: 150 } });
       expect(await ctx.store.getGroup(group.key)).toEqual({ ...group, name: 'renamed', tier: 'large', memberCount: 150 });
     });
 
@@ -58,7 +58,7 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       expect(await ctx.store.renameGroup({ key: group.key, name: 'crew' })).toEqual({ nameRev: 1 });
       expect(await ctx.store.getGroup(group.key)).toEqual({ ...group, name: 'crew', nameRev: 1 });
       expect(await ctx.store.renameGroup({ key: group.key, name: 'crew' })).toEqual({ nameRev: 2 });
-      await ctx.store.updateGroup(group.key, { tier: 'large', memberCount: 150 });
+      await ctx.store.updateGroup({ key: group.key, patch: { tier: 'large', memberCount: 150 } });
       expect(await ctx.store.getGroup(group.key)).toEqual({ ...group, name: 'crew', nameRev: 2, tier: 'large', memberCount: 150 });
       expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob']);
     });
@@ -75,34 +75,43 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
     it('mutations of a missing group reject with NotFoundError', async () => {
       const key = groupKey(uniqueTenant(), 'missing');
       await expect(ctx.store.renameGroup({ key, name: 'x' })).rejects.toBeInstanceOf(NotFoundError);
-      await expect(ctx.store.updateGroup(key, { name: 'x' })).rejects.toBeInstanceOf(NotFoundError);
-      await expect(ctx.store.addMembers(key, ['alice'], at(1))).rejects.toBeInstanceOf(NotFoundError);
-      await expect(ctx.store.removeMembers(key, ['alice'], at(1))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(ctx.store.updateGroup({ key, patch: { name: 'x' } })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(ctx.store.addMembers({ key, users: ['alice'], at: at(1) })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(ctx.store.removeMembers({ key, users: ['alice'], at: at(1) })).rejects.toBeInstanceOf(NotFoundError);
       expect(await ctx.store.getGroup(key)).toBeNull();
       expect(await ctx.store.listMembers(key)).toEqual([]);
     });
 
     it('initial members get a window from the creation point', async () => {
       const group = record(uniqueTenant(), 'g');
-      await ctx.store.createGroup(group, ['alice'], at(1234, 17));
-      expect(await ctx.store.getMembership(group.key, 'alice')).toEqual({ user: 'alice', windows: [{ joinedAt: 1234, fromGseq: 17 }] });
-      expect(await ctx.store.getMembership(group.key, 'bob')).toBeNull();
+      await ctx.store.createGroup({ group, members: ['alice'], at: at(1234, 17) });
+      expect(await ctx.store.getMembership({ key: group.key, user: 'alice' })).toEqual({
+        user: 'alice',
+        windows: [{ joinedAt: 1234, fromGseq: 17 }],
+      });
+      expect(await ctx.store.getMembership({ key: group.key, user: 'bob' })).toBeNull();
     });
 
     it('addMembers returns only users who were not members', async () => {
       const group = await created(['alice']);
-      expect(await ctx.store.addMembers(group.key, ['bob', 'alice', 'carol', 'bob'], at(2000, 5))).toEqual(['bob', 'carol']);
-      expect(await ctx.store.addMembers(group.key, ['bob'], at(3000, 6))).toEqual([]);
+      expect(await ctx.store.addMembers({ key: group.key, users: ['bob', 'alice', 'carol', 'bob'], at: at(2000, 5) })).toEqual([
+        'bob',
+        'carol',
+      ]);
+      expect(await ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(3000, 6) })).toEqual([]);
       expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob', 'carol']);
-      expect(await ctx.store.getMembership(group.key, 'bob')).toEqual({ user: 'bob', windows: [{ joinedAt: 2000, fromGseq: 5 }] });
+      expect(await ctx.store.getMembership({ key: group.key, user: 'bob' })).toEqual({
+        user: 'bob',
+        windows: [{ joinedAt: 2000, fromGseq: 5 }],
+      });
     });
 
     it('removeMembers closes the open window of current members only', async () => {
       const group = await created(['alice', 'bob']);
-      expect(await ctx.store.removeMembers(group.key, ['bob', 'zed', 'bob'], at(5000, 40))).toEqual(['bob']);
-      expect(await ctx.store.removeMembers(group.key, ['bob'], at(6000, 41))).toEqual([]);
+      expect(await ctx.store.removeMembers({ key: group.key, users: ['bob', 'zed', 'bob'], at: at(5000, 40) })).toEqual(['bob']);
+      expect(await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(6000, 41) })).toEqual([]);
       expect(await ctx.store.listMembers(group.key)).toEqual(['alice']);
-      expect(await ctx.store.getMembership(group.key, 'bob')).toEqual({
+      expect(await ctx.store.getMembership({ key: group.key, user: 'bob' })).toEqual({
         user: 'bob',
         windows: [{ joinedAt: 1000, fromGseq: 0, removedAt: 5000, toGseq: 40 }],
       });
@@ -110,11 +119,11 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
 
     it('re-joining opens a new window after the closed one', async () => {
       const group = await created(['alice', 'bob']);
-      await ctx.store.removeMembers(group.key, ['bob'], at(2000, 10));
-      expect(await ctx.store.addMembers(group.key, ['bob'], at(3000, 20))).toEqual(['bob']);
+      await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(2000, 10) });
+      expect(await ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(3000, 20) })).toEqual(['bob']);
       expect(await ctx.store.listMembers(group.key)).toEqual(['alice', 'bob']);
-      await ctx.store.removeMembers(group.key, ['bob'], at(4000, 30));
-      expect((await ctx.store.getMembership(group.key, 'bob'))?.windows).toEqual([
+      await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(4000, 30) });
+      expect((await ctx.store.getMembership({ key: group.key, user: 'bob' }))?.windows).toEqual([
         { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 10 },
         { joinedAt: 3000, fromGseq: 20, removedAt: 4000, toGseq: 30 },
       ]);
@@ -124,9 +133,9 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
     // (core's openWindow/closeWindow), never persist a window that inverts or overlaps.
     it('a removal at an older time and gseq than the join closes the window at its start, never inverted', async () => {
       const group = await created(['alice']);
-      await ctx.store.addMembers(group.key, ['bob'], at(100, 50));
-      expect(await ctx.store.removeMembers(group.key, ['bob'], at(90, 40))).toEqual(['bob']);
-      const bob = await ctx.store.getMembership(group.key, 'bob');
+      await ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(100, 50) });
+      expect(await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(90, 40) })).toEqual(['bob']);
+      const bob = await ctx.store.getMembership({ key: group.key, user: 'bob' });
       expect(bob?.windows).toEqual([{ joinedAt: 100, fromGseq: 50, removedAt: 100, toGseq: 50 }]);
       for (const w of bob?.windows ?? []) {
         expect(w.removedAt).toBeGreaterThanOrEqual(w.joinedAt);
@@ -140,10 +149,10 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
 
     it('a re-join at a stale point starts where the previous window ended: no overlap, no gap re-read', async () => {
       const group = await created(['alice']);
-      await ctx.store.addMembers(group.key, ['bob'], at(100, 50));
-      await ctx.store.removeMembers(group.key, ['bob'], at(200, 80));
-      expect(await ctx.store.addMembers(group.key, ['bob'], at(150, 60))).toEqual(['bob']);
-      const bob = await ctx.store.getMembership(group.key, 'bob');
+      await ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(100, 50) });
+      await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(200, 80) });
+      expect(await ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(150, 60) })).toEqual(['bob']);
+      const bob = await ctx.store.getMembership({ key: group.key, user: 'bob' });
       expect(bob?.windows).toEqual([
         { joinedAt: 100, fromGseq: 50, removedAt: 200, toGseq: 80 },
         { joinedAt: 200, fromGseq: 80 },
@@ -156,20 +165,20 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       expect(bob?.windows.filter((w) => w.fromGseq < 81 && 81 <= (w.toGseq ?? Infinity))).toHaveLength(1);
       expect(visibleRange(bob ?? null)).toEqual([{ after: 50, upTo: Infinity }]);
       // Left at 80 then back: removed again at a stale 75, the window still ends at its start.
-      await ctx.store.removeMembers(group.key, ['bob'], at(190, 75));
-      const again = await ctx.store.getMembership(group.key, 'bob');
+      await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(190, 75) });
+      const again = await ctx.store.getMembership({ key: group.key, user: 'bob' });
       expect(again?.windows[1]).toEqual({ joinedAt: 200, fromGseq: 80, removedAt: 200, toGseq: 80 });
       expect(canReadGseq(again ?? null, 81)).toBe(false);
     });
 
     it('a stale re-join racing a removal never yields overlapping windows', async () => {
       const group = await created(['alice', 'bob']);
-      await ctx.store.removeMembers(group.key, ['bob'], at(5000, 400));
+      await ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(5000, 400) });
       await Promise.all([
-        ctx.store.addMembers(group.key, ['bob'], at(4000, 300)),
-        ctx.store.removeMembers(group.key, ['bob'], at(3000, 200)),
+        ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(4000, 300) }),
+        ctx.store.removeMembers({ key: group.key, users: ['bob'], at: at(3000, 200) }),
       ]);
-      const windows = (await ctx.store.getMembership(group.key, 'bob'))?.windows ?? [];
+      const windows = (await ctx.store.getMembership({ key: group.key, user: 'bob' }))?.windows ?? [];
       for (const [i, w] of windows.entries()) {
         expect(w.toGseq ?? Infinity).toBeGreaterThanOrEqual(w.fromGseq);
         expect(w.removedAt ?? Infinity).toBeGreaterThanOrEqual(w.joinedAt);
@@ -183,27 +192,31 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
 
     it('initial members of a group created at a malformed point are refused with BadRequestError, nothing stored', async () => {
       const group = record(uniqueTenant(), 'bad-at');
-      await expect(ctx.store.createGroup(group, ['alice'], { time: Number.NaN, gseq: 0 })).rejects.toBeInstanceOf(BadRequestError);
-      await expect(ctx.store.createGroup(group, ['alice'], { time: 1, gseq: -1 })).rejects.toBeInstanceOf(BadRequestError);
-      expect(await ctx.store.getGroup(group.key)).toBeNull();
-      expect(await ctx.store.getMembership(group.key, 'alice')).toBeNull();
-      const ok = await created(['alice']);
-      await expect(ctx.store.addMembers(ok.key, ['bob'], { time: 1, gseq: 1.5 })).rejects.toBeInstanceOf(BadRequestError);
-      await expect(ctx.store.removeMembers(ok.key, ['alice'], { time: Number.POSITIVE_INFINITY, gseq: 1 })).rejects.toBeInstanceOf(
+      await expect(ctx.store.createGroup({ group, members: ['alice'], at: { time: Number.NaN, gseq: 0 } })).rejects.toBeInstanceOf(
         BadRequestError,
       );
-      expect(await ctx.store.getMembership(ok.key, 'bob')).toBeNull();
+      await expect(ctx.store.createGroup({ group, members: ['alice'], at: { time: 1, gseq: -1 } })).rejects.toBeInstanceOf(BadRequestError);
+      expect(await ctx.store.getGroup(group.key)).toBeNull();
+      expect(await ctx.store.getMembership({ key: group.key, user: 'alice' })).toBeNull();
+      const ok = await created(['alice']);
+      await expect(ctx.store.addMembers({ key: ok.key, users: ['bob'], at: { time: 1, gseq: 1.5 } })).rejects.toBeInstanceOf(
+        BadRequestError,
+      );
+      await expect(
+        ctx.store.removeMembers({ key: ok.key, users: ['alice'], at: { time: Number.POSITIVE_INFINITY, gseq: 1 } }),
+      ).rejects.toBeInstanceOf(BadRequestError);
+      expect(await ctx.store.getMembership({ key: ok.key, user: 'bob' })).toBeNull();
       expect(await ctx.store.listMembers(ok.key)).toEqual(['alice']);
     });
 
     it('listMemberships lists the current members with all their windows, sorted, as getMembership has them', async () => {
       const group = await created(['carol', 'alice', 'bob']);
-      await ctx.store.removeMembers(group.key, ['bob', 'carol'], at(2000, 10));
-      await ctx.store.addMembers(group.key, ['bob', 'dave'], at(3000, 20));
+      await ctx.store.removeMembers({ key: group.key, users: ['bob', 'carol'], at: at(2000, 10) });
+      await ctx.store.addMembers({ key: group.key, users: ['bob', 'dave'], at: at(3000, 20) });
       const listed = await ctx.store.listMemberships(group.key);
       expect(listed.map((m) => m.user)).toEqual(await ctx.store.listMembers(group.key));
       expect(listed.map((m) => m.user)).toEqual(['alice', 'bob', 'dave']); // carol left
-      for (const m of listed) expect(m).toEqual(await ctx.store.getMembership(group.key, m.user));
+      for (const m of listed) expect(m).toEqual(await ctx.store.getMembership({ key: group.key, user: m.user }));
       expect(listed[1]?.windows).toEqual([
         { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 10 },
         { joinedAt: 3000, fromGseq: 20 },
@@ -216,20 +229,22 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       const g2 = await created(['alice', 'bob'], tenant, 'g2');
       const g1 = await created(['alice'], tenant, 'g1');
       await created(['bob'], tenant, 'g3');
-      await ctx.store.removeMembers(g2.key, ['alice'], at(2000, 1));
+      await ctx.store.removeMembers({ key: g2.key, users: ['alice'], at: at(2000, 1) });
       expect(await ctx.store.groupsOf(inboxKey(tenant, 'alice'))).toEqual([g1.key, g2.key]);
       expect(await ctx.store.groupsOf(inboxKey(tenant, 'bob'))).toEqual([groupKey(tenant, 'g2'), groupKey(tenant, 'g3')]);
       expect(await ctx.store.groupsOf(inboxKey(tenant, 'nobody'))).toEqual([]);
       expect(await ctx.store.groupsOf(inboxKey(uniqueTenant(), 'alice'))).toEqual([]);
-      await ctx.store.addMembers(groupKey(tenant, 'g3'), ['alice'], at(3000, 2));
+      await ctx.store.addMembers({ key: groupKey(tenant, 'g3'), users: ['alice'], at: at(3000, 2) });
       expect(await ctx.store.groupsOf(inboxKey(tenant, 'alice'))).toEqual([g1.key, g2.key, groupKey(tenant, 'g3')]);
     });
 
     it('racing adds of one user open exactly one window', async () => {
       const group = await created(['alice']);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ctx.store.addMembers(group.key, ['bob'], at(2000 + i, i))));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => ctx.store.addMembers({ key: group.key, users: ['bob'], at: at(2000 + i, i) })),
+      );
       expect(results.flat()).toEqual(['bob']);
-      expect((await ctx.store.getMembership(group.key, 'bob'))?.windows).toHaveLength(1);
+      expect((await ctx.store.getMembership({ key: group.key, user: 'bob' }))?.windows).toHaveLength(1);
     });
 
     it('racing adds and removes of different users all apply', async () => {
@@ -238,8 +253,8 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       const group = await created(initial);
       await Promise.all(
         shuffled([
-          ...joining.map((user) => () => ctx.store.addMembers(group.key, [user], at(2000))),
-          ...initial.map((user) => () => ctx.store.removeMembers(group.key, [user], at(2000))),
+          ...joining.map((user) => () => ctx.store.addMembers({ key: group.key, users: [user], at: at(2000) })),
+          ...initial.map((user) => () => ctx.store.removeMembers({ key: group.key, users: [user], at: at(2000) })),
         ]).map((op) => op()),
       );
       expect(await ctx.store.listMembers(group.key)).toEqual(joining);
@@ -278,17 +293,17 @@ export function groupStoreContract(name: string, open: StoreOpener<GroupStore>):
       await acrossReopen(
         open,
         async (store) => {
-          await store.createGroup(group, ['alice', 'bob'], at(1000, 0));
-          await store.removeMembers(group.key, ['bob'], at(2000, 3));
+          await store.createGroup({ group, members: ['alice', 'bob'], at: at(1000, 0) });
+          await store.removeMembers({ key: group.key, users: ['bob'], at: at(2000, 3) });
         },
         async (store) => {
           expect(await store.getGroup(group.key)).toEqual(group);
           expect(await store.listMembers(group.key)).toEqual(['alice']);
-          expect((await store.getMembership(group.key, 'bob'))?.windows).toEqual([
+          expect((await store.getMembership({ key: group.key, user: 'bob' }))?.windows).toEqual([
             { joinedAt: 1000, fromGseq: 0, removedAt: 2000, toGseq: 3 },
           ]);
           expect(await store.groupsOf(inboxKey(tenant, 'bob'))).toEqual([group.key]);
-          expect(await store.createGroup(group, [], at(3000))).toBe(false);
+          expect(await store.createGroup({ group, members: [], at: at(3000) })).toBe(false);
         },
       );
     });

@@ -55,7 +55,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       expect(await ctx.store.put(fits)).toBe(true);
       expect(mine(await ctx.store.list({ queue }))).toEqual([longest]);
       await ctx.store.bury(fits);
-      expect(await ctx.store.revive(fits.id, 5)).toBe(true);
+      expect(await ctx.store.revive({ id: fits.id, now: 5 })).toBe(true);
       expect(mine(await ctx.store.list({ queue }))).toEqual([longest]);
       const tooLong = async () => ctx.store.put(job(`${longest}y`, 2)); // a throw or a rejection alike
       await expect(tooLong()).rejects.toThrow(BadRequestError);
@@ -117,12 +117,12 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       expect(mine(await ctx.store.list({ queue }))).toEqual(['b']);
       const dead = (await ctx.store.listDead()).filter((j) => j.id === failed.id);
       expect(dead).toEqual([failed]);
-      expect(await ctx.store.revive(failed.id, 77_000)).toBe(true);
+      expect(await ctx.store.revive({ id: failed.id, now: 77_000 })).toBe(true);
       expect((await ctx.store.listDead()).some((j) => j.id === failed.id)).toBe(false);
       const [revived] = (await ctx.store.list({ queue })).filter((j) => j.id === failed.id);
       expect(revived).toMatchObject({ id: failed.id, queue, payload: failed.payload, attempts: 0, notBefore: 77_000, createdAt: 1 });
-      expect(await ctx.store.revive(failed.id, 78_000)).toBe(false);
-      expect(await ctx.store.revive(job('never', 1).id, 78_000)).toBe(false);
+      expect(await ctx.store.revive({ id: failed.id, now: 78_000 })).toBe(false);
+      expect(await ctx.store.revive({ id: job('never', 1).id, now: 78_000 })).toBe(false);
     });
 
     it('firstFailedAt round-trips through put, update, list, bury and listDead; update without it and revive clear it', async () => {
@@ -144,7 +144,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
       await ctx.store.update(failing);
       await ctx.store.bury(failing);
       expect(await deadOf(waited.id)).toEqual(failing);
-      expect(await ctx.store.revive(waited.id, 3_700_000)).toBe(true);
+      expect(await ctx.store.revive({ id: waited.id, now: 3_700_000 })).toBe(true);
       const revived = await pendingOf(waited.id);
       expect(revived).toMatchObject({ attempts: 0, notBefore: 3_700_000, createdAt: 100 });
       expect(revived?.firstFailedAt).toBeUndefined();
@@ -182,7 +182,7 @@ export function jobStoreContract(name: string, open: StoreOpener<JobStore>): voi
           expect(await store.list({ queue })).toEqual([job('b', 2, { attempts: 2, firstFailedAt: 3 })]);
           expect((await store.listDead()).filter((j) => mine([j]).length > 0)).toEqual([job('a', 1, { lastError: 'x', firstFailedAt: 1 })]);
           expect(await store.put(job('b', 3))).toBe(false);
-          expect(await store.revive(job('a', 1).id, 5)).toBe(true);
+          expect(await store.revive({ id: job('a', 1).id, now: 5 })).toBe(true);
           expect(mine(await store.list({ queue }))).toEqual(['a', 'b']);
         },
       );

@@ -42,7 +42,7 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
     it('delivers a push to the subscriber of its inbox, intact', async () => {
       const { bus, inbox } = await fresh('alice');
       const got: PushMessage[] = [];
-      bus.subscribe(inbox, (msg) => got.push(msg));
+      bus.subscribe({ inbox, onPush: (msg) => got.push(msg) });
       const sent: PushMessage = { ...push(inbox, 41, 'héllo ✓'), group: 'g.1' };
       bus.publish(sent);
       await eventually(() => expect(got).toEqual([sent]));
@@ -53,7 +53,8 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
       const tenant = uniqueName('t');
       const users = ['a.b', 'a_b', 'a:b', 'a*b', 'a>b', 'a b', 'A.B', 'ü.é', 'a', 'a.b.'];
       const got = new Map<string, number[]>();
-      for (const user of users) bus.subscribe(inboxKey(tenant, user), (msg) => got.set(user, [...(got.get(user) ?? []), msg.prevSeq]));
+      for (const user of users)
+        bus.subscribe({ inbox: inboxKey(tenant, user), onPush: (msg) => got.set(user, [...(got.get(user) ?? []), msg.prevSeq]) });
       users.forEach((user, i) => bus.publish(push(inboxKey(tenant, user), i)));
       await eventually(() => expect(got.size).toBe(users.length));
       await sleep(100);
@@ -63,8 +64,8 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
     it('fans out to several subscribers of one inbox; unsubscribe stops only that one', async () => {
       const { bus, inbox } = await fresh('bob');
       const [a, b]: [number[], number[]] = [[], []];
-      const unsubscribeA = bus.subscribe(inbox, (msg) => a.push(msg.prevSeq));
-      bus.subscribe(inbox, (msg) => b.push(msg.prevSeq));
+      const unsubscribeA = bus.subscribe({ inbox, onPush: (msg) => a.push(msg.prevSeq) });
+      bus.subscribe({ inbox, onPush: (msg) => b.push(msg.prevSeq) });
       bus.publish(push(inbox, 1));
       await eventually(() => expect([a, b]).toEqual([[1], [1]]));
       unsubscribeA();
@@ -78,10 +79,13 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
     it('a throwing subscriber breaks neither the others nor later pushes', async () => {
       const { bus, inbox } = await fresh('carol');
       const got: number[] = [];
-      bus.subscribe(inbox, () => {
-        throw new Error('subscriber bug');
+      bus.subscribe({
+        inbox,
+        onPush: () => {
+          throw new Error('subscriber bug');
+        },
       });
-      bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      bus.subscribe({ inbox, onPush: (msg) => got.push(msg.prevSeq) });
       bus.publish(push(inbox, 1));
       bus.publish(push(inbox, 2));
       await eventually(() => expect(got).toEqual([1, 2]));
@@ -90,7 +94,7 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
     it('delivers the pushes of one inbox in publish order', async () => {
       const { bus, inbox } = await fresh('dave');
       const got: number[] = [];
-      bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      bus.subscribe({ inbox, onPush: (msg) => got.push(msg.prevSeq) });
       const expected = Array.from({ length: 200 }, (_, i) => i);
       for (const i of expected) bus.publish(push(inbox, i));
       await eventually(() => expect(got).toEqual(expected));
@@ -101,13 +105,11 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
       const tenant = uniqueName('t');
       const users = ['m1', 'm.2', 'm3', 'not-named'];
       const got = new Map<string, PushMessage[]>();
-      for (const user of users) bus.subscribe(inboxKey(tenant, user), (msg) => got.set(user, [...(got.get(user) ?? []), msg]));
+      for (const user of users)
+        bus.subscribe({ inbox: inboxKey(tenant, user), onPush: (msg) => got.set(user, [...(got.get(user) ?? []), msg]) });
       const { inbox: _unused, ...shared } = { ...push(inboxKey(tenant, 'x'), 7, 'to all'), group: 'town' };
-      bus.publishToEach(
-        users.slice(0, 3).map((u) => inboxKey(tenant, u)),
-        shared,
-      );
-      bus.publishToEach([], shared); // nothing to do
+      bus.publishToEach({ inboxes: users.slice(0, 3).map((u) => inboxKey(tenant, u)), msg: shared });
+      bus.publishToEach({ inboxes: [], msg: shared }); // nothing to do
       await eventually(() => expect(got.size).toBe(3));
       await sleep(100);
       for (const user of users.slice(0, 3)) expect(got.get(user)).toEqual([{ ...shared, inbox: inboxKey(tenant, user) }]);
@@ -117,12 +119,12 @@ export function pushBusContract(name: string, open: OpenPushBus): void {
     it('stops delivering after the last unsubscribe, and after close', async () => {
       const { bus, inbox } = await fresh('erin');
       const got: number[] = [];
-      const unsubscribe = bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      const unsubscribe = bus.subscribe({ inbox, onPush: (msg) => got.push(msg.prevSeq) });
       bus.publish(push(inbox, 1));
       await eventually(() => expect(got).toEqual([1]));
       unsubscribe();
       bus.publish(push(inbox, 2));
-      bus.subscribe(inbox, (msg) => got.push(msg.prevSeq));
+      bus.subscribe({ inbox, onPush: (msg) => got.push(msg.prevSeq) });
       bus.publish(push(inbox, 3));
       await eventually(() => expect(got).toEqual([1, 3]));
       await bus.close();

@@ -52,14 +52,14 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
     it('the first save expects version 0 and yields version 1; load returns it exactly', () =>
       withFreshStore(async (store) => {
         const first = values(7, 0.15);
-        expect(await store.save(first, 0)).toEqual({ ...first, version: 1 });
+        expect(await store.save({ settings: first, expectedVersion: 0 })).toEqual({ ...first, version: 1 });
         expect(await store.load()).toEqual({ ...first, version: 1 });
       }));
 
     it('each save bumps the version by one', () =>
       withFreshStore(async (store) => {
         for (let v = 0; v < 5; v++) {
-          const saved = await store.save(values(v + 1), v);
+          const saved = await store.save({ settings: values(v + 1), expectedVersion: v });
           expect(saved).toEqual({ ...values(v + 1), version: v + 1 });
         }
         expect((await store.load())?.version).toBe(5);
@@ -67,20 +67,20 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
 
     it('a stale or future expected version is refused and changes nothing', () =>
       withFreshStore(async (store) => {
-        expect(await store.save(values(3), 1)).toBe(false); // nothing stored yet: only 0 fits
-        await store.save(values(4), 0);
-        await store.save(values(5), 1);
-        expect(await store.save(values(99), 1)).toBe(false);
-        expect(await store.save(values(99), 0)).toBe(false);
-        expect(await store.save(values(99), 7)).toBe(false);
+        expect(await store.save({ settings: values(3), expectedVersion: 1 })).toBe(false); // nothing stored yet: only 0 fits
+        await store.save({ settings: values(4), expectedVersion: 0 });
+        await store.save({ settings: values(5), expectedVersion: 1 });
+        expect(await store.save({ settings: values(99), expectedVersion: 1 })).toBe(false);
+        expect(await store.save({ settings: values(99), expectedVersion: 0 })).toBe(false);
+        expect(await store.save({ settings: values(99), expectedVersion: 7 })).toBe(false);
         expect(await store.load()).toEqual({ ...values(5), version: 2 });
       }));
 
     it('concurrent saves from the same version: exactly one wins and it is what is stored', () =>
       withFreshStore(async (store) => {
-        await store.save(values(1), 0);
+        await store.save({ settings: values(1), expectedVersion: 0 });
         const contenders = shuffled(Array.from({ length: 20 }, (_, i) => i + 100));
-        const results = await Promise.all(contenders.map((pool) => store.save(values(pool), 1)));
+        const results = await Promise.all(contenders.map((pool) => store.save({ settings: values(pool), expectedVersion: 1 })));
         const winners = results.filter((r): r is Settings => r !== false);
         expect(winners).toHaveLength(1);
         expect(winners[0]?.version).toBe(2);
@@ -95,7 +95,7 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
             const current = await store.load();
             const base = current ?? { ...values(0), version: 0 };
             const next = { tiers: base.tiers, limits: { ...base.limits, smallPool: base.limits.smallPool + 1 }, hooks: base.hooks };
-            if (await store.save(next, base.version)) return;
+            if (await store.save({ settings: next, expectedVersion: base.version })) return;
           }
         };
         await Promise.all(Array.from({ length: 15 }, increment));
@@ -107,7 +107,7 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
     it('returned settings are copies: mutating them changes nothing stored', () =>
       withFreshStore(async (store) => {
         const input = values(2);
-        const saved = await store.save(input, 0);
+        const saved = await store.save({ settings: input, expectedVersion: 0 });
         input.limits.smallPool = 1000;
         if (saved) saved.tiers.smallBelow = 1;
         const loaded = await store.load();
@@ -119,11 +119,11 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
     it('hooks of two tenants round-trip exactly, and a tenant removed from the record is gone', () =>
       withFreshStore(async (store) => {
         const both = values(2, 0.1, { acme: { ...HOOKS_A }, 'beta-co': { ...HOOKS_B } });
-        expect(await store.save(both, 0)).toEqual({ ...both, version: 1 });
+        expect(await store.save({ settings: both, expectedVersion: 0 })).toEqual({ ...both, version: 1 });
         expect(await store.load()).toEqual({ ...both, version: 1 });
         // A clear is a save without that tenant (LiveSettings drops an emptied override).
         const cleared = values(2, 0.1, { 'beta-co': { ...HOOKS_B } });
-        expect(await store.save(cleared, 1)).toEqual({ ...cleared, version: 2 });
+        expect(await store.save({ settings: cleared, expectedVersion: 1 })).toEqual({ ...cleared, version: 2 });
         const loaded = await store.load();
         expect(loaded).toEqual({ ...cleared, version: 2 });
         expect(loaded?.hooks).not.toHaveProperty('acme');
@@ -131,9 +131,9 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
 
     it('a key cleared from one tenant stays cleared; the other tenant is untouched', () =>
       withFreshStore(async (store) => {
-        await store.save(values(2, 0.1, { acme: { ...HOOKS_A }, 'beta-co': { ...HOOKS_B } }), 0);
+        await store.save({ settings: values(2, 0.1, { acme: { ...HOOKS_A }, 'beta-co': { ...HOOKS_B } }), expectedVersion: 0 });
         const { secret: _secret, notifyUrl: _url, ...rest } = HOOKS_A;
-        await store.save(values(2, 0.1, { acme: rest, 'beta-co': { ...HOOKS_B } }), 1);
+        await store.save({ settings: values(2, 0.1, { acme: rest, 'beta-co': { ...HOOKS_B } }), expectedVersion: 1 });
         const loaded = await store.load();
         expect(loaded?.hooks['acme']).toEqual(rest);
         expect(loaded?.hooks['acme']).not.toHaveProperty('secret');
@@ -143,7 +143,7 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
     it('returned hooks are copies: mutating them changes nothing stored', () =>
       withFreshStore(async (store) => {
         const input = values(2, 0.1, { acme: { ...HOOKS_A } });
-        const saved = await store.save(input, 0);
+        const saved = await store.save({ settings: input, expectedVersion: 0 });
         (input.hooks['acme'] ?? {}).notifyUrl = 'https://evil.example.com/';
         if (saved) (saved.hooks['acme'] ?? {}).loginPolicy = 'all';
         const loaded = await store.load();
@@ -156,14 +156,14 @@ export function settingsStoreContract(name: string, open: StoreOpener<SettingsSt
       await acrossReopen(
         open,
         async (store) => {
-          await store.save(values(3), 0);
-          return store.save(values(4, 0.2), 1);
+          await store.save({ settings: values(3), expectedVersion: 0 });
+          return store.save({ settings: values(4, 0.2), expectedVersion: 1 });
         },
         async (store, saved) => {
           expect(saved).not.toBe(false);
           expect(await store.load()).toEqual({ ...values(4, 0.2), version: 2 });
-          expect(await store.save(values(5), 1)).toBe(false);
-          expect(await store.save(values(5), 2)).toEqual({ ...values(5), version: 3 });
+          expect(await store.save({ settings: values(5), expectedVersion: 1 })).toBe(false);
+          expect(await store.save({ settings: values(5), expectedVersion: 2 })).toEqual({ ...values(5), version: 3 });
         },
       );
     });

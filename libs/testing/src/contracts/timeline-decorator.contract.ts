@@ -19,6 +19,7 @@ import {
   type TimelineStore,
   type TimelineWriter,
   type WriteGuard,
+  type EntryReaders,
 } from '@seqline/core';
 import { msgEntry, uniqueTenant } from './harness.ts';
 
@@ -60,7 +61,7 @@ export class ListeningTimeline implements TimelineStore {
   async headSeq(): Promise<number> {
     return 0;
   }
-  async addReaders(_inbox: InboxKey, _seq: number, readers: string[]): Promise<string[]> {
+  async addReaders({ readers }: EntryReaders): Promise<string[]> {
     return [...readers].sort();
   }
   async getReaders(): Promise<string[]> {

@@ -81,28 +81,28 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
       it('addReaders merges into a sorted set and returns all readers', async () => {
         const inbox = freshInbox();
         await ctx.store.append({ inbox, entries: [msgEntry(1, 'a'), msgEntry(2, 'b')] });
-        expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
-        expect(await ctx.store.addReaders(inbox, 1, ['carol', 'bob'])).toEqual(['bob', 'carol']);
-        expect(await ctx.store.addReaders(inbox, 1, ['bob', 'dave', 'dave'])).toEqual(['bob', 'carol', 'dave']);
-        expect(await ctx.store.addReaders(inbox, 1, [])).toEqual(['bob', 'carol', 'dave']);
-        expect(await ctx.store.getReaders(inbox, 1)).toEqual(['bob', 'carol', 'dave']);
-        expect(await ctx.store.getReaders(inbox, 2)).toEqual([]);
+        expect(await ctx.store.getReaders({ inbox, seq: 1 })).toEqual([]);
+        expect(await ctx.store.addReaders({ inbox, seq: 1, readers: ['carol', 'bob'] })).toEqual(['bob', 'carol']);
+        expect(await ctx.store.addReaders({ inbox, seq: 1, readers: ['bob', 'dave', 'dave'] })).toEqual(['bob', 'carol', 'dave']);
+        expect(await ctx.store.addReaders({ inbox, seq: 1, readers: [] })).toEqual(['bob', 'carol', 'dave']);
+        expect(await ctx.store.getReaders({ inbox, seq: 1 })).toEqual(['bob', 'carol', 'dave']);
+        expect(await ctx.store.getReaders({ inbox, seq: 2 })).toEqual([]);
       });
 
       it('receipt state does not change the stored entry', async () => {
         const inbox = freshInbox();
         const receipt: Entry = { ...msgEntry(1, 'rc'), kind: 'receipt', referSeq: 1, readBy: ['zed'] };
         await ctx.store.append({ inbox, entries: [receipt] });
-        expect(await ctx.store.getReaders(inbox, 1)).toEqual([]);
-        await ctx.store.addReaders(inbox, 1, ['amy']);
+        expect(await ctx.store.getReaders({ inbox, seq: 1 })).toEqual([]);
+        await ctx.store.addReaders({ inbox, seq: 1, readers: ['amy'] });
         expect(await ctx.store.getEntry({ inbox, seq: 1 })).toEqual(receipt);
       });
 
       it('addReaders on a missing entry rejects with NotFoundError', async () => {
         const inbox = freshInbox();
         await ctx.store.append({ inbox, entries: [msgEntry(1, 'a')] });
-        await expect(ctx.store.addReaders(inbox, 2, ['bob'])).rejects.toBeInstanceOf(NotFoundError);
-        expect(await ctx.store.getReaders(inbox, 2)).toEqual([]);
+        await expect(ctx.store.addReaders({ inbox, seq: 2, readers: ['bob'] })).rejects.toBeInstanceOf(NotFoundError);
+        expect(await ctx.store.getReaders({ inbox, seq: 2 })).toEqual([]);
       });
 
       it('concurrent addReaders for one entry end with the union (no lost update)', async () => {
@@ -111,16 +111,16 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
         const readers = Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(2, '0')}`);
         const results = await Promise.all(
           shuffled(readers).flatMap((reader) => [
-            ctx.store.addReaders(inbox, 1, [reader, 'common']).then((all) => ({ reader, all })),
-            ctx.store.addReaders(inbox, 2, [reader]).then((all) => ({ reader, all })),
+            ctx.store.addReaders({ inbox, seq: 1, readers: [reader, 'common'] }).then((all) => ({ reader, all })),
+            ctx.store.addReaders({ inbox, seq: 2, readers: [reader] }).then((all) => ({ reader, all })),
           ]),
         );
         for (const { reader, all } of results) {
           expect(all).toContain(reader);
           expect(all).toEqual([...all].sort());
         }
-        expect(await ctx.store.getReaders(inbox, 1)).toEqual([...readers, 'common'].sort());
-        expect(await ctx.store.getReaders(inbox, 2)).toEqual(readers);
+        expect(await ctx.store.getReaders({ inbox, seq: 1 })).toEqual([...readers, 'common'].sort());
+        expect(await ctx.store.getReaders({ inbox, seq: 2 })).toEqual(readers);
       });
 
       it('readers survive a reopen', async () => {
@@ -129,11 +129,11 @@ export function timelineStoreContract(name: string, open: StoreOpener<TimelineSt
           open,
           async (store) => {
             await store.append({ inbox, entries: [msgEntry(1, 'a')] });
-            await store.addReaders(inbox, 1, ['x', 'y']);
+            await store.addReaders({ inbox, seq: 1, readers: ['x', 'y'] });
           },
           async (store) => {
-            expect(await store.getReaders(inbox, 1)).toEqual(['x', 'y']);
-            expect(await store.addReaders(inbox, 1, ['w'])).toEqual(['w', 'x', 'y']);
+            expect(await store.getReaders({ inbox, seq: 1 })).toEqual(['x', 'y']);
+            expect(await store.addReaders({ inbox, seq: 1, readers: ['w'] })).toEqual(['w', 'x', 'y']);
           },
         );
       });

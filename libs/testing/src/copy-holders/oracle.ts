@@ -170,7 +170,7 @@ async function readableStream(
   u: string,
 ): Promise<{ visible: Entry[]; unread: number; mentions: number }> {
   const key = groupKey(d.tenant, model.group);
-  const membership = await d.stores.groups.getMembership(key, u);
+  const membership = await d.stores.groups.getMembership({ key, user: u });
   const rows = (await d.stores.groupStreams.readAfter({ group: key, afterGseq: 0, limit: INBOX_READ })).filter((r) =>
     canReadGseq(membership, r.seq),
   );
