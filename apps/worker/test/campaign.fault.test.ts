@@ -10,10 +10,7 @@
  * - distributed with service faults on a private Redis and NATS of the round's own
  *   (scripts/services.sh with SERVICES_STATE_DIR), never the shared ones: JetStream rollbacks
  *   (what a rollback takes is counted apart, not as an anomaly) in one round, Redis and NATS
- *   restarts in another, Redis FLUSHALL and rollback (a failover to a lagging replica) in a third;
- * - distributed on a private Cassandra node of the round's own (`--own-cassandra`, its commitlog
- *   synced before it acknowledges), never the shared one: two restarts of it, a graceful stop
- *   and a kill -9.
+ *   restarts in another, Redis FLUSHALL and rollback (a failover to a lagging replica) in a third.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -140,21 +137,6 @@ describe('fault campaign (short)', () => {
       expectClean(rows, output, 1);
       expect(rows[0]?.result?.injected['redis-flushall']).toBeGreaterThan(0);
       expect(rows[0]?.result?.injected['redis-rollback']).toBeGreaterThan(0);
-    },
-    1_500_000,
-  );
-
-  it.skipIf(!requireServices(probe, 'the distributed campaign'))(
-    'distributed, restarts of a private Cassandra node: 1 round of 300 messages, 0 anomalies',
-    async () => {
-      // The round that lost acknowledged entries while the node's commitlog was synced only
-      // every 10 s (docs/faults.md, "Cassandra restarts"): a graceful stop, then a kill -9.
-      const args = '--mode distributed --rounds 1 --messages 300 --own-cassandra --only-faults cassandra-restart --seed ci-cassandra-5';
-      const { rows, output } = await campaign(args.split(' '), {
-        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-      });
-      expectClean(rows, output, 1);
-      expect(rows[0]?.result?.injected['cassandra-restart']).toBe(2);
     },
     1_500_000,
   );
