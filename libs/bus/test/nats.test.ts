@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inboxKey, silentLogger } from '@seqline/core';
-import type { JobContext, PushMessage } from '@seqline/core';
+import type { JobContext, PushMessage, WorkQueue } from '@seqline/core';
 import { eventually, pushBusContract, requireServices, uniqueName, workQueueContract } from '@seqline/testing';
 import { createNatsPushBus, createNatsWorkQueue } from '../src/index.ts';
 import { connectNats, deleteStreams, isolatedTopology, NATS_URL, probeNats } from './nats-harness.ts';
@@ -79,19 +79,8 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
         await survivor.enqueue({ queue, id, payload: 'x' });
-        for (const attempt of [1, 2]) {
-          const worker = startWorker(queue, limits);
-          await eventually(() => expect(worker.output()).toContain(`started ${id} ${attempt}`), 20_000);
-          expect(await worker.kill()).toBe('SIGKILL');
-        }
-        const runs: JobContext[] = [];
-        await survivor.consume({
-          queue,
-          handler: async (_p, ctx) => {
-            runs.push(ctx);
-          },
-          options: { concurrency: 1 },
-        });
+        await killWorkersMidJob(queue, id, limits, 2);
+        const runs = await consumeInto(survivor, queue);
         const deadOfQueue = async () => (await survivor.deadLetters()).filter((job) => job.queue === queue);
         await eventually(async () => expect((await deadOfQueue()).map((job) => job.id)).toEqual([id]), 10_000, 100);
         expect((await deadOfQueue())[0]).toMatchObject({ attempts: 2, lastError: expect.stringContaining('without an ack') });
@@ -113,19 +102,8 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
       const survivor = createNatsWorkQueue({ nc, logger: silentLogger, ...topology, ...limits });
       try {
         await survivor.enqueue({ queue, id, payload: 'x' });
-        for (const delivery of [1, 2, 3]) {
-          const worker = startWorker(queue, limits);
-          await eventually(() => expect(worker.output()).toContain(`started ${id} ${delivery}`), 20_000);
-          expect(await worker.kill()).toBe('SIGKILL');
-        }
-        const runs: JobContext[] = [];
-        await survivor.consume({
-          queue,
-          handler: async (_p, ctx) => {
-            runs.push(ctx);
-          },
-          options: { concurrency: 1 },
-        });
+        await killWorkersMidJob(queue, id, limits, 3);
+        const runs = await consumeInto(survivor, queue);
         await eventually(() => expect(runs).toEqual([{ id, attempt: 4 }]), 10_000);
         expect((await survivor.deadLetters()).filter((job) => job.queue === queue)).toEqual([]);
       } finally {
@@ -165,7 +143,31 @@ if (requireServices(probe, 'NATS adapters', 'a NATS server', 'start one with scr
 }
 
 /** A worker process (fixtures/nats-worker.ts) that takes deliveries and never finishes them. */
-function startWorker(queue: string, limits: { ackWaitMs: number; maxDeliver: number; maxCrashedDeliveries: number }) {
+/** Starts a worker process per delivery and kills it (kill -9) once it has started the job. */
+async function killWorkersMidJob(queue: string, id: string, limits: WorkerLimits, deliveries: number): Promise<void> {
+  for (let delivery = 1; delivery <= deliveries; delivery++) {
+    const worker = startWorker(queue, limits);
+    await eventually(() => expect(worker.output()).toContain(`started ${id} ${delivery}`), 20_000);
+    expect(await worker.kill()).toBe('SIGKILL');
+  }
+}
+
+/** Consumes the queue here, recording each run. */
+async function consumeInto(queue: WorkQueue, name: string): Promise<JobContext[]> {
+  const runs: JobContext[] = [];
+  await queue.consume({
+    queue: name,
+    handler: async (_p, ctx) => {
+      runs.push(ctx);
+    },
+    options: { concurrency: 1 },
+  });
+  return runs;
+}
+
+type WorkerLimits = { ackWaitMs: number; maxDeliver: number; maxCrashedDeliveries: number };
+
+function startWorker(queue: string, limits: WorkerLimits) {
   const child = spawn(
     process.execPath,
     ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/nats-worker.ts', import.meta.url))],
