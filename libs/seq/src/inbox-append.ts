@@ -3,7 +3,8 @@
  * allocator, entries appended durably (the store dedups), then the push, with the conversation
  * states the store's index writer computed in the same append. Outcomes align with the
  * entries. On a failed append the allocated seqs are burnt and the head is re-read from
- * the store next time (the append may have landed after all, e.g. a timeout).
+ * the store next time; the append may have landed after all (e.g. a timeout), so its entries are
+ * kept until then (unsettled-appends.ts).
  */
 import {
   dedupKeyOf,
@@ -23,6 +24,7 @@ import type { InboxState } from './inbox-queue.ts';
 import type { PushPublisher } from './push-publisher.ts';
 import type { RecentAppinfos } from './recent-appinfos.ts';
 import type { SectionAllocator } from './section-allocator.ts';
+import type { UnsettledAppends } from './unsettled-appends.ts';
 
 /** What an owner's appends share. */
 export interface AppendContext {
@@ -33,6 +35,8 @@ export interface AppendContext {
   appended?: (inbox: InboxKey, entries: Entry[]) => void;
   /** Told when an append's index write failed (TimelineAppend.indexBehind): the owner catches the inbox up. */
   indexBehind?: (inbox: InboxKey) => void;
+  /** Keeps the entries of a failed append, which may have landed, until the head is read again. */
+  unsettled: UnsettledAppends;
 }
 
 /** The append's `indexBehind` listener, when the owner catches up. */
@@ -78,6 +82,7 @@ export async function writeOne(
     });
     if (result === undefined) throw new Error('store returned no outcome for 1 entry');
   } catch (err) {
+    ctx.unsettled.note(state, headBefore, [toStore]);
     state.head = undefined;
     throw err;
   }
@@ -118,6 +123,7 @@ export async function writeMany(
     });
     if (results.length !== toStore.length) throw new Error(`store returned ${results.length} outcomes for ${toStore.length} entries`);
   } catch (err) {
+    ctx.unsettled.note(state, headBefore, toStore);
     state.head = undefined;
     throw err;
   }

@@ -65,6 +65,8 @@ export interface InboxOwnerOptions {
   step?: number;
   /** Most entries merged into one store append. Default 512. */
   maxBatchEntries?: number;
+  /** Most entries of failed appends kept to settle at the inbox's next head read (UnsettledAppends). Default 10 000. */
+  maxUnsettledEntries?: number;
   /** Inbox state idle this long is dropped. Default 5 min. */
   idleInboxMs?: number;
   /** Above this many cached inboxes the oldest idle ones are dropped at once. Default 100 000. */

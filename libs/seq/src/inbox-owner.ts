@@ -37,6 +37,7 @@ import { DEFAULT_PUSH_CONVS_WAIT_MS, PushConversations } from './push-conversati
 import { PushPublisher } from './push-publisher.ts';
 import { IndexCatchUps, type IndexCatchUpStats } from './index-catch-ups.ts';
 import type { InboxOwnerOptions } from './inbox-owner-options.ts';
+import { UnsettledAppends, type UnsettledStats } from './unsettled-appends.ts';
 
 export type { InboxOwnerOptions } from './inbox-owner-options.ts';
 
@@ -53,6 +54,7 @@ export class InboxOwner implements InboxWriter {
   private readonly timeline: TimelineStore;
   private readonly pushes: PushPublisher;
   private readonly appendContext: AppendContext;
+  private readonly unsettled: UnsettledAppends;
   private readonly rebuilder: ConversationRebuilder | undefined;
   private readonly catchUp: ConversationCatchUp | undefined;
   private readonly catchUps: IndexCatchUps | undefined;
@@ -93,10 +95,12 @@ export class InboxOwner implements InboxWriter {
     this.catchUps =
       this.catchUp && new IndexCatchUps((inbox) => this.catchUpInQueue(inbox), options.behindIndexes, this.logger, options.indexCatchUps);
     const catchUps = this.catchUps;
+    this.unsettled = new UnsettledAppends(this.logger, options.maxUnsettledEntries);
     this.appendContext = {
       timeline: this.timeline,
       recent: this.recent,
       pushes: this.pushes,
+      unsettled: this.unsettled,
       ...(appended && { appended }),
       ...(catchUps && { indexBehind: (inbox: InboxKey) => catchUps.fellBehind(inbox) }),
     };
@@ -169,6 +173,11 @@ export class InboxOwner implements InboxWriter {
   }
 
   /** The catch-ups of indexes left behind: pending now, and what became of the others (a metric). */
+  /** Failed appends kept until their inbox's head is read again, and what was found landed. */
+  get unsettledAppends(): UnsettledStats {
+    return this.unsettled.stats();
+  }
+
   get indexCatchUps(): IndexCatchUpStats {
     return this.catchUps?.stats() ?? { pending: 0, caughtUp: 0, gaveUp: 0, dropped: 0 };
   }
@@ -303,6 +312,7 @@ export class InboxOwner implements InboxWriter {
     if (state.head === undefined) {
       const storeHead = await this.timeline.headSeq(state.inbox);
       alloc.observe(state.inbox, storeHead);
+      await this.unsettled.settle(this.appendContext, state, storeHead);
       state.head = storeHead;
     }
     return this.write(state, entries, durable); // both ready now: straight to the writing

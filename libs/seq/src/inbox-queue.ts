@@ -3,7 +3,7 @@
  * another in arrival order; adjacent operations of the same kind are merged into one store
  * round trip (a burst of appends → one `timeline.append`), each caller keeping its own result.
  */
-import type { AppendOutcome, ConversationRebuildReport, DurableListener, InboxKey, NewEntry } from '@seqline/core';
+import type { AppendOutcome, ConversationRebuildReport, DurableListener, Entry, InboxKey, NewEntry } from '@seqline/core';
 
 export interface AppendOp {
   kind: 'append';
@@ -38,6 +38,12 @@ export interface CatchUpOp {
 
 export type InboxOp = AppendOp | ReceiptOp | RebuildOp | CatchUpOp;
 
+/** A state's failed appends (unsettled-appends.ts): their entries, and the head before the first of them (the push's prevSeq). */
+export interface Unsettled {
+  headBefore: number;
+  entries: Entry[];
+}
+
 /** What the owner keeps per inbox while it is active; dropped when idle (see sweep). */
 export interface InboxState {
   inbox: InboxKey;
@@ -48,6 +54,8 @@ export interface InboxState {
   /** Set while a drain loop runs for this inbox. */
   draining: Promise<void> | undefined;
   lastUsed: number;
+  /** Entries of failed appends that may have landed (unsettled-appends.ts). */
+  unsettled?: Unsettled;
 }
 
 export interface RunLimits {

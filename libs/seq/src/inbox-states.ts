@@ -100,5 +100,6 @@ export class InboxStates implements KeyHolder {
 }
 
 function isIdle(state: InboxState): boolean {
-  return state.draining === undefined && state.pending.length === 0;
+  // A state with unsettled appends is kept until its next head read (bounded by UnsettledAppends).
+  return state.draining === undefined && state.pending.length === 0 && state.unsettled === undefined;
 }
