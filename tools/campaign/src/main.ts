@@ -36,8 +36,31 @@ const { values: args } = parseArgs({
     'hook-fail-rate': { type: 'string', default: '0.03' },
     checker: { type: 'string', default: join(REPO, 'tools/checker/dist/checker') },
     json: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+
+const USAGE = `usage: npm run campaign -- [options]   (or scripts/campaign.sh [options])
+  --mode embedded|distributed|both   which mode's rounds to run (both)
+  --rounds N --messages M            rounds per mode (100) of M messages (10000)
+  --seed S | --replay HEX            the campaign's seed; or replay one round from its seed
+  --time-limit-min N                 start no round after N minutes (0: no limit)
+  --service-faults                   add Redis and NATS faults on a private pair (distributed)
+  --own-cassandra                    a private Cassandra node, restarted as a fault
+  --only-faults a,b                  inject only these faults
+  --outage-chance P                  chance of a simulated 30-minute worker outage a round (0.3)
+  --hook-fail-rate P                 share of hook calls the receiver fails (0.03)
+  --workers N --gateways N           distributed processes (2, 2)
+  --notify-window-ms N               offline notification window (300)
+  --out DIR --json FILE --keep-all   where histories go; a JSON summary; keep clean histories too
+  --round-traffic-limit-s N          most seconds of traffic a round (1800)
+  --checker PATH                     the checker binary (tools/checker/dist/checker, built by the script)
+docs/faults.md, "The randomized campaign", says what a round does and what the checker judges.
+`;
+if (args.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const log = (line: string) => process.stdout.write(`[campaign] ${line}\n`);
 
