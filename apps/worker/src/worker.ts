@@ -1,7 +1,13 @@
 import type { Logger } from '@seqline/core';
-import { ShardOwnerHost } from '@seqline/cluster';
+import { ShardOwnerHost, type ShardOwnerHostOptions } from '@seqline/cluster';
 import { conversationStreamSides, startWorkers, type Workers } from '@seqline/messaging';
-import { distributedMessagingDeps, openDistributedInfra, type DistributedConfig } from '@seqline/runtime';
+import {
+  distributedMessagingDeps,
+  openDistributedInfra,
+  type DistributedConfig,
+  type DistributedInfra,
+  type DistributedMessaging,
+} from '@seqline/runtime';
 import { workerBounds } from './worker-bounds.ts';
 import { startWorkerHttp, type WorkerHttp } from './worker-http.ts';
 
@@ -21,29 +27,15 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
   const infra = await openDistributedInfra(config, logger, { followPresence: true });
   // Before the host: its owners tell the offline notifier of every append.
   const messaging = await distributedMessagingDeps(infra, logger);
-  const host = new ShardOwnerHost({
-    nc: infra.nc,
-    redis: infra.redis,
-    ceilings: infra.stores.ceilings,
-    timeline: infra.writeTimeline,
-    groupStreams: infra.stores.groupStreams,
-    conversations: infra.conversations,
-    conversationRebuilder: infra.stores.timeline,
-    conversationCatchUp: infra.stores.timeline,
-    push: infra.push,
+  const host = shardOwnerHostOf(infra, messaging, {
     logger,
     ownerId: config.SEQLINE_OWNER_ID,
     shardCount: config.SEQLINE_SHARDS,
     leaseTtlMs: config.SEQLINE_LEASE_TTL_MS,
-    keyPrefix: infra.keyPrefix,
-    subjectPrefix: infra.subjectPrefix,
     ownerOptions: {
       maxSeqKeys: config.SEQLINE_MAX_SEQ_KEYS,
       maxRecentAppinfos: config.SEQLINE_MAX_RECENT_APPINFOS,
       maxCachedInboxes: config.SEQLINE_MAX_CACHED_INBOXES,
-      onAppended: messaging.offlineNotifier.listener,
-      // Pushes add the stream side to read-fanout groups' states, as sync does.
-      streamSides: conversationStreamSides(messaging.deps),
     },
   });
   await host.start();
@@ -82,4 +74,41 @@ export async function startWorker(config: DistributedConfig, logger: Logger): Pr
         await infra.close();
       })()),
   };
+}
+
+/** What a host takes beyond the infrastructure and the messaging deps. */
+export interface HostOptions {
+  logger: Logger;
+  ownerId: string;
+  shardCount: number;
+  leaseTtlMs: number;
+  /** More of each owner's options; the append listener and the stream sides are always these. */
+  ownerOptions?: Omit<NonNullable<ShardOwnerHostOptions['ownerOptions']>, 'onAppended' | 'streamSides'>;
+}
+
+/** The shard owner host of a worker, on its infrastructure: its owners tell the offline notifier of every append. */
+export function shardOwnerHostOf(infra: DistributedInfra, messaging: DistributedMessaging, o: HostOptions): ShardOwnerHost {
+  return new ShardOwnerHost({
+    nc: infra.nc,
+    redis: infra.redis,
+    ceilings: infra.stores.ceilings,
+    timeline: infra.writeTimeline,
+    groupStreams: infra.stores.groupStreams,
+    conversations: infra.conversations,
+    conversationRebuilder: infra.stores.timeline,
+    conversationCatchUp: infra.stores.timeline,
+    push: infra.push,
+    logger: o.logger,
+    ownerId: o.ownerId,
+    shardCount: o.shardCount,
+    leaseTtlMs: o.leaseTtlMs,
+    keyPrefix: infra.keyPrefix,
+    subjectPrefix: infra.subjectPrefix,
+    ownerOptions: {
+      ...o.ownerOptions,
+      onAppended: messaging.offlineNotifier.listener,
+      // Pushes add the stream side to read-fanout groups' states, as sync does.
+      streamSides: conversationStreamSides(messaging.deps),
+    },
+  });
 }

@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ShardOwnerHost } from '@seqline/cluster';
+import type { ShardOwnerHost } from '@seqline/cluster';
 import { inboxKey, silentLogger, type InboxKey } from '@seqline/core';
-import { conversationStreamSides, createMessaging, OFFLINE_NOTIFY_QUEUE, startWorkers, type Workers } from '@seqline/messaging';
+import { createMessaging, OFFLINE_NOTIFY_QUEUE, startWorkers, type Workers } from '@seqline/messaging';
 import {
   distributedMessagingDeps,
   loadDistributedConfig,
@@ -24,6 +24,7 @@ import {
 } from '@seqline/runtime';
 import { startHookReceiver, type HookReceiver } from '@seqline/testing';
 import { cleanupNamespace, CQL_CONTACT, NATS_URL, probeAll, REDIS_URL, requireServices } from './support/services.ts';
+import { shardOwnerHostOf } from '../src/worker.ts';
 
 const SECRET = 'index-catch-up-hook-secret';
 const WINDOW_MS = 200;
@@ -102,29 +103,14 @@ if (requireServices(await probeAll(), 'index catch-up by the owner (distributed)
   let faults: IndexWriteFaults;
   const hosts: ShardOwnerHost[] = [];
 
-  /** A shard owner host as worker.ts builds it; started, serving every shard. */
+  /** A shard owner host as a worker builds it; started, serving every shard. */
   async function startHost(ownerId: string): Promise<ShardOwnerHost> {
-    const host = new ShardOwnerHost({
-      nc: infra.nc,
-      redis: infra.redis,
-      ceilings: infra.stores.ceilings,
-      timeline: infra.writeTimeline,
-      groupStreams: infra.stores.groupStreams,
-      conversations: infra.conversations,
-      conversationRebuilder: infra.stores.timeline,
-      conversationCatchUp: infra.stores.timeline,
-      push: infra.push,
+    const host = shardOwnerHostOf(infra, messaging, {
       logger: silentLogger,
       ownerId,
       shardCount: SHARDS,
       leaseTtlMs: 2_000,
-      keyPrefix: infra.keyPrefix,
-      subjectPrefix: infra.subjectPrefix,
-      ownerOptions: {
-        onAppended: messaging.offlineNotifier.listener,
-        streamSides: conversationStreamSides(messaging.deps),
-        indexCatchUps: { retry: { initialMs: 100, maxMs: 200 } },
-      },
+      ownerOptions: { indexCatchUps: { retry: { initialMs: 100, maxMs: 200 } } },
     });
     hosts.push(host);
     await host.start();
