@@ -120,3 +120,58 @@ func TestStreamSideCountsOthersMessagesAboveTheCursor(t *testing.T) {
 		t.Fatalf("head: unread %d", u)
 	}
 }
+
+// windowedHistory: n messages from alice to offline carol, and one notification per listed
+// window, its badge the unread count at its last listed seq.
+func windowedHistory(n int, windows [][]int64) *History {
+	alice := Conv{"user", "alice"}
+	h := &History{
+		Meta:       Record{Offline: []string{"carol"}, NotifyWindowMs: 300, Hooks: true},
+		Finals:     map[string][]Entry{},
+		FinalCalls: map[string][2]float64{"carol": {90000, 90010}},
+	}
+	for i := 1; i <= n; i++ {
+		app := "a" + string(rune('0'+i/100)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+		h.Finals["carol"] = append(h.Finals["carol"], entry(int64(i), "msg", app, "alice", alice))
+		ret := float64(1000 + i*10 + 5)
+		args, _ := json.Marshal(map[string]interface{}{"appinfo": app, "to": map[string]string{"user": "carol"}})
+		res, _ := json.Marshal(map[string]interface{}{"ok": true, "seq": i})
+		h.Ops = append(h.Ops, Record{T: "op", Op: "send", User: "alice", Dev: "alice/d0", Call: float64(1000 + i*10), Ret: &ret, Args: args, Res: res})
+	}
+	for w, seqs := range windows {
+		var entries []map[string]interface{}
+		for _, s := range seqs {
+			entries = append(entries, map[string]interface{}{"seq": s, "from": "alice", "appinfo": "a"})
+		}
+		badge := int(seqs[len(seqs)-1])
+		body, _ := json.Marshal(map[string]interface{}{"user": "carol", "badge": badge, "entries": entries})
+		h.Hooks = append(h.Hooks, Record{T: "hook", Kind: "notify", At: float64(60000 + w*1000), Status: 200, Signed: true, Body: body})
+	}
+	return h
+}
+
+func seqsFrom(lo, hi int64) []int64 {
+	var out []int64
+	for s := lo; s <= hi; s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestEntriesPastAFullWindowAreCountedApartNotExcusedElsewhere(t *testing.T) {
+	// A window listed its 100 (1–100); 101 and 102 joined it and are only in its badge.
+	stats, out := checkNotify(windowedHistory(103, [][]int64{seqsFrom(1, 100), {103}}), nil)
+	if len(out) != 0 || stats.PastWindowBound != 2 {
+		t.Fatalf("entries past a full window: %+v %+v", stats, out)
+	}
+	// A window of 99 is not full: what it left out is missing.
+	_, out = checkNotify(windowedHistory(103, [][]int64{seqsFrom(1, 99), {103}}), nil)
+	if len(out) != 3 {
+		t.Fatalf("a window below the bound excused entries: %+v", out)
+	}
+	// Past the next window's first entry, a full window excuses nothing.
+	_, out = checkNotify(windowedHistory(104, [][]int64{seqsFrom(1, 100), {103}}), nil)
+	if len(out) != 1 || out[0].Detail != "offline user never notified of alice/a104 at 104" {
+		t.Fatalf("an entry after the next window was excused: %+v", out)
+	}
+}

@@ -117,6 +117,7 @@ func Check(h *History, timeout time.Duration) *Report {
 	rep.ByDesign = byDesign(h, acks)
 	rep.ByDesign["notify-lost-in-crashed-window"] = rep.Notify.CrashLost
 	rep.ByDesign["notify-lost-in-jetstream-rollback"] = rep.Notify.RollbackLost
+	rep.ByDesign["notify-unlisted-past-window-bound"] = rep.Notify.PastWindowBound
 	rep.CheckMs = time.Since(start).Milliseconds()
 	return rep
 }

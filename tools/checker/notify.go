@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -20,6 +21,10 @@ const NotifyMarginMs = 1000
 // up to 0.2 s (docs/faults.md); a badge is held against the inbox as a sync begun this long after
 // the call saw it.
 const VisibilitySlackMs = 1000
+
+// NotifyMaxItems: the most entries one notification lists (protocol.md, "Offline
+// notifications"); the window's further entries are counted in its badge, not listed.
+const NotifyMaxItems = 100
 
 type notifyBody struct {
 	User  string `json:"user"`
@@ -41,7 +46,9 @@ type NotifyStats struct {
 	CrashLost int `json:"crashLost"`
 	// RollbackLost: never notified, its job published while a JetStream rollback could take it.
 	RollbackLost int `json:"rollbackLost"`
-	BadgeChecked int `json:"badgeChecked"`
+	// PastWindowBound: never listed, in a window that already listed NotifyMaxItems entries.
+	PastWindowBound int `json:"pastWindowBound"`
+	BadgeChecked    int `json:"badgeChecked"`
 }
 
 func checkNotify(h *History, acks []Ack) (stats NotifyStats, out []Anomaly) {
@@ -96,12 +103,21 @@ func checkNotify(h *History, acks []Ack) (stats NotifyStats, out []Anomaly) {
 			}
 		}
 		seenAt := firstSeen(h, user)
+		bodies := make([]notifyBody, len(calls))
+		for i, c := range calls {
+			bodies[i] = c.body
+		}
+		full := fullWindows(bodies)
 		for _, e := range final {
 			if e.Kind != "msg" || e.From == user {
 				continue
 			}
 			stats.Notifying++
 			if notified[e.Seq] {
+				continue
+			}
+			if full.holds(e.Seq) {
+				stats.PastWindowBound++
 				continue
 			}
 			from := firstCall[e.DedupKey()]
@@ -251,4 +267,44 @@ func crashed(h *History, user string, from, to float64) bool {
 		}
 	}
 	return false
+}
+
+// seqRange: the seqs strictly between lo and hi.
+type seqRange struct{ lo, hi int64 }
+
+type seqRanges []seqRange
+
+func (rs seqRanges) holds(seq int64) bool {
+	for _, r := range rs {
+		if seq > r.lo && seq < r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// fullWindows: where the entries a full notification could not list lie. A window's entries are
+// listed in inbox order, so those past the bound come after its last listed seq and before the
+// first seq of the user's next window.
+func fullWindows(bodies []notifyBody) seqRanges {
+	firsts := make([]int64, 0, len(bodies))
+	for _, b := range bodies {
+		if len(b.Entries) > 0 {
+			firsts = append(firsts, b.Entries[0].Seq)
+		}
+	}
+	sort.Slice(firsts, func(i, j int) bool { return firsts[i] < firsts[j] })
+	var out seqRanges
+	for _, b := range bodies {
+		if len(b.Entries) < NotifyMaxItems {
+			continue
+		}
+		last := b.Entries[len(b.Entries)-1].Seq
+		next := int64(math.MaxInt64)
+		if i := sort.Search(len(firsts), func(i int) bool { return firsts[i] > last }); i < len(firsts) {
+			next = firsts[i]
+		}
+		out = append(out, seqRange{last, next})
+	}
+	return out
 }
