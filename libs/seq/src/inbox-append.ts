@@ -87,6 +87,7 @@ export async function writeOne(
     throw err;
   }
   ctx.recent.remember(state.inbox, key, result.seq);
+  ctx.unsettled.tell(ctx, state);
   if (!result.duplicate) {
     state.head = Math.max(headBefore, seq);
     ctx.pushes.publish(state.inbox, headBefore, [toStore], indexed);
@@ -127,6 +128,7 @@ export async function writeMany(
     state.head = undefined;
     throw err;
   }
+  ctx.unsettled.tell(ctx, state);
   const stored: Entry[] = [];
   results.forEach((r, k) => {
     outcomes[(fresh[k] as { index: number }).index] = r;

@@ -56,6 +56,8 @@ export interface InboxState {
   lastUsed: number;
   /** Entries of failed appends that may have landed (unsettled-appends.ts). */
   unsettled?: Unsettled;
+  /** Of those, the ones found stored, told of once the state's next store write succeeds. */
+  landed?: Unsettled;
 }
 
 export interface RunLimits {

@@ -101,5 +101,5 @@ export class InboxStates implements KeyHolder {
 
 function isIdle(state: InboxState): boolean {
   // A state with unsettled appends is kept until its next head read (bounded by UnsettledAppends).
-  return state.draining === undefined && state.pending.length === 0 && state.unsettled === undefined;
+  return state.draining === undefined && state.pending.length === 0 && state.unsettled === undefined && state.landed === undefined;
 }

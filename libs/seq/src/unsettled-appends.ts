@@ -5,8 +5,10 @@
  * notification), no index catch-up. A resend then finds them and answers `duplicate`, which tells
  * nobody either. So the owner keeps the entries of a failed append, and when it next reads the
  * inbox's head from the store (the next operation on the inbox, usually the resend) it reads
- * back the ones at or below the head and tells everyone of those that landed, as an append would
- * have.
+ * back the ones at or below the head; it tells everyone of those that landed once its next store
+ * write succeeds, as an append would have. Not before: a write that succeeds proves the owner
+ * still holds the inbox (a fenced store refuses otherwise), and a deposed owner's late write is
+ * range-deleted by its successor, so telling of it would name an entry that does not stay.
  *
  * Bounded: at most `maxEntries` entries kept across the owner's inboxes; a failed append past
  * the bound is not kept (logged and counted): its entries, if they landed, reach sockets by
@@ -47,6 +49,13 @@ export class UnsettledAppends {
 
   /** An append of `entries` failed at `state`, whose head was `headBefore`. */
   note(state: InboxState, headBefore: number, entries: Entry[]): void {
+    // Entries found landed but not told yet are read back again at the next head read.
+    const l = state.landed;
+    if (l !== undefined) {
+      state.landed = undefined;
+      const u = state.unsettled;
+      state.unsettled = u ? { headBefore: Math.min(u.headBefore, l.headBefore), entries: [...l.entries, ...u.entries] } : l;
+    }
     if (this.held + entries.length > this.maxEntries) {
       this.dropped++;
       this.logger.warn(
@@ -80,12 +89,20 @@ export class UnsettledAppends {
       });
     }
     state.unsettled = undefined;
-    this.held -= u.entries.length;
-    if (landed.length === 0) return;
-    this.landed += landed.length;
+    this.held -= u.entries.length - landed.length;
     // Not remembered as recent: a resend goes to the store, which answers with the original.
-    ctx.pushes.publish(state.inbox, u.headBefore, landed);
-    ctx.appended?.(state.inbox, landed);
+    if (landed.length > 0) state.landed = { headBefore: u.headBefore, entries: landed };
+  }
+
+  /** After a store write of the state succeeded: tells of the entries found landed, before the write's own push. */
+  tell(ctx: SettleContext, state: InboxState): void {
+    const l = state.landed;
+    if (l === undefined) return;
+    state.landed = undefined;
+    this.held -= l.entries.length;
+    this.landed += l.entries.length;
+    ctx.pushes.publish(state.inbox, l.headBefore, l.entries);
+    ctx.appended?.(state.inbox, l.entries);
     ctx.indexBehind?.(state.inbox);
   }
 

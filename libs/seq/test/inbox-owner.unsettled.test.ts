@@ -98,6 +98,26 @@ describe('InboxOwner: an append that failed but landed', () => {
     await r.close();
   });
 
+  it('is told of only once a later store write succeeds (a deposed owner tells of nothing)', async () => {
+    const r = await rigAt('after-success');
+    const bob = inbox('bob');
+    const landed = msg('alice', 'landed');
+    r.failNext('after-write');
+    await expect(r.owner.append({ inbox: bob, entries: [landed] })).rejects.toThrow();
+    // The next write fails too (as a fenced store refuses a deposed owner): the landed entry was
+    // read back, but nobody is told.
+    r.failNext('before-write');
+    await expect(r.owner.append({ inbox: bob, entries: [msg('alice', 'refused')] })).rejects.toThrow();
+    expect(r.told).toEqual([]);
+    expect(r.push.forInbox(bob)).toEqual([]);
+    const next = msg('alice', 'next');
+    await r.owner.append({ inbox: bob, entries: [next] });
+    expect(toldAppinfos(r.told)).toEqual([landed.appinfo, next.appinfo]);
+    expect(pushedAppinfos(r.push, bob)).toEqual([landed.appinfo, next.appinfo]);
+    expect(r.owner.unsettledAppends).toEqual({ held: 0, landed: 1, dropped: 0 });
+    await r.close();
+  });
+
   it('an append that did not land tells nobody, at the resend or later', async () => {
     const r = await rigAt('not-landed');
     const bob = inbox('bob');
