@@ -105,7 +105,12 @@ export function createThreadDeviceBus(holder: DeviceHolder, options: ThreadDevic
     displace(request: DisplaceRequest): Promise<DisplaceOutcome> {
       if (closed) return peer.displaceHere(request);
       const key = keyOf(request.tenant, request.user);
-      return peer.displace(key, request, (ctx) => startThreadRound({ ...ctx, channel, ask: askable(key) }, request));
+      // Every live thread is asked, not only those presence says hold the user: a session another
+      // thread opened a moment ago may not be in its presence message yet, and a login that did
+      // not ask that thread would leave it signed in (one-per-platform).
+      return peer.displace(key, request, (ctx) =>
+        startThreadRound({ ...ctx, channel, ask: channel.live(), expect: askable(key) }, request),
+      );
     },
 
     async list(tenant: string, user: string): Promise<DeviceSession[]> {

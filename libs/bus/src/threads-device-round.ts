@@ -1,8 +1,9 @@
 /**
  * One login's displacement across the threads of a process (threads-device-bus.ts): the round of
- * device-round.ts, each thread that may hold the user asked by request over its port. Ports lose
- * nothing, so the login waits for every thread it asked, by count, within its bounds, and stops
- * listening once all answered; a thread gone meanwhile took its sessions with it and counts as told.
+ * device-round.ts, every thread asked by request over its port. Ports lose nothing, so the login
+ * waits, by count within its bounds, for the threads that may hold the user; the others' answers
+ * are acted on until the round's end; a thread gone meanwhile took its sessions with it and
+ * counts as told.
  */
 import type { DisplaceRequest } from '@seqline/core';
 import { startDeviceRound, type DeviceRound, type DeviceRoundContext } from './device-round.ts';
@@ -11,8 +12,10 @@ import { ThreadUnavailableError } from './threads-frames.ts';
 
 export interface ThreadRoundContext extends DeviceRoundContext {
   channel: ThreadChannel;
-  /** The other threads to ask: those presence says hold the user, and those not known yet. */
+  /** The other threads to ask: every live one (threads-device-bus.ts). */
   ask: readonly number[];
+  /** Of those, the ones the login waits for: presence says they hold the user, or it does not know them yet. */
+  expect: readonly number[];
 }
 
 export type ThreadRound = DeviceRound;
@@ -26,7 +29,9 @@ export interface KickAnswer {
 export function startThreadRound(ctx: ThreadRoundContext, request: DisplaceRequest): ThreadRound {
   const { channel } = ctx;
   const gone = (err: unknown) => err instanceof ThreadUnavailableError;
-  return startDeviceRound({ ...ctx, peerNoun: 'thread', expected: new Set(ctx.ask), onlyExpectedAnswer: true }, request, {
+  // Every thread is asked, the expected ones waited for; one that presence did not count yet (a
+  // session it opened a moment ago) still answers, and its session is kicked, if after the login.
+  return startDeviceRound({ ...ctx, peerNoun: 'thread', expected: new Set(ctx.expect), onlyExpectedAnswer: false }, request, {
     askPick(answers) {
       for (const thread of ctx.ask)
         channel.request(thread, { op: 'pick', displace: request }).then(

@@ -74,3 +74,30 @@ it('a thread that goes in the middle of a login took its sessions with it: the l
   await busA.close();
   await a.close();
 });
+
+it("a session another thread opened a moment ago, not yet in its presence message, is still signed out by a login's round", async () => {
+  const [a, b] = [new ThreadHub({ self: 0 }), new ThreadHub({ self: 1 })];
+  const { port1, port2 } = new MessageChannel();
+  const fromB = { ms: 0 };
+  a.connect(1, port1);
+  b.connect(0, delayingPort(port2, fromB));
+  const [holderA, holderB] = [new HolderDouble('a'), new HolderDouble('b')];
+  const logger = recordingLogger();
+  const busA = createThreadDeviceBus(holderA, { hub: a, logger, answerWaitMs: 5_000, maxWaitMs: 10_000 });
+  const busB = createThreadDeviceBus(holderB, { hub: b, logger, answerWaitMs: 5_000, maxWaitMs: 10_000 });
+  // a knows b's whole set: b holds nobody.
+  await eventually(() => expect(busA.threadsHolding('t', 'alice')).toEqual([]));
+  // b's news reaches a 300 ms late: its new session is not in a's presence when a's login runs.
+  fromB.ms = 300;
+  busB.hold('t', 'alice');
+  holderB.add('t', 'alice', { plat: 'ios' });
+  busA.hold('t', 'alice');
+  const login = holderA.add('t', 'alice', { plat: 'ios' });
+  expect(busA.threadsHolding('t', 'alice')).toEqual([]);
+  const outcome = busA.displace({ tenant: 't', user: 'alice', policy: 'one-per-platform', incoming: login });
+  expect(['told', 'bound']).toContain(await outcome);
+  await eventually(() => expect(holderB.list('t', 'alice')).toEqual([]), 5_000);
+  await busA.close();
+  await busB.close();
+  await Promise.all([a.close(), b.close()]);
+});
