@@ -34,18 +34,13 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     return store;
   };
   const at = (time: number, gseq = 0): { time: number; gseq: number } => ({ time, gseq });
-  async function newGroup(store: GroupStore, members: string[]): Promise<GroupRecord> {
+  /** A small group `g` of a new tenant, its admin alice. */
+  const groupRecord = (memberCount: number): GroupRecord => {
     const tenant = uniqueTenant();
-    const group: GroupRecord = {
-      key: groupKey(tenant, 'g'),
-      tenant,
-      id: 'g',
-      name: 'g',
-      admin: 'alice',
-      tier: 'small',
-      memberCount: members.length,
-      createdAt: 1,
-    };
+    return { key: groupKey(tenant, 'g'), tenant, id: 'g', name: 'g', admin: 'alice', tier: 'small', memberCount, createdAt: 1 };
+  };
+  async function newGroup(store: GroupStore, members: string[]): Promise<GroupRecord> {
+    const group = groupRecord(members.length);
     expect(await store.createGroup({ group, members, at: at(1000) })).toBe(true);
     return group;
   }
@@ -156,17 +151,7 @@ describeWithRedis('CachedGroupStore (live Redis)', probe, () => {
     }
     const store = cached(recording);
     const extra = { extra: 'kept' };
-    const tenant = uniqueTenant();
-    const record: GroupRecord = {
-      key: groupKey(tenant, 'g'),
-      tenant,
-      id: 'g',
-      name: 'g',
-      admin: 'alice',
-      tier: 'small',
-      memberCount: 1,
-      createdAt: 1,
-    };
+    const record = groupRecord(1);
     await store.createGroup({ group: record, members: ['alice'], at: at(1), ...extra });
     await store.updateGroup({ key: record.key, patch: { name: 'renamed' }, ...extra });
     await store.addMembers({ key: record.key, users: ['bob'], at: at(2, 1), ...extra });

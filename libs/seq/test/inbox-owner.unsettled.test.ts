@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Entry, InboxKey, TimelineStore } from '@seqline/core';
+import type { Entry, InboxKey, NewEntry, TimelineStore } from '@seqline/core';
 import { openEmbeddedEngine } from '@seqline/store';
 import { InboxOwner } from '../src/index.ts';
 import { MemoryLogger, RecordingPushBus } from './fakes.ts';
@@ -58,7 +58,12 @@ async function rigAt(dir: string, maxUnsettledEntries?: number) {
     await engine.close();
   };
   const stored = async (i: InboxKey) => (await engine.timeline.readAfter({ inbox: i, afterSeq: 0, limit: 100 })).map((e) => e.appinfo);
-  return { owner, failNext, told, push, logger, stored, close };
+  /** An append whose store write fails `how`: rejected, whether or not it landed. */
+  const failedAppend = async (how: Failure, i: InboxKey, entries: NewEntry[]) => {
+    failNext(how);
+    await expect(owner.append({ inbox: i, entries })).rejects.toThrow(how === 'after-write' ? '(applied)' : '(not applied)');
+  };
+  return { owner, failedAppend, told, push, logger, stored, close };
 }
 
 const toldAppinfos = (told: Array<{ entries: Entry[] }>) => told.flatMap((t) => t.entries.map((e) => e.appinfo));
@@ -69,8 +74,7 @@ describe('InboxOwner: an append that failed but landed', () => {
     const r = await rigAt('resend');
     const bob = inbox('bob');
     const m = msg('alice', 'hello');
-    r.failNext('after-write');
-    await expect(r.owner.append({ inbox: bob, entries: [m] })).rejects.toThrow('write timeout (applied)');
+    await r.failedAppend('after-write', bob, [m]);
     expect(r.told).toEqual([]);
     const [again] = await r.owner.append({ inbox: bob, entries: [m] });
     expect(again?.duplicate).toBe(true);
@@ -86,8 +90,7 @@ describe('InboxOwner: an append that failed but landed', () => {
     const bob = inbox('bob');
     await r.owner.append({ inbox: bob, entries: [msg('alice', 'before')] });
     const batch = [msg('alice', 'a'), msg('carol', 'b')];
-    r.failNext('after-write');
-    await expect(r.owner.append({ inbox: bob, entries: batch })).rejects.toThrow();
+    await r.failedAppend('after-write', bob, batch);
     await r.owner.append({ inbox: bob, entries: [msg('dave', 'after')] });
     const stored = await r.stored(bob);
     expect(stored).toHaveLength(4);
@@ -102,12 +105,10 @@ describe('InboxOwner: an append that failed but landed', () => {
     const r = await rigAt('after-success');
     const bob = inbox('bob');
     const landed = msg('alice', 'landed');
-    r.failNext('after-write');
-    await expect(r.owner.append({ inbox: bob, entries: [landed] })).rejects.toThrow();
+    await r.failedAppend('after-write', bob, [landed]);
     // The next write fails too (as a fenced store refuses a deposed owner): the landed entry was
     // read back, but nobody is told.
-    r.failNext('before-write');
-    await expect(r.owner.append({ inbox: bob, entries: [msg('alice', 'refused')] })).rejects.toThrow();
+    await r.failedAppend('before-write', bob, [msg('alice', 'refused')]);
     expect(r.told).toEqual([]);
     expect(r.push.forInbox(bob)).toEqual([]);
     const next = msg('alice', 'next');
@@ -122,8 +123,7 @@ describe('InboxOwner: an append that failed but landed', () => {
     const r = await rigAt('not-landed');
     const bob = inbox('bob');
     const m = msg('alice', 'lost-write');
-    r.failNext('before-write');
-    await expect(r.owner.append({ inbox: bob, entries: [m] })).rejects.toThrow('not applied');
+    await r.failedAppend('before-write', bob, [m]);
     await r.owner.append({ inbox: bob, entries: [msg('alice', 'other')] });
     expect(toldAppinfos(r.told)).toEqual(await r.stored(bob));
     expect(r.owner.unsettledAppends).toEqual({ held: 0, landed: 0, dropped: 0 });
@@ -137,8 +137,7 @@ describe('InboxOwner: an append that failed but landed', () => {
     const r = await rigAt('bound', 1);
     const bob = inbox('bob');
     const batch = [msg('alice', 'x'), msg('alice', 'y')];
-    r.failNext('after-write');
-    await expect(r.owner.append({ inbox: bob, entries: batch })).rejects.toThrow();
+    await r.failedAppend('after-write', bob, batch);
     expect(r.owner.unsettledAppends).toEqual({ held: 0, landed: 0, dropped: 1 });
     expect(r.logger.records.some((l) => l.msg?.includes('bound reached'))).toBe(true);
     const again = await r.owner.append({ inbox: bob, entries: batch });
