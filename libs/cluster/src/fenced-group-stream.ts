@@ -7,7 +7,7 @@
  */
 import type { GroupStreamAppend, GroupStreamStoreWriter, StoredOutcome } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
-import { leaseGuard } from './fenced-timeline.ts';
+import { answeredUnderLease, leaseGuard } from './fenced-timeline.ts';
 
 export class FencedGroupStreamStoreWriter implements GroupStreamStoreWriter {
   constructor(
@@ -19,10 +19,14 @@ export class FencedGroupStreamStoreWriter implements GroupStreamStoreWriter {
     private readonly epoch?: number,
   ) {}
 
-  /** The input goes on whole, with the lease checked again before each of the store's write round trips. */
+  /**
+   * The input goes on whole, with the lease checked again before each of the store's write round
+   * trips and on its answer (a write that outlived the lease is refused, as FencedTimelineWriter's).
+   */
   append(input: GroupStreamAppend): Promise<StoredOutcome[]> {
     const reason = this.blocker();
     if (reason !== undefined) return Promise.reject(new ShardLeaseLostError(this.shard, reason));
-    return this.inner.append({ ...input, guard: leaseGuard(this.shard, this.epoch, this.blocker, input.guard) });
+    const written = this.inner.append({ ...input, guard: leaseGuard(this.shard, this.epoch, this.blocker, input.guard) });
+    return answeredUnderLease(written, this.shard, this.blocker);
   }
 }

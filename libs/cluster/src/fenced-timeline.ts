@@ -5,8 +5,13 @@
  * write leaving the process is as short as it can be without store support (see README
  * "Residual risk"). The same lease check, as a WriteGuard (leaseGuard), fences the group
  * streams and the index rebuilds of the shard too.
+ *
+ * The lease is checked again when the store answers (and before `durable` is told): an owner
+ * paused while its write was in flight has been succeeded, and its successor range-deletes such a
+ * late write, so it must be reported failed — never acknowledged or pushed (docs/faults.md, "A
+ * deposed owner pushed a write its successor then range-deleted").
  */
-import type { EntryReaders, StoredOutcome, TimelineAppend, TimelineWriter, WriteGuard } from '@seqline/core';
+import type { DurableListener, EntryReaders, StoredOutcome, TimelineAppend, TimelineWriter, WriteGuard } from '@seqline/core';
 import { ShardLeaseLostError } from './errors.ts';
 
 export class FencedTimelineWriter implements TimelineWriter {
@@ -25,9 +30,14 @@ export class FencedTimelineWriter implements TimelineWriter {
    */
   append(input: TimelineAppend): Promise<StoredOutcome[]> {
     const refused = this.refusal();
-    return refused
-      ? Promise.reject(refused)
-      : this.inner.append({ ...input, guard: leaseGuard(this.shard, this.epoch, this.blocker, input.guard) });
+    if (refused) return Promise.reject(refused);
+    const durable = input.durable && this.whileHeld(input.durable);
+    const written = this.inner.append({
+      ...input,
+      guard: leaseGuard(this.shard, this.epoch, this.blocker, input.guard),
+      ...(durable && { durable }),
+    });
+    return answeredUnderLease(written, this.shard, this.blocker);
   }
 
   addReaders(input: EntryReaders): Promise<string[]> {
@@ -35,10 +45,28 @@ export class FencedTimelineWriter implements TimelineWriter {
     return refused ? Promise.reject(refused) : this.inner.addReaders(input);
   }
 
+  /** `durable` told only while the lease holds: a deposed owner's write is answered by the append's refusal. */
+  private whileHeld(durable: DurableListener): DurableListener {
+    return (outcomes) => {
+      if (this.blocker() === undefined) durable(outcomes);
+    };
+  }
+
   private refusal(): ShardLeaseLostError | undefined {
     const reason = this.blocker();
     return reason === undefined ? undefined : new ShardLeaseLostError(this.shard, reason);
   }
+}
+
+/**
+ * A write's answer, refused when the lease lapsed while the write was in flight: the successor
+ * waits the lease out and range-deletes a write that lands after it took over.
+ */
+export async function answeredUnderLease<T>(written: Promise<T>, shard: number, blocker: () => string | undefined): Promise<T> {
+  const answer = await written;
+  const lost = blocker();
+  if (lost !== undefined) throw new ShardLeaseLostError(shard, `${lost} (while the write was in flight)`);
+  return answer;
 }
 
 /**
