@@ -78,6 +78,8 @@ function runChecker(file: string): Promise<CheckerReport> {
   });
 }
 
+const MAX_FAILED_TO_RUN_IN_A_ROW = 3;
+
 async function main(): Promise<number> {
   const modes: Mode[] = args.mode === 'both' ? ['embedded', 'distributed'] : [args.mode as Mode];
   if (!modes.every((m) => m === 'embedded' || m === 'distributed'))
@@ -92,12 +94,16 @@ async function main(): Promise<number> {
     `seed ${campaignSeed}, ${rounds} round(s) × ${args.messages} messages, modes ${modes.join('+')}, service faults ${args['service-faults'] ? 'on' : 'off'}, cassandra ${args['own-cassandra'] ? 'private (restarted)' : 'shared'}; out ${out}`,
   );
   const rows: RoundRow[] = [];
+  // A mode whose rounds keep failing to run fails for a reason the next round shares (a stale
+  // keyspace, a missing binary): its later rounds are not started.
+  const failedInARow = new Map<Mode, number>();
   for (let round = 1; round <= rounds; round++) {
     for (const mode of modes) {
       if (Date.now() > deadline) {
         log('time limit reached: no more rounds');
         break;
       }
+      if ((failedInARow.get(mode) ?? 0) >= MAX_FAILED_TO_RUN_IN_A_ROW) continue;
       const seed = replay ? parseInt(replay, 16) : hashSeed(`${campaignSeed}/${round}/${mode}`);
       let result: RoundResult | undefined;
       let report: CheckerReport | undefined;
@@ -125,6 +131,9 @@ async function main(): Promise<number> {
         error = err instanceof Error ? (err.stack ?? err.message) : String(err);
         log(`round ${round} ${mode}: FAILED TO RUN: ${error}`);
       }
+      failedInARow.set(mode, error === undefined ? 0 : (failedInARow.get(mode) ?? 0) + 1);
+      if (failedInARow.get(mode) === MAX_FAILED_TO_RUN_IN_A_ROW)
+        log(`${mode}: ${MAX_FAILED_TO_RUN_IN_A_ROW} rounds in a row failed to run: no more ${mode} rounds`);
       const row: RoundRow = { round, mode, seed: (seed >>> 0).toString(16).padStart(8, '0'), result, report, error };
       rows.push(row);
       const clean = report !== undefined && report.anomalies.length === 0 && report.inconclusive === 0 && !error;
