@@ -8,7 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { PushBusStats } from '@seqline/bus';
+import type { OwnerTallies } from '@seqline/cluster';
 import { registerBoundGauges, type BoundReport } from '@seqline/runtime/bounds';
+import { registerOwnerMetrics } from './owner-metrics.ts';
 
 /** What the endpoint reports on; a ShardOwnerHost is one. */
 export interface ShardSource {
@@ -21,6 +23,8 @@ export interface ShardSource {
   readonly rememberedSeqKeys: number;
   /** inboxes whose head and queue are held in memory (bounded per process). */
   readonly cachedInboxes: number;
+  /** its owners' index catch-ups and unsettled appends (owner-metrics.ts). */
+  readonly ownerTallies: OwnerTallies;
 }
 
 export interface WorkerHttp {
@@ -82,6 +86,7 @@ export async function startWorkerHttp(options: WorkerHttpOptions): Promise<Worke
       this.set(options.shards.cachedInboxes);
     },
   });
+  registerOwnerMetrics(registry, () => options.shards.ownerTallies);
   if (options.bounds) registerBoundGauges(registry, options.bounds);
   const pools = options.pools;
   if (pools) {

@@ -11,6 +11,12 @@ const idle = {
   rememberedAppinfos: 0,
   rememberedSeqKeys: 0,
   cachedInboxes: 0,
+  ownerTallies: {
+    indexCatchUps: { pending: 0, caughtUp: 0, gaveUp: 0, dropped: 0 },
+    unsettledAppends: { held: 0, landed: 0, dropped: 0 },
+    unsettledAbandoned: 0,
+    catchUpsHandedOn: 0,
+  },
 };
 
 describe('worker HTTP endpoint', () => {
@@ -25,7 +31,19 @@ describe('worker HTTP endpoint', () => {
     http = await startWorkerHttp({
       port: 0,
       host: '127.0.0.1',
-      shards: { ...idle, servingShards: () => served, rememberedAppinfos: 42, rememberedSeqKeys: 7, cachedInboxes: 5 },
+      shards: {
+        ...idle,
+        servingShards: () => served,
+        rememberedAppinfos: 42,
+        rememberedSeqKeys: 7,
+        cachedInboxes: 5,
+        ownerTallies: {
+          indexCatchUps: { pending: 3, caughtUp: 11, gaveUp: 1, dropped: 2 },
+          unsettledAppends: { held: 4, landed: 13, dropped: 6 },
+          unsettledAbandoned: 8,
+          catchUpsHandedOn: 9,
+        },
+      },
       pools: () => ({ large: { running: 2, waiting: 3 }, notify: { running: 0, waiting: 0 } }),
       push: () => ({ published: { inbox: 12, gateway: 4 }, presence: { ready: true, gateways: 2, inboxes: 37 } }),
     });
@@ -39,6 +57,15 @@ describe('worker HTTP endpoint', () => {
     expect(metrics).toMatch(/^seqline_worker_recent_appinfos 42$/m);
     expect(metrics).toMatch(/^seqline_worker_seq_keys 7$/m);
     expect(metrics).toMatch(/^seqline_worker_cached_inboxes 5$/m);
+    expect(metrics).toMatch(/^seqline_worker_index_catch_ups_pending 3$/m);
+    expect(metrics).toMatch(/^seqline_worker_index_catch_ups_total\{outcome="caught_up"\} 11$/m);
+    expect(metrics).toMatch(/^seqline_worker_index_catch_ups_total\{outcome="gave_up"\} 1$/m);
+    expect(metrics).toMatch(/^seqline_worker_index_catch_ups_total\{outcome="dropped"\} 2$/m);
+    expect(metrics).toMatch(/^seqline_worker_index_catch_ups_total\{outcome="handed_on"\} 9$/m);
+    expect(metrics).toMatch(/^seqline_worker_unsettled_entries 4$/m);
+    expect(metrics).toMatch(/^seqline_worker_unsettled_entries_total\{outcome="landed"\} 13$/m);
+    expect(metrics).toMatch(/^seqline_worker_unsettled_entries_total\{outcome="dropped"\} 6$/m);
+    expect(metrics).toMatch(/^seqline_worker_unsettled_entries_total\{outcome="abandoned"\} 8$/m);
     expect(metrics).toMatch(/^seqline_worker_jobs_running\{pool="large"\} 2$/m);
     expect(metrics).toMatch(/^seqline_worker_jobs_waiting\{pool="large"\} 3$/m);
     expect(metrics).toMatch(/^seqline_worker_jobs_running\{pool="notify"\} 0$/m);

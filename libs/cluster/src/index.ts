@@ -2,6 +2,7 @@ export { RedisShardLeases } from './shard-leases.ts';
 export type { RedisShardLeasesOptions, ReleaseOptions, ShardLease, LeaseState, LeaseLostListener } from './shard-leases.ts';
 export { ShardOwnerHost } from './shard-owner-host.ts';
 export type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host.ts';
+export type { OwnerTallies } from './owner-tallies.ts';
 export { DEFAULT_MAX_BEHIND_PER_SHARD, RedisBehindIndexes } from './behind-indexes.ts';
 export type { ShardBehindIndexes } from './behind-indexes.ts';
 export { ShardReadiness } from './shard-readiness.ts';

@@ -27,7 +27,6 @@ import type {
   SeqCeilingStore,
   TimelineStore,
 } from '@seqline/core';
-import type { IndexCatchUpStats } from '@seqline/seq';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import { BalancingRounds } from './balancing-rounds.ts';
@@ -40,6 +39,7 @@ import type { ShardLease } from './shard-leases.ts';
 import { ShardLeaseLostError } from './errors.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
+import { OwnerTallyBook, type OwnerTallies } from './owner-tallies.ts';
 import type { GuardedCatchUp, GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
 import { RedisBehindIndexes } from './behind-indexes.ts';
 import type { InFlight, SlotState } from './shard-slot.ts';
@@ -119,6 +119,7 @@ export class ShardOwnerHost {
   private readonly inFlight: InFlight;
   private readonly now: () => number;
   private readonly slots = new Map<number, ShardSlot>();
+  private readonly tallies = new OwnerTallyBook();
   /** Follow-ups for inboxes of shards served elsewhere. */
   private readonly forward: RemoteInboxWriter;
   /** One for all the shard owners: the memory bound is the process's, however many shards it holds. */
@@ -219,14 +220,9 @@ export class ShardOwnerHost {
   get cachedInboxes(): number {
     return this.shared.inboxStateBudget.size;
   }
-  /** Its owners' catch-ups of indexes left behind, summed (pending at most `indexCatchUps.maxPending` per shard). */
-  get indexCatchUps(): IndexCatchUpStats {
-    const sum: IndexCatchUpStats = { pending: 0, caughtUp: 0, gaveUp: 0, dropped: 0 };
-    for (const slot of this.slots.values()) {
-      const one = slot.indexCatchUps;
-      for (const k of Object.keys(sum) as Array<keyof IndexCatchUpStats>) sum[k] += one[k];
-    }
-    return sum;
+  /** Its owners' index catch-ups and unsettled appends: levels now, totals since the process started. */
+  get ownerTallies(): OwnerTallies {
+    return this.tallies.sum([...this.slots.values()].map((slot) => slot.ownerCounts));
   }
 
   shardStates(): ShardStatus[] {
@@ -381,6 +377,7 @@ export class ShardOwnerHost {
       this.logger.warn({ shard: slot.shard, err: errMessage(err) }, 'shard owner did not close cleanly');
     }
     if (this.slots.get(slot.shard) === slot) this.slots.delete(slot.shard);
+    this.tallies.retire(slot.ownerCounts);
     try {
       await this.leases.release(slot.lease, { stopped });
     } catch (err) {

@@ -8,7 +8,8 @@
  */
 import { FencedError, chainAppends, shardOf } from '@seqline/core';
 import type { AppendOutcome, FollowUpAppend, FollowUpResult, InboxKey, Logger, NewEntry } from '@seqline/core';
-import type { GroupStreamWriter, IndexCatchUpStats, InboxOwner } from '@seqline/seq';
+import type { GroupStreamWriter, InboxOwner } from '@seqline/seq';
+import type { OwnerCounts } from './owner-tallies.ts';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ShardLeaseLostError, toWireError } from './errors.ts';
 import type { WireError } from './errors.ts';
@@ -72,9 +73,10 @@ export class ShardSlot {
   get epoch(): number {
     return this.lease.epoch;
   }
-  /** Its owner's catch-ups of indexes left behind (InboxOwner.indexCatchUps). */
-  get indexCatchUps(): IndexCatchUpStats {
-    return this.deps.owner.indexCatchUps;
+  /** Its owner's counts (InboxOwner.indexCatchUps and .unsettledAppends), for the host's metrics. */
+  get ownerCounts(): OwnerCounts {
+    const { owner } = this.deps;
+    return { indexCatchUps: owner.indexCatchUps, unsettledAppends: owner.unsettledAppends };
   }
 
   /** Claims, waits out the previous owner, subscribes. False when stopped on the way. */

@@ -172,12 +172,12 @@ export class InboxOwner implements InboxWriter {
     return scheduled;
   }
 
-  /** The catch-ups of indexes left behind: pending now, and what became of the others (a metric). */
   /** Failed appends kept until their inbox's head is read again, and what was found landed. */
   get unsettledAppends(): UnsettledStats {
     return this.unsettled.stats();
   }
 
+  /** The catch-ups of indexes left behind: pending now, and what became of the others (a metric). */
   get indexCatchUps(): IndexCatchUpStats {
     return this.catchUps?.stats() ?? { pending: 0, caughtUp: 0, gaveUp: 0, dropped: 0 };
   }

@@ -10,3 +10,4 @@ export { GroupStreamWriter, sectionOfGroupShard } from './group-stream-writer.ts
 export type { GroupAppendOutcome, GroupStreamWriterOptions } from './group-stream-writer.ts';
 export { DEFAULT_MAX_PENDING_CATCH_UPS } from './index-catch-ups.ts';
 export type { BehindIndexLog, IndexCatchUpOptions, IndexCatchUpStats } from './index-catch-ups.ts';
+export type { UnsettledStats } from './unsettled-appends.ts';
