@@ -25,6 +25,7 @@ import type { PushPublisher } from './push-publisher.ts';
 import type { RecentAppinfos } from './recent-appinfos.ts';
 import type { SectionAllocator } from './section-allocator.ts';
 import type { UnsettledAppends } from './unsettled-appends.ts';
+import { tellEarlierTermOriginals } from './earlier-term-originals.ts';
 
 /** What an owner's appends share. */
 export interface AppendContext {
@@ -37,6 +38,7 @@ export interface AppendContext {
   indexBehind?: (inbox: InboxKey) => void;
   /** Keeps the entries of a failed append, which may have landed, until the head is read again. */
   unsettled: UnsettledAppends;
+  logger: Logger;
 }
 
 /** The append's `indexBehind` listener, when the owner catches up. */
@@ -92,6 +94,8 @@ export async function writeOne(
     state.head = Math.max(headBefore, seq);
     ctx.pushes.publish(state.inbox, headBefore, [toStore], indexed);
     ctx.appended?.(state.inbox, [toStore]);
+  } else if (result.seq <= alloc.claimedCeiling) {
+    await tellEarlierTermOriginals(ctx, state.inbox, [result.seq]);
   }
   return [result];
 }
@@ -130,10 +134,12 @@ export async function writeMany(
   }
   ctx.unsettled.tell(ctx, state);
   const stored: Entry[] = [];
+  const earlierTerm: number[] = [];
   results.forEach((r, k) => {
     outcomes[(fresh[k] as { index: number }).index] = r;
     ctx.recent.remember(state.inbox, keys[(fresh[k] as { index: number }).index] as DedupKey, r.seq);
     if (!r.duplicate) stored.push(toStore[k] as Entry);
+    else if (r.seq <= alloc.claimedCeiling) earlierTerm.push(r.seq);
   });
   const last = stored[stored.length - 1];
   if (last) {
@@ -141,5 +147,6 @@ export async function writeMany(
     ctx.pushes.publish(state.inbox, headBefore, stored, indexed);
     ctx.appended?.(state.inbox, stored);
   }
+  if (earlierTerm.length > 0) await tellEarlierTermOriginals(ctx, state.inbox, earlierTerm);
   return resolveInBatchDuplicates(outcomes, entries);
 }

@@ -101,6 +101,7 @@ export class InboxOwner implements InboxWriter {
       recent: this.recent,
       pushes: this.pushes,
       unsettled: this.unsettled,
+      logger: this.logger,
       ...(appended && { appended }),
       ...(catchUps && { indexBehind: (inbox: InboxKey) => catchUps.fellBehind(inbox) }),
     };

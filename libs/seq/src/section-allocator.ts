@@ -47,6 +47,8 @@ export class SectionAllocator implements KeyHolder {
   private floor = 0;
   /** Highest ceiling known to be durable. Nothing above it is handed out. */
   private persisted = 0;
+  /** The ceiling this allocator claimed: every seq at or below it was handed out in an earlier term. */
+  private claimed = 0;
   /** Handing out a seq above this starts a background raise. */
   private preRaiseMark = 0;
   private raising: { target: number; promise: Promise<void> } | undefined;
@@ -91,6 +93,10 @@ export class SectionAllocator implements KeyHolder {
   /** The durable ceiling as this allocator knows it. */
   get ceiling(): number {
     return this.persisted;
+  }
+  /** Seqs at or below it were handed out before this allocator's term (0 before it started). */
+  get claimedCeiling(): number {
+    return this.claimed;
   }
   /** Number of keys whose current seq is remembered. */
   get trackedKeys(): number {
@@ -206,6 +212,7 @@ export class SectionAllocator implements KeyHolder {
 
   private async claimAndRaise(): Promise<void> {
     const claimed = await this.ceilings.claim({ section: this.section, epoch: this.epoch });
+    this.claimed = claimed;
     this.floor = Math.max(this.floor, claimed);
     this.setPersisted(claimed);
     await this.raiseTo(claimed + this.step);
