@@ -171,3 +171,36 @@ func TestGroupCopiesAreDemandedOfMembersFromTheFirstAttempt(t *testing.T) {
 		t.Fatalf("a member throughout the send got no copy, and it passed: %s", rep.Text())
 	}
 }
+
+// Round 4 of seed s40d: an add and a remove of the same member overlapped (the remove called
+// before the add returned, returning after it); the server applied the remove last, and the
+// checker, taking the remove as before the add, demanded the member's copies of 29 later sends.
+func TestARemoveOverlappingTheLastAddMayComeAfterIt(t *testing.T) {
+	build := func(removeCall float64) *History {
+		h := load(t, "clean.jsonl")
+		h.Meta.Groups = []Group{{ID: "g", Tier: "small", Admin: "alice", Members: []string{"alice", "bob"}, Churn: true}}
+		addRet, removeRet := 1500.0, 1550.0
+		h.Ops = append(h.Ops,
+			Record{T: "op", Op: "group.add", User: "alice", Dev: "alice/d0", Call: 1400, Ret: &addRet,
+				Args: rawMessage(`{"group":"g","members":["carol"]}`), Res: rawMessage(`{"ok":true,"tier":"small","memberCount":3}`)},
+			Record{T: "op", Op: "group.remove", User: "alice", Dev: "alice/d1", Call: removeCall, Ret: &removeRet,
+				Args: rawMessage(`{"group":"g","members":["carol"]}`), Res: rawMessage(`{"ok":true,"tier":"small","memberCount":2}`)})
+		ret := 1610.0
+		h.Ops = append(h.Ops, Record{T: "op", Op: "send", User: "alice", Dev: "alice/d0", Call: 1600, Ret: &ret,
+			Args: rawMessage(`{"appinfo":"g1","to":{"group":"g"}}`), Res: rawMessage(`{"ok":true,"seq":4,"duplicate":false}`)})
+		h.Finals["alice"] = append(h.Finals["alice"], Entry{Seq: 4, Kind: "msg", Appinfo: "g1", From: "alice", Conv: Conv{"group", "g"}})
+		h.Finals["bob"] = append(h.Finals["bob"], Entry{Seq: 3, Kind: "msg", Appinfo: "g1", From: "alice", Conv: Conv{"group", "g"}})
+		h.Hooks = append(h.Hooks, Record{T: "hook", Kind: "after_send", At: 1700, Status: 200, Signed: true, Body: rawMessage(`{"from":"alice","appinfo":"g1","seq":4}`)})
+		return h
+	}
+	// The remove called before the add returned: either order is possible, no copy demanded of carol.
+	if rep := Check(build(1450), 10*time.Second); rep.Counts["lost"] != 0 {
+		t.Fatalf("a member whose remove overlapped the add was demanded a copy: %s", rep.Text())
+	}
+	// The remove called and returned before the add was called cannot follow it: carol's copy is demanded.
+	early := build(1300)
+	early.Ops[len(early.Ops)-2].Ret = func() *float64 { v := 1350.0; return &v }()
+	if rep := Check(early, 10*time.Second); rep.Counts["lost"] == 0 {
+		t.Fatalf("a member added after her remove got no copy, and it passed: %s", rep.Text())
+	}
+}

@@ -2,7 +2,10 @@ package main
 
 // I4: which logs must hold each acknowledged message at the end of a round.
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // Ack is an acknowledged send.
 type Ack struct {
@@ -48,10 +51,13 @@ func acksOf(h *History) []Ack {
 // membership answers "was this user certainly a member throughout [from, to]".
 type membership struct {
 	initial map[string]bool
-	// per member: times an add was acknowledged, times a remove was attempted
-	added   map[string][]float64
-	removed map[string][]float64
+	// per member: the adds acknowledged and the removes attempted, each as [call, return]; a
+	// remove not answered ok may take effect at any time after its call (end +Inf)
+	added   map[string][]span
+	removed map[string][]span
 }
+
+type span struct{ call, end float64 }
 
 type groupArgs struct {
 	Group   string   `json:"group"`
@@ -61,7 +67,7 @@ type groupArgs struct {
 func memberships(h *History) map[string]*membership {
 	out := map[string]*membership{}
 	for _, g := range h.Meta.Groups {
-		m := &membership{initial: map[string]bool{}, added: map[string][]float64{}, removed: map[string][]float64{}}
+		m := &membership{initial: map[string]bool{}, added: map[string][]span{}, removed: map[string][]span{}}
 		for _, u := range g.Members {
 			m.initial[u] = true
 		}
@@ -79,35 +85,44 @@ func memberships(h *History) map[string]*membership {
 		}
 		for _, u := range a.Members {
 			if op.Op == "group.add" && op.ok() {
-				m.added[u] = append(m.added[u], *op.Ret)
+				m.added[u] = append(m.added[u], span{op.Call, *op.Ret})
 			}
 			if op.Op == "group.remove" && !definitelyRefused(op) {
-				m.removed[u] = append(m.removed[u], op.Call)
+				end := math.Inf(1)
+				if op.ok() {
+					end = *op.Ret
+				}
+				m.removed[u] = append(m.removed[u], span{op.Call, end})
 			}
 		}
 	}
 	return out
 }
 
+// certainlyIn: some add (or the initial membership) was acknowledged before `from`, and no
+// remove attempted up to `to` can have taken effect after it. A remove that overlaps the add in
+// time may come after it, even one called before the add returned.
 func (m *membership) certainlyIn(user string, from, to float64) bool {
-	since := -1.0
-	if !m.initial[user] {
-		since = -2 // not yet in
+	adds := m.added[user]
+	if m.initial[user] {
+		adds = append([]span{{-1, -1}}, adds...)
 	}
-	for _, t := range m.added[user] {
-		if t < from && t > since {
-			since = t
+	for _, a := range adds {
+		if a.end >= from {
+			continue
+		}
+		followed := false
+		for _, r := range m.removed[user] {
+			if r.end > a.call && r.call <= to {
+				followed = true
+				break
+			}
+		}
+		if !followed {
+			return true
 		}
 	}
-	if since == -2 {
-		return false
-	}
-	for _, t := range m.removed[user] {
-		if t >= since && t <= to {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // rollbackExposed: the ack came after the JetStream store was copied and before a rollback to
