@@ -24,7 +24,7 @@ import {
 } from '@seqline/core';
 import { RedisGuard, type RedisCacheOptions } from './guard.ts';
 import type { ScriptArg } from './lua.ts';
-import { APPEND_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT, REPAIR_SCRIPT } from './timeline-scripts.ts';
+import { APPEND_SCRIPT, HEAD_CHECK_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT } from './timeline-scripts.ts';
 
 /** What a CachedTimelineStore is configured with. */
 export interface CachedTimelineOptions extends RedisCacheOptions {
@@ -43,14 +43,22 @@ export interface CachedTimelineOptions extends RedisCacheOptions {
    * applying it would skip entries). Turn it on only for read-side instances (gateway sync).
    */
   headSeqFromCache?: boolean;
+  /**
+   * How long a cached "nothing newer" is trusted after the cache last met the durable head
+   * (timeline-scripts.ts, F): the longest a reader can miss entries whose writer died before
+   * its cache write. Default 1000 ms.
+   */
+  confirmMs?: number;
 }
 
 /** What a CachedTimelineStore counts. */
 export interface TimelineCacheStats {
   /** readAfter answered from Redis. */
   readHits: number;
-  /** readAfter answered by the durable store (no cache, range not covered, Redis failed). */
+  /** readAfter answered by the durable store (no cache, range not covered, Redis failed, unconfirmed). */
   readMisses: number;
+  /** Of those, answers the cache held but could not vouch were the newest (F: its confirmation lapsed). */
+  readUnconfirmed: number;
   headHits: number;
   headMisses: number;
   /** Appinfos found in the dedup fast path / looked up in the durable index. */
@@ -60,7 +68,7 @@ export interface TimelineCacheStats {
   writeFailures: number;
 }
 
-type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' };
+type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' | 'unconfirmed' };
 
 /**
  * The dedup fast path's Redis key kind: a sorted set of core's dedup keys (dedupKeyOf) → seq.
@@ -75,11 +83,13 @@ export class CachedTimelineStore implements TimelineStore {
   private readonly dedupMax: number;
   private readonly dedupTtlMs: number;
   private readonly headFromCache: boolean;
+  private readonly confirmMs: number;
   /** Cache fills of read misses still in flight, by key. */
   private readonly fills = new Map<string, Promise<unknown>>();
   private readonly counters: TimelineCacheStats = {
     readHits: 0,
     readMisses: 0,
+    readUnconfirmed: 0,
     headHits: 0,
     headMisses: 0,
     dedupHits: 0,
@@ -97,6 +107,8 @@ export class CachedTimelineStore implements TimelineStore {
     this.dedupMax = options.dedupMaxPerInbox ?? 1024;
     this.dedupTtlMs = options.dedupTtlMs ?? 10 * 60_000;
     this.headFromCache = options.headSeqFromCache ?? false;
+    this.confirmMs = options.confirmMs ?? 1000;
+    if (!(this.confirmMs >= 1)) throw new RangeError('confirmMs must be >= 1');
     if (!(this.maxEntries >= 1) || !(this.dedupMax >= 1)) throw new RangeError('cache sizes must be >= 1');
   }
 
@@ -130,22 +142,25 @@ export class CachedTimelineStore implements TimelineStore {
     const { inbox, afterSeq, limit } = input;
     const key = this.guard.key('tl', inbox);
     if (limit > 0 && key !== null && !this.guard.isPending(key)) {
-      const answer = await this.readCached(key, afterSeq, limit);
+      const answer = await this.readCached(key, inbox, afterSeq, limit);
       if (answer.kind === 'hit') {
         this.counters.readHits++;
         return answer.entries;
       }
+      if (answer.kind === 'unconfirmed') this.counters.readUnconfirmed++;
     }
     this.counters.readMisses++;
     const rows = await this.inner.readAfter(input);
     // A short answer is a timeless claim (nothing else lies in (afterSeq, last]) that also
-    // reached the durable head, so it may fill the cache. A full page may not: the cache head
-    // would sit below the store's, and an answer from it would say "nothing newer" too early.
-    // The answer does not wait for the fill: the claim is as true when it lands late (a
-    // sync miss answered 200 entries about 1.5 ms sooner). One fill per inbox at a time.
+    // reached the durable head, so it may fill the cache and confirm it (F). A full page may
+    // not: the cache head would sit below the store's, and an answer from it would say "nothing
+    // newer" too early. An empty one fills nothing; it confirms a cache that reaches afterSeq
+    // (drops one below it). The answer does not wait for the fill: the claim is as true when it
+    // lands late (a sync miss answered 200 entries about 1.5 ms sooner). One fill per inbox at
+    // a time.
     const last = rows.at(-1);
-    if (key !== null && last !== undefined && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
-      const fill = this.merge(key, afterSeq, last.seq, rows, 'force')
+    if (key !== null && limit > 0 && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
+      const fill = (last ? this.merge(key, inbox, afterSeq, last.seq, rows, 'force') : this.checkHead(key, inbox, afterSeq))
         .catch(() => undefined)
         .finally(() => this.fills.delete(key));
       this.fills.set(key, fill);
@@ -163,22 +178,19 @@ export class CachedTimelineStore implements TimelineStore {
 
   async headSeq(inbox: InboxKey): Promise<number> {
     const key = this.guard.key('tl', inbox);
-    if (this.headFromCache && key !== null && !this.guard.isPending(key)) {
-      const head = await this.cachedHead(key);
+    const confirmKey = this.guard.key('tlc', inbox);
+    if (this.headFromCache && key !== null && confirmKey !== null && !this.guard.isPending(key)) {
+      const head = await this.cachedHead(key, confirmKey);
       if (head !== undefined) {
         this.counters.headHits++;
         return head;
       }
     }
     this.counters.headMisses++;
-    if (key === null) return this.inner.headSeq(inbox);
-    // The durable head is at hand: a cache that ends below it missed a write (a crash between
-    // the durable append and the cache update, say) and would keep answering "nothing new".
-    // Writers ask for the head exactly when they take over an inbox, so this repairs it then.
-    const [head, cached] = await Promise.all([this.inner.headSeq(inbox), this.cachedHead(key)]);
-    if (cached !== undefined && cached < head) {
-      await this.guard.attempt('timeline-repair', () => REPAIR_SCRIPT.run(this.guard.redis, [key], [head]));
-    }
+    const head = await this.inner.headSeq(inbox);
+    // Writers ask for the head exactly when they take over an inbox: a cache their predecessor
+    // left behind is dropped then.
+    if (key !== null && !this.guard.isPending(key)) await this.checkHead(key, inbox, head);
     return head;
   }
 
@@ -240,15 +252,33 @@ export class CachedTimelineStore implements TimelineStore {
 
   // ------------------------------------------------------------------ internals
 
-  private async cachedHead(key: string): Promise<number | undefined> {
-    if (this.guard.isPending(key)) return undefined;
-    const meta = await this.guard.attempt('timeline-meta', () => META_SCRIPT.run(this.guard.redis, [key], []));
-    const head = meta.ok && Array.isArray(meta.value) && meta.value.length === 2 ? Number(meta.value[1]) : NaN;
+  /**
+   * After the store said nothing lies above `head`: a cache that ends below it missed a write (a
+   * crash between the durable append and the cache update, say) and is dropped; one that
+   * reaches it is confirmed (F).
+   */
+  private async checkHead(key: string, inbox: InboxKey, head: number): Promise<void> {
+    const confirmKey = this.guard.key('tlc', inbox);
+    if (confirmKey === null) return;
+    const args = [Math.max(0, Math.floor(head)), this.confirmMs];
+    await this.guard.attempt('timeline-head-check', () => HEAD_CHECK_SCRIPT.run(this.guard.redis, [key, confirmKey], args));
+  }
+
+  /** The cached head, while confirmed (F). */
+  private async cachedHead(key: string, confirmKey: string): Promise<number | undefined> {
+    const meta = await this.guard.attempt('timeline-meta', () => META_SCRIPT.run(this.guard.redis, [key, confirmKey], []));
+    const fresh = meta.ok && Array.isArray(meta.value) && meta.value.length === 3 && meta.value[2] === 1;
+    const head = fresh ? Number((meta.value as unknown[])[1]) : NaN;
     return Number.isSafeInteger(head) ? head : undefined;
   }
 
-  private async readCached(key: string, afterSeq: number, limit: number): Promise<ReadAnswer> {
-    const result = await this.guard.attempt('timeline-read', () => READ_SCRIPT.run(this.guard.redis, [key], [Math.floor(afterSeq), limit]));
+  private async readCached(key: string, inbox: InboxKey, afterSeq: number, limit: number): Promise<ReadAnswer> {
+    const confirmKey = this.guard.key('tlc', inbox);
+    if (confirmKey === null) return { kind: 'miss' };
+    const result = await this.guard.attempt('timeline-read', () =>
+      READ_SCRIPT.run(this.guard.redis, [key, confirmKey], [Math.floor(afterSeq), limit]),
+    );
+    if (result.ok && Array.isArray(result.value) && result.value[0] === 'unconfirmed') return { kind: 'unconfirmed' };
     if (!result.ok || !Array.isArray(result.value) || result.value[0] !== 'hit') return { kind: 'miss' };
     const rows = result.value.slice(3) as unknown[];
     const entries: Entry[] = [];
@@ -267,7 +297,8 @@ export class CachedTimelineStore implements TimelineStore {
   private async cacheAppended(inbox: InboxKey, entries: Entry[], outcomes: AppendOutcome[]): Promise<void> {
     const key = this.guard.key('tl', inbox);
     const dedupKey = this.guard.key(DEDUP_KIND, inbox);
-    if (key === null || dedupKey === null || entries.length === 0) return;
+    const confirmKey = this.guard.key('tlc', inbox);
+    if (key === null || dedupKey === null || confirmKey === null || entries.length === 0) return;
     const remembered: ScriptArg[] = [];
     entries.forEach((entry, i) => {
       const outcome = outcomes[i];
@@ -289,7 +320,9 @@ export class CachedTimelineStore implements TimelineStore {
       ...remembered,
       ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe'),
     ];
-    const result = await this.guard.attempt('timeline-append', () => APPEND_SCRIPT.run(this.guard.redis, [key, dedupKey], args));
+    const result = await this.guard.attempt('timeline-append', () =>
+      APPEND_SCRIPT.run(this.guard.redis, [key, dedupKey, confirmKey], args),
+    );
     if (!result.ok || typeof result.value !== 'string') return this.failWrite(key);
     if (result.value !== 'gap') return;
     // The cache ends below first - 1: seq gap or a missed write? The durable predecessor
@@ -301,13 +334,22 @@ export class CachedTimelineStore implements TimelineStore {
       await this.failWrite(key);
       return;
     }
-    await this.merge(key, predecessor, last.seq, stored, 'force');
+    await this.merge(key, inbox, predecessor, last.seq, stored, 'force');
   }
 
   /** Merges a claim into the cache; on failure the inbox's cache is invalidated. */
-  private async merge(key: string, from: number, head: number, entries: Entry[], mode: 'probe' | 'force'): Promise<string | undefined> {
+  private async merge(
+    key: string,
+    inbox: InboxKey,
+    from: number,
+    head: number,
+    entries: Entry[],
+    mode: 'probe' | 'force',
+  ): Promise<string | undefined> {
+    const confirmKey = this.guard.key('tlc', inbox);
+    if (confirmKey === null) return undefined;
     const args = this.mergeArgs(from, head, entries, mode);
-    const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key], args));
+    const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key, confirmKey], args));
     if (result.ok && typeof result.value === 'string') return result.value;
     await this.failWrite(key);
     return undefined;
@@ -323,7 +365,7 @@ export class CachedTimelineStore implements TimelineStore {
       claimFrom = (rows[rows.length - this.maxEntries - 1] as Entry).seq;
       rows = rows.slice(-this.maxEntries);
     }
-    const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs];
+    const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs, this.confirmMs];
     for (const entry of rows) args.push(entry.seq, JSON.stringify(entry));
     return args;
   }

@@ -14,6 +14,13 @@
  * miss), never leave a marker that speaks for entries that are gone. A rolled-back copy after
  * failover is an older state that satisfied C, so it is stale at worst (a shorter answer),
  * never missing something in the middle; the epoch in the key name drops it altogether.
+ *
+ * Freshness (F): C says nothing of entries above the head, which a writer that died between its
+ * durable append and its cache write leaves out. So a second key per inbox, the confirmation
+ * (`tlc`, same hash tag), lives for `confirmMs` after a claim that reached the durable head
+ * (an append, a short read of the store, a durable head read at or below the cached head), and
+ * a cached answer is given only while it lives: a cache left behind is answered from the store
+ * within `confirmMs` (and filled again from there).
  */
 import { LuaScript } from './lua.ts';
 
@@ -40,11 +47,13 @@ end
  * the cut (it cost each of them five more calls when it trimmed one entry per append).
  */
 const MERGE_FUNCTION = `
-local function merge(k, a)
+local function merge(k, a, confirmKey)
   local from, head, mode = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local maxEntries, ttl = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local maxEntries, ttl, confirmMs = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5]
+  -- The claim reached the durable head and the cache now ends at or above it: fresh (F).
+  local function confirm() redis.call('SET', confirmKey, '1', 'PX', confirmMs) end
   local function addMissing()
-    for i = a + 5, #ARGV, 2 do
+    for i = a + 6, #ARGV, 2 do
       local s = ARGV[i]
       -- A seq already present keeps its member (another writer may have serialised it differently).
       if redis.call('ZCOUNT', k, s, s) == 0 then redis.call('ZADD', k, s, ARGV[i + 1]) end
@@ -65,6 +74,7 @@ local function merge(k, a)
     redis.call('DEL', k)
     nf, nh, markers = from, head, 0
   else
+    confirm()
     return 'older'
   end
   addMissing()
@@ -81,6 +91,7 @@ local function merge(k, a)
   if markers == 1 then redis.call('ZREMRANGEBYSCORE', k, -1, -1) end
   redis.call('ZADD', k, -1, '~m:' .. fmt(nf) .. ':' .. fmt(nh))
   redis.call('PEXPIRE', k, ttl)
+  confirm()
   return 'ok'
 end
 `;
@@ -101,34 +112,36 @@ local function remember(k, a, b)
 end
 `;
 
-/** merge(KEYS[1], 1): ARGV = from, head, mode, max entries, TTL ms, then seq/json pairs. */
+/** merge(KEYS[1], 1, KEYS[2]): ARGV = from, head, mode, max entries, TTL ms, confirm ms, then seq/json pairs. */
 export const MERGE_SCRIPT = new LuaScript(
   'timeline-merge',
   `${HELPERS}${MERGE_FUNCTION}
-return merge(key, 1)
+return merge(key, 1, KEYS[2])
 `,
 );
 
 /**
- * One append's two cache writes in one call (both keys carry the inbox's hash tag, so they
- * share a cluster slot): remember(KEYS[2], ...) then merge(KEYS[1], ...) in 'probe' mode.
- * ARGV = n (the number of seq/key pairs), max kept, TTL ms, the 2n pairs, then MERGE_SCRIPT's
- * arguments. Answers merge's answer.
+ * One append's two cache writes in one call (all three keys carry the inbox's hash tag, so
+ * they share a cluster slot): remember(KEYS[2], ...) then merge(KEYS[1], ..., KEYS[3]) in
+ * 'probe' mode. ARGV = n (the number of seq/key pairs), max kept, TTL ms, the 2n pairs, then
+ * MERGE_SCRIPT's arguments. Answers merge's answer.
  */
 export const APPEND_SCRIPT = new LuaScript(
   'timeline-append',
   `${HELPERS}${MERGE_FUNCTION}${REMEMBER_FUNCTION}
 local n = tonumber(ARGV[1])
 remember(KEYS[2], 2, 3 + 2 * n)
-return merge(key, 4 + 2 * n)
+return merge(key, 4 + 2 * n, KEYS[3])
 `,
 );
 
 /**
  * Entries with seq > ARGV[1], ascending, at most ARGV[2], when the cache covers that range:
  * answers {'hit', from, head, json...}, or {'miss'} / {'partial', from, head} /
- * {'behind', from, head}. 'behind' means the reader knows a seq above the cached head, so the
- * cache is provably stale: it must not answer "nothing new".
+ * {'behind', from, head} / {'unconfirmed', from, head}. 'behind' means the reader knows a seq
+ * above the cached head, so the cache is provably stale: it must not answer "nothing new".
+ * 'unconfirmed': the answer would reach the cached head (saying "nothing newer") and the
+ * confirmation KEYS[2] has lapsed (F): the store must answer.
  */
 export const READ_SCRIPT = new LuaScript(
   'timeline-read',
@@ -139,28 +152,34 @@ if f == nil then return {'miss'} end
 if after < f then return {'partial', fmt(f), fmt(h)} end
 if after > h then return {'behind', fmt(f), fmt(h)} end
 local rows = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(after), fmt(h), 'LIMIT', 0, limit)
+if #rows < limit and redis.call('EXISTS', KEYS[2]) == 0 then return {'unconfirmed', fmt(f), fmt(h)} end
 local out = {'hit', fmt(f), fmt(h)}
 for i = 1, #rows do out[#out + 1] = rows[i] end
 return out
 `,
 );
 
-/** The coverage marker alone: {from, head} or {}. */
+/** The coverage marker alone: {from, head, 1 if confirmed (KEYS[2], F) else 0} or {}. */
 export const META_SCRIPT = new LuaScript(
   'timeline-meta',
   `${HELPERS}
 local f, h = readMeta(key)
 if f == nil then return {} end
-return {fmt(f), fmt(h)}
+return {fmt(f), fmt(h), redis.call('EXISTS', KEYS[2])}
 `,
 );
 
-/** Drops the cache if it ends below ARGV[1], a durable head read just before. */
-export const REPAIR_SCRIPT = new LuaScript(
-  'timeline-repair',
+/**
+ * After a durable head read of ARGV[1]: a cache ending below it missed a write and is dropped
+ * (1); one ending at or above it is complete as of that read and is confirmed for ARGV[2] ms (F).
+ */
+export const HEAD_CHECK_SCRIPT = new LuaScript(
+  'timeline-head-check',
   `${HELPERS}
 local f, h = readMeta(key)
-if f ~= nil and h < tonumber(ARGV[1]) then redis.call('DEL', key) return 1 end
+if f == nil then return 0 end
+if h < tonumber(ARGV[1]) then redis.call('DEL', key) return 1 end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
 return 0
 `,
 );

@@ -110,6 +110,46 @@ describeWithRedis('CachedTimelineStore (live Redis)', probe, () => {
     expect(await redis.exists(tlKey(inbox))).toBe(1);
   });
 
+  it('a cache its writer left behind answers "nothing newer" for at most confirmMs, then the store answers', async () => {
+    const confirmMs = 150;
+    const writer = cached({ confirmMs });
+    const reader = cached({ confirmMs, headSeqFromCache: true });
+    const inbox = fresh();
+    await writer.append({ inbox, entries: batch(range(1, 4)) });
+    const confirmedAt = Date.now();
+    await inner.append({ inbox, entries: batch([5]) }); // durable; the writer died before caching it
+    // Within confirmMs of the last claim that met the durable head, stale (short), never wrong.
+    const early = await reader.readAfter({ inbox, afterSeq: 4, limit: 10 });
+    if (Date.now() - confirmedAt < confirmMs) expect(early).toEqual([]);
+    await new Promise((r) => setTimeout(r, confirmMs + 20 - (Date.now() - confirmedAt)));
+    // The bound is the contract: past it the cache cannot vouch for its head and the store answers.
+    const unconfirmed = reader.stats().readUnconfirmed;
+    expect(await reader.readAfter({ inbox, afterSeq: 4, limit: 10 })).toEqual(batch([5]));
+    expect(reader.stats().readUnconfirmed).toBe(unconfirmed + 1);
+    await reader.fillsSettled();
+    // That answer filled and confirmed the cache: the next read is a hit, and the head is the store's.
+    const hits = reader.stats().readHits;
+    expect(await reader.readAfter({ inbox, afterSeq: 3, limit: 10 })).toEqual(batch([4, 5]));
+    expect(reader.stats().readHits).toBe(hits + 1);
+    expect(await reader.headSeq(inbox)).toBe(5);
+  });
+
+  it('a full page from the cache needs no confirmation; an empty store answer confirms a cache that reaches it', async () => {
+    const confirmMs = 100;
+    const store = cached({ confirmMs });
+    const inbox = fresh();
+    await store.append({ inbox, entries: batch(range(1, 6)) });
+    await new Promise((r) => setTimeout(r, confirmMs + 20));
+    const before = store.stats();
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 3 })).toEqual(batch([1, 2, 3])); // says nothing past 3
+    expect(store.stats().readHits).toBe(before.readHits + 1);
+    expect(await store.readAfter({ inbox, afterSeq: 6, limit: 10 })).toEqual([]); // unconfirmed: the store says so
+    await store.fillsSettled();
+    expect(store.stats().readUnconfirmed).toBe(before.readUnconfirmed + 1);
+    expect(await store.readAfter({ inbox, afterSeq: 6, limit: 10 })).toEqual([]); // confirmed by that answer
+    expect(store.stats().readHits).toBe(before.readHits + 2);
+  });
+
   it('keeps only the newest maxEntries and never answers below them', async () => {
     const store = cached({ maxEntries: 8 });
     const inbox = fresh();
