@@ -4,7 +4,8 @@
  * acknowledged: every cached answer is re-derivable from the durable stores, and any Redis
  * trouble degrades to reading them.
  */
-export { CachedTimelineStore, type CachedTimelineOptions, type TimelineCacheStats } from './timeline-cache.ts';
+export { CachedTimelineStore } from './timeline-cache.ts';
+export type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
 export { CachedGroupStore, type CachedGroupOptions, type GroupCacheStats } from './group-cache.ts';
 export { RedisRateLimiter, type RedisRateLimiterOptions, type RedisRateLimiterStats } from './rate-limiter.ts';
 export { RedisHoldStore, type RedisHoldStoreOptions } from './hold-store.ts';

@@ -22,51 +22,10 @@ import {
   type TimelineStore,
   type EntryReaders,
 } from '@seqline/core';
-import { RedisGuard, type RedisCacheOptions } from './guard.ts';
+import { RedisGuard } from './guard.ts';
+import type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
 import type { ScriptArg } from './lua.ts';
 import { APPEND_SCRIPT, HEAD_CHECK_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT } from './timeline-scripts.ts';
-
-/** What a CachedTimelineStore is configured with. */
-export interface CachedTimelineOptions extends RedisCacheOptions {
-  /** Most recent entries kept per inbox. Default 512. */
-  maxEntries?: number;
-  /** An inbox's cache expires this long after its last write. Default 1 h. */
-  ttlMs?: number;
-  /** Appinfos remembered per inbox for the dedup fast path. Default 1024. */
-  dedupMaxPerInbox?: number;
-  /** The dedup set of an inbox expires this long after its last append. Default 10 min. */
-  dedupTtlMs?: number;
-  /**
-   * Answer headSeq from the cache when it has the inbox. Off by default: a cache write that
-   * failed leaves the cached head behind the durable one, which is harmless in a sync answer
-   * but not for an inbox writer, which would publish a push with a too-low prevSeq (a client
-   * applying it would skip entries). Turn it on only for read-side instances (gateway sync).
-   */
-  headSeqFromCache?: boolean;
-  /**
-   * How long a cached "nothing newer" is trusted after the cache last met the durable head
-   * (timeline-scripts.ts, F): the longest a reader can miss entries whose writer died before
-   * its cache write. Default 1000 ms.
-   */
-  confirmMs?: number;
-}
-
-/** What a CachedTimelineStore counts. */
-export interface TimelineCacheStats {
-  /** readAfter answered from Redis. */
-  readHits: number;
-  /** readAfter answered by the durable store (no cache, range not covered, Redis failed, unconfirmed). */
-  readMisses: number;
-  /** Of those, answers the cache held but could not vouch were the newest (F: its confirmation lapsed). */
-  readUnconfirmed: number;
-  headHits: number;
-  headMisses: number;
-  /** Appinfos found in the dedup fast path / looked up in the durable index. */
-  dedupHits: number;
-  dedupMisses: number;
-  /** Cache writes after a durable append that failed (the inbox's cache was then invalidated). */
-  writeFailures: number;
-}
 
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' | 'unconfirmed' };
 
@@ -150,6 +109,7 @@ export class CachedTimelineStore implements TimelineStore {
       if (answer.kind === 'unconfirmed') this.counters.readUnconfirmed++;
     }
     this.counters.readMisses++;
+    const readAt = performance.now();
     const rows = await this.inner.readAfter(input);
     // A short answer is a timeless claim (nothing else lies in (afterSeq, last]) that also
     // reached the durable head, so it may fill the cache and confirm it (F). A full page may
@@ -160,7 +120,7 @@ export class CachedTimelineStore implements TimelineStore {
     // a time.
     const last = rows.at(-1);
     if (key !== null && limit > 0 && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
-      const fill = (last ? this.merge(key, inbox, afterSeq, last.seq, rows, 'force') : this.checkHead(key, inbox, afterSeq))
+      const fill = (last ? this.merge(key, inbox, afterSeq, last.seq, rows, 'force', readAt) : this.checkHead(key, inbox, afterSeq, readAt))
         .catch(() => undefined)
         .finally(() => this.fills.delete(key));
       this.fills.set(key, fill);
@@ -187,10 +147,11 @@ export class CachedTimelineStore implements TimelineStore {
       }
     }
     this.counters.headMisses++;
+    const readAt = performance.now();
     const head = await this.inner.headSeq(inbox);
     // Writers ask for the head exactly when they take over an inbox: a cache their predecessor
     // left behind is dropped then.
-    if (key !== null && !this.guard.isPending(key)) await this.checkHead(key, inbox, head);
+    if (key !== null && !this.guard.isPending(key)) await this.checkHead(key, inbox, head, readAt);
     return head;
   }
 
@@ -257,10 +218,10 @@ export class CachedTimelineStore implements TimelineStore {
    * crash between the durable append and the cache update, say) and is dropped; one that
    * reaches it is confirmed (F).
    */
-  private async checkHead(key: string, inbox: InboxKey, head: number): Promise<void> {
+  private async checkHead(key: string, inbox: InboxKey, head: number, readAt: number): Promise<void> {
     const confirmKey = this.guard.key('tlc', inbox);
     if (confirmKey === null) return;
-    const args = [Math.max(0, Math.floor(head)), this.confirmMs];
+    const args = [Math.max(0, Math.floor(head)), this.confirmTtl(readAt)];
     await this.guard.attempt('timeline-head-check', () => HEAD_CHECK_SCRIPT.run(this.guard.redis, [key, confirmKey], args));
   }
 
@@ -318,7 +279,7 @@ export class CachedTimelineStore implements TimelineStore {
       this.dedupMax,
       this.dedupTtlMs,
       ...remembered,
-      ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe'),
+      ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe', this.confirmMs),
     ];
     const result = await this.guard.attempt('timeline-append', () =>
       APPEND_SCRIPT.run(this.guard.redis, [key, dedupKey, confirmKey], args),
@@ -334,7 +295,7 @@ export class CachedTimelineStore implements TimelineStore {
       await this.failWrite(key);
       return;
     }
-    await this.merge(key, inbox, predecessor, last.seq, stored, 'force');
+    await this.merge(key, inbox, predecessor, last.seq, stored, 'force', undefined);
   }
 
   /** Merges a claim into the cache; on failure the inbox's cache is invalidated. */
@@ -345,10 +306,11 @@ export class CachedTimelineStore implements TimelineStore {
     head: number,
     entries: Entry[],
     mode: 'probe' | 'force',
+    readAt: number | undefined,
   ): Promise<string | undefined> {
     const confirmKey = this.guard.key('tlc', inbox);
     if (confirmKey === null) return undefined;
-    const args = this.mergeArgs(from, head, entries, mode);
+    const args = this.mergeArgs(from, head, entries, mode, this.confirmTtl(readAt));
     const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key, confirmKey], args));
     if (result.ok && typeof result.value === 'string') return result.value;
     await this.failWrite(key);
@@ -356,7 +318,7 @@ export class CachedTimelineStore implements TimelineStore {
   }
 
   /** The claim "(from, head] is exactly `entries`", as MERGE_SCRIPT's arguments. */
-  private mergeArgs(from: number, head: number, entries: Entry[], mode: 'probe' | 'force'): ScriptArg[] {
+  private mergeArgs(from: number, head: number, entries: Entry[], mode: 'probe' | 'force', confirmTtl: number): ScriptArg[] {
     // Only the newest maxEntries can survive the trim: send no more, and claim from the cut.
     let rows = entries;
     // Seqs are positive integers: (x, head] and (max(0, floor(x)), head] hold the same ones.
@@ -365,9 +327,19 @@ export class CachedTimelineStore implements TimelineStore {
       claimFrom = (rows[rows.length - this.maxEntries - 1] as Entry).seq;
       rows = rows.slice(-this.maxEntries);
     }
-    const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs, this.confirmMs];
+    const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs, confirmTtl];
     for (const entry of rows) args.push(entry.seq, JSON.stringify(entry));
     return args;
+  }
+
+  /**
+   * How long a claim from a store read begun at `readAt` confirms the cache (F): `confirmMs`
+   * counted from the read, not from the cache write, so a write the read just missed stays
+   * hidden no longer than that; 0 (no confirmation) once it is spent. An append's own claim
+   * (`readAt` undefined) holds until the inbox's single writer writes again.
+   */
+  private confirmTtl(readAt: number | undefined): number {
+    return readAt === undefined ? this.confirmMs : Math.max(0, Math.floor(this.confirmMs - (performance.now() - readAt)));
   }
 
   private async failWrite(key: string): Promise<void> {

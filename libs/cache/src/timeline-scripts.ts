@@ -49,9 +49,10 @@ end
 const MERGE_FUNCTION = `
 local function merge(k, a, confirmKey)
   local from, head, mode = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local maxEntries, ttl, confirmMs = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5]
-  -- The claim reached the durable head and the cache now ends at or above it: fresh (F).
-  local function confirm() redis.call('SET', confirmKey, '1', 'PX', confirmMs) end
+  local maxEntries, ttl, confirmMs = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  -- The claim reached the durable head and the cache now ends at or above it: fresh (F) for
+  -- what is left of confirmMs (0: a read that took all of it confirms nothing).
+  local function confirm() if confirmMs > 0 then redis.call('SET', confirmKey, '1', 'PX', confirmMs) end end
   local function addMissing()
     for i = a + 6, #ARGV, 2 do
       local s = ARGV[i]
@@ -112,7 +113,7 @@ local function remember(k, a, b)
 end
 `;
 
-/** merge(KEYS[1], 1, KEYS[2]): ARGV = from, head, mode, max entries, TTL ms, confirm ms, then seq/json pairs. */
+/** merge(KEYS[1], 1, KEYS[2]): ARGV = from, head, mode, max entries, TTL ms, confirmation ms (F), then seq/json pairs. */
 export const MERGE_SCRIPT = new LuaScript(
   'timeline-merge',
   `${HELPERS}${MERGE_FUNCTION}
@@ -179,7 +180,7 @@ export const HEAD_CHECK_SCRIPT = new LuaScript(
 local f, h = readMeta(key)
 if f == nil then return 0 end
 if h < tonumber(ARGV[1]) then redis.call('DEL', key) return 1 end
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[2], '1', 'PX', ARGV[2]) end
 return 0
 `,
 );
