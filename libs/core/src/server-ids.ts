@@ -133,9 +133,14 @@ export function groupNotifyJobId(n: { tenant: string; group: string; gseq: numbe
   return id(['group-notify', n.tenant, n.group, seqPart(n.gseq)]);
 }
 
-/** One offline-notification window of `user`, named by the first inbox seq it carries. */
-export function offlineNotifyJobId(n: { tenant: string; user: string; firstSeq: number }): string {
-  return id(['offline-notify', n.tenant, n.user, seqPart(n.firstSeq)]);
+/**
+ * One offline-notification window of `user`, named by the lowest and the highest inbox seq it
+ * carries. Not by its first alone: an entry told again (a resend finding an earlier owner's
+ * original) opens a window starting at an old seq, which then shared its id with the window that
+ * first carried it, and the queue's dedup dropped it with the new entries beside it.
+ */
+export function offlineNotifyJobId(n: { tenant: string; user: string; firstSeq: number; lastSeq: number }): string {
+  return id(['offline-notify', n.tenant, n.user, seqPart(n.firstSeq), seqPart(n.lastSeq)]);
 }
 
 // ---------------------------------------------------------------------------- server appinfos

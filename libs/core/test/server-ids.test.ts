@@ -81,7 +81,7 @@ function jobKinds(appinfo: fc.Arbitrary<string>, serverAppinfo: fc.Arbitrary<str
     group: { tenant: anId, group: anId, appinfo: serverAppinfo },
     receipt: { tenant: anId, sender: anId, appinfo, reader: anId },
     'group-notify': { tenant: anId, group: anId, gseq: seq },
-    'offline-notify': { tenant: anId, user: anId, firstSeq: seq },
+    'offline-notify': { tenant: anId, user: anId, firstSeq: seq, lastSeq: seq },
   };
 }
 
@@ -256,7 +256,7 @@ describe('server-made ids', () => {
       group: { tenant: anId, appinfo: groupAppinfo },
       receipt: { tenant: anId, sender: anId, appinfo: clientAppinfo, reader: anId },
       'group-notify': { tenant: anId, group: anId, appinfo: streamAppinfo },
-      'offline-notify': { tenant: anId, user: anId, firstSeq: seq },
+      'offline-notify': { tenant: anId, user: anId, firstSeq: seq, lastSeq: seq },
     });
     const legacyId = (o: Op): string => {
       const parts = Object.entries(o)
@@ -292,7 +292,7 @@ describe('server-made ids', () => {
     for (const make of [fanoutJobId, mentionJobId, afterSendJobId, recallJobId, recallCopiesJobId]) expect(make(cs1)).not.toBe(make(cs2));
     expect(recallAppinfo(cs1)).not.toBe(recallAppinfo(cs2));
     // A group named like a user, a message appinfo like a seq: the two notify jobs differ.
-    expect(groupNotifyJobId({ tenant: 't', group: 'x', gseq: 5 })).not.toBe(offlineNotifyJobId({ tenant: 't', user: 'x', firstSeq: 5 }));
+    expect(groupNotifyJobId({ tenant: 't', group: 'x', gseq: 5 })).not.toBe(offlineNotifyJobId({ tenant: 't', user: 'x', firstSeq: 5, lastSeq: 5 }));
   });
 
   it('refuses a scope part that is empty or holds ":" (a bug, never client input)', () => {

@@ -228,7 +228,8 @@ export class OfflineNotifier {
       return;
     }
     const job: OfflineNotifyJob = { tenant: window.tenant, user: window.user, entries: window.items };
-    const id = offlineNotifyJobId({ tenant: window.tenant, user: window.user, firstSeq: first.seq });
+    const seqs = window.items.map((item) => item.seq);
+    const id = offlineNotifyJobId({ tenant: window.tenant, user: window.user, firstSeq: Math.min(...seqs), lastSeq: Math.max(...seqs) });
     this.sender.send(window.inbox, id, job);
     if (window.omitted > 0)
       this.logger.info({ tenant: window.tenant, user: window.user, omitted: window.omitted }, 'notification items past the bound');

@@ -121,7 +121,7 @@ describe('OfflineNotifier: a notification is kept until the queue stores it', ()
     const entries = [fromAlice(), fromAlice()];
     notifier.listener(inbox('bob'), entries);
     await eventually(() => expect(notifier.stats().enqueued).toBe(1));
-    const id = `offline-notify:${tenant}:bob:${entries[0]!.seq}`;
+    const id = `offline-notify:${tenant}:bob:${entries[0]!.seq}:${entries.at(-1)!.seq}`;
     expect(gate.attempts).toEqual([id, id, id, id, id]);
     expect(await storedJobs(tenant)).toEqual([{ id, seqs: entries.map((e) => e.seq) }]);
     expect(notifier.stats()).toMatchObject({ open: 0, heldItems: 0, retrying: 0, enqueued: 1, enqueueFailures: 4, failed: 0 });
@@ -144,7 +144,7 @@ describe('OfflineNotifier: a notification is kept until the queue stores it', ()
     // The queue back: u2's window goes out at close.
     down = false;
     await notifier.close();
-    expect(await storedJobs(tenant)).toEqual([{ id: `offline-notify:${tenant}:u2:${u2[0]!.seq}`, seqs: u2.map((e) => e.seq) }]);
+    expect(await storedJobs(tenant)).toEqual([{ id: `offline-notify:${tenant}:u2:${u2[0]!.seq}:${u2.at(-1)!.seq}`, seqs: u2.map((e) => e.seq) }]);
     expect(notifier.stats()).toMatchObject({ heldItems: 0, enqueued: 1, failed: 1 });
   });
 
@@ -155,7 +155,7 @@ describe('OfflineNotifier: a notification is kept until the queue stores it', ()
     // every attempt after the first is close()'s.
     const { tenant, inbox, log, notifier } = setup(gate, { retryMs: 60_000, windowMs: 60_000 });
     const [bob, carol, dave] = [fromAlice(), fromAlice(), fromAlice()];
-    const idOf = (user: string, e: Entry) => `offline-notify:${tenant}:${user}:${e.seq}`;
+    const idOf = (user: string, e: Entry) => `offline-notify:${tenant}:${user}:${e.seq}:${e.seq}`;
     gate.decide = (id, attempt) => (id === idOf('bob', bob) && attempt > 1 ? 'stored' : 'refused');
     notifier.listener(inbox('bob'), [bob]);
     notifier.listener(inbox('carol'), [carol]);

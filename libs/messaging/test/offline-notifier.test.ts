@@ -45,7 +45,7 @@ const msgTo = (from: string): Entry => ({
 });
 
 describe('OfflineNotifier', () => {
-  it('one job per window: queue, id notify:<tenant>:<user>:<firstSeq>, the items in order', async () => {
+  it('one job per window: queue, id offline-notify:<tenant>:<user>:<lowest seq>:<highest seq>, the items in order', async () => {
     const { jobs, notifier } = setup({ windowMs: 30 });
     const bob = inboxKey('t', 'bob');
     const a = msgTo('alice');
@@ -57,7 +57,7 @@ describe('OfflineNotifier', () => {
     expect(jobs).toEqual([
       {
         queue: OFFLINE_NOTIFY_QUEUE,
-        id: `offline-notify:t:bob:${a.seq}`,
+        id: `offline-notify:t:bob:${a.seq}:${b.seq}`,
         payload: {
           tenant: 't',
           user: 'bob',
@@ -69,6 +69,26 @@ describe('OfflineNotifier', () => {
       },
     ]);
     expect(notifier.stats()).toMatchObject({ open: 0, enqueued: 1 });
+  });
+
+  it('a window that tells an old entry again is named apart from the one that first carried it (campaign round 3f95fa62)', async () => {
+    const { jobs, notifier } = setup();
+    const bob = inboxKey('t', 'bob');
+    const [a, b, c] = [msgTo('alice'), msgTo('alice'), msgTo('carol')];
+    notifier.listener(bob, [a, b]);
+    await notifier.flush();
+    // A resend found `a` stored by an earlier owner and told it again, beside a new entry.
+    notifier.listener(bob, [a]);
+    notifier.listener(bob, [c]);
+    await notifier.flush();
+    // The same window told twice keeps its name: the queue's dedup drops the copy.
+    notifier.listener(bob, [b, a]);
+    await notifier.flush();
+    expect(jobs.map((j) => j.id)).toEqual([
+      `offline-notify:t:bob:${a.seq}:${b.seq}`,
+      `offline-notify:t:bob:${a.seq}:${c.seq}`,
+      `offline-notify:t:bob:${a.seq}:${b.seq}`,
+    ]);
   });
 
   it('presence unknown (undefined) counts as offline; online at append opens no window', async () => {
