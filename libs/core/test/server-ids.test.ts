@@ -292,7 +292,9 @@ describe('server-made ids', () => {
     for (const make of [fanoutJobId, mentionJobId, afterSendJobId, recallJobId, recallCopiesJobId]) expect(make(cs1)).not.toBe(make(cs2));
     expect(recallAppinfo(cs1)).not.toBe(recallAppinfo(cs2));
     // A group named like a user, a message appinfo like a seq: the two notify jobs differ.
-    expect(groupNotifyJobId({ tenant: 't', group: 'x', gseq: 5 })).not.toBe(offlineNotifyJobId({ tenant: 't', user: 'x', firstSeq: 5, lastSeq: 5 }));
+    expect(groupNotifyJobId({ tenant: 't', group: 'x', gseq: 5 })).not.toBe(
+      offlineNotifyJobId({ tenant: 't', user: 'x', firstSeq: 5, lastSeq: 5 }),
+    );
   });
 
   it('refuses a scope part that is empty or holds ":" (a bug, never client input)', () => {

@@ -144,7 +144,9 @@ describe('OfflineNotifier: a notification is kept until the queue stores it', ()
     // The queue back: u2's window goes out at close.
     down = false;
     await notifier.close();
-    expect(await storedJobs(tenant)).toEqual([{ id: `offline-notify:${tenant}:u2:${u2[0]!.seq}:${u2.at(-1)!.seq}`, seqs: u2.map((e) => e.seq) }]);
+    expect(await storedJobs(tenant)).toEqual([
+      { id: `offline-notify:${tenant}:u2:${u2[0]!.seq}:${u2.at(-1)!.seq}`, seqs: u2.map((e) => e.seq) },
+    ]);
     expect(notifier.stats()).toMatchObject({ heldItems: 0, enqueued: 1, failed: 1 });
   });
 
