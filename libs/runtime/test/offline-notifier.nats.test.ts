@@ -75,7 +75,7 @@ describe.skipIf(!available && !required)(`offline notifications across a kill -9
         id: string;
         payload: OfflineNotifyJob;
       };
-      expect(stored.id).toBe('offline-notify:t:bob:1');
+      expect(stored.id).toBe('offline-notify:t:bob:1:2');
       expect(stored.payload.entries.map((e) => e.seq)).toEqual([1, 2]);
     } finally {
       await notifier.close();
