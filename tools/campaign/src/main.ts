@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     'time-limit-min': { type: 'string', default: '0' },
     'round-traffic-limit-s': { type: 'string', default: '1800' },
+    'stall-s': { type: 'string', default: '120' },
     'keep-all': { type: 'boolean', default: false },
     workers: { type: 'string', default: '2' },
     gateways: { type: 'string', default: '2' },
@@ -54,6 +55,7 @@ const USAGE = `usage: npm run campaign -- [options]   (or scripts/campaign.sh [o
   --notify-window-ms N               offline notification window (300)
   --out DIR --json FILE --keep-all   where histories go; a JSON summary; keep clean histories too
   --round-traffic-limit-s N          most seconds of traffic a round (1800)
+  --stall-s N                        a round with no acknowledged send for N seconds is stalled (120)
   --checker PATH                     the checker binary (tools/checker/dist/checker, built by the script)
 docs/faults.md, "The randomized campaign", says what a round does and what the checker judges.
 `;
@@ -119,6 +121,7 @@ async function main(): Promise<number> {
           onlyFaults: args['only-faults']?.split(',').filter(Boolean),
           outDir: out,
           trafficLimitMs: Number(args['round-traffic-limit-s']) * 1000,
+          stallMs: Number(args['stall-s']) * 1000,
           workers: Number(args.workers),
           gateways: Number(args.gateways),
           notifyWindowMs: Number(args['notify-window-ms']),
@@ -136,7 +139,8 @@ async function main(): Promise<number> {
         log(`${mode}: ${MAX_FAILED_TO_RUN_IN_A_ROW} rounds in a row failed to run: no more ${mode} rounds`);
       const row: RoundRow = { round, mode, seed: (seed >>> 0).toString(16).padStart(8, '0'), result, report, error };
       rows.push(row);
-      const clean = report !== undefined && report.anomalies.length === 0 && report.inconclusive === 0 && !error;
+      // A round cut short (stalled, or at the traffic limit) is not clean, whatever its history says.
+      const clean = report !== undefined && report.anomalies.length === 0 && report.inconclusive === 0 && !error && !result?.truncated;
       if (result && clean && !args['keep-all'])
         for (const f of [result.file, ...result.dirs]) await rm(f, { recursive: true, force: true });
       log(formatTable([row], { header: false }));
@@ -167,7 +171,7 @@ async function main(): Promise<number> {
       ),
     );
   }
-  const bad = rows.filter((r) => r.error || !r.report || r.report.anomalies.length > 0 || r.report.inconclusive > 0);
+  const bad = rows.filter((r) => r.error || !r.report || r.report.anomalies.length > 0 || r.report.inconclusive > 0 || r.result?.truncated);
   return bad.length === 0 ? 0 : 1;
 }
 

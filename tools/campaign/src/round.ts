@@ -44,6 +44,11 @@ export interface RoundOptions {
   outDir: string;
   /** The traffic phase stops here even if the budget is not spent (the round is marked truncated). */
   trafficLimitMs: number;
+  /**
+   * The traffic phase stops, and the round is marked stalled, when no message was acknowledged
+   * for this long while the budget was not spent: the system stopped taking sends.
+   */
+  stallMs: number;
   workers: number;
   gateways: number;
   notifyWindowMs: number;
@@ -69,6 +74,8 @@ export interface RoundResult {
   trafficMs: number;
   totalMs: number;
   truncated: boolean;
+  /** No message was acknowledged for `stallMs` (the traffic phase ended there). */
+  stalled: boolean;
   settle: SettleResult;
 }
 
@@ -116,6 +123,7 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
     const ackedKeys = new Set<string>();
     let remaining = o.messages;
     let stopped = false;
+    let lastAckAt = Date.now();
     const errors = new Map<string, number>();
     let nemesis: Nemesis | undefined;
     const fanoutGroups = new Set(plan.groups.filter((g) => g.tier !== 'small').map((g) => g.id));
@@ -137,6 +145,7 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
         ackedKeys.add(key);
         const to = args.to as Acked['to'];
         acked.push({ sender: user, appinfo: String(args.appinfo), to, ret: now() });
+        lastAckAt = Date.now();
         nemesis?.onAck('group' in to && fanoutGroups.has(to.group));
       },
     };
@@ -197,9 +206,17 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
       pollers.push(pollInbox({ sys: system, user, history, wallClock: () => clocks.wallClock(), stopped: () => stopPollers }));
 
     const trafficStart = Date.now();
+    lastAckAt = trafficStart;
     const limit = setTimeout(() => (stopped = true), o.trafficLimitMs);
+    let stalled = false;
+    const watchdog = setInterval(() => {
+      if (stopped || remaining <= 0 || Date.now() - lastAckAt < o.stallMs) return;
+      stalled = stopped = true;
+      o.log(`no message acknowledged for ${o.stallMs} ms with ${remaining} to send: traffic stopped, round stalled`);
+    }, 1000);
     await Promise.all(devices.map((d) => d.run()));
     clearTimeout(limit);
+    clearInterval(watchdog);
     const truncated = stopped;
     stopped = true;
     const trafficMs = Date.now() - trafficStart;
@@ -244,6 +261,7 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
       trafficMs,
       totalMs: Date.now() - started,
       truncated,
+      stalled,
       settle: settled,
     };
   } finally {

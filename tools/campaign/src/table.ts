@@ -43,13 +43,17 @@ function line(r: RoundRow): string {
   const rep = r.report;
   const verdict = r.error
     ? 'ERROR'
-    : !rep
-      ? '?'
-      : rep.anomalies.length > 0
-        ? `${rep.anomalies.length} ANOMALIES`
-        : rep.inconclusive > 0
-          ? 'INCONCLUSIVE'
-          : 'ok';
+    : res?.stalled
+      ? 'STALLED'
+      : res?.truncated
+        ? 'TRUNCATED'
+        : !rep
+          ? '?'
+          : rep.anomalies.length > 0
+            ? `${rep.anomalies.length} ANOMALIES`
+            : rep.inconclusive > 0
+              ? 'INCONCLUSIVE'
+              : 'ok';
   return [
     `#${r.round}`,
     r.mode,
@@ -88,7 +92,9 @@ export function formatTable(rows: RoundRow[], o: { header: boolean; totals?: boo
     trafficMs += r.result?.trafficMs ?? 0;
     totalMs += r.result?.totalMs ?? 0;
   }
-  const failed = rows.filter((r) => r.error || !r.report || r.report.anomalies.length > 0 || r.report.inconclusive > 0).length;
+  const failed = rows.filter(
+    (r) => r.error || !r.report || r.report.anomalies.length > 0 || r.report.inconclusive > 0 || r.result?.truncated,
+  ).length;
   const header = o.header ? ['round | mode | seed | messages | time | checked | faults | anomalies | verdict', ''] : [];
   return [
     ...header,
