@@ -58,19 +58,23 @@ async function storedUntold(engine: EmbeddedEngine, bob: InboxKey, batches: NewE
 }
 
 describe('InboxOwner: a resend finding an entry an earlier owner never told of', () => {
-  it('tells the listener and the push of it once, with prevSeq just below it', async () => {
+  it('tells the listener and the push of it once, with prevSeq the entry stored before it', async () => {
     const engine = await openEmbeddedEngine({ dir: join(root, 'one') });
     const bob = inbox('bob');
     const m = msg('alice', 'untold');
+    const earlier = msg('carol', 'told');
+    // Two owners gone in turn: the second's seqs start above the first's ceiling, a gap below m.
+    await storedUntold(engine, bob, [[earlier]]);
     await storedUntold(engine, bob, [[m]]);
-    const [original] = await engine.timeline.readAfter({ inbox: bob, afterSeq: 0, limit: 10 });
+    const [stored, original] = await engine.timeline.readAfter({ inbox: bob, afterSeq: 0, limit: 10 });
 
     const next = await ownerOn(engine, engine.timeline);
     const [resent] = await next.owner.append({ inbox: bob, entries: [m] });
     expect(resent).toMatchObject({ seq: original?.seq, duplicate: true });
+    expect(original!.seq - stored!.seq).toBeGreaterThan(1);
     expect(next.told.map((e) => e.appinfo)).toEqual([m.appinfo]);
     expect(next.push.forInbox(bob).map((p) => ({ prevSeq: p.prevSeq, seqs: p.entries.map((e) => e.seq) }))).toEqual([
-      { prevSeq: (original?.seq ?? 0) - 1, seqs: [original?.seq] },
+      { prevSeq: stored?.seq, seqs: [original?.seq] },
     ]);
     // Told once: a second resend is answered from memory.
     await next.owner.append({ inbox: bob, entries: [m] });
