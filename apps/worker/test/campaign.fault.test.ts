@@ -58,6 +58,11 @@ async function campaign(args: string[], env: Record<string, string> = {}): Promi
   return { rows, output };
 }
 
+/** One distributed round, in the campaign's own keyspace unless SEQLINE_E2E_KEYSPACE names one. */
+function distributedRound(args: string): Promise<{ rows: Row[]; output: string }> {
+  return campaign(args.split(' '), { SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign' });
+}
+
 function expectClean(rows: Row[], output: string, rounds: number): void {
   if (rows.length !== rounds || rows.some((r) => r.error || !r.report || r.report.anomalies.length > 0)) console.log(output.slice(-20_000));
   expect(rows).toHaveLength(rounds);
@@ -85,9 +90,7 @@ describe('fault campaign (short)', () => {
   it.skipIf(!requireServices(probe, 'the distributed campaign'))(
     'distributed, process faults: 1 round of 300 messages, 0 anomalies',
     async () => {
-      const { rows, output } = await campaign('--mode distributed --rounds 1 --messages 300 --outage-chance 1 --seed ci'.split(' '), {
-        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-      });
+      const { rows, output } = await distributedRound('--mode distributed --rounds 1 --messages 300 --outage-chance 1 --seed ci');
       expectClean(rows, output, 1);
     },
     1_500_000,
@@ -97,9 +100,7 @@ describe('fault campaign (short)', () => {
     'distributed, JetStream rollbacks on a private NATS: 1 round of 300 messages, what they take counted apart, 0 anomalies',
     async () => {
       const args = '--mode distributed --rounds 1 --messages 300 --service-faults --only-faults nats-rollback --seed ci-services-30';
-      const { rows, output } = await campaign(args.split(' '), {
-        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-      });
+      const { rows, output } = await distributedRound(args);
       expectClean(rows, output, 1);
       expect(rows[0]?.result?.injected['nats-rollback']).toBeGreaterThan(0);
       // The window was measured: the acks between the store's copy and the rollback's stop.
@@ -115,9 +116,7 @@ describe('fault campaign (short)', () => {
       // (docs/faults.md, "Found so far").
       const args =
         '--mode distributed --rounds 1 --messages 300 --service-faults --only-faults redis-restart,nats-restart --seed ci-services-15';
-      const { rows, output } = await campaign(args.split(' '), {
-        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-      });
+      const { rows, output } = await distributedRound(args);
       expectClean(rows, output, 1);
       expect(rows[0]?.result?.injected['nats-restart']).toBeGreaterThan(0);
     },
@@ -132,9 +131,7 @@ describe('fault campaign (short)', () => {
       // lagging replica). Late in the round, so the last messages follow a FLUSHALL closely.
       const args =
         '--mode distributed --rounds 1 --messages 300 --service-faults --only-faults redis-flushall,redis-rollback --seed ci-services-0';
-      const { rows, output } = await campaign(args.split(' '), {
-        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-      });
+      const { rows, output } = await distributedRound(args);
       expectClean(rows, output, 1);
       expect(rows[0]?.result?.injected['redis-flushall']).toBeGreaterThan(0);
       expect(rows[0]?.result?.injected['redis-rollback']).toBeGreaterThan(0);
@@ -148,9 +145,7 @@ describe('fault campaign (short)', () => {
       // The round that found acknowledged writes lost by a node on `periodic` commitlog sync, and
       // later a notification lost by an append that failed but landed (docs/faults.md, "Found so far").
       const args = '--mode distributed --rounds 1 --messages 300 --own-cassandra --only-faults cassandra-restart --seed ci-cassandra-5';
-      const { rows, output } = await campaign(args.split(' '), {
-        SEQLINE_E2E_KEYSPACE: process.env.SEQLINE_E2E_KEYSPACE ?? 'seqline_campaign',
-      });
+      const { rows, output } = await distributedRound(args);
       expectClean(rows, output, 1);
       expect(rows[0]?.result?.injected['cassandra-restart']).toBeGreaterThan(0);
     },

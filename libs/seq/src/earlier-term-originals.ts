@@ -6,8 +6,9 @@
  * write whose answer came late (its successor deletes such a write when it landed late, and keeps
  * it when it landed before the takeover). The resend exists because its sender never heard back,
  * so the owner tells of the original now: its push (prevSeq = the entry stored before it, as
- * every push of an owner names; a client holding it already ignores it) and the append listener (the offline notification). At least once: when the
- * earlier owner did tell it, the user hears of it twice.
+ * every push of an owner names; a client holding it already ignores it) and the append listener
+ * (the offline notification). At least once: when the earlier owner did tell it, the user hears
+ * of it twice.
  */
 import type { Entry, InboxKey, Logger, TimelineReader } from '@seqline/core';
 import type { PushPublisher } from './push-publisher.ts';
