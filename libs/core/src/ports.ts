@@ -122,8 +122,8 @@ export interface TimelineWriter {
    * by dedup key (core's dedupKeyOf: sender and appinfo for a message, the appinfo for a server
    * entry): an entry whose key is already in this inbox is not written; its outcome is
    * `duplicate: true` with the original seq and the `original` entry as stored (also when the
-   * same key appears twice in one call; a CQL store dedups against the inbox's last two
-   * non-empty buckets, ≥ 65 536 seqs — docs/decisions.md). Entries and the appinfo index are
+   * same key appears twice in one call; a CQL store dedups against the inbox's newest buckets
+   * until they hold its last 32 768 entries, up to 16 buckets — docs/decisions.md). Entries and the appinfo index are
    * written atomically; durable when the promise resolves. A seq not above the inbox head is a
    * bug: it throws.
    */

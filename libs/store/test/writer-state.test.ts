@@ -2,7 +2,18 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { msgEntry, msgKey } from '@seqline/testing';
 import { FingerprintSet } from '../src/scylla/fingerprint-set.ts';
-import { WriterStates, advance, fingerprint, mayHold, mayHoldKey, windowBuckets, type StreamState } from '../src/scylla/writer-state.ts';
+import {
+  MAX_WINDOW_BUCKETS,
+  WINDOW_ENTRIES,
+  WriterStates,
+  advance,
+  fingerprint,
+  mayHold,
+  mayHoldKey,
+  windowBuckets,
+  windowLength,
+  type StreamState,
+} from '../src/scylla/writer-state.ts';
 
 const state = (over: Partial<StreamState> = {}): StreamState => ({ term: undefined, head: 0, window: [], ...over });
 const held = (s: StreamState, appinfos: string[]) => appinfos.filter((a) => mayHold(s, msgKey(a)));
@@ -19,13 +30,40 @@ describe('writer state', () => {
     expect(held(next, ['a', 'b', 'c', 'd'])).toEqual(['a', 'b', 'c']);
   });
 
-  it('keeps the last two non-empty buckets as the window and drops appinfos that leave it', () => {
-    let s = advance(state(), [msgEntry(1, 'b0')]);
-    s = advance(s, [msgEntry(65_536, 'b1')]);
+  it('keeps two dense buckets as the window and drops appinfos that leave it', () => {
+    const dense = (bucket: number, n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) => msgEntry(bucket * 65_536 + i + 1, `${tag}-${i}`));
+    let s = advance(state(), dense(0, 40_000, 'b0'));
+    s = advance(s, dense(1, 40_000, 'b1'));
     expect(windowBuckets(s)).toEqual([1, 0]);
     s = advance(s, [msgEntry(500_000, 'b7a'), msgEntry(500_001, 'b7b')]); // a jump: bucket 7 follows 1
-    expect(windowBuckets(s)).toEqual([7, 1]);
-    expect(held(s, ['b0', 'b1', 'b7a', 'b7b'])).toEqual(['b1', 'b7a', 'b7b']);
+    expect(windowBuckets(s)).toEqual([7, 1]); // bucket 1 alone holds WINDOW_ENTRIES
+    expect(held(s, ['b0-0', 'b0-39999', 'b1-0', 'b1-39999', 'b7a', 'b7b'])).toEqual(['b1-0', 'b1-39999', 'b7a', 'b7b']);
+  });
+
+  it('keeps sparse buckets (one per takeover) until they hold WINDOW_ENTRIES, at most MAX_WINDOW_BUCKETS', () => {
+    // Round fdd5f20f: a job replayed after 13 takeovers found its original three buckets back.
+    let s = advance(state(), [msgEntry(1, 'first')]);
+    for (let k = 1; k <= 13; k++) s = advance(s, [msgEntry(k * 100_000, `t${k}`)]);
+    expect(held(s, ['first', 't1', 't13'])).toEqual(['first', 't1', 't13']);
+    for (let k = 14; k <= 20; k++) s = advance(s, [msgEntry(k * 100_000, `t${k}`)]);
+    expect(s.window).toHaveLength(MAX_WINDOW_BUCKETS);
+    expect(held(s, ['first', 't4', 't5', 't20'])).toEqual(['t5', 't20']);
+  });
+
+  it('the window keeps just the buckets it needs (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 70_000 }), { minLength: 1, maxLength: 40 }), (sizes) => {
+        const kept = windowLength(sizes);
+        const olderThanNewest = (n: number) => sizes.slice(1, n).reduce((a, b) => a + b, 0);
+        expect(kept).toBeGreaterThanOrEqual(Math.min(2, sizes.length)); // never fewer than before (two)
+        expect(kept).toBeLessThanOrEqual(Math.min(sizes.length, MAX_WINDOW_BUCKETS));
+        // Stopped early only at the bound or once the older buckets hold enough...
+        if (kept < sizes.length) expect(kept === MAX_WINDOW_BUCKETS || olderThanNewest(kept) >= WINDOW_ENTRIES).toBe(true);
+        // ...and the oldest bucket kept was still needed.
+        if (kept > 2) expect(olderThanNewest(kept - 1)).toBeLessThan(WINDOW_ENTRIES);
+      }),
+    );
   });
 
   it('holds a whole bucket of appinfos: an inbox with a long history still appends without a read', () => {

@@ -21,7 +21,17 @@ import { BUCKET_MARKER_REFRESH_MS, BucketMarkerMemo } from './bucket-marker-memo
 import { bucketOf } from './entry-codec.ts';
 import type { KeyLookup, SeqLogReader } from './seq-log-reader.ts';
 import { FingerprintSet } from './fingerprint-set.ts';
-import { WriterStates, advance, fingerprint, mayHoldKey, windowBuckets, type StreamState } from './writer-state.ts';
+import {
+  WriterStates,
+  advance,
+  fingerprint,
+  mayHoldKey,
+  windowBuckets,
+  windowLength,
+  windowWantsMore,
+  type StreamState,
+  type WindowBucket,
+} from './writer-state.ts';
 
 export interface AppendPipelineOptions {
   /** Appends per group (default 64). */
@@ -143,17 +153,25 @@ export class SeqLogAppendPipeline {
   }
 
   private async load(stream: string, term: string | undefined): Promise<StreamState> {
-    const filled = await this.log.lastFilled(stream, 2);
-    const window = await Promise.all(
-      filled.map(async ({ bucket }) => {
-        const fingerprints = new FingerprintSet();
-        await this.log.eachIndexedKey(stream, bucket, (keys) => {
-          for (const k of keys) fingerprints.add(fingerprint(k));
-        });
-        return { bucket, fingerprints };
-      }),
-    );
-    return { term, head: filled[0]?.top ?? 0, window };
+    // Two buckets at a time: a dense stream's window is its last two, a sparse one reads on.
+    let filled = await this.log.lastFilled(stream, 2);
+    const head = filled[0]?.top ?? 0;
+    const window: WindowBucket[] = [];
+    for (;;) {
+      window.push(...(await Promise.all(filled.map(({ bucket }) => this.loadBucket(stream, bucket)))));
+      const oldest = filled.at(-1);
+      if (filled.length < 2 || oldest === undefined || !windowWantsMore(window)) break;
+      filled = await this.log.lastFilled(stream, 2, oldest.bucket);
+    }
+    return { term, head, window: window.slice(0, windowLength(window.map((w) => w.fingerprints.size))) };
+  }
+
+  private async loadBucket(stream: string, bucket: number): Promise<WindowBucket> {
+    const fingerprints = new FingerprintSet();
+    await this.log.eachIndexedKey(stream, bucket, (keys) => {
+      for (const k of keys) fingerprints.add(fingerprint(k));
+    });
+    return { bucket, fingerprints };
   }
 
   /**

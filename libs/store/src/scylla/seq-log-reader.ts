@@ -87,13 +87,13 @@ export class SeqLogReader {
   }
 
   /**
-   * The last `n` non-empty marked buckets, newest first. A marked bucket can be empty (its
-   * append failed after the marker), so candidates are checked `n` at a time, in parallel.
+   * The last `n` non-empty marked buckets below `below`, newest first. A marked bucket can be
+   * empty (its append failed after the marker), so candidates are checked `n` at a time, in parallel.
    */
-  async lastFilled(stream: string, n: number): Promise<FilledBucket[]> {
+  async lastFilled(stream: string, n: number, below = Number.MAX_SAFE_INTEGER + 1): Promise<FilledBucket[]> {
     const out: FilledBucket[] = [];
     for (
-      let page = await this.markers(stream, Number.MAX_SAFE_INTEGER, 'desc');
+      let page = await this.markers(stream, below - 1, 'desc');
       page.length > 0;
       page = await this.markers(stream, (page.at(-1) ?? 0) - 1, 'desc')
     ) {

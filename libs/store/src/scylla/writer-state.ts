@@ -1,11 +1,11 @@
 /**
  * What the writer of a seq log remembers of a stream between appends, so that the usual append
- * reads nothing: the head, the dedup window (the stream's last two non-empty buckets) and a
+ * reads nothing: the head, the dedup window (its newest non-empty buckets, `windowLength`) and a
  * 30-bit fingerprint of every dedup key (core's dedupKeyOf) indexed in that window, in a FingerprintSet (5–11 bytes
- * each, against ≈ 80 for an appinfo string in a Map). So a whole window — up to 131 072
+ * each, against ≈ 80 for an appinfo string in a Map). So a whole window — up to about 164 000
  * entries — is held, and an inbox with a long history still appends without a read. An
  * appinfo whose fingerprint is absent was never indexed in the window; a present one (a
- * resend, or about one new appinfo in 8 000 at a full window) is looked up in the store.
+ * resend, or about one new appinfo in 6 500 at a full window) is looked up in the store.
  * Valid only while the same writer term appends (WriteGuard.term): another term may have
  * appended meanwhile. Forgotten after any failed append (its outcome is unknown) and reloaded
  * from the store.
@@ -24,8 +24,34 @@ export interface StreamState {
   term: string | undefined;
   /** Highest seq stored. */
   head: number;
-  /** Non-empty buckets resends are deduped against, newest first (at most two). */
+  /** Non-empty buckets resends are deduped against, newest first (`windowLength`). */
   window: WindowBucket[];
+}
+
+/** Entries the window's buckets other than the newest hold at least, unless MAX_WINDOW_BUCKETS is reached first. */
+export const WINDOW_ENTRIES = 32_768;
+export const MAX_WINDOW_BUCKETS = 16;
+
+/**
+ * How many of the buckets (newest first, by the entries each holds) the window keeps: the
+ * newest, then older ones until those hold WINDOW_ENTRIES, at most MAX_WINDOW_BUCKETS. Counted
+ * in entries, not seqs: every takeover moves a stream's seqs up to its section's ceiling, so a
+ * stream whose owner changed a dozen times spans as many sparse buckets (a job replayed 140 s
+ * later, 13 takeovers on, found its original outside a two-bucket window and stored it again:
+ * docs/faults.md, round fdd5f20f). A dense stream keeps two, as before.
+ */
+export function windowLength(sizes: readonly number[]): number {
+  let older = 0;
+  for (let i = 1; i < sizes.length; i++) {
+    if (older >= WINDOW_ENTRIES || i >= MAX_WINDOW_BUCKETS) return i;
+    older += sizes[i] as number;
+  }
+  return sizes.length;
+}
+
+/** True when the window would keep a bucket older than those it has (a load reads on). */
+export function windowWantsMore(window: readonly WindowBucket[]): boolean {
+  return windowLength([...window.map((w) => w.fingerprints.size), 0]) > window.length;
 }
 
 /** Fingerprint slots held across all streams: 4 bytes each, so 32 MiB (about 4 million appinfos). */
@@ -68,7 +94,8 @@ export function advance(state: StreamState, written: readonly Entry[]): StreamSt
     let newest = window[0];
     if (newest?.bucket !== bucket) {
       newest = { bucket, fingerprints: new FingerprintSet() };
-      window = [newest, ...window.slice(0, 1)];
+      window = [newest, ...window];
+      window = window.slice(0, windowLength(window.map((w) => w.fingerprints.size)));
     }
     newest.fingerprints.add(fingerprint(dedupKeyOf(entry)));
   }

@@ -112,6 +112,29 @@ export function seqLogTests<K extends string, S extends SeqLogPort<K>>(ctx: { re
     ]);
   });
 
+  it('a resend is deduped after its stream jumped ahead once per takeover, by the writer and after a reopen', async () => {
+    // Every takeover moves a stream's seqs up to its section's ceiling: a job replayed minutes
+    // later must still find its original (campaign round fdd5f20f: 13 jumps, stored twice).
+    const key = freshKey();
+    const first = msgEntry(1, 'first');
+    const jumps = Array.from({ length: 13 }, (_, k) => msgEntry((k + 1) * 100_000, `t${k + 1}`));
+    await acrossReopen(
+      open,
+      async (store) => {
+        await suite.append(store, key, [first]);
+        for (const entry of jumps) await suite.append(store, key, [entry]);
+        expect(await suite.append(store, key, [msgEntry(1_400_000, 'first')])).toEqual([dup(first)]);
+      },
+      async (store) => {
+        expect(await suite.append(store, key, [msgEntry(1_400_001, 'first'), msgEntry(1_400_002, 't1')])).toEqual([
+          dup(first),
+          dup(jumps[0] as Entry),
+        ]);
+        expect(seqsOf(await suite.readAfter(store, key, 0, 20))).toEqual([1, ...jumps.map((e) => e.seq)]);
+      },
+    );
+  });
+
   it('rejects a seq not above the head and writes nothing of that call', async () => {
     const key = freshKey();
     await suite.append(ctx.store, key, fresh(10));
