@@ -26,10 +26,29 @@ export function createCacheRedisClient(options: CacheRedisClientOptions): Redis 
     // read): a worker's appends resolve in batches, each with its cache and dedup scripts.
     enableAutoPipelining: true,
   });
+  // ioredis keeps the commands a dropped connection left unanswered and, with resending off,
+  // forgets them when a reconnect succeeds at once — without settling them. An auto-pipeline
+  // among them then never finishes, and every later command queues behind it for good: a
+  // worker that slept through a Redis restart could renew no lease again (docs/faults.md,
+  // round b1747661). They are rejected as the connection closes (before any reconnect: its
+  // first attempt waits at least 100 ms).
+  redis.on('close', () => rejectUnanswered(redis));
   // Without a listener ioredis prints every connection error; one warning per interval is enough.
   const warning = new ThrottledWarning(logger, 30_000);
   redis.on('error', (err: unknown) => warning.warn({ err, url: redactUrl(options.url) }, 'redis connection error'));
   return redis;
+}
+
+/** What ioredis keeps of a dropped connection's commands (not in its typings). */
+interface UnansweredQueue {
+  prevCommandQueue?: { shift(): { command: { reject(err: Error): void } } | undefined } | null;
+}
+
+function rejectUnanswered(redis: Redis): void {
+  const queue = (redis as unknown as UnansweredQueue).prevCommandQueue;
+  if (!queue) return;
+  const err = new Error('Redis connection closed before the command was answered');
+  for (let item = queue.shift(); item !== undefined; item = queue.shift()) item.command.reject(err);
 }
 
 function redactUrl(url: string): string {
