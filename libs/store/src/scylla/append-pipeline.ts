@@ -26,8 +26,8 @@ import {
   advance,
   fingerprint,
   mayHoldKey,
+  trimWindow,
   windowBuckets,
-  windowLength,
   windowWantsMore,
   type StreamState,
   type WindowBucket,
@@ -163,7 +163,7 @@ export class SeqLogAppendPipeline {
       if (filled.length < 2 || oldest === undefined || !windowWantsMore(window)) break;
       filled = await this.log.lastFilled(stream, 2, oldest.bucket);
     }
-    return { term, head, window: window.slice(0, windowLength(window.map((w) => w.fingerprints.size))) };
+    return { term, head, window: trimWindow(window) };
   }
 
   private async loadBucket(stream: string, bucket: number): Promise<WindowBucket> {

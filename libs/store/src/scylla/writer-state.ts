@@ -49,6 +49,11 @@ export function windowLength(sizes: readonly number[]): number {
   return sizes.length;
 }
 
+/** `window` (newest first) cut to the buckets windowLength keeps. */
+export function trimWindow(window: WindowBucket[]): WindowBucket[] {
+  return window.slice(0, windowLength(window.map((w) => w.fingerprints.size)));
+}
+
 /** True when the window would keep a bucket older than those it has (a load reads on). */
 export function windowWantsMore(window: readonly WindowBucket[]): boolean {
   return windowLength([...window.map((w) => w.fingerprints.size), 0]) > window.length;
@@ -94,8 +99,7 @@ export function advance(state: StreamState, written: readonly Entry[]): StreamSt
     let newest = window[0];
     if (newest?.bucket !== bucket) {
       newest = { bucket, fingerprints: new FingerprintSet() };
-      window = [newest, ...window];
-      window = window.slice(0, windowLength(window.map((w) => w.fingerprints.size)));
+      window = trimWindow([newest, ...window]);
     }
     newest.fingerprints.add(fingerprint(dedupKeyOf(entry)));
   }
