@@ -3,16 +3,7 @@
  * every entry that the index kept incrementally equals a recount of the inbox.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  InternalError,
-  applyToConversations,
-  conversationFactsNeeded,
-  emptyFacts,
-  messageKey,
-  recountConversations,
-  type Conv,
-  type Entry,
-} from '@seqline/core';
+import { type Conv, type Entry } from '@seqline/core';
 import {
   historyClearOf,
   historyDeleteOf,
@@ -23,27 +14,15 @@ import {
   historyReadSeqs,
   historyRecallOf,
 } from '../src/index.ts';
-import { InMemoryConversationIndex } from './in-memory-conversation-index.ts';
+import { indexUnderTest } from './in-memory-conversation-index.ts';
 
 const ME = 'me';
 const BOB: Conv = { type: 'user', id: 'bob' };
 const G1: Conv = { type: 'group', id: 'g1' };
 
-function setup() {
-  const ix = new InMemoryConversationIndex(ME);
-  const add = (e: Parameters<InMemoryConversationIndex['append']>[0]): Entry => {
-    const out = ix.append(e);
-    if (out === null) throw new Error(`duplicate ${e.appinfo}`);
-    ix.expectNoDrift();
-    return out;
-  };
-  const rec = (key: string) => ix.records.get(key);
-  return { ix, add, rec };
-}
-
 describe('conversation index: messages and mentions', () => {
   it('a message from someone else creates the conversation, unread 1, last = it', () => {
-    const { add, rec, ix } = setup();
+    const { add, rec, ix } = indexUnderTest(ME);
     const m = add(historyMsg('a1', BOB, 'bob'));
     expect(rec('user:bob')).toEqual({
       conv: BOB,
@@ -59,7 +38,7 @@ describe('conversation index: messages and mentions', () => {
   });
 
   it("counts a mention of the user or @all once per message, never the user's own", () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     add(historyMsg('g-1', G1, 'bob', [ME]));
     add(historyMsg('g-2', G1, 'bob', ['@all']));
     add(historyMsg('g-3', G1, 'bob', ['@all', ME]));
@@ -70,7 +49,7 @@ describe('conversation index: messages and mentions', () => {
   });
 
   it("replying reads the chat: the user's own message moves readSeq to it", () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     add(historyMsg('a1', BOB, 'bob'));
     add(historyMsg('a2', BOB, 'bob', [ME]));
     const mine = add(historyMsg('b1', BOB, ME));
@@ -80,7 +59,7 @@ describe('conversation index: messages and mentions', () => {
   });
 
   it('group events are activity (listed, can be last) but never unread; group.tier is not activity', () => {
-    const { add, rec, ix } = setup();
+    const { add, rec, ix } = indexUnderTest(ME);
     const c = add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     expect(rec('group:g1')).toMatchObject({ lastSeq: c.seq, lastMsgSeq: c.seq, unread: 0 });
     add(historyGroupEvent('group:g1:tier', 'g1', 'tier', 'bob'));
@@ -92,7 +71,7 @@ describe('conversation index: messages and mentions', () => {
 
 describe('conversation index: titles', () => {
   it("a group's title is the name its notices carry; a rename replaces it, an older revision arriving late does not", () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob', { name: 'team', nameRev: 0 }));
     expect(rec('group:g1')).toMatchObject({ title: 'team', titleRev: 0 });
     const renamed = add(historyGroupEvent('group:g1:rename:2', 'g1', 'rename', 'bob', { name: 'crew', nameRev: 2 }));
@@ -107,7 +86,7 @@ describe('conversation index: titles', () => {
   });
 
   it('a notice without a name (written before names were carried) leaves the title; without a revision it is the creation name', () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     expect(rec('group:g1')?.title).toBeUndefined();
     expect(rec('group:g1')).not.toHaveProperty('title');
@@ -118,7 +97,7 @@ describe('conversation index: titles', () => {
   });
 
   it('1:1 chats have none; group.tier names nothing; deleting or clearing the notices keeps the title', () => {
-    const { add, rec, ix } = setup();
+    const { add, rec, ix } = indexUnderTest(ME);
     add(historyMsg('a1', BOB, 'bob'));
     expect(rec('user:bob')).not.toHaveProperty('title');
     add(historyGroupEvent('group:g2:tier', 'g2', 'tier', 'bob', { name: 'never', nameRev: 9 }));
@@ -134,7 +113,7 @@ describe('conversation index: titles', () => {
 
 describe('conversation index: reads', () => {
   it('read {conv, upToSeq} never moves back and is clamped to lastSeq', () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     const a1 = add(historyMsg('a1', BOB, 'bob'));
     const a2 = add(historyMsg('a2', BOB, 'bob'));
     add(historyReadConv('read:1', ME, BOB, a2.seq));
@@ -148,14 +127,14 @@ describe('conversation index: reads', () => {
   });
 
   it('a read of a conversation with no activity creates nothing', () => {
-    const { add, ix } = setup();
+    const { add, ix } = indexUnderTest(ME);
     add(historyReadConv('read:1', ME, BOB, 5));
     add(historyClearOf('clear:1', ME, BOB));
     expect(ix.records.size).toBe(0);
   });
 
   it("a v1 read {seqs} moves each conversation's cursor to the highest seq it names there", () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     const a1 = add(historyMsg('a1', BOB, 'bob'));
     const g1 = add(historyMsg('g1', G1, 'carol'));
     add(historyMsg('g2', G1, 'carol'));
@@ -167,7 +146,7 @@ describe('conversation index: reads', () => {
 
 describe('conversation index: recall, edit, delete, clear', () => {
   it('two senders of one appinfo: a recall or an edit reaches the message of the sender it names only', () => {
-    const { add, rec, ix } = setup();
+    const { add, rec, ix } = indexUnderTest(ME);
     add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     const bobs = add(historyMsg('local-1', G1, 'bob'));
     const carols = add(historyMsg('local-1', G1, 'carol'));
@@ -183,7 +162,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
   });
 
   it('recalling the last message moves last to the newest still visible and uncounts it', () => {
-    const { add, rec, ix } = setup();
+    const { add, rec, ix } = indexUnderTest(ME);
     const a1 = add(historyMsg('a1', BOB, 'bob'));
     const a2 = add(historyMsg('a2', BOB, 'bob', [ME]));
     add(historyRecallOf(a2, 'bob'));
@@ -195,7 +174,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
   });
 
   it('a recall of a read message, of a control entry or of an unknown appinfo changes no count, but is seen (asOfSeq)', () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     const a1 = add(historyMsg('a1', BOB, 'bob'));
     const r = add(historyReadConv('read:1', ME, BOB, a1.seq));
     add(historyRecallOf(a1, 'bob'));
@@ -208,7 +187,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
   });
 
   it('a recall or an edit of a message this inbox holds no copy of moves its conversation to it, nothing else', () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     const notice = add(historyGroupEvent('group:g1:create', 'g1', 'create', 'bob'));
     const elsewhere: Entry = { ...notice, seq: 999_999, kind: 'msg', appinfo: 'in-the-stream', from: 'bob', type: 'text', body: {} };
     const recall = add(historyRecallOf(elsewhere, 'alice'));
@@ -221,7 +200,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
   });
 
   it('an edit by the sender shows in last; by anyone else it is ignored; the latest editedAt wins', () => {
-    const { add, ix } = setup();
+    const { add, ix } = indexUnderTest(ME);
     const a1 = add(historyMsg('a1', BOB, 'bob'));
     add(historyEditOf(a1, 'carol', 5, 'forged'));
     expect(ix.lastOf('user:bob')?.body).toEqual({ text: 'a1' });
@@ -234,7 +213,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
   });
 
   it('delete hides messages once; control entries and unknown seqs only get the mark', () => {
-    const { add, rec, ix } = setup();
+    const { add, rec, ix } = indexUnderTest(ME);
     const a1 = add(historyMsg('a1', BOB, 'bob'));
     const a2 = add(historyMsg('a2', BOB, 'bob'));
     const r = add(historyReadConv('read:1', ME, G1, 1));
@@ -246,7 +225,7 @@ describe('conversation index: recall, edit, delete, clear', () => {
   });
 
   it('clear without upToSeq hides everything so far; later messages count again; never back', () => {
-    const { add, rec } = setup();
+    const { add, rec } = indexUnderTest(ME);
     add(historyMsg('a1', BOB, 'bob'));
     const a2 = add(historyMsg('a2', BOB, 'bob'));
     add(historyClearOf('clear:1', ME, BOB));
@@ -256,77 +235,5 @@ describe('conversation index: recall, edit, delete, clear', () => {
     expect(rec('user:bob')).toMatchObject({ clearedSeq: a2.seq, unread: 1, lastMsgSeq: a3.seq });
     add(historyDeleteOf('delete:1', ME, [a3.seq]));
     expect(rec('user:bob')).toMatchObject({ lastMsgSeq: 0, unread: 0 }); // a1, a2 stay cleared
-  });
-});
-
-describe('conversation index: the two-step API', () => {
-  it('a message, read or clear needs one round of lookups; recall, edit, delete, v1 read two', () => {
-    const { add, ix } = setup();
-    const a1 = add(historyMsg('a1', BOB, 'bob'));
-    add(historyReadConv('read:1', ME, BOB, a1.seq));
-    add(historyClearOf('clear:1', ME, BOB));
-    add(historyRecallOf(a1, 'bob'));
-    add(historyEditOf(a1, 'bob', 1, 'x'));
-    add(historyDeleteOf('delete:1', ME, [a1.seq]));
-    add(historyReadSeqs('read:2', ME, [a1.seq]));
-    expect(ix.rounds).toEqual([1, 1, 1, 2, 2, 2, 2]);
-  });
-
-  it('an entry that touches nothing needs no lookup', () => {
-    const receipt: Entry = {
-      seq: 3,
-      kind: 'receipt',
-      appinfo: 'receipt:1:1',
-      conv: BOB,
-      from: 'system',
-      sendTime: 0,
-      referSeq: 1,
-      readBy: ['bob'],
-    };
-    expect(conversationFactsNeeded(receipt, emptyFacts(), ME)).toBeNull();
-    expect(applyToConversations(receipt, emptyFacts(), ME).records).toEqual([]);
-  });
-
-  it('refuses to apply without the facts, or to apply an entry twice', () => {
-    const { ix } = setup();
-    const e = ix.append(historyMsg('a1', BOB, 'bob')) as Entry;
-    expect(() => applyToConversations({ ...e, seq: 9 }, emptyFacts(), ME)).toThrow(InternalError);
-    const facts = emptyFacts();
-    facts.records.set('user:bob', ix.records.get('user:bob') ?? null);
-    facts.unreadUpTo.set('user:bob', []);
-    expect(() => applyToConversations(e, facts, ME)).toThrow(InternalError);
-  });
-
-  it('ignores targets at or after the entry itself (same batch, later seq)', () => {
-    const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
-    const recall: Entry = {
-      seq: 5,
-      kind: 'recall',
-      appinfo: 'recall:a9',
-      conv: BOB,
-      from: 'bob',
-      sendTime: 0,
-      recall: { appinfo: 'a9', sendTime: 0 },
-    };
-    const facts = emptyFacts();
-    facts.byKey.set(messageKey('bob', 'a9'), later);
-    facts.records.set('user:bob', null); // the recall names it (asked whatever its target)
-    expect(conversationFactsNeeded(recall, facts, ME)).toBeNull();
-    expect(applyToConversations(recall, facts, ME).records).toEqual([]);
-    expect(recountConversations([recall, later], ME).get('user:bob')?.unread).toBe(1);
-  });
-
-  it('a v1 read or a delete naming a later seq neither asks for it nor applies it', () => {
-    const read: Entry = { ...historyReadSeqs('read:1', ME, [10]), seq: 5 };
-    const del: Entry = { ...historyDeleteOf('delete:1', ME, [5, 10]), seq: 5 };
-    const later: Entry = { seq: 10, kind: 'msg', appinfo: 'a9', conv: BOB, from: 'bob', sendTime: 0 };
-    for (const e of [read, del]) {
-      const facts = emptyFacts();
-      facts.bySeq.set(5, e);
-      facts.bySeq.set(10, later);
-      expect(conversationFactsNeeded(e, emptyFacts(), ME)).toBeNull();
-      expect(applyToConversations(e, facts, ME)).toMatchObject({ records: [], deleted: [], unreadRemove: [] });
-      expect(recountConversations([e, later], ME).get('user:bob')).toMatchObject({ unread: 1, readSeq: 0, lastMsgSeq: 10 });
-    }
   });
 });

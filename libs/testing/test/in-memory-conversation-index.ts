@@ -209,3 +209,16 @@ export function sortedState(s: InboxIndexState) {
     edits: [...s.edits.entries()].sort(([a], [b]) => a - b),
   };
 }
+
+/** An index for case-by-case tests: `add` appends and checks the index against a recount. */
+export function indexUnderTest(me: string) {
+  const ix = new InMemoryConversationIndex(me);
+  const add = (e: Parameters<InMemoryConversationIndex['append']>[0]): Entry => {
+    const out = ix.append(e);
+    if (out === null) throw new Error(`duplicate ${e.appinfo}`);
+    ix.expectNoDrift();
+    return out;
+  };
+  const rec = (key: string) => ix.records.get(key);
+  return { ix, add, rec };
+}
