@@ -1,43 +1,22 @@
 /** CachedTimelineStore's dedup set against the live Redis: resends answered from Redis, misses from the store. */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { inboxKey, type Entry, type InboxKey, type TimelineStore } from '@seqline/core';
-import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
-import { dup, msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
-import { CachedTimelineStore, type CachedTimelineOptions } from '../src/index.ts';
-import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
+import type { TimelineStore } from '@seqline/core';
+import { dup, msgEntry, msgKey } from '@seqline/testing';
+import { describeWithRedis, probeRedis } from './harness.ts';
+import { batch, range, timelineCacheFixture } from './timeline-cache-fixture.ts';
 
 const probe = await probeRedis();
 
 describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
-  const data = tempDir('timeline-dedup');
-  const keyPrefix = uniquePrefix();
-  let engine: EmbeddedEngine;
+  const fx = timelineCacheFixture('timeline-dedup');
+  const { cached, fresh, keyPrefix } = fx;
   let redis: Redis;
   let inner: TimelineStore;
-  const opened: CachedTimelineStore[] = [];
-
-  beforeAll(async () => {
-    engine = await openEmbeddedEngine({ dir: data.dir });
-    inner = engine.timeline;
-    redis = await connectRedis();
+  beforeAll(() => {
+    redis = fx.redis();
+    inner = fx.inner();
   });
-  afterAll(async () => {
-    for (const store of opened) store.close();
-    await deleteKeys(redis, keyPrefix);
-    redis.disconnect();
-    await engine.close();
-    data.remove();
-  });
-
-  const cached = (options: Partial<CachedTimelineOptions> = {}): CachedTimelineStore => {
-    const store = new CachedTimelineStore(inner, { redis, keyPrefix, ...options });
-    opened.push(store);
-    return store;
-  };
-  const fresh = (): InboxKey => inboxKey(uniqueTenant(), 'alice');
-  const batch = (seqs: number[], tag = 'm'): Entry[] => seqs.map((seq) => msgEntry(seq, `${tag}${seq}`));
-  const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
   it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
     const store = cached();
@@ -92,7 +71,7 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
       [msgKey('x1'), 1],
       [msgKey('x4'), 4],
     ]);
-    await redis.del(`${keyPrefix}dk:0:{${inbox}}`);
+    await redis.del(fx.ddKey(inbox));
     expect((await store.findSeqs({ inbox, keys: [msgKey('x3')] })).get(msgKey('x3'))).toBe(3);
     // An append of duplicates only (nothing to cache) still remembers their original seqs.
     expect(await store.append({ inbox, entries: [msgEntry(9, 'x2')] })).toEqual([dup(msgEntry(2, 'x2'))]);

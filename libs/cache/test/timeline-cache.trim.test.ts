@@ -2,42 +2,31 @@
  * A full inbox cache (and dedup set) is cut back by a sixteenth at once, not by one entry per
  * append: its size stays within [max − max/16, max], and every answer is still the store's.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { inboxKey, type TimelineStore } from '@seqline/core';
-import { openEmbeddedEngine, type EmbeddedEngine } from '@seqline/store';
 import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
-import { CachedTimelineStore } from '../src/index.ts';
-import { connectRedis, deleteKeys, describeWithRedis, probeRedis, tempDir, uniquePrefix } from './harness.ts';
+import type { CachedTimelineStore } from '../src/index.ts';
+import { describeWithRedis, probeRedis } from './harness.ts';
+import { timelineCacheFixture } from './timeline-cache-fixture.ts';
 
 const probe = await probeRedis();
 
 describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
-  const data = tempDir('timeline-trim');
-  const keyPrefix = uniquePrefix();
-  let engine: EmbeddedEngine;
+  const fx = timelineCacheFixture('timeline-trim');
   let redis: Redis;
   let inner: TimelineStore;
   let store: CachedTimelineStore;
-
-  beforeAll(async () => {
-    engine = await openEmbeddedEngine({ dir: data.dir });
-    inner = engine.timeline;
-    redis = await connectRedis();
-    store = new CachedTimelineStore(inner, { redis, keyPrefix, maxEntries: 64, dedupMaxPerInbox: 32 });
-  });
-  afterAll(async () => {
-    store.close();
-    await deleteKeys(redis, keyPrefix);
-    redis.disconnect();
-    await engine.close();
-    data.remove();
+  beforeAll(() => {
+    redis = fx.redis();
+    inner = fx.inner();
+    store = fx.cached({ maxEntries: 64, dedupMaxPerInbox: 32 });
   });
 
   it('keeps between 60 and 64 entries and 30 to 32 appinfos once full, and answers like the store', async () => {
     const inbox = inboxKey(uniqueTenant(), 'alice');
-    const tl = `${keyPrefix}tl:0:{${inbox}}`;
-    const dd = `${keyPrefix}dk:0:{${inbox}}`;
+    const tl = fx.tlKey(inbox);
+    const dd = fx.ddKey(inbox);
     const sizes = new Set<number>();
     for (let seq = 1; seq <= 300; seq++) {
       await store.append({ inbox, entries: [msgEntry(seq, `m${seq}`)] });
