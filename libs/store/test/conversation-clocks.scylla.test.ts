@@ -10,9 +10,16 @@
 import type { Client } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, silentLogger, type Entry, type InboxKey, type NewEntry, type WriteGuard } from '@seqline/core';
-import { historyMsg, historyReadConv, JumpingClock, uniqueTenant, WriteFaults, type ConversationStores } from '@seqline/testing';
+import {
+  historyMsg,
+  historyReadConv,
+  JumpingClock,
+  uniqueTenant,
+  WriteFaults,
+  type ConversationStores,
+  expectIndexMatchesInbox,
+} from '@seqline/testing';
 import { migrateSchema } from '@seqline/store/scylla';
-import { expectIndexMatchesInbox } from '../../testing/src/contracts/conversation-index.oracle.ts';
 import { CqlConversationIndex } from '../src/scylla/conversation-index.ts';
 import { Cql, DEFAULT_CONSISTENCY } from '../src/scylla/cql.ts';
 import { CqlTimelineStore } from '../src/scylla/timeline.ts';

@@ -11,9 +11,8 @@
 import type { Client } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxKey, recountInboxIndex, type Conv, type Entry, type InboxKey, type Logger, type NewEntry } from '@seqline/core';
-import { historyDeleteOf, historyEditOf, historyMsg, historyReadConv, uniqueTenant } from '@seqline/testing';
+import { historyDeleteOf, historyEditOf, historyMsg, historyReadConv, uniqueTenant, expectIndexMatchesInbox } from '@seqline/testing';
 import { migrateSchema, openScyllaStores, type ScyllaStores } from '@seqline/store/scylla';
-import { expectIndexMatchesInbox } from '../../testing/src/contracts/conversation-index.oracle.ts';
 import { CONTACT_POINTS, LOCAL_DC, newClient, requireOrSkip, scratchKeyspace, servicesAvailable } from './scylla-harness.ts';
 
 const probe = await servicesAvailable();

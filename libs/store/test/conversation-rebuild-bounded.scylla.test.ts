@@ -18,9 +18,16 @@ import {
   type InboxPageAfter,
   type NewEntry,
 } from '@seqline/core';
-import { historyDeleteOf, historyEditOf, historyMsg, historyReadConv, historyRecallOf, uniqueTenant } from '@seqline/testing';
+import {
+  historyDeleteOf,
+  historyEditOf,
+  historyMsg,
+  historyReadConv,
+  historyRecallOf,
+  uniqueTenant,
+  expectIndexMatchesInbox,
+} from '@seqline/testing';
 import { migrateSchema } from '@seqline/store/scylla';
-import { expectIndexMatchesInbox } from '../../testing/src/contracts/conversation-index.oracle.ts';
 import type { InboxEntrySource } from '../src/scylla/conversation-facts-reader.ts';
 import { CqlConversationIndex } from '../src/scylla/conversation-index.ts';
 import { CqlConversationIndexWriter } from '../src/scylla/conversation-writer.ts';

@@ -7,6 +7,7 @@ export {
   type ConversationStores,
 } from './conversation-index.contract.ts';
 export { JumpingClock, type ClockedOpener } from './conversation-index-clocks.ts';
+export { appendAndCheck, expectIndexMatchesInbox, InboxModel, truncatedTimeline, type HistoryStep } from './conversation-index.oracle.ts';
 export {
   conversationRebuildFaultContract,
   type RebuildFaultContractOptions,
