@@ -1,40 +1,20 @@
 import { InternalError, systemClock } from '@seqline/core';
-import type { JobEnqueue, JobHandler, QueueConsume, QueueOptions, StoredJob } from '@seqline/core';
-import type { Subscription } from '@nats-io/transport-node';
+import type { JobEnqueue, QueueConsume, QueueOptions, StoredJob } from '@seqline/core';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { attemptsSpanning, DEFAULT_BACKOFF, DEFAULT_MAX_CRASHED_DELIVERIES, deliveryVerdict } from './backoff.ts';
 import { KeyedDispatcher } from './keyed-dispatcher.ts';
 import { NatsDeadLetters } from './nats-dead-letters.ts';
 import { NatsJobFailures } from './nats-job-failures.ts';
 import { natsError } from './nats-unavailable.ts';
-import { ensureJobStreams, ensureQueueConsumer, isJobEnvelope, jobTopology } from './nats-streams.ts';
+import { ensureJobStreams, ensureQueueConsumer, jobTopology } from './nats-streams.ts';
 import type { JobEnvelope } from './nats-streams.ts';
-import { errorMessage, keyOfPayload, statsOf, type QueueStats } from './queue-common.ts';
+import { errorMessage, statsOf, type QueueStats } from './queue-common.ts';
 import { durableName, isValidQueueName } from './subject-token.ts';
 import { DEFAULT_NATS_BACKOFF_MS, type NatsWorkQueue, type NatsWorkQueueOptions } from './nats-work-queue-options.ts';
+import { accept, release, startHeartbeat, type Delivery, type QueueRuntime } from './nats-queue-runtime.ts';
 
 export type { NatsWorkQueue, NatsWorkQueueOptions } from './nats-work-queue-options.ts';
-
-interface Delivery {
-  msg: JsMsg;
-  job: JobEnvelope;
-  receivedAt: number;
-}
-
-interface QueueRuntime {
-  name: string;
-  handler: JobHandler;
-  dispatcher: KeyedDispatcher<Delivery>;
-  held: Set<Delivery>;
-  capacity: number;
-  stopped: boolean;
-  batch?: ConsumerMessages;
-  roomFreed?: () => void;
-  loop?: Promise<void>;
-  heartbeat?: NodeJS.Timeout;
-  advisory?: Subscription;
-}
 
 interface Setup {
   jsm: JetStreamManager;
@@ -154,34 +134,6 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     }
   }
 
-  function release(rt: QueueRuntime, delivery: Delivery): void {
-    rt.held.delete(delivery);
-    const wake = rt.roomFreed;
-    rt.roomFreed = undefined;
-    wake?.();
-  }
-
-  function accept(rt: QueueRuntime, msg: JsMsg, rtOptions: QueueOptions): void {
-    if (rt.stopped) {
-      msg.nak(); // another consumer can take it at once
-      return;
-    }
-    let job: unknown;
-    try {
-      job = msg.json();
-    } catch {
-      job = undefined;
-    }
-    if (!isJobEnvelope(job)) {
-      logger.error({ queue: rt.name, seq: msg.seq }, 'terminating a job message of unknown format');
-      msg.term('unknown job format');
-      return;
-    }
-    const delivery: Delivery = { msg, job, receivedAt: Date.now() };
-    rt.held.add(delivery);
-    rt.dispatcher.submit(delivery, keyOfPayload(rtOptions, job.payload, logger));
-  }
-
   /** Pulls only as many deliveries as there is room for, so none waits unattended. */
   async function pull(rt: QueueRuntime, queueOptions: QueueOptions): Promise<void> {
     const consumer = await js.consumers.get(topology.jobsStream, durableName(rt.name));
@@ -196,7 +148,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
       try {
         rt.batch = await consumer.fetch({ max_messages: room, expires: 5_000 });
         if (rt.stopped) await rt.batch.close(); // close() ran while the pull was being set up
-        for await (const msg of rt.batch) accept(rt, msg, queueOptions);
+        for await (const msg of rt.batch) accept(rt, msg, queueOptions, logger);
       } catch (err) {
         if (rt.stopped) break;
         logger.warn({ err, queue: rt.name }, 'pull failed; retrying');
@@ -205,15 +157,6 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
         rt.batch = undefined;
       }
     }
-  }
-
-  /** Keeps every held delivery (running or waiting for its key) from being redelivered. */
-  function startHeartbeat(rt: QueueRuntime): NodeJS.Timeout {
-    const every = Math.max(20, Math.floor(ackWaitMs / 3));
-    return setInterval(() => {
-      const now = Date.now();
-      for (const delivery of rt.held) if (now - delivery.receivedAt >= every) delivery.msg.working();
-    }, every);
   }
 
   /**
@@ -283,7 +226,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
         stopped: false,
       };
       runtimes.set(queue, rt);
-      rt.heartbeat = startHeartbeat(rt);
+      rt.heartbeat = startHeartbeat(rt, ackWaitMs);
       rt.advisory = dead.watchMaxDeliveries(nc, queue, () => clock.now());
       rt.loop = pull(rt, queueOptions).catch((err: unknown) => {
         logger.error({ err, queue }, 'consumer stopped');

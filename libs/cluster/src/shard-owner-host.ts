@@ -14,97 +14,28 @@
  * wait-out) takes milliseconds, not up to ttl/3 of noticing plus a backoff.
  */
 import { performance } from 'node:perf_hooks';
-import { runFollowUp, shardOf, DEFAULT_SHARD_COUNT } from '@seqline/core';
-import type {
-  AppendOutcome,
-  ConversationIndex,
-  FollowUpAppend,
-  FollowUpResult,
-  GroupStreamStore,
-  InboxAppend,
-  Logger,
-  PushBus,
-  SeqCeilingStore,
-  TimelineStore,
-} from '@seqline/core';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
+import { runFollowUp, DEFAULT_SHARD_COUNT } from '@seqline/core';
+import type { AppendOutcome, FollowUpAppend, FollowUpResult, Logger } from '@seqline/core';
+import type { Subscription } from '@nats-io/transport-node';
 import { BalancingRounds } from './balancing-rounds.ts';
 import { LiveOwners } from './live-owners.ts';
 import { RedisOwnerRegistry, preferredOwner } from './owner-registry.ts';
 import { announce, listen } from './shard-notices.ts';
-import { RemoteInboxWriter } from './remote-inbox-writer.ts';
+import type { RemoteInboxWriter } from './remote-inbox-writer.ts';
 import { RedisShardLeases, errMessage } from './shard-leases.ts';
 import type { ShardLease } from './shard-leases.ts';
-import { ShardLeaseLostError } from './errors.ts';
 import { ShardSlot } from './shard-slot.ts';
 import { sharedWriterMemory, shardWriters } from './shard-writers.ts';
 import { OwnerTallyBook, type OwnerTallies } from './owner-tallies.ts';
-import type { GuardedCatchUp, GuardedRebuilder, OwnerTuning, SharedWriterMemory } from './shard-writers.ts';
+import type { SharedWriterMemory } from './shard-writers.ts';
 import { RedisBehindIndexes } from './behind-indexes.ts';
-import type { InFlight, SlotState } from './shard-slot.ts';
+import type { InFlight } from './shard-slot.ts';
 import { DEFAULT_SUBJECT_PREFIX, OWNER_QUEUE_GROUP, shardSubject } from './wire.ts';
+import { candidateShards, takeFreeShards } from './shard-balancing.ts';
+import { appendAnywhere, followUpForwarder, hostReadiness, servingShards, shardStates } from './host-slots.ts';
+import type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
 
-export interface ShardOwnerHostOptions {
-  nc: NatsConnection;
-  redis: Redis;
-  ceilings: SeqCeilingStore;
-  timeline: TimelineStore;
-  /**
-   * Read-fanout group streams (the CQL GroupStreamStore in distributed mode): the owner of a
-   * shard also writes the group streams of that shard. Without it `gappend`/`ghead` requests
-   * fail with a final (not retried) INTERNAL error.
-   */
-  groupStreams?: GroupStreamStore;
-  /** The conversation index its owners read once per append for push `convs` (the CQL index). */
-  conversations?: ConversationIndex;
-  /** Rebuilds an inbox's conversation index (the CQL timeline); without it `rebuild` requests fail. */
-  conversationRebuilder?: GuardedRebuilder;
-  /**
-   * Catches up an inbox's index left behind its entries (the CQL timeline). With it an owner
-   * catches up after its own failed index writes, records those inboxes per shard in Redis
-   * (behind-indexes.ts), and a new owner catches up the recorded ones when it starts serving.
-   */
-  conversationCatchUp?: GuardedCatchUp;
-  push: PushBus;
-  logger: Logger;
-  /** Unique per process (e.g. `worker-<host>-<pid>`); no '|'. */
-  ownerId: string;
-  /** Fixed for a deployment. Default 64. */
-  shardCount?: number;
-  /** Shards this host may own. Default 'all'. */
-  desiredShards?: 'all' | number[];
-  /** Default 10 s. */
-  leaseTtlMs?: number;
-  leaseMarginMs?: number;
-  /** Redis key prefix for leases and the owner registry. Default `seqline:`. */
-  keyPrefix?: string;
-  /** Default `inbox.append`. */
-  subjectPrefix?: string;
-  queueGroup?: string;
-  /** Requests handled at once by this host before replying OVERLOADED. Default 10 000. */
-  maxInFlight?: number;
-  /** Monotonic clock in ms for leases and wait-outs. Default `performance.now` (tests inject pauses). */
-  now?: () => number;
-  /** Passed to every InboxOwner (`step` and `maxBatchEntries` to every GroupStreamWriter too). */
-  ownerOptions?: OwnerTuning;
-}
-
-export interface ShardStatus {
-  shard: number;
-  state: SlotState;
-  epoch: number;
-}
-
-/** A host's `/readyz` (ShardOwnerHost.readiness). */
-export interface HostReadiness {
-  /** It serves every shard it should (see ShardOwnerHost.readiness). */
-  ready: boolean;
-  /** Shards it serves now, ascending. */
-  serving: number[];
-  /** Shards it should serve and does not yet (acquiring, waiting out, held by another), ascending. */
-  pending: number[];
-}
+export type { HostReadiness, ShardOwnerHostOptions, ShardStatus } from './shard-owner-host-options.ts';
 
 export class ShardOwnerHost {
   readonly ownerId: string;
@@ -152,26 +83,13 @@ export class ShardOwnerHost {
     });
     this.registry = new RedisOwnerRegistry(options.redis, keyPrefix, this.leases.ttlMs);
     this.owners = new LiveOwners(this.registry, this.ownerId, this.logger, this.now);
-    const desired = options.desiredShards ?? 'all';
-    this.candidates =
-      desired === 'all' ? Array.from({ length: this.shardCount }, (_, i) => i) : [...new Set(desired)].sort((a, b) => a - b);
-    for (const s of this.candidates) {
-      if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
-    }
+    this.candidates = candidateShards(options.desiredShards ?? 'all', this.shardCount);
     this.subjectPrefix = options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX;
     this.rounds = new BalancingRounds(() => this.tick(), this.leases.renewIntervalMs, this.logger);
     this.inFlight = { count: 0, max: options.maxInFlight ?? 10_000 };
     this.shared = sharedWriterMemory(options.ownerOptions);
     this.behindIndexes = new RedisBehindIndexes(options.redis, keyPrefix, this.logger);
-    // Short deadline: a follow-up is raced against its own timeout, and its fallback is a job.
-    this.forward = new RemoteInboxWriter({
-      nc: options.nc,
-      shardCount: this.shardCount,
-      subjectPrefix: this.subjectPrefix,
-      logger: options.logger,
-      requestTimeoutMs: 1000,
-      deadlineMs: 2000,
-    });
+    this.forward = followUpForwarder(options.nc, this.shardCount, this.subjectPrefix, options.logger);
   }
 
   /** Registers, starts renewing and balancing; the first round runs before this resolves. */
@@ -192,20 +110,12 @@ export class ShardOwnerHost {
    * before the first balancing round, nor once closing.
    */
   readiness(): HostReadiness {
-    const serving = this.servingShards();
-    const mine = new Set(this.wanted ?? []);
-    for (const slot of this.slots.values()) if (slot.state !== 'stopping' && slot.state !== 'stopped') mine.add(slot.shard);
-    const pending = [...mine].filter((s) => !serving.includes(s)).sort((a, b) => a - b);
-    const ready = this.state === 'running' && this.wanted !== undefined && pending.length === 0;
-    return { ready, serving, pending };
+    return hostReadiness(this.slots, this.wanted, this.state === 'running');
   }
 
   /** Shards whose requests this host answers now. */
   servingShards(): number[] {
-    return [...this.slots.values()]
-      .filter((s) => s.state === 'serving')
-      .map((s) => s.shard)
-      .sort((a, b) => a - b);
+    return servingShards(this.slots.values());
   }
 
   /** appinfos its owners remember to answer resends (at most `ownerOptions.maxRecentAppinfos`). */
@@ -226,7 +136,7 @@ export class ShardOwnerHost {
   }
 
   shardStates(): ShardStatus[] {
-    return [...this.slots.values()].map((s) => ({ shard: s.shard, state: s.state, epoch: s.epoch })).sort((a, b) => a.shard - b.shard);
+    return shardStates(this.slots.values());
   }
 
   /**
@@ -267,15 +177,7 @@ export class ShardOwnerHost {
 
     const open = this.candidates.filter((s) => !this.slots.has(s) && !this.acquiring.has(s));
     const holders = await this.leases.holders(open);
-    for (const shard of open) {
-      if (holders.get(shard) != null) {
-        this.freeSince.delete(shard);
-        continue;
-      }
-      const since = this.freeSince.get(shard) ?? now;
-      this.freeSince.set(shard, since);
-      if (wanted.has(shard) || now - since >= ttl) void this.acquire(shard);
-    }
+    takeFreeShards(open, holders, this.freeSince, { wanted, now, ttl }, (shard) => void this.acquire(shard));
   }
 
   // ------------------------------------------------------------------ shard lifecycle
@@ -339,20 +241,7 @@ export class ShardOwnerHost {
 
   /** A follow-up append: in place when this host serves its shard, else over NATS. */
   private followUp(outcomes: readonly AppendOutcome[], next: FollowUpAppend): Promise<FollowUpResult> {
-    return runFollowUp(outcomes, next, (input) => this.appendAnywhere(input), this.logger);
-  }
-
-  /**
-   * A shard this host holds but cannot write now (waiting out, handing over) has no other owner
-   * to forward to: the follow-up fails at once and the caller falls back to its durable path
-   * instead of waiting for its timeout.
-   */
-  private appendAnywhere(input: InboxAppend): Promise<AppendOutcome[]> {
-    const { inbox, entries } = input;
-    const shard = shardOf(inbox, this.shardCount);
-    const slot = this.slots.get(shard);
-    if (!slot) return this.forward.append(input);
-    return slot.appendHere(inbox, entries) ?? Promise.reject(new ShardLeaseLostError(shard, `shard is ${slot.state} here`));
+    return runFollowUp(outcomes, next, (input) => appendAnywhere(input, this.slots, this.shardCount, this.forward), this.logger);
   }
 
   private onLeaseLost(lease: ShardLease, reason: string): void {

@@ -6,13 +6,11 @@
  * swept after `idleInboxMs`; what stays per user is the allocator's current seq (one number,
  * bounded per section and per process, see KeyBudget). A swept inbox re-reads its head from the store.
  */
-import { FencedError, InternalError, chainAppends, runFollowUp, shardOf, systemClock, DEFAULT_SHARD_COUNT } from '@seqline/core';
+import { chainAppends, runFollowUp, shardOf, systemClock, DEFAULT_SHARD_COUNT } from '@seqline/core';
 import type {
   AppendOutcome,
   ChainedAppend,
   Clock,
-  ConversationCatchUp,
-  ConversationRebuilder,
   ConversationRebuildReport,
   DurableListener,
   InboxAppendThen,
@@ -25,14 +23,13 @@ import type {
   TimelineStore,
 } from '@seqline/core';
 import { InboxOwnerClosedError, ShardNotOwnedError } from './errors.ts';
-import { readersByAppinfo, takeRun } from './inbox-queue.ts';
 import { InboxStates } from './inbox-states.ts';
-import type { AppendOp, InboxOp, InboxState, ReceiptOp, RunLimits } from './inbox-queue.ts';
+import type { InboxOp, InboxState } from './inbox-queue.ts';
+import { drain, type InboxTurns } from './inbox-drain.ts';
 import { RecentAppinfos } from './recent-appinfos.ts';
 import { SectionAllocator, type SectionAllocatorOptions } from './section-allocator.ts';
 import { KeyBudget } from './key-budget.ts';
 import { neverThrowing, writeMany, writeOne, type AppendContext } from './inbox-append.ts';
-import { planReceipts } from './receipt-plan.ts';
 import { DEFAULT_PUSH_CONVS_WAIT_MS, PushConversations } from './push-conversations.ts';
 import { PushPublisher } from './push-publisher.ts';
 import { IndexCatchUps, type IndexCatchUpStats } from './index-catch-ups.ts';
@@ -55,13 +52,12 @@ export class InboxOwner implements InboxWriter {
   private readonly pushes: PushPublisher;
   private readonly appendContext: AppendContext;
   private readonly unsettled: UnsettledAppends;
-  private readonly rebuilder: ConversationRebuilder | undefined;
-  private readonly catchUp: ConversationCatchUp | undefined;
   private readonly catchUps: IndexCatchUps | undefined;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly owned: ReadonlySet<number>;
-  private readonly limits: RunLimits;
+  /** What the drains of its inboxes run their ops with. */
+  private readonly turns: InboxTurns;
   private readonly allocators = new Map<number, SectionAllocator>();
   private readonly recent: RecentAppinfos;
   /** What every section allocator of this owner is made with, but its section. */
@@ -77,7 +73,6 @@ export class InboxOwner implements InboxWriter {
     const waitMs = options.pushConvsWaitMs ?? DEFAULT_PUSH_CONVS_WAIT_MS;
     const convs = index && new PushConversations(index, this.timeline, options.streamSides, waitMs, this.logger);
     this.pushes = new PushPublisher(options.push, convs, this.logger);
-    this.rebuilder = options.conversationRebuilder;
     this.clock = options.clock ?? systemClock;
     this.shardCount = options.shardCount ?? DEFAULT_SHARD_COUNT;
     this.epoch = options.epoch;
@@ -86,14 +81,22 @@ export class InboxOwner implements InboxWriter {
       if (!Number.isInteger(s) || s < 0 || s >= this.shardCount) throw new RangeError(`bad shard ${s}`);
     }
     const maxEntries = options.maxBatchEntries ?? 512;
-    this.limits = { maxEntries, maxOps: maxEntries };
+    this.turns = {
+      timeline: this.timeline,
+      rebuilder: options.conversationRebuilder,
+      catchUp: options.conversationCatchUp,
+      limits: { maxEntries, maxOps: maxEntries },
+      clock: this.clock,
+      logger: this.logger,
+      write: (state, entries, durable) => this.write(state, entries, durable),
+    };
     const idleInboxMs = options.idleInboxMs ?? 5 * 60_000;
     this.states = new InboxStates(this.shardCount, options.maxCachedInboxes ?? 100_000, idleInboxMs, options.inboxStateBudget);
     this.recent = options.recentAppinfos ?? new RecentAppinfos(options.maxRecentAppinfos ?? 100_000);
     const appended = options.onAppended && neverThrowing(options.onAppended, this.logger);
-    this.catchUp = options.conversationCatchUp;
     this.catchUps =
-      this.catchUp && new IndexCatchUps((inbox) => this.catchUpInQueue(inbox), options.behindIndexes, this.logger, options.indexCatchUps);
+      options.conversationCatchUp &&
+      new IndexCatchUps((inbox) => this.catchUpInQueue(inbox), options.behindIndexes, this.logger, options.indexCatchUps);
     const catchUps = this.catchUps;
     this.unsettled = new UnsettledAppends(this.logger, options.maxUnsettledEntries);
     this.appendContext = {
@@ -222,63 +225,7 @@ export class InboxOwner implements InboxWriter {
   private schedule(inbox: InboxKey, op: InboxOp): void {
     const state = this.states.use(inbox);
     state.pending.push(op);
-    state.draining ??= this.drain(state);
-  }
-
-  private async drain(state: InboxState): Promise<void> {
-    // Yield once so calls made in the same tick are merged into the first run.
-    await Promise.resolve();
-    try {
-      while (state.pending.length > 0) {
-        const run = takeRun(state.pending, this.limits);
-        const [only] = run;
-        // The usual run, one append alone: nothing to merge or to retry apart.
-        if (run.length === 1 && only?.kind === 'append')
-          await this.write(state, only.entries, only.durable).then(only.resolve, only.reject);
-        else if (only?.kind === 'rebuild') await this.rebuild(state).then(only.resolve, only.reject);
-        else if (only?.kind === 'catch-up') await this.catchUpIndex(state).then(only.resolve, only.reject);
-        else await this.execute(state, run as AppendOp[] | ReceiptOp[]);
-      }
-    } finally {
-      state.draining = undefined;
-      state.lastUsed = this.clock.now();
-    }
-  }
-
-  /** Runs merged; if a merged run fails, retries each op alone so one bad op fails only itself. */
-  private async execute(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
-    try {
-      await this.executeRun(state, run);
-    } catch (err) {
-      if (run.length === 1 || err instanceof FencedError) {
-        for (const op of run) op.reject(err);
-        return;
-      }
-      this.logger.warn({ inbox: state.inbox, ops: run.length, err }, 'merged inbox write failed; retrying ops one by one');
-      for (const op of run) {
-        try {
-          await this.executeRun(state, op.kind === 'append' ? [op] : [op]); // narrows to one run type
-        } catch (e) {
-          op.reject(e);
-        }
-      }
-    }
-  }
-
-  private async executeRun(state: InboxState, run: AppendOp[] | ReceiptOp[]): Promise<void> {
-    if (run[0]?.kind === 'append') {
-      const ops = run as AppendOp[];
-      const outcomes = await this.write(
-        state,
-        ops.flatMap((op) => op.entries),
-      );
-      let at = 0;
-      for (const op of ops) op.resolve(outcomes.slice(at, (at += op.entries.length)));
-    } else {
-      const ops = run as ReceiptOp[];
-      await this.applyReceipts(state, readersByAppinfo(ops));
-      for (const op of ops) op.resolve();
-    }
+    state.draining ??= drain(state, this.turns);
   }
 
   // ------------------------------------------------------------------ writing
@@ -319,38 +266,11 @@ export class InboxOwner implements InboxWriter {
     return this.write(state, entries, durable); // both ready now: straight to the writing
   }
 
-  /** The store's rebuilder (fenced by the caller in distributed mode), run in the inbox's turn. */
-  private rebuild(state: InboxState): Promise<ConversationRebuildReport> {
-    if (this.rebuilder === undefined) return Promise.reject(new InternalError('this inbox owner has no conversation index to rebuild'));
-    return this.rebuilder.rebuildConversations(state.inbox);
-  }
-
   /** One catch-up of the inbox's index, queued behind its pending ops (IndexCatchUps' `run`). */
   private catchUpInQueue(inbox: InboxKey): Promise<number> {
     return new Promise((resolve, reject) => {
       if (!this.checkAccepting(inbox, reject)) return;
       this.schedule(inbox, { kind: 'catch-up', resolve, reject });
     });
-  }
-
-  /** The store's catch-up (fenced by the caller in distributed mode), run in the inbox's turn. */
-  private catchUpIndex(state: InboxState): Promise<number> {
-    if (this.catchUp === undefined) return Promise.reject(new InternalError('this inbox owner has no conversation index to catch up'));
-    return this.catchUp.catchUpConversations({ inbox: state.inbox });
-  }
-
-  /**
-   * Receipt entries are appended first and the reader set merged after: if we fail between
-   * the two, a retry sees the set not grown yet and rewrites the same receipt appinfo, which
-   * dedups. The other order could lose the receipt entry for good.
-   */
-  private async applyReceipts(state: InboxState, byAppinfo: Map<string, string[]>): Promise<void> {
-    const todo = await planReceipts(this.timeline, state.inbox, byAppinfo, this.clock.now(), this.logger);
-    if (todo.length === 0) return;
-    await this.write(
-      state,
-      todo.map((p) => p.entry),
-    );
-    await Promise.all(todo.map((p) => this.timeline.addReaders({ inbox: state.inbox, seq: p.seq, readers: p.readers })));
   }
 }
