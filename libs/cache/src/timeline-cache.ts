@@ -6,9 +6,7 @@
  * (see timeline-scripts.ts for the invariant); otherwise the durable store answers.
  */
 import {
-  dedupKeyOf,
   hasLoneSurrogate,
-  type AppendOutcome,
   type DedupKey,
   type DurableListener,
   type Entry,
@@ -24,25 +22,16 @@ import {
 } from '@seqline/core';
 import { RedisGuard } from './guard.ts';
 import type { CachedTimelineOptions, TimelineCacheStats } from './timeline-cache-options.ts';
-import type { ScriptArg } from './lua.ts';
-import { APPEND_SCRIPT, HEAD_CHECK_SCRIPT, META_SCRIPT, MERGE_SCRIPT, READ_SCRIPT, REMEMBER_APPINFOS_SCRIPT } from './timeline-scripts.ts';
+import { DEDUP_KIND, TimelineCacheWriter } from './timeline-cache-writer.ts';
+import { META_SCRIPT, READ_SCRIPT } from './timeline-scripts.ts';
 
 type ReadAnswer = { kind: 'hit'; entries: Entry[] } | { kind: 'miss' | 'unconfirmed' };
 
-/**
- * The dedup fast path's Redis key kind: a sorted set of core's dedup keys (dedupKeyOf) → seq.
- * Not `dd`, where the previous version kept plain appinfos: those members would read as keys.
- */
-const DEDUP_KIND = 'dk';
-
 export class CachedTimelineStore implements TimelineStore {
   private readonly guard: RedisGuard;
-  private readonly maxEntries: number;
-  private readonly ttlMs: number;
-  private readonly dedupMax: number;
-  private readonly dedupTtlMs: number;
   private readonly headFromCache: boolean;
-  private readonly confirmMs: number;
+  /** The cache writes: entries after appends, claims of store reads, head checks. */
+  private readonly writer: TimelineCacheWriter;
   /** Cache fills of read misses still in flight, by key. */
   private readonly fills = new Map<string, Promise<unknown>>();
   private readonly counters: TimelineCacheStats = {
@@ -61,14 +50,8 @@ export class CachedTimelineStore implements TimelineStore {
     options: CachedTimelineOptions,
   ) {
     this.guard = new RedisGuard(options, 'timeline-cache');
-    this.maxEntries = options.maxEntries ?? 512;
-    this.ttlMs = options.ttlMs ?? 60 * 60_000;
-    this.dedupMax = options.dedupMaxPerInbox ?? 1024;
-    this.dedupTtlMs = options.dedupTtlMs ?? 10 * 60_000;
     this.headFromCache = options.headSeqFromCache ?? false;
-    this.confirmMs = options.confirmMs ?? 1000;
-    if (!(this.confirmMs >= 1)) throw new RangeError('confirmMs must be >= 1');
-    if (!(this.maxEntries >= 1) || !(this.dedupMax >= 1)) throw new RangeError('cache sizes must be >= 1');
+    this.writer = new TimelineCacheWriter(this.guard, inner, this.counters, options);
   }
 
   /**
@@ -93,7 +76,7 @@ export class CachedTimelineStore implements TimelineStore {
     durable?.(outcomes);
     // Resolving only after the cache has the entries gives read-your-writes through the
     // cache, and the push (published after append resolves) never outruns it.
-    await this.cacheAppended(inbox, entries, outcomes);
+    await this.writer.cacheAppended(inbox, entries, outcomes);
     return outcomes;
   }
 
@@ -120,7 +103,11 @@ export class CachedTimelineStore implements TimelineStore {
     // a time.
     const last = rows.at(-1);
     if (key !== null && limit > 0 && rows.length < limit && !this.guard.isPending(key) && !this.fills.has(key)) {
-      const fill = (last ? this.merge(key, inbox, afterSeq, last.seq, rows, 'force', readAt) : this.checkHead(key, inbox, afterSeq, readAt))
+      const fill = (
+        last
+          ? this.writer.merge(key, inbox, afterSeq, last.seq, rows, 'force', readAt)
+          : this.writer.checkHead(key, inbox, afterSeq, readAt)
+      )
         .catch(() => undefined)
         .finally(() => this.fills.delete(key));
       this.fills.set(key, fill);
@@ -151,7 +138,7 @@ export class CachedTimelineStore implements TimelineStore {
     const head = await this.inner.headSeq(inbox);
     // Writers ask for the head exactly when they take over an inbox: a cache their predecessor
     // left behind is dropped then.
-    if (key !== null && !this.guard.isPending(key)) await this.checkHead(key, inbox, head, readAt);
+    if (key !== null && !this.guard.isPending(key)) await this.writer.checkHead(key, inbox, head, readAt);
     return head;
   }
 
@@ -213,18 +200,6 @@ export class CachedTimelineStore implements TimelineStore {
 
   // ------------------------------------------------------------------ internals
 
-  /**
-   * After the store said nothing lies above `head`: a cache that ends below it missed a write (a
-   * crash between the durable append and the cache update, say) and is dropped; one that
-   * reaches it is confirmed (F).
-   */
-  private async checkHead(key: string, inbox: InboxKey, head: number, readAt: number): Promise<void> {
-    const confirmKey = this.guard.key('tlc', inbox);
-    if (confirmKey === null) return;
-    const args = [Math.max(0, Math.floor(head)), this.confirmTtl(readAt)];
-    await this.guard.attempt('timeline-head-check', () => HEAD_CHECK_SCRIPT.run(this.guard.redis, [key, confirmKey], args));
-  }
-
   /** The cached head, while confirmed (F). */
   private async cachedHead(key: string, confirmKey: string): Promise<number | undefined> {
     const meta = await this.guard.attempt('timeline-meta', () => META_SCRIPT.run(this.guard.redis, [key, confirmKey], []));
@@ -248,103 +223,6 @@ export class CachedTimelineStore implements TimelineStore {
       entries.push(JSON.parse(row) as Entry);
     }
     return { kind: 'hit', entries };
-  }
-
-  /**
-   * After a durable append: adds its new entries to the cache and remembers their dedup keys
-   * (duplicates too: their outcome carries the original seq, an equally durable fact), in one
-   * Redis call. A lost dedup write only makes a later lookup ask the durable index.
-   */
-  private async cacheAppended(inbox: InboxKey, entries: Entry[], outcomes: AppendOutcome[]): Promise<void> {
-    const key = this.guard.key('tl', inbox);
-    const dedupKey = this.guard.key(DEDUP_KIND, inbox);
-    const confirmKey = this.guard.key('tlc', inbox);
-    if (key === null || dedupKey === null || confirmKey === null || entries.length === 0) return;
-    const remembered: ScriptArg[] = [];
-    entries.forEach((entry, i) => {
-      const outcome = outcomes[i];
-      if (outcome !== undefined) remembered.push(outcome.seq, dedupKeyOf(entry));
-    });
-    const stored = entries.filter((entry, i) => outcomes[i]?.duplicate === false && outcomes[i]?.seq === entry.seq);
-    const first = stored[0];
-    const last = stored.at(-1);
-    if (first === undefined || last === undefined) {
-      const args = [this.dedupMax, this.dedupTtlMs, ...remembered];
-      await this.guard.attempt('dedup-remember', () => REMEMBER_APPINFOS_SCRIPT.run(this.guard.redis, [dedupKey], args));
-      return;
-    }
-    // These seqs were all above the head, so (first - 1, last] holds exactly these entries.
-    const args = [
-      remembered.length / 2,
-      this.dedupMax,
-      this.dedupTtlMs,
-      ...remembered,
-      ...this.mergeArgs(first.seq - 1, last.seq, stored, 'probe', this.confirmMs),
-    ];
-    const result = await this.guard.attempt('timeline-append', () =>
-      APPEND_SCRIPT.run(this.guard.redis, [key, dedupKey, confirmKey], args),
-    );
-    if (!result.ok || typeof result.value !== 'string') return this.failWrite(key);
-    if (result.value !== 'gap') return;
-    // The cache ends below first - 1: seq gap or a missed write? The durable predecessor
-    // (already written before this append, so stable) tells which.
-    let predecessor: number;
-    try {
-      predecessor = (await this.inner.readBefore({ inbox, beforeSeq: first.seq, limit: 1 }))[0]?.seq ?? 0;
-    } catch {
-      await this.failWrite(key);
-      return;
-    }
-    await this.merge(key, inbox, predecessor, last.seq, stored, 'force', undefined);
-  }
-
-  /** Merges a claim into the cache; on failure the inbox's cache is invalidated. */
-  private async merge(
-    key: string,
-    inbox: InboxKey,
-    from: number,
-    head: number,
-    entries: Entry[],
-    mode: 'probe' | 'force',
-    readAt: number | undefined,
-  ): Promise<string | undefined> {
-    const confirmKey = this.guard.key('tlc', inbox);
-    if (confirmKey === null) return undefined;
-    const args = this.mergeArgs(from, head, entries, mode, this.confirmTtl(readAt));
-    const result = await this.guard.attempt('timeline-merge', () => MERGE_SCRIPT.run(this.guard.redis, [key, confirmKey], args));
-    if (result.ok && typeof result.value === 'string') return result.value;
-    await this.failWrite(key);
-    return undefined;
-  }
-
-  /** The claim "(from, head] is exactly `entries`", as MERGE_SCRIPT's arguments. */
-  private mergeArgs(from: number, head: number, entries: Entry[], mode: 'probe' | 'force', confirmTtl: number): ScriptArg[] {
-    // Only the newest maxEntries can survive the trim: send no more, and claim from the cut.
-    let rows = entries;
-    // Seqs are positive integers: (x, head] and (max(0, floor(x)), head] hold the same ones.
-    let claimFrom = Math.max(0, Math.floor(from));
-    if (rows.length > this.maxEntries) {
-      claimFrom = (rows[rows.length - this.maxEntries - 1] as Entry).seq;
-      rows = rows.slice(-this.maxEntries);
-    }
-    const args: ScriptArg[] = [claimFrom, head, mode, this.maxEntries, this.ttlMs, confirmTtl];
-    for (const entry of rows) args.push(entry.seq, JSON.stringify(entry));
-    return args;
-  }
-
-  /**
-   * How long a claim from a store read begun at `readAt` confirms the cache (F): `confirmMs`
-   * counted from the read, not from the cache write, so a write the read just missed stays
-   * hidden no longer than that; 0 (no confirmation) once it is spent. An append's own claim
-   * (`readAt` undefined) holds until the inbox's single writer writes again.
-   */
-  private confirmTtl(readAt: number | undefined): number {
-    return readAt === undefined ? this.confirmMs : Math.max(0, Math.floor(this.confirmMs - (performance.now() - readAt)));
-  }
-
-  private async failWrite(key: string): Promise<void> {
-    this.counters.writeFailures++;
-    await this.guard.invalidate(key);
   }
 }
 

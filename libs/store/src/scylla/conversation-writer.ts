@@ -26,41 +26,26 @@
  */
 import {
   KeyedQueue,
-  changesAtHorizon,
-  indexEntryAsync,
-  isEmptyRequest,
-  splitKey,
   type AppendOutcome,
-  type ConversationChanges,
   type ConversationRebuildReport,
   type Entry,
-  type FactsAnswerAsync,
   type InboxKey,
   type IndexedConversations,
   type Logger,
   type WriteGuard,
 } from '@seqline/core';
 import type { Cql } from './cql.ts';
+import { applyEntries, type ApplyDeps } from './conversation-apply.ts';
 import { IndexWriteBatcher } from './conversation-commit.ts';
 import { expiryStep, moveHorizon, type ExpiryDeps } from './conversation-expiry.ts';
 import { IndexedCollector } from './conversation-indexed.ts';
 import { ConversationFactsReader, type InboxEntrySource } from './conversation-facts-reader.ts';
-import {
-  answerFromMemory,
-  changesNothing,
-  ConversationMemory,
-  learnChanges,
-  learnRecords,
-  mergeChanges,
-  type InboxMemory,
-} from './conversation-memory.ts';
+import { ConversationMemory, type InboxMemory } from './conversation-memory.ts';
 import { rebuildInboxIndex, type RebuildDeps, type RebuildInput } from './conversation-rebuild.ts';
-import { changeStatements, conversationStatements, readWatermark, type ConversationStatements } from './conversation-tables.ts';
+import { conversationStatements, readWatermark, type ConversationStatements } from './conversation-tables.ts';
 
 /** Entries read per page while catching up. */
 const CATCH_UP_PAGE = 500;
-/** Entries merged into one write at most (its statements stay well below a mutation's size limit). */
-const MAX_MERGED = 256;
 
 export interface ConversationIndexWriterOptions {
   /** How long entries live, in seconds (the timeline's TTL); 0 (default): forever, no expiry. */
@@ -116,7 +101,8 @@ export class CqlConversationIndexWriter {
         // Entries between the watermark and this append (or only burnt seqs): read them from the inbox.
         if (mem.watermark < first.seq - 1) await this.catchUpTo(inbox, mem, last.seq, guard, collected);
         else
-          await this.apply(
+          await applyEntries(
+            this.applyDeps(),
             inbox,
             mem,
             fresh.filter((entry) => entry.seq > mem.watermark),
@@ -234,6 +220,11 @@ export class CqlConversationIndexWriter {
     return { cql: this.cql, q: this.q, source: this.source, retentionSeconds: this.retentionSeconds };
   }
 
+  private applyDeps(): ApplyDeps {
+    const { q, batcher, facts, memory } = this;
+    return { q, batcher, facts, memory };
+  }
+
   /** Applies the stored entries in (watermark, upTo], page by page; returns the new watermark. */
   private async catchUpTo(
     inbox: InboxKey,
@@ -249,58 +240,11 @@ export class CqlConversationIndexWriter {
       const due = page.filter((entry) => entry.seq <= upTo);
       if (due.length > 0) {
         this.logger.info({ inbox, after, count: due.length }, 'conversation index catching up');
-        await this.apply(inbox, mem, due, guard, collected);
+        await applyEntries(this.applyDeps(), inbox, mem, due, guard, collected);
         after = (due.at(-1) as Entry).seq;
       }
       if (page.length < pageSize || due.length < page.length) return after;
     }
-  }
-
-  /**
-   * Indexes `entries` (seq order, all above the watermark). Their changes are held while every
-   * fact comes from memory and written as one merged batch; a fact that must be read first
-   * writes what is held. An entry that changes nothing (a receipt) adds no rows: its watermark
-   * rides with the write. `collected` hears of every entry applied and the facts it was given.
-   */
-  private async apply(
-    inbox: InboxKey,
-    mem: InboxMemory,
-    entries: readonly Entry[],
-    guard?: WriteGuard,
-    collected?: IndexedCollector,
-  ): Promise<void> {
-    const self = splitKey(inbox).id;
-    let held: ConversationChanges[] = [];
-    let heldUpTo: number | undefined;
-    let heldEntries = 0;
-    const flush = async (): Promise<void> => {
-      if (heldUpTo === undefined) return;
-      const watermark = heldUpTo;
-      const cells = mem.pendingCells;
-      const statements = changeStatements(this.q, inbox, mergeChanges(held), watermark, cells);
-      [held, heldUpTo, heldEntries] = [[], undefined, 0];
-      await this.batcher.write(statements, guard);
-      mem.watermark = watermark;
-      if (mem.pendingCells === cells) mem.pendingCells = undefined;
-      this.memory.touched(inbox, mem);
-    };
-    const answer: FactsAnswerAsync = async (need, facts) => {
-      const rest = answerFromMemory(mem, need, facts);
-      if (isEmptyRequest(rest)) return;
-      await flush();
-      await this.facts.answer(inbox, rest, facts);
-      learnRecords(mem, rest.convKeys, facts);
-      collected?.learn(facts);
-    };
-    for (const entry of entries) {
-      const changes = changesAtHorizon(await indexEntryAsync(entry, self, answer), mem.horizon.horizon);
-      collected?.apply(entry, changes);
-      learnChanges(mem, changes);
-      if (!changesNothing(changes)) held.push(changes);
-      heldUpTo = entry.seq;
-      if (++heldEntries >= MAX_MERGED) await flush();
-    }
-    await flush();
   }
 
   private failed(inbox: InboxKey, err: unknown): void {

@@ -28,7 +28,6 @@ import {
   type GroupRecord,
   type GroupStore,
   type InboxKey,
-  type MemberWindow,
   type Membership,
   type RecipientsRecord,
   type Tier,
@@ -37,20 +36,12 @@ import {
   type MembershipChange,
   type MemberRef,
 } from '@seqline/core';
-import type { types } from 'cassandra-driver';
-import { chunks, isUnknownOutcome, mapLimit, newOp, num, optNum, sameOp, str, type Cql, type Row, type Statement } from './cql.ts';
+import { isUnknownOutcome, mapLimit, newOp, num, optNum, sameOp, str, type Cql, type Statement } from './cql.ts';
 import { contentionPause } from './ceilings.ts';
 import { groupStatements, type GroupStatements } from './group-statements.ts';
-
-interface MemberRow {
-  windows: MemberWindow[];
-  isMember: boolean;
-  op: types.Uuid;
-}
+import { fromUdt, nameRevOf, readMemberRows, toUdt, type MemberRow } from './group-rows.ts';
 
 const MAX_ATTEMPTS = 30;
-/** Above this many users a change reads the whole partition instead of IN lists. */
-const WHOLE_PARTITION_ABOVE = 200;
 /** Groups are never deleted, so "exists" is cached (bounded: cleared when full). */
 const KNOWN_GROUPS_MAX = 100_000;
 
@@ -226,7 +217,7 @@ export class CqlGroupStore implements GroupStore {
     return this.serial.run(key, async () => {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const serial = attempt > 0;
-        const [exists, rows] = await Promise.all([this.exists(key, serial), this.readMembers(key, users, serial)]);
+        const [exists, rows] = await Promise.all([this.exists(key, serial), readMemberRows(this.cql, this.q, key, users, serial)]);
         if (!exists) throw new NotFoundError(`no group ${key}`);
         const changes = users.flatMap((user) => {
           const next = decide(user, rows.get(user));
@@ -245,7 +236,9 @@ export class CqlGroupStore implements GroupStore {
           if ((await this.cql.lwtBatch(statements)).wasApplied()) return changes.map(({ user }) => user);
         } catch (err) {
           if (!isUnknownOutcome(err)) throw err;
-          const after = await this.readMembers(
+          const after = await readMemberRows(
+            this.cql,
+            this.q,
             key,
             changes.map(({ user }) => user),
             true,
@@ -270,59 +263,10 @@ export class CqlGroupStore implements GroupStore {
     return found;
   }
 
-  /** The users' member rows; `serial` makes it a Paxos read, which also settles in-flight LWTs. */
-  private async readMembers(key: GroupKey, users: string[], serial: boolean): Promise<Map<string, MemberRow>> {
-    const readChunk = (chunk: string[]) =>
-      serial ? this.cql.serialRead(this.q.readMembers, [key, chunk]) : this.cql.read(this.q.readMembers, [key, chunk]);
-    const rows: Row[] =
-      users.length > WHOLE_PARTITION_ABOVE
-        ? await this.cql.readAll(this.q.readAllMembers, [key], { serial })
-        : (await Promise.all(chunks(users, 100).map(readChunk))).flatMap((r) => r.rows);
-    const out = new Map<string, MemberRow>();
-    for (const row of rows) {
-      const windows: unknown = row.get('windows');
-      const op: unknown = row.get('op');
-      if (!Array.isArray(windows) || op === null) continue;
-      out.set(str(row.get('member'), 'member'), {
-        windows: windows.map(fromUdt),
-        isMember: row.get('is_member') === true,
-        op: op as types.Uuid,
-      });
-    }
-    return out;
-  }
-
   private async indexUserGroups(key: GroupKey, users: string[]): Promise<void> {
     const { tenant } = splitKey(key);
     await mapLimit(users, 64, (user) => this.cql.write(this.q.insertUserGroup, [inboxKey(tenant, user), key]));
   }
-}
-
-interface WindowUdt {
-  joined_at: unknown;
-  from_gseq: unknown;
-  removed_at?: unknown;
-  to_gseq?: unknown;
-}
-
-function toUdt(window: MemberWindow): WindowUdt {
-  return { joined_at: window.joinedAt, from_gseq: window.fromGseq, removed_at: window.removedAt ?? null, to_gseq: window.toGseq ?? null };
-}
-
-function fromUdt(value: unknown): MemberWindow {
-  const udt = value as WindowUdt;
-  const window: MemberWindow = { joinedAt: num(udt.joined_at), fromGseq: num(udt.from_gseq) };
-  const removedAt = optNum(udt.removed_at);
-  const toGseq = optNum(udt.to_gseq);
-  if (removedAt !== undefined) window.removedAt = removedAt;
-  if (toGseq !== undefined) window.toGseq = toGseq;
-  return window;
-}
-
-/** `nameRev` when the group was ever renamed (name_rev is null until then). */
-function nameRevOf(row: Row): Pick<GroupRecord, 'nameRev'> {
-  const nameRev = optNum(row.get('name_rev'));
-  return nameRev === undefined ? {} : { nameRev };
 }
 
 function unique(values: string[]): string[] {
