@@ -1,7 +1,6 @@
 /** One authenticated WebSocket: frames in, replies and pushes out. */
 import { randomUUID } from 'node:crypto';
 import {
-  ForbiddenError,
   frameCost,
   OverloadedError,
   RateLimitedError,
@@ -21,23 +20,21 @@ import { toClientError } from './errors.ts';
 import { leadingRequestId, REFUSAL_CLOSE_METRICS, SocketRefusals } from './frame-charge.ts';
 import { pushFrameOf } from './push-frame.ts';
 import type { SessionDeps, SocketIdentity } from './session-deps.ts';
+import { SessionExpiry } from './session-expiry.ts';
 import { CLOSE_CODES, type ConnectionListener, type SocketConnection } from './transport/transport.ts';
 
 export type { SessionDeps, SessionLimits, SocketIdentity } from './session-deps.ts';
+export { expiryOf } from './session-expiry.ts';
 
 const REPLACED = 'session replaced by another login';
 const HELD = 'held after too many refused frames; reconnect later';
-
-/** The longest delay setTimeout takes (about 24.8 days); a later expiry re-arms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class ClientSession implements ConnectionListener {
   readonly caller: Caller;
   /** When the socket was accepted (epoch ms): the oldest of a user's sockets goes first. */
   readonly openedAt: number;
   private inFlight = 0;
-  private expiresAt: number | null;
-  private expiryTimer: NodeJS.Timeout | null = null;
+  private readonly expiry: SessionExpiry;
   private unsubscribe: (() => void) | null = null;
   private readonly refusals: SocketRefusals;
   /** Set once the refusal rule closed this socket, or its user was found held: no frame is read any more. */
@@ -66,13 +63,15 @@ export class ClientSession implements ConnectionListener {
     this.device = identity.device;
     this.clock = deps.clock ?? systemClock;
     this.openedAt = deps.acceptedAt();
-    this.expiresAt = identity.expiresAt;
+    this.expiry = new SessionExpiry(identity.expiresAt, this.clock, () =>
+      this.forceClose(CLOSE_CODES.tokenExpired, 'token expired', 'token_expired'),
+    );
     this.refusals = new SocketRefusals(deps.limits, this.clock);
     this.logger = deps.logger.child({ tenant: this.caller.tenant, user: this.caller.user });
     this.rateKey = `${this.caller.tenant}:${this.caller.user}`;
     deps.metrics.connections.inc();
     deps.metrics.connectionsOpened.inc();
-    this.armExpiry();
+    this.expiry.arm();
     try {
       this.unsubscribe = deps.messaging.subscribe(this.caller, (push) => {
         if (this.sendFrame(pushFrameOf(push))) deps.metrics.pushes.inc();
@@ -85,7 +84,7 @@ export class ClientSession implements ConnectionListener {
 
   message(data: ArrayBuffer | Buffer): void {
     if (!this.conn.isOpen || this.cutOff) return; // closed, or being closed, by an earlier frame of the same read
-    if (this.expired()) return this.refuseExpired(data);
+    if (this.expiry.expired()) return this.refuseExpired(data);
     // Charged before decoding, by size, valid or not: a sender over its rate costs no parsing.
     const allowed = this.deps.rateLimiter?.take(this.rateKey, frameCost(data.byteLength)) ?? true;
     if (allowed === false) return this.refuseUnread(data);
@@ -115,8 +114,7 @@ export class ClientSession implements ConnectionListener {
   }
 
   closed(code: number): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.expiryTimer = null;
+    this.expiry.stop();
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.deps.metrics.connections.dec();
@@ -225,39 +223,16 @@ export class ClientSession implements ConnectionListener {
     void this.deps.onHold(this, verdict.holdMs).then(close, close);
   }
 
-  private expired(): boolean {
-    return this.expiresAt !== null && this.clock.now() >= this.expiresAt;
-  }
-
   private refuseExpired(data: ArrayBuffer | Buffer): void {
     this.deps.metrics.errors.inc({ code: 'UNAUTHORIZED' });
     this.reply(leadingRequestId(data), new UnauthorizedError('token expired; renew with auth before exp, or reconnect'));
     this.forceClose(CLOSE_CODES.tokenExpired, 'token expired', 'token_expired');
   }
 
-  /** Closes the socket when its token expires, so an idle expired socket gets no more pushes. */
-  private armExpiry(): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.expiryTimer = null;
-    if (this.expiresAt === null) return;
-    const wait = this.expiresAt - this.clock.now();
-    if (wait <= 0) return this.forceClose(CLOSE_CODES.tokenExpired, 'token expired', 'token_expired');
-    this.expiryTimer = setTimeout(() => this.armExpiry(), Math.min(wait, MAX_TIMER_MS));
-    this.expiryTimer.unref();
-  }
-
   /** The `auth` op: a valid, unexpired token of this very user and tenant moves the expiry. */
   private async renew(token: string): Promise<{ exp: number | null }> {
     const claims = await this.deps.verifyToken(token);
-    if (claims.tenant !== this.caller.tenant || claims.user !== this.caller.user) {
-      throw new ForbiddenError('auth: the token is for another user; open a new socket for it');
-    }
-    const expiresAt = expiryOf(claims);
-    // The verifier tolerates clock skew; a socket does not outlive its token's own exp.
-    if (expiresAt !== null && expiresAt <= this.clock.now()) throw new UnauthorizedError('token expired');
-    this.expiresAt = expiresAt;
-    this.armExpiry();
-    return { exp: expiresAt === null ? null : Math.floor(expiresAt / 1000) };
+    return this.expiry.renew(claims, this.caller);
   }
 
   /** Serves an admitted request (counted by begin()). */
@@ -302,10 +277,4 @@ export class ClientSession implements ConnectionListener {
     if (hard) this.conn.terminate();
     else this.conn.close(code, reason);
   }
-}
-
-/** The expiry a verifier reports (createTokenVerifier: `expiresAt`, epoch ms), if any. */
-export function expiryOf(claims: object): number | null {
-  const expiresAt = (claims as { expiresAt?: unknown }).expiresAt;
-  return typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt : null;
 }

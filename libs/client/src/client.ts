@@ -1,17 +1,18 @@
 import { v7 as uuidv7 } from 'uuid';
-import { backoffDelay, DEFAULT_BUSY_BACKOFF, DEFAULT_RECONNECT_BACKOFF, type BackoffOptions } from './backoff.ts';
-import { Connection } from './connection.ts';
-import { ConversationSync, type LoadConversationsOptions, type MarkReadOutcome } from './conversation-sync.ts';
-import { GroupFollower, streamHints } from './group-follower.ts';
+import { backoffDelay, DEFAULT_BUSY_BACKOFF, type BackoffOptions } from './backoff.ts';
+import type { Connection } from './connection.ts';
+import type { ConversationSync, LoadConversationsOptions, MarkReadOutcome } from './conversation-sync.ts';
+import type { GroupFollower } from './group-follower.ts';
 import { SeqlineClientError } from './errors.ts';
 import { TypedEmitter, type Listener } from './events.ts';
 import { silentClientLogger, type ClientLogger } from './logger.ts';
-import { MemoryMaxSeqStore } from './max-seq-store.ts';
 import { withResends, type ResendPolicy } from './resend.ts';
 import { checkResult } from './results.ts';
-import { SyncEngine } from './sync-engine.ts';
+import type { SyncEngine } from './sync-engine.ts';
 import type { Conv, Conversation, Json, Obj, OpArgs, OpName, OpResult, PushFrame } from './wire.ts';
 import type { ClientEvents, SendInput, SendOutcome, SeqlineClientOptions } from './client-options.ts';
+import { connectionOf, conversationSyncOf, groupFollowerOf, syncEngineOf, type ClientWiring } from './client-parts.ts';
+import { sendOnce } from './send-once.ts';
 
 export class SeqlineClient {
   private readonly events = new TypedEmitter<ClientEvents>();
@@ -33,52 +34,27 @@ export class SeqlineClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 5000;
     this.busyBackoff = opts.busyBackoff ?? DEFAULT_BUSY_BACKOFF;
     this.resendPolicy = { maxResends: opts.maxResends ?? 3, busyBackoff: this.busyBackoff, logger: this.logger };
-    this.conn = new Connection({
-      ...opts, // url, token, WebSocket, tokenTransport, device
-      reconnectBackoff: opts.reconnectBackoff ?? DEFAULT_RECONNECT_BACKOFF,
-      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
-      silentTimeoutsBeforeReconnect: opts.silentTimeoutsBeforeReconnect ?? 2,
-      logger: this.logger,
+    this.conn = connectionOf(opts, this.logger, {
       onOpen: () => this.onOpen(),
       onClose: () => void this.emit('state', 'disconnected'),
       onPush: (push) => this.onPush(push),
       onKicked: (by) => void this.emit('kicked', { by }).then(() => this.close()),
       onGroupPush: (push) => this.follow(push.group, this.follower?.push(push.group, push.prevGseq, push.messages)),
     });
-    const track = opts.trackConversations ?? true;
-    this.convs = new ConversationSync({ request: (op, args) => this.request(op, args), emit: (e, arg) => this.emit(e, arg), track });
-    this.follower =
-      opts.followGroups === false
-        ? null
-        : new GroupFollower({
-            fetchPage: (group, afterGseq, limit) => this.request('group.history', { group, afterGseq, limit }),
-            // An ack of 0 never moves the cursor; its answer is where the cursor is.
-            serverCursor: async (group) => (await this.request('group.ack', { group, gseq: 0 })).cursor,
-            deliver: (group, messages) => this.emit('groupMessages', { group, messages }),
-            pageLimit: opts.syncPageLimit ?? 200,
-            logger: this.logger,
-          });
-    this.engine = new SyncEngine({
-      store: opts.store ?? new MemoryMaxSeqStore(),
-      pageLimit: opts.syncPageLimit ?? 200,
-      fetchPage: (maxSeq, limit) => this.request('sync', { maxSeq, limit }),
-      deliver: async (entries) => {
-        await this.emit('entries', entries);
-        await this.convs.entries(entries);
-        for (const g of streamHints(entries)) this.follow(g, this.follower?.hint(g));
-      },
-      convs: (states) => this.convs.apply(states),
-      groups: async (groups) => {
-        await this.emit('groups', groups);
-        for (const g of groups) this.follow(g.id, this.follower?.news(g));
-      },
-      synced: (maxSeq) => {
-        this.conn.markHealthy();
-        this.syncFailures = 0;
-        void this.emit('synced', { maxSeq });
-      },
+    const wiring: ClientWiring = {
+      request: (op, args) => this.request(op, args),
+      emit: (e, arg) => this.emit(e, arg),
+      follow: (what, work) => this.follow(what, work),
       logger: this.logger,
-    });
+    };
+    this.convs = conversationSyncOf(opts, wiring);
+    this.follower = groupFollowerOf(opts, wiring);
+    const synced = (maxSeq: number): void => {
+      this.conn.markHealthy();
+      this.syncFailures = 0;
+      void this.emit('synced', { maxSeq });
+    };
+    this.engine = syncEngineOf(opts, wiring, { convs: this.convs, follower: this.follower, synced });
   }
 
   on<K extends keyof ClientEvents>(event: K, listener: Listener<ClientEvents[K]>): () => void {
@@ -124,14 +100,8 @@ export class SeqlineClient {
    * Sends a message, exactly once: an unanswered attempt (timeout, disconnect) is resent with
    * the same appinfo, which the server stores at most once (`duplicate: true` then).
    */
-  async send(input: SendInput): Promise<SendOutcome> {
-    const appinfo = input.appinfo ?? uuidv7();
-    const args: OpArgs<'send'> = { appinfo, to: input.to, type: input.type, body: input.body };
-    if (input.mentions !== undefined) args.mentions = input.mentions;
-    const r = await withResends(() => this.request('send', args), this.resendPolicy, { appinfo });
-    const outcome: SendOutcome = { seq: r.seq, sendTime: r.sendTime, duplicate: r.duplicate, appinfo };
-    if (r.body !== undefined) outcome.body = r.body;
-    return outcome;
+  send(input: SendInput): Promise<SendOutcome> {
+    return sendOnce((args) => this.request('send', args), this.resendPolicy, input);
   }
 
   /** One typed call, one attempt; the result is shape-checked (PROTOCOL error otherwise). */

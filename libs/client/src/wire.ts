@@ -3,6 +3,11 @@
  * from @seqline/protocol, so the SDK carries no server-side validation code at runtime.
  */
 import { parseKicked, type KickedFrame } from './kicked.ts';
+import type { Conv, Conversation, ConversationsResult, Entry, GroupMessage, Json, Recipient, SyncResult } from './wire-entries.ts';
+import { isConversationList, isEntryList, isObj, isSeq, type Obj } from './wire-guards.ts';
+
+export * from './wire-entries.ts';
+export * from './wire-guards.ts';
 
 export type ErrorCode =
   'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'TOO_LARGE' | 'RATE_LIMITED' | 'OVERLOADED' | 'RECALL_EXPIRED' | 'INTERNAL';
@@ -18,99 +23,6 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   'RECALL_EXPIRED',
   'INTERNAL',
 ];
-
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-export type EntryKind = 'msg' | 'read' | 'receipt' | 'recall' | 'group' | 'tick' | 'edit' | 'delete' | 'clear';
-export const ENTRY_KINDS: readonly EntryKind[] = ['msg', 'read', 'receipt', 'recall', 'group', 'tick', 'edit', 'delete', 'clear'];
-
-export interface Conv {
-  type: 'user' | 'group';
-  id: string;
-}
-
-/** One item of the inbox. Fields beyond the required ones are passed through unchecked. */
-export interface Entry {
-  seq: number;
-  kind: EntryKind;
-  appinfo: string;
-  conv: Conv;
-  from: string;
-  sendTime: number;
-  type?: string;
-  body?: Json;
-  referSeq?: number;
-  seqs?: number[];
-  readBy?: string[];
-  /** `from`: the recalled message's sender (an appinfo is unique per sender); absent in older recalls. */
-  recall?: { appinfo: string; sendTime: number; from?: string };
-  /** Users mentioned by a message (or "@all"). */
-  mentions?: string[];
-  /** kind "edit": the message's new content. */
-  edit?: { appinfo: string; sendTime: number; type: string; body: Json; editedAt: number };
-  /** kinds "clear" and "read": the conversation is cleared / read up to this seq. */
-  upToSeq?: number;
-}
-
-export interface GroupMessage extends Entry {
-  gseq: number;
-}
-
-export type Recipient = { user: string } | { group: string };
-
-/** A read-fanout group whose stream has news past the user's cursor. */
-export interface GroupNews {
-  id: string;
-  headGseq: number;
-  cursor: number;
-}
-
-/**
- * One conversation of the inbox as the server computed it, exact as of inbox seq
- * `asOfSeq`. Every count is the server's; the SDK never derives one. A read-fanout group may
- * carry its position in gseq terms (`lastGseq`, `readGseq`) instead of `lastSeq` / `readSeq`.
- */
-export interface Conversation {
-  conv: Conv;
-  lastSeq: number;
-  /** The newest visible message (latest edit applied), null when none is visible. */
-  last: Entry | null;
-  readSeq: number;
-  /** Messages from others after readSeq, not recalled, deleted or cleared. */
-  unread: number;
-  /** Of those, the ones that mention the user (or `@all`). */
-  mentions: number;
-  clearedSeq: number;
-  asOfSeq: number;
-  /**
-   * Group conversations: the group's name (it follows group.rename). Absent for 1:1 chats (show
-   * the peer's id, or your app's name for it) and for a group whose notices in your inbox predate
-   * names (show its id, or ask group.info).
-   */
-  title?: string;
-  lastGseq?: number;
-  readGseq?: number;
-  /** Read-fanout groups: true when `unread` is a lower bound (the server counts a bounded stretch of the stream). */
-  unreadCapped?: boolean;
-  /** Only in `conversations` answers asked with `lastMessages`: its last visible messages, ascending. */
-  messages?: Entry[];
-}
-
-export interface SyncResult {
-  entries: Entry[];
-  headSeq: number;
-  hasMore: boolean;
-  groups: GroupNews[];
-  /** The conversations the returned entries touch (absent from a server that predates them). */
-  convs?: Conversation[];
-}
-
-export interface ConversationsResult {
-  convs: Conversation[];
-  /** The inbox seq the list is exact at: sync continues from here after a bootstrap. */
-  headSeq: number;
-  hasMore: boolean;
-}
 
 /** `read`: a conversation's read cursor (moves forward only), or a list of seqs (receipts to their senders). */
 export type ReadArgs = { conv: Conv; upToSeq: number } | { seqs: number[] };
@@ -192,78 +104,6 @@ export interface GroupPushFrame {
 }
 
 export type ServerFrame = ReplyFrame | PushFrame | GroupPushFrame | KickedFrame;
-
-// ---- minimal, safe guards: enough that the sync logic never acts on a malformed seq ----
-
-export type Obj = Record<string, unknown>;
-
-export function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** A seq is a non-negative safe integer (0 means "nothing yet"). */
-export function isSeq(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-}
-
-export function isEntry(v: unknown): v is Entry {
-  if (!isObj(v)) return false;
-  const conv = v['conv'];
-  return (
-    isSeq(v['seq']) &&
-    v['seq'] > 0 &&
-    typeof v['kind'] === 'string' &&
-    (ENTRY_KINDS as readonly string[]).includes(v['kind']) &&
-    typeof v['appinfo'] === 'string' &&
-    isObj(conv) &&
-    (conv['type'] === 'user' || conv['type'] === 'group') &&
-    typeof conv['id'] === 'string' &&
-    typeof v['from'] === 'string' &&
-    typeof v['sendTime'] === 'number'
-  );
-}
-
-export function isEntryList(v: unknown): v is Entry[] {
-  return Array.isArray(v) && v.every(isEntry);
-}
-
-const isCount = (v: unknown): boolean => isSeq(v);
-const optionalSeq = (v: unknown): boolean => v === undefined || isSeq(v);
-
-export function isConversation(v: unknown): v is Conversation {
-  if (!isObj(v)) return false;
-  const conv = v['conv'];
-  return (
-    isObj(conv) &&
-    (conv['type'] === 'user' || conv['type'] === 'group') &&
-    typeof conv['id'] === 'string' &&
-    isSeq(v['lastSeq']) &&
-    (v['last'] === null || isEntry(v['last'])) &&
-    isSeq(v['readSeq']) &&
-    isCount(v['unread']) &&
-    isCount(v['mentions']) &&
-    isSeq(v['clearedSeq']) &&
-    isSeq(v['asOfSeq']) &&
-    (v['title'] === undefined || typeof v['title'] === 'string') &&
-    optionalSeq(v['lastGseq']) &&
-    optionalSeq(v['readGseq']) &&
-    (v['messages'] === undefined || isEntryList(v['messages']))
-  );
-}
-
-export function isConversationList(v: unknown): v is Conversation[] {
-  return Array.isArray(v) && v.every(isConversation);
-}
-
-/** True when seqs strictly increase and all are above `after`. */
-export function isAscendingAfter(entries: readonly Entry[], after: number): boolean {
-  let prev = after;
-  for (const e of entries) {
-    if (e.seq <= prev) return false;
-    prev = e.seq;
-  }
-  return true;
-}
 
 /** Parses one text frame from the server; null when it is not a frame we understand. */
 export function parseServerFrame(text: string): ServerFrame | null {

@@ -22,7 +22,6 @@ export { buildTierEntry } from './groups.ts';
 export { conversationStreamSides } from './group-conversations.ts';
 export { LiveSettings, type LiveSettingsOptions, type SettingsListener, type SettingsPatch } from './live-settings.ts';
 export * from './admin.ts';
-// Kept here rather than in admin.ts, which is at its length bound.
 export type { ConversationCheck, ConversationDifference, InboxConversationsView, RebuildView } from './admin-conversations.ts';
 export { MAX_ADMIN_PAGE } from './admin-checks.ts';
 export { AdminHooks, type AdminHooksDeps, type HooksView, type ShownHooks } from './admin-hooks.ts';
