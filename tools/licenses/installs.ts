@@ -15,8 +15,16 @@ export interface Install {
   where: string;
 }
 
-/** The scripts that install programs (the CI entry point and what it runs). */
-export const INSTALL_SCRIPTS = ['.ci/run', 'scripts/services.sh', 'scripts/node-runtime.sh'];
+/** The scripts that install programs (the CI entry point and what it runs, with the parts services.sh sources). */
+export const INSTALL_SCRIPTS = [
+  '.ci/run',
+  'scripts/services.sh',
+  'scripts/services/common.sh',
+  'scripts/services/cassandra.sh',
+  'scripts/services/redis.sh',
+  'scripts/services/nats.sh',
+  'scripts/node-runtime.sh',
+];
 const CASSANDRA_POM = 'scripts/services/cassandra-deps.pom.xml';
 
 function defaults(text: string): Map<string, string> {
@@ -27,12 +35,16 @@ function defaults(text: string): Map<string, string> {
 
 export function findInstalls(root: string): Install[] {
   const found: Install[] = [];
-  for (const file of INSTALL_SCRIPTS) {
-    // Continuation lines joined, comments dropped: one command per line.
-    const text = readFileSync(join(root, file), 'utf8')
+  // Continuation lines joined, comments dropped: one command per line.
+  const texts = INSTALL_SCRIPTS.map((file) => ({
+    file,
+    text: readFileSync(join(root, file), 'utf8')
       .replace(/\\\n\s*/g, ' ')
-      .replace(/^\s*#.*$/gm, '');
-    const vars = defaults(text);
+      .replace(/^\s*#.*$/gm, ''),
+  }));
+  // services.sh sets the versions its sourced parts install: one set of settings for all scripts.
+  const vars = new Map(texts.flatMap(({ text }) => [...defaults(text)]));
+  for (const { file, text } of texts) {
     const version = (name: string | undefined) => (name === undefined ? undefined : (vars.get(name) ?? `$${name}`));
     for (const m of text.matchAll(/\bapt_install((?:[ \t]+[a-z0-9][a-z0-9.+-]*)+)/g)) {
       for (const name of m[1]!.trim().split(/\s+/)) found.push({ kind: 'apt', name, version: undefined, where: file });

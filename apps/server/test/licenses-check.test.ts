@@ -33,6 +33,8 @@ function fakeCheckout(ciRun: string, redisVersion: string): { root: string; redi
   write(root, '.ci/run', ciRun);
   mkdirSync(join(root, 'scripts/services'), { recursive: true });
   copyFileSync(join(ROOT, 'scripts/services.sh'), join(root, 'scripts/services.sh'));
+  for (const part of ['common', 'cassandra', 'redis', 'nats'])
+    copyFileSync(join(ROOT, `scripts/services/${part}.sh`), join(root, `scripts/services/${part}.sh`));
   copyFileSync(join(ROOT, 'scripts/node-runtime.sh'), join(root, 'scripts/node-runtime.sh'));
   copyFileSync(join(ROOT, 'scripts/services/cassandra-deps.pom.xml'), join(root, 'scripts/services/cassandra-deps.pom.xml'));
   const redis = join(root, 'fake-redis-server');
