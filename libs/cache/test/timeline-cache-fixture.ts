@@ -9,9 +9,10 @@ import { connectRedis, deleteKeys, tempDir, uniquePrefix } from './harness.ts';
 
 export interface TimelineCacheFixture {
   readonly keyPrefix: string;
-  /** The durable store under every cache of the file. */
-  inner(): TimelineStore;
-  redis(): Redis;
+  /** The durable store under every cache of the file (from beforeAll on). */
+  readonly inner: TimelineStore;
+  /** The file's Redis client (from beforeAll on). */
+  readonly redis: Redis;
   /** A cache over `inner()`, closed after the file. */
   cached(options?: Partial<CachedTimelineOptions>, client?: Redis): CachedTimelineStore;
   /** A new inbox nobody wrote to. */
@@ -49,8 +50,12 @@ export function timelineCacheFixture(name: string): TimelineCacheFixture {
   const client = (): Redis => ready(redis);
   return {
     keyPrefix,
-    inner,
-    redis: client,
+    get inner() {
+      return inner();
+    },
+    get redis() {
+      return client();
+    },
     cached: (options = {}, via) => {
       const store = new CachedTimelineStore(inner(), { redis: via ?? client(), keyPrefix, ...options });
       opened.push(store);

@@ -1,7 +1,5 @@
 /** CachedTimelineStore's dedup set against the live Redis: resends answered from Redis, misses from the store. */
-import { beforeAll, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
-import type { TimelineStore } from '@seqline/core';
+import { expect, it } from 'vitest';
 import { dup, msgEntry, msgKey } from '@seqline/testing';
 import { describeWithRedis, probeRedis } from './harness.ts';
 import { batch, range, timelineCacheFixture } from './timeline-cache-fixture.ts';
@@ -11,12 +9,6 @@ const probe = await probeRedis();
 describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
   const fx = timelineCacheFixture('timeline-dedup');
   const { cached, fresh, keyPrefix } = fx;
-  let redis: Redis;
-  let inner: TimelineStore;
-  beforeAll(() => {
-    redis = fx.redis();
-    inner = fx.inner();
-  });
 
   it('duplicates are not cached twice and resends are answered from the dedup set', async () => {
     const store = cached();
@@ -30,7 +22,7 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
       dup(msgEntry(2, 'b')),
       { seq: 5, duplicate: false },
     ]);
-    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await fx.inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
     const before = store.stats();
     const found = await store.findSeqs({ inbox, keys: ['a', 'b', 'c', 'c'].map((a) => msgKey(a)) });
     expect([...found.entries()].sort()).toEqual([
@@ -46,7 +38,7 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
     const store = cached();
     const inbox = fresh();
     // The previous version kept plain appinfos under `dd`; "carol/x" may have been one (anyone's).
-    await redis.zadd(`${keyPrefix}dd:0:{${inbox}}`, 7, msgKey('x', 'carol'));
+    await fx.redis.zadd(`${keyPrefix}dd:0:{${inbox}}`, 7, msgKey('x', 'carol'));
     expect(await store.append({ inbox, entries: [msgEntry(1, 'x', { from: 'alice' }), msgEntry(2, 'x', { from: 'carol' })] })).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
@@ -64,14 +56,14 @@ describeWithRedis('CachedTimelineStore dedup (live Redis)', probe, () => {
     const store = cached({ dedupMaxPerInbox: 2 });
     const inbox = fresh();
     await store.append({ inbox, entries: batch(range(1, 4), 'x') });
-    await inner.append({ inbox, entries: [msgEntry(5, 'bypass')] });
+    await fx.inner.append({ inbox, entries: [msgEntry(5, 'bypass')] });
     const found = await store.findSeqs({ inbox, keys: ['x1', 'x4', 'bypass', 'never'].map((a) => msgKey(a)) });
     expect([...found.entries()].sort()).toEqual([
       [msgKey('bypass'), 5],
       [msgKey('x1'), 1],
       [msgKey('x4'), 4],
     ]);
-    await redis.del(fx.ddKey(inbox));
+    await fx.redis.del(fx.ddKey(inbox));
     expect((await store.findSeqs({ inbox, keys: [msgKey('x3')] })).get(msgKey('x3'))).toBe(3);
     // An append of duplicates only (nothing to cache) still remembers their original seqs.
     expect(await store.append({ inbox, entries: [msgEntry(9, 'x2')] })).toEqual([dup(msgEntry(2, 'x2'))]);

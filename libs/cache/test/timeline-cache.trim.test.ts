@@ -3,8 +3,7 @@
  * append: its size stays within [max − max/16, max], and every answer is still the store's.
  */
 import { beforeAll, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
-import { inboxKey, type TimelineStore } from '@seqline/core';
+import { inboxKey } from '@seqline/core';
 import { msgEntry, msgKey, uniqueTenant } from '@seqline/testing';
 import type { CachedTimelineStore } from '../src/index.ts';
 import { describeWithRedis, probeRedis } from './harness.ts';
@@ -14,12 +13,8 @@ const probe = await probeRedis();
 
 describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
   const fx = timelineCacheFixture('timeline-trim');
-  let redis: Redis;
-  let inner: TimelineStore;
   let store: CachedTimelineStore;
   beforeAll(() => {
-    redis = fx.redis();
-    inner = fx.inner();
     store = fx.cached({ maxEntries: 64, dedupMaxPerInbox: 32 });
   });
 
@@ -30,25 +25,25 @@ describeWithRedis('CachedTimelineStore trimming (live Redis)', probe, () => {
     const sizes = new Set<number>();
     for (let seq = 1; seq <= 300; seq++) {
       await store.append({ inbox, entries: [msgEntry(seq, `m${seq}`)] });
-      const entries = (await redis.zcard(tl)) - 1; // minus the coverage marker
+      const entries = (await fx.redis.zcard(tl)) - 1; // minus the coverage marker
       expect(entries).toBeLessThanOrEqual(64);
       if (seq > 64) expect(entries).toBeGreaterThanOrEqual(60);
       sizes.add(entries);
-      const appinfos = await redis.zcard(dd);
+      const appinfos = await fx.redis.zcard(dd);
       expect(appinfos).toBeLessThanOrEqual(32);
       if (seq > 32) expect(appinfos).toBeGreaterThanOrEqual(30);
     }
     // It was cut in steps, not one entry per append.
     expect([...sizes].filter((n) => n >= 60).sort((a, b) => a - b)).toEqual([60, 61, 62, 63, 64]);
     // The marker covers exactly what is left: the newest 60–64 come from Redis, older from the store.
-    const held = (await redis.zcard(tl)) - 1;
+    const held = (await fx.redis.zcard(tl)) - 1;
     const hits = store.stats().readHits;
     expect(await store.readAfter({ inbox, afterSeq: 300 - held, limit: 100 })).toEqual(
-      await inner.readAfter({ inbox, afterSeq: 300 - held, limit: 100 }),
+      await fx.inner.readAfter({ inbox, afterSeq: 300 - held, limit: 100 }),
     );
     expect(store.stats().readHits).toBe(hits + 1);
     expect(await store.readAfter({ inbox, afterSeq: 300 - held - 1, limit: 100 })).toEqual(
-      await inner.readAfter({ inbox, afterSeq: 300 - held - 1, limit: 100 }),
+      await fx.inner.readAfter({ inbox, afterSeq: 300 - held - 1, limit: 100 }),
     );
     expect(store.stats().readHits).toBe(hits + 1);
     // A resend of an appinfo still in the dedup set is found there, an older one in the store.

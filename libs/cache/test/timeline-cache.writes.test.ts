@@ -1,7 +1,6 @@
 /** CachedTimelineStore's writes against the live Redis: failed writes, the durable listener, headSeq, one writer and many readers. */
-import { beforeAll, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
-import type { InboxKey, TimelineStore } from '@seqline/core';
+import { expect, it } from 'vitest';
+import type { InboxKey } from '@seqline/core';
 import type { CachedTimelineStore } from '../src/index.ts';
 import { connectRedis, describeWithRedis, probeRedis } from './harness.ts';
 import { batch, range, timelineCacheFixture } from './timeline-cache-fixture.ts';
@@ -11,22 +10,16 @@ const probe = await probeRedis();
 describeWithRedis('CachedTimelineStore writes (live Redis)', probe, () => {
   const fx = timelineCacheFixture('timeline-writes');
   const { cached, fresh, tlKey } = fx;
-  let redis: Redis;
-  let inner: TimelineStore;
-  beforeAll(() => {
-    redis = fx.redis();
-    inner = fx.inner();
-  });
 
   it('a failed cache write invalidates the inbox instead of leaving a hole', async () => {
     const store = cached();
     const inbox = fresh();
     await store.append({ inbox, entries: batch(range(1, 3)) });
-    await redis.set(tlKey(inbox), 'not a sorted set'); // every script on this key now errors
+    await fx.redis.set(tlKey(inbox), 'not a sorted set'); // every script on this key now errors
     await store.append({ inbox, entries: batch([4, 5]) });
     expect(store.stats().writeFailures).toBe(1);
-    expect(await redis.exists(tlKey(inbox))).toBe(0);
-    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
+    expect(await fx.redis.exists(tlKey(inbox))).toBe(0);
+    expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(await fx.inner.readAfter({ inbox, afterSeq: 0, limit: 10 }));
     await store.append({ inbox, entries: batch([6]) });
     expect(await store.readAfter({ inbox, afterSeq: 5, limit: 10 })).toEqual(batch([6]));
   });
@@ -42,12 +35,12 @@ describeWithRedis('CachedTimelineStore writes (live Redis)', probe, () => {
       durable: (o) => {
         told.push(o);
         // Same connection as the store's: this read goes out before the cache write does.
-        sizeWhenTold = redis.zcard(tlKey(inbox));
+        sizeWhenTold = fx.redis.zcard(tlKey(inbox));
       },
     });
     expect(told).toEqual([outcomes]);
     expect(await sizeWhenTold).toBe(0);
-    expect(await redis.zcard(tlKey(inbox))).toBeGreaterThan(0);
+    expect(await fx.redis.zcard(tlKey(inbox))).toBeGreaterThan(0);
     const more = await store.append({
       inbox,
       entries: batch([3]),
@@ -64,7 +57,7 @@ describeWithRedis('CachedTimelineStore writes (live Redis)', probe, () => {
     const inbox = fresh();
     await store.append({ inbox, entries: batch(range(1, 3)) });
     await expect(store.append({ inbox, entries: batch([2], 'late') })).rejects.toThrow();
-    expect(await redis.exists(tlKey(inbox))).toBe(0);
+    expect(await fx.redis.exists(tlKey(inbox))).toBe(0);
     expect(await store.readAfter({ inbox, afterSeq: 0, limit: 10 })).toEqual(batch(range(1, 3)));
   });
 
@@ -77,7 +70,7 @@ describeWithRedis('CachedTimelineStore writes (live Redis)', probe, () => {
     const hits = reader.stats().headHits;
     expect(await reader.headSeq(inbox)).toBe(7);
     expect(reader.stats().headHits).toBe(hits + 1);
-    await inner.append({ inbox, entries: batch([8]) });
+    await fx.inner.append({ inbox, entries: batch([8]) });
     expect(await writer.headSeq(inbox)).toBe(8); // the writer's view must be exact
     expect(await reader.headSeq(inbox)).toBeLessThanOrEqual(8);
   });
@@ -121,7 +114,7 @@ describeWithRedis('CachedTimelineStore writes (live Redis)', probe, () => {
       );
       await writes;
       for (const { inbox, seen } of followed) {
-        expect(seen).toEqual((await inner.readAfter({ inbox, afterSeq: 0, limit: 10_000 })).map((entry) => entry.seq));
+        expect(seen).toEqual((await fx.inner.readAfter({ inbox, afterSeq: 0, limit: 10_000 })).map((entry) => entry.seq));
       }
       for (const reader of readers) expect(reader.stats().readHits).toBeGreaterThan(reader.stats().readMisses);
     } finally {
