@@ -6,6 +6,8 @@
  */
 import { SeqlineClient, type Conv, type Conversation, type Entry } from '@seqline/client';
 import { convKey, convTitle, isHidden, listItems, mentionsIn, renderList, textOf } from './conversation-list.ts';
+import { ui } from './page-elements.ts';
+import { isRecalled, readers, type Session } from './session.ts';
 
 /** What the page exposes for a look from the devtools (and the browser tests). */
 interface DemoDebug {
@@ -18,54 +20,6 @@ declare global {
   interface Window {
     seqlineDemo?: DemoDebug;
   }
-}
-
-const byId = <T extends HTMLElement>(id: string): T => {
-  const el = document.getElementById(id);
-  if (!el) throw new Error(`demo page: #${id} missing`);
-  return el as T;
-};
-
-const ui = {
-  status: byId<HTMLSpanElement>('status'),
-  me: byId<HTMLSpanElement>('me'),
-  signOut: byId<HTMLButtonElement>('sign-out'),
-  signin: byId<HTMLElement>('signin'),
-  signinForm: byId<HTMLFormElement>('signin-form'),
-  user: byId<HTMLInputElement>('user'),
-  app: byId<HTMLElement>('app'),
-  newChat: byId<HTMLFormElement>('new-chat'),
-  peer: byId<HTMLInputElement>('peer'),
-  newGroup: byId<HTMLFormElement>('new-group'),
-  groupName: byId<HTMLInputElement>('group-name'),
-  groupMembers: byId<HTMLInputElement>('group-members'),
-  convs: byId<HTMLUListElement>('convs'),
-  chatTitle: byId<HTMLHeadingElement>('chat-title'),
-  messages: byId<HTMLOListElement>('messages'),
-  sendForm: byId<HTMLFormElement>('send-form'),
-  text: byId<HTMLInputElement>('text'),
-  lastSend: byId<HTMLParagraphElement>('last-send'),
-  error: byId<HTMLParagraphElement>('error'),
-  maxSeq: byId<HTMLSpanElement>('max-seq'),
-  footer: byId<HTMLElement>('session-footer'),
-};
-
-interface Session {
-  user: string;
-  client: SeqlineClient;
-  /** The inbox as delivered, ascending by seq. */
-  entries: Entry[];
-  /** Conversations opened or created here before any message of theirs arrived. */
-  opened: Map<string, Conv>;
-  /** Names of the groups created in this session (others show their id). */
-  groupNames: Map<string, string>;
-  /** Seqs this user has sent receipts for (here, or `read` entries from other devices). */
-  read: Set<number>;
-  /** Per conversation, the lastSeq its read cursor was last moved to from here. */
-  marked: Map<string, number>;
-  /** The own message the send form edits instead of sending a new one. */
-  editing: Entry | null;
-  current: Conv | null;
 }
 
 let session: Session | null = null;
@@ -145,20 +99,6 @@ function signOut(): void {
   ui.status.dataset['state'] = 'signed-out';
   ui.status.textContent = 'signed out';
   ui.maxSeq.textContent = '0';
-}
-
-function isRecalled(s: Session, msg: Entry): boolean {
-  // An appinfo is unique per sender only: the recall names its message's sender (else its own `from`).
-  return s.entries.some(
-    (e) => e.kind === 'recall' && e.recall?.appinfo === msg.appinfo && (e.recall.from ?? e.from) === msg.from && e.conv.id === msg.conv.id,
-  );
-}
-
-/** Everyone who has read one of my messages, from the `receipt` entries pointing at it. */
-function readers(s: Session, msg: Entry): string[] {
-  const names = new Set<string>();
-  for (const e of s.entries) if (e.kind === 'receipt' && e.referSeq === msg.seq) for (const r of e.readBy ?? []) names.add(r);
-  return [...names].sort();
 }
 
 function convLabel(s: Session, conv: Conv, state = s.client.conversations().find((c) => convKey(c.conv) === convKey(conv))): string {

@@ -9,7 +9,10 @@
  * view with it.
  */
 import fc from 'fast-check';
-import type { Conv, ConversationState, Entry, GroupStore, GroupStreamStore, Json, TierThresholds, TimelineStore } from '@seqline/core';
+import type { TierThresholds } from '@seqline/core';
+import type { ModelCaller, ModelMessaging } from './model-ports.ts';
+
+export type { ModelCaller, ModelConvState, ModelMessaging, ModelStores } from './model-ports.ts';
 
 export const USER_COUNT = 6;
 /** u0 creates the group and is its admin; it never leaves, so it may always recall. */
@@ -56,41 +59,6 @@ export const modelOpArb: fc.Arbitrary<ModelOp> = fc.oneof(
 /** Three members or more is huge (read-fanout) under the low thresholds; never huge under the high. */
 export const LOW_TIERS: TierThresholds = { smallBelow: 2, largeBelow: 3, maxMembers: 100, hysteresis: 0 };
 export const HIGH_TIERS: TierThresholds = { smallBelow: 3, largeBelow: 50, maxMembers: 100, hysteresis: 0 };
-
-export interface ModelCaller {
-  tenant: string;
-  user: string;
-}
-
-/** A conversation's state as the oracle reads it: the fields both the API and the wire carry. */
-export type ModelConvState = Pick<
-  ConversationState,
-  'conv' | 'last' | 'lastSeq' | 'readSeq' | 'unread' | 'mentions' | 'clearedSeq' | 'asOfSeq'
->;
-
-/**
- * The part of the messaging API (libs/messaging's Messaging, one method per protocol op) the
- * model drives and the oracle reads its views through: Messaging itself in process, an adapter
- * over one socket per user on the wire.
- */
-export interface ModelMessaging {
-  createGroup(caller: ModelCaller, input: { name: string; members: string[]; id?: string }): Promise<unknown>;
-  addMembers(caller: ModelCaller, id: string, members: string[]): Promise<unknown>;
-  removeMembers(caller: ModelCaller, id: string, members: string[]): Promise<unknown>;
-  groupInfo(caller: ModelCaller, id: string): Promise<{ fanout: 'write' | 'read' }>;
-  send(
-    caller: ModelCaller,
-    input: { appinfo: string; to: { group: string }; type: string; body: Json; mentions?: string[] },
-  ): Promise<unknown>;
-  recall(caller: ModelCaller, appinfo: string, sender?: string): Promise<unknown>;
-  edit(caller: ModelCaller, input: { appinfo: string; body: Json; editId?: string }): Promise<{ seq: number }>;
-  conversations(
-    caller: ModelCaller,
-    input: { limit: number; lastMessages: number },
-  ): Promise<{ convs: Array<{ state: ModelConvState; messages?: Entry[] }>; headSeq: number }>;
-  conversationHistory(caller: ModelCaller, conv: Conv, beforeSeq: number, limit: number): Promise<{ entries: Entry[] }>;
-  sync(caller: ModelCaller, maxSeq: number, limit: number): Promise<{ entries: Entry[]; convs: ModelConvState[]; convsPending?: Conv[] }>;
-}
 
 export interface SentMessage {
   appinfo: string;
@@ -292,11 +260,4 @@ export class GroupModel {
     if (mode !== this.mode) this.counts.switches++;
     this.mode = mode;
   }
-}
-
-/** The stores the oracle reads the truth from (both engines' adapters fit). */
-export interface ModelStores {
-  timeline: Pick<TimelineStore, 'readAfter' | 'getEntry'>;
-  groups: Pick<GroupStore, 'getMembership'>;
-  groupStreams: Pick<GroupStreamStore, 'readAfter'>;
 }
