@@ -5,6 +5,7 @@
  * printed; a round is replayed from its seed with `--replay <seed>`.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,7 +46,8 @@ const USAGE = `usage: npm run campaign -- [options]   (or scripts/campaign.sh [o
   --mode embedded|distributed|both   which mode's rounds to run (both)
   --rounds N --messages M            rounds per mode (100) of M messages (10000)
   --seed S | --replay HEX            the campaign's seed; or replay one round from its seed
-  --time-limit-min N                 start no round after N minutes (0: no limit)
+  --time-limit-min N                 start no round after N minutes (0: no limit); touch <out>/STOP to
+                                     stop after the running round, with the table
   --service-faults                   add Redis and NATS faults on a private pair (distributed)
   --own-cassandra                    a private Cassandra node, restarted as a fault
   --only-faults a,b                  inject only these faults
@@ -99,10 +101,18 @@ async function main(): Promise<number> {
   // A mode whose rounds keep failing to run fails for a reason the next round shares (a stale
   // keyspace, a missing binary): its later rounds are not started.
   const failedInARow = new Map<Mode, number>();
-  for (let round = 1; round <= rounds; round++) {
+  // A run is stopped between rounds, never inside one: by its time limit, or by a file named
+  // STOP in its out dir (the rounds so far then keep their table and totals, which a kill loses).
+  const stopFile = join(out, 'STOP');
+  await rm(stopFile, { force: true }); // left by an earlier run into the same dir
+  const stopReason = (): string | undefined =>
+    Date.now() > deadline ? 'time limit reached' : existsSync(stopFile) ? `${stopFile} found` : undefined;
+  let stopped: string | undefined;
+  for (let round = 1; round <= rounds && stopped === undefined; round++) {
     for (const mode of modes) {
-      if (Date.now() > deadline) {
-        log('time limit reached: no more rounds');
+      stopped = stopReason();
+      if (stopped !== undefined) {
+        log(`${stopped}: no more rounds`);
         break;
       }
       if ((failedInARow.get(mode) ?? 0) >= MAX_FAILED_TO_RUN_IN_A_ROW) continue;
