@@ -167,9 +167,8 @@ describe('docker-compose.yml', () => {
     const mount = asList(nats['volumes'], 'nats volumes').find((v) => v.split(':')[1] === conf);
     expect(mount?.split(':')[0]).toBe('./scripts/services/nats.conf');
     expect(readRepoFile('scripts/services/nats.conf')).toMatch(/^\s*sync_interval:\s*always\s*$/m);
-    const script = readRepoFile('scripts/services.sh');
-    expect(script).toContain('NATS_SYNC_INTERVAL="${NATS_SYNC_INTERVAL:-always}"');
-    expect(script).toContain('echo "$CONF_DIR/nats.conf"');
+    expect(readRepoFile('scripts/services.sh')).toContain('NATS_SYNC_INTERVAL="${NATS_SYNC_INTERVAL:-always}"');
+    expect(readRepoFile('scripts/services/nats.sh')).toContain('echo "$CONF_DIR/nats.conf"');
   });
 
   it("the workers run with the benchmarks' flags (the README's worker line too)", () => {
