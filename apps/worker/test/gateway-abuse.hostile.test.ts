@@ -4,7 +4,7 @@
  * - bad frames are charged to their sender: four sockets each sending 19 malformed 64 KB frames
  *   and one valid frame, as fast as the gateway reads and reconnecting when closed, must not slow
  *   another user's sync beyond 2x its unloaded p99 (unloaded and flooded windows alternate in
- *   one run; the figures are printed);
+ *   one run, the bound is on the median of the window pairs' ratios; the figures are printed);
  * - the per-user socket cap, lowered live with `seqline-admin limits set` against the gateway;
  * - token expiry on open sockets and the `auth` renewal.
  */
@@ -54,13 +54,15 @@ if (requireServices(await probeAll(), 'bad-frame flood on the distributed stack'
       const r = await compareUnderFlood(async () => (await victim.call('sync', { maxSeq: 0, limit: 30 })).ok, { url: gateway.url, tokens });
 
       console.log(`distributed sync unloaded: ${describeLatency(r.unloaded)}`);
-      console.log(`distributed sync under the bad-frame flood: ${describeLatency(r.flooded)}; p99 ratio ${r.ratio.toFixed(2)}`);
+      console.log(
+        `distributed sync under the bad-frame flood: ${describeLatency(r.flooded)}; p99 ratio ${r.ratio.toFixed(2)}; per window pair ${r.windowRatios.map((x) => x.toFixed(2)).join(' ')}, median ${r.medianWindowRatio.toFixed(2)}`,
+      );
       console.log(`flood: ${JSON.stringify(r.flood)}`);
       expect(r.unloaded.failures + r.flooded.failures).toBe(0);
       expect(r.flood.connects).toBeGreaterThanOrEqual(4);
       expect(r.flood.closes['1008']).toBeGreaterThanOrEqual(4);
       expect(r.flood.refusedUpgrades).toBeGreaterThan(0);
-      expect(r.ratio).toBeLessThanOrEqual(2);
+      expect(r.medianWindowRatio).toBeLessThanOrEqual(2);
       expect((await victim.syncAll()).every((e) => e.from === friend.user)).toBe(true);
     }, 90_000);
 
