@@ -48,6 +48,16 @@ async function sample(sync: () => Promise<boolean>, durationMs: number, into: Sa
   }
 }
 
+async function sampleWindow(sync: () => Promise<boolean>, ms: number): Promise<Samples> {
+  const into: Samples = { ms: [], failures: 0 };
+  await sample(sync, ms, into);
+  return into;
+}
+
+function merged(windows: Samples[]): Samples {
+  return { ms: windows.flatMap((w) => w.ms), failures: windows.reduce((n, w) => n + w.failures, 0) };
+}
+
 function summarize(s: Samples): LatencySample {
   const sorted = [...s.ms].sort((a, b) => a - b);
   const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
@@ -72,9 +82,8 @@ export async function compareUnderFlood(
   const rounds = options.rounds ?? 8;
   const windowMs = options.windowMs ?? 1100;
   const warmupMs = options.warmupMs ?? 1500;
-  const unloaded: Samples = { ms: [], failures: 0 };
-  const flooded: Samples = { ms: [], failures: 0 };
-  const windowRatios: number[] = [];
+  const calm: Samples[] = [];
+  const busy: Samples[] = [];
   await sample(sync, 300, { ms: [], failures: 0 }); // warm up the victim's path
   const attacker = new FloodProcess({ ...flood, durationMs: warmupMs + rounds * 2 * windowMs + 5000 });
   try {
@@ -82,27 +91,18 @@ export async function compareUnderFlood(
     for (let round = 0; round < rounds; round++) {
       attacker.pause();
       await new Promise((r) => setTimeout(r, 50)); // what it had sent is read and answered
-      const calm: Samples = { ms: [], failures: 0 };
-      await sample(sync, windowMs, calm);
+      calm.push(await sampleWindow(sync, windowMs));
       attacker.resume();
-      const busy: Samples = { ms: [], failures: 0 };
-      await sample(sync, windowMs, busy);
-      windowRatios.push(summarize(busy).p99 / summarize(calm).p99);
-      for (const [from, into] of [
-        [calm, unloaded],
-        [busy, flooded],
-      ] as const) {
-        into.ms.push(...from.ms);
-        into.failures += from.failures;
-      }
+      busy.push(await sampleWindow(sync, windowMs));
     }
   } catch (err) {
     await attacker.stop().catch(() => undefined);
     throw err;
   }
   const summary = await attacker.stop();
-  const u = summarize(unloaded);
-  const f = summarize(flooded);
+  const u = summarize(merged(calm));
+  const f = summarize(merged(busy));
+  const windowRatios = calm.map((c, i) => summarize(busy[i]!).p99 / summarize(c).p99);
   const sorted = [...windowRatios].sort((a, b) => a - b);
   const mid = sorted.length / 2;
   const medianWindowRatio = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
