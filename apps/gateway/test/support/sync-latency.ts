@@ -37,7 +37,8 @@ interface Samples {
 }
 
 /** Calls `sync` one at a time for `durationMs`, `pauseMs` apart (under the 200/s default rate). */
-async function sample(sync: () => Promise<boolean>, durationMs: number, into: Samples, pauseMs = 6): Promise<void> {
+async function sampleWindow(sync: () => Promise<boolean>, durationMs: number, pauseMs = 6): Promise<Samples> {
+  const into: Samples = { ms: [], failures: 0 };
   const end = performance.now() + durationMs;
   while (performance.now() < end) {
     const t0 = performance.now();
@@ -46,11 +47,6 @@ async function sample(sync: () => Promise<boolean>, durationMs: number, into: Sa
     if (!ok) into.failures++;
     await new Promise((r) => setTimeout(r, pauseMs));
   }
-}
-
-async function sampleWindow(sync: () => Promise<boolean>, ms: number): Promise<Samples> {
-  const into: Samples = { ms: [], failures: 0 };
-  await sample(sync, ms, into);
   return into;
 }
 
@@ -84,7 +80,7 @@ export async function compareUnderFlood(
   const warmupMs = options.warmupMs ?? 1500;
   const calm: Samples[] = [];
   const busy: Samples[] = [];
-  await sample(sync, 300, { ms: [], failures: 0 }); // warm up the victim's path
+  await sampleWindow(sync, 300); // warm up the victim's path
   const attacker = new FloodProcess({ ...flood, durationMs: warmupMs + rounds * 2 * windowMs + 5000 });
   try {
     await new Promise((r) => setTimeout(r, warmupMs));
