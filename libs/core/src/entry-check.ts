@@ -49,8 +49,9 @@ export function isStorableKey(key: string): boolean {
  *   server appinfo's ':' (dedup-key.ts); user ids (ID_PATTERN) always qualify;
  * - kind: one of ENTRY_KINDS, since a reader refuses any other and one such row would fail
  *   every read of its page (BadRequestError);
- * - sendTime, referSeq, recall.sendTime, seqs[]: safe integers (BadRequestError): JSON turns
- *   NaN and Infinity into null and CQL bigints hold no fractions, so they would not read back.
+ * - sendTime, referSeq, recall.sendTime, seqs[]: safe integers other than -0 (BadRequestError):
+ *   JSON turns NaN and Infinity into null and -0 into 0, and CQL bigints hold no fractions, so
+ *   they would not read back.
  */
 export function assertStorableEntry(stream: string, entry: Entry): void {
   if (!Number.isSafeInteger(entry.seq) || entry.seq < 1 || entry.seq >= Number.MAX_SAFE_INTEGER) {
@@ -72,7 +73,7 @@ export function assertStorableEntry(stream: string, entry: Entry): void {
 }
 
 function assertInteger(field: string, value: number): void {
-  if (!Number.isSafeInteger(value)) throw new BadRequestError(`${field} must be an integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || Object.is(value, -0)) throw new BadRequestError(`${field} must be an integer, got ${String(value)}`);
 }
 
 /** UTF-8 size of a string without unpaired surrogates (no Buffer: core also runs in browsers). */

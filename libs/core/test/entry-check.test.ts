@@ -61,16 +61,20 @@ describe('assertStorableEntry', () => {
       { sendTime: 2 ** 53 },
       { referSeq: 1.25 },
       { referSeq: Number.NaN },
+      { referSeq: -0 },
+      { sendTime: -0 },
       { seqs: [1, 2.5] },
       { seqs: [Number.POSITIVE_INFINITY] },
       { recall: { appinfo: 'x', sendTime: Number.NaN } },
       { recall: { appinfo: 'x', sendTime: 0.1 } },
+      { recall: { appinfo: 'x', sendTime: -0 } },
+      { seqs: [1, -0] },
     ];
     for (const over of bad) expect(refusal(over), JSON.stringify(over)).toBeInstanceOf(BadRequestError);
   });
 
   it('property: an accepted entry survives a JSON round trip unchanged', () => {
-    const num = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53));
+    const num = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53));
     fc.assert(
       fc.property(fc.record({ sendTime: num, referSeq: num, seqs: fc.array(num, { maxLength: 3 }) }), (over) => {
         const candidate = entry({ kind: 'read', ...over });
