@@ -73,7 +73,9 @@ export function assertStorableEntry(stream: string, entry: Entry): void {
 }
 
 function assertInteger(field: string, value: number): void {
-  if (!Number.isSafeInteger(value) || Object.is(value, -0)) throw new BadRequestError(`${field} must be an integer, got ${String(value)}`);
+  // String(-0) is "0": name it, or the refusal would read "must be an integer, got 0".
+  if (Object.is(value, -0)) throw new BadRequestError(`${field} must be an integer other than -0`);
+  if (!Number.isSafeInteger(value)) throw new BadRequestError(`${field} must be an integer, got ${String(value)}`);
 }
 
 /** UTF-8 size of a string without unpaired surrogates (no Buffer: core also runs in browsers). */
