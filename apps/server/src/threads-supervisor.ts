@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from '@seqline/core';
 import { seatPorts, threadMesh, type ThreadSeat } from '@seqline/bus/threads';
-import { openEmbeddedEngine } from '@seqline/store';
+import { openEmbeddedEngine, rollBackThreadWrites } from '@seqline/store';
 import type { ServerConfig } from './config.ts';
 import { SERVER_SHUTDOWN_STEPS } from './embedded-server.ts';
 import type { FromThread, ServerThreadData, ShutdownStep, ToThread } from './thread-messages.ts';
@@ -67,6 +67,8 @@ export async function startThreadedServer(
       transferList: seatPorts(seat),
       ...(options.execArgv && { execArgv: options.execArgv }),
     });
+    // Read now: a worker that ended may no longer say which thread it was.
+    const threadId = worker.threadId;
     const thread: RunningThread = {
       worker,
       listening: false,
@@ -92,7 +94,12 @@ export async function startThreadedServer(
         if (!thread.listening) return reject(new Error(`server thread ${seat.self} ended (code ${code}) before listening`));
         if (stopping || running[seat.self] !== thread) return;
         log.error({ thread: seat.self, code }, 'server thread ended; restarting it');
-        restart(seat.self, port);
+        // Its end may have torn a write transaction (lmdb-js commits what the callback had
+        // written): that is undone before anything else starts in its place.
+        rollBackThreadWrites({ dir: join(config.dataDir, 'db'), threadId, logger }).then(
+          () => restart(seat.self, port),
+          (err: unknown) => fail(err instanceof Error ? err : new Error(String(err))),
+        );
       });
     });
   }

@@ -4,7 +4,9 @@
  * are in flight. Each send is answered (stored, or refused OVERLOADED so the client resends) or
  * its connection drops with the thread; none hangs. The thread is restarted, joins the mesh
  * again, and service resumes: every acknowledged send is in the inbox exactly once, and new
- * sends through either thread are stored. /metrics merges both threads.
+ * sends through either thread are stored. (Before torn-writes.ts, an end inside a write
+ * transaction left a conversation record without its watermark — every later append to the
+ * inbox refused — or an entry without its dedup row — a resend stored twice.) /metrics merges both threads.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -75,12 +77,17 @@ describe('threads supervisor', () => {
     // One sender each (a user's requests in flight are bounded), on both threads' inboxes.
     const ids = Array.from({ length: 400 }, () => appinfo());
     const senderOf = (i: number): string => `sup-sender${i}`;
+    // Thread 0 owns bob's inbox and bound the port first: both must come back. It ends mid-burst,
+    // at the 20th answer (a later poll may find the burst over), most likely inside a write
+    // transaction: what that tore is rolled back before it restarts (torn-writes.ts).
     let settled = 0;
-    const burst = ids.map((id, i) => send(senderOf(i), bob, id).finally(() => settled++));
-    // Thread 0 owns bob's inbox and bound the port first: both must come back. It ends mid-burst.
-    await waitFor(() => settled >= 20 || undefined);
-    await server.worker(0).terminate();
+    let ended: Promise<number> | undefined;
+    const endThread0 = (): void => {
+      if (++settled === 20) ended = server.worker(0).terminate();
+    };
+    const burst = ids.map((id, i) => send(senderOf(i), bob, id).finally(endThread0));
     const outcomes = await Promise.all(burst);
+    await ended;
     expect(outcomes.filter((o) => !['stored', 'OVERLOADED', 'connection lost'].includes(o))).toEqual([]);
     const tally = Object.fromEntries(['stored', 'OVERLOADED', 'connection lost'].map((o) => [o, outcomes.filter((x) => x === o).length]));
     console.log(`threads supervisor: burst outcomes while thread 0 ended: ${JSON.stringify(tally)}`);

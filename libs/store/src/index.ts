@@ -3,4 +3,4 @@
  * adapter is the `@seqline/store/scylla` entry (src/scylla/index.ts), so importing this one
  * never loads cassandra-driver.
  */
-export { openEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded/engine.ts';
+export { openEmbeddedEngine, rollBackThreadWrites, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded/engine.ts';

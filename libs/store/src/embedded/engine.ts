@@ -6,6 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isMainThread, threadId } from 'node:worker_threads';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import {
   silentLogger,
@@ -37,6 +38,7 @@ import { removeRebuildScratches } from './rebuild-scratch.ts';
 import { SeqLog, type AppinfoKey, type SeqKey, type SeqLogDbs } from './seq-log.ts';
 import { LmdbSettingsStore, SETTINGS_DB_NAME } from './settings.ts';
 import { LmdbTimelineStore } from './timeline.ts';
+import { rollBackTornWrites, WriteJournal } from './torn-writes.ts';
 import { WriteBatcher } from './write-batcher.ts';
 
 export interface EmbeddedEngineOptions {
@@ -56,6 +58,11 @@ export interface EmbeddedEngineOptions {
    * Default true.
    */
   startupChores?: boolean;
+  /**
+   * False leaves a worker thread's write transactions unjournaled (torn-writes.ts): a thread's
+   * end may then tear one. For measuring what the journal costs (bench/write-journal.ts) only.
+   */
+  journalWrites?: boolean;
 }
 
 export interface EmbeddedEngine {
@@ -92,8 +99,10 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
     maxDbs: DB_COUNT + 5, // + settings (settings.ts) and spare room
     mapSize: INITIAL_MAP_SIZE,
   });
-  const db = <V, K extends Key>(name: string): Database<V, K> => env.openDB<V, K>({ name });
-  const writes = new WriteBatcher(env);
+  // A thread's end can tear its transaction (torn-writes.ts): its writes are journaled there.
+  const journal = new WriteJournal(env, isMainThread || options.journalWrites === false ? undefined : threadId);
+  const db = <V, K extends Key>(name: string): Database<V, K> => journal.watch(name, env.openDB<V, K>({ name }));
+  const writes = new WriteBatcher(env, journal);
 
   const inboxLog: InboxLogDbs = {
     entries: db<JsonRow<Entry>, SeqKey>(DB_NAMES.timeline),
@@ -102,7 +111,10 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   // Rebuilds fold in scratch environments of their own under the engine's directory; a crash's are removed here.
   const scratchRoot = join(options.dir, REBUILD_SCRATCH_DIR);
   const chores = options.startupChores !== false;
-  if (chores) await removeRebuildScratches(scratchRoot);
+  if (chores) {
+    await rollBackTornWrites(env, logger);
+    await removeRebuildScratches(scratchRoot);
+  }
   const index = conversationIndexParts({ db: db(DB_NAMES.conversations), log: inboxLog, writes, logger, scratchRoot });
   const timeline = new LmdbTimelineStore(
     new SeqLog(inboxLog, writes, options.indexConversations === false ? undefined : index.writer),
@@ -160,6 +172,19 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   const conversations = index.index;
   const conversationRebuilder = index.rebuilder;
   return { timeline, conversations, conversationRebuilder, groups, groupStreams, ceilings, jobs, settings, close };
+}
+
+/**
+ * Puts back what a thread's torn transactions wrote (torn-writes.ts), once the thread has ended
+ * and before another starts in its place. Returns the rows put back.
+ */
+export async function rollBackThreadWrites(options: { dir: string; threadId: number; logger?: Logger }): Promise<number> {
+  const env = open({ path: options.dir, noSubdir: false, maxDbs: DB_COUNT + 5, mapSize: INITIAL_MAP_SIZE });
+  try {
+    return await rollBackTornWrites(env, options.logger ?? silentLogger, options.threadId);
+  } finally {
+    await closeEnv(env);
+  }
 }
 
 async function closeEnv(env: RootDatabase): Promise<void> {

@@ -10,6 +10,7 @@
  * throw only fails that work — writes it already made would still commit.
  */
 import type { RootDatabase } from 'lmdb';
+import type { WriteJournal } from './torn-writes.ts';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -31,7 +32,11 @@ export class WriteBatcher {
   /** A transaction is queued in lmdb-js that will drain `queue`. */
   private scheduled = false;
 
-  constructor(private readonly env: RootDatabase) {}
+  constructor(
+    private readonly env: RootDatabase,
+    /** Records each transaction's writes where a thread's end could tear it (torn-writes.ts). */
+    private readonly journal?: WriteJournal,
+  ) {}
 
   /** Runs `work` in the next write transaction; resolves once it is committed and flushed. */
   run<T>(work: () => T): Promise<T> {
@@ -48,7 +53,7 @@ export class WriteBatcher {
     let leftovers = false;
     let committed: Promise<void>;
     try {
-      committed = this.env.transaction(() => {
+      const drain = (): void => {
         drained = this.queue.splice(0, MAX_WRITES_PER_TXN);
         // Writes queued from now on need a transaction of their own (leftovers get it below).
         leftovers = this.queue.length > 0;
@@ -60,7 +65,8 @@ export class WriteBatcher {
             write.outcome = { ok: false, error };
           }
         }
-      });
+      };
+      committed = this.env.transaction(() => (this.journal ? this.journal.run(drain) : drain()));
     } catch (error) {
       // The environment is closed: lmdb-js refuses to queue the transaction at all.
       this.scheduled = false;
