@@ -25,6 +25,12 @@ const BENCHES: BenchSpec[] = [
     what: 'appends/s through InboxOwner on LMDB',
     run: async () => (await import('./append.ts')).runAppendBench(),
   },
+  {
+    name: 'write-journal',
+    aliases: ['journal', 'torn-writes'],
+    what: "appends/s in a worker thread with its transactions journaled (a thread's end cannot tear them) vs without",
+    run: async () => (await import('./write-journal.ts')).runWriteJournalBench(),
+  },
   { name: 'seq', aliases: ['alloc'], what: 'seq allocations/s in memory', run: async () => (await import('./seq.ts')).runSeqBench() },
   { name: 'sync', aliases: [], what: 'sync of 200 entries over WebSocket', run: async () => (await import('./sync.ts')).runSyncBench() },
   {
