@@ -10,30 +10,20 @@
  * whole), every put and remove inside a WriteBatcher transaction first records the row as it
  * was, under [threadId, n] in UNDO_DB_NAME with the transaction's number, and the transaction's
  * last write marks that number complete under [threadId, -1]. Each transaction overwrites the
- * records of the one before (no delete per row: half the cost). A torn one leaves, for each of
+ * records of the one before (no delete per row). A torn one leaves, for each of
  * its writes that landed, a record above the complete mark, written before the write.
  * `rollBackTornWrites` puts those rows back, newest first: the thread supervisor runs it when a
  * thread ended, before starting it again, and the engine at open (a process that died before
  * its supervisor could).
  */
 import { asBinary, type Database, type Key, type RootDatabase } from 'lmdb';
-import { fromBufferKey, toBufferKey } from 'ordered-binary';
 import type { Logger } from '@seqline/core';
 
 export const UNDO_DB_NAME = 'write_undo';
 
-/**
- * One record, packed by hand (msgpack cost more than the rest of the record together):
- * u32 transaction number · u8 db name length · db name · u16 key length · key (ordered-binary,
- * lmdb-js's own key encoding) · u8 1 when the row existed · its bytes before the write.
- */
-interface UndoRecord {
-  txn: number;
-  name: string;
-  key: Key;
-  before: Uint8Array | null;
-}
-/** n = COMPLETE_MARK: the number of the thread's last complete transaction (u32). */
+/** [transaction number, db name, key, the row's bytes before the write (null: there was none)]. */
+type UndoRecord = [txn: number, name: string, key: Key, before: Uint8Array | null];
+/** n = COMPLETE_MARK: the number of the thread's last complete transaction. */
 type UndoKey = [threadId: number, n: number];
 const COMPLETE_MARK = -1;
 
@@ -43,36 +33,8 @@ interface WritableDb {
   getBinary(key: Key): Uint8Array | undefined;
 }
 
-function packRecord(txn: number, name: Buffer, key: Key, before: Uint8Array | undefined): Buffer {
-  const keyBytes = toBufferKey(key);
-  const size = 4 + 1 + name.length + 2 + keyBytes.length + 1 + (before?.length ?? 0);
-  const out = Buffer.allocUnsafe(size);
-  let at = out.writeUInt32LE(txn, 0);
-  at = out.writeUInt8(name.length, at);
-  at += name.copy(out, at);
-  at = out.writeUInt16LE(keyBytes.length, at);
-  at += keyBytes.copy(out, at);
-  at = out.writeUInt8(before === undefined ? 0 : 1, at);
-  if (before !== undefined) out.set(before, at);
-  return out;
-}
-
-function unpackRecord(bytes: Buffer): UndoRecord {
-  const txn = bytes.readUInt32LE(0);
-  const nameLength = bytes.readUInt8(4);
-  const name = bytes.toString('utf8', 5, 5 + nameLength);
-  let at = 5 + nameLength;
-  const keyLength = bytes.readUInt16LE(at);
-  at += 2;
-  // An lmdb-js key went in (ordered-binary's Key type also admits null, which none is).
-  const key = fromBufferKey(bytes.subarray(at, at + keyLength)) as Key;
-  at += keyLength;
-  const existed = bytes.readUInt8(at) === 1;
-  return { txn, name, key, before: existed ? bytes.subarray(at + 1) : null };
-}
-
 export class WriteJournal {
-  private readonly undo: Database<Buffer, UndoKey>;
+  private readonly undo: Database<UndoRecord | number, UndoKey>;
   private recording = false;
   private txn = 0;
   private count = 0;
@@ -82,7 +44,7 @@ export class WriteJournal {
     env: RootDatabase,
     private readonly threadId: number | undefined,
   ) {
-    this.undo = openUndo(env);
+    this.undo = env.openDB<UndoRecord | number, UndoKey>({ name: UNDO_DB_NAME });
   }
 
   /** `db`, whose puts and removes inside a journaled transaction record the row they replace. */
@@ -91,13 +53,12 @@ export class WriteJournal {
     const target = db as unknown as WritableDb;
     const put = target.put.bind(target);
     const remove = target.remove.bind(target);
-    const nameBytes = Buffer.from(name);
     target.put = (key, ...rest) => {
-      this.record(nameBytes, target, key);
+      this.record(name, target, key);
       return put(key, ...rest);
     };
     target.remove = (key, ...rest) => {
-      this.record(nameBytes, target, key);
+      this.record(name, target, key);
       return remove(key, ...rest);
     };
     return db;
@@ -113,24 +74,15 @@ export class WriteJournal {
       callback();
     } finally {
       this.recording = false;
-      if (this.count > 0) this.undo.put([this.threadId, COMPLETE_MARK], txnBytes(this.txn));
+      if (this.count > 0) this.undo.put([this.threadId, COMPLETE_MARK], this.txn);
     }
   }
 
-  private record(name: Buffer, db: WritableDb, key: Key): void {
+  private record(name: string, db: WritableDb, key: Key): void {
     if (!this.recording || this.threadId === undefined) return;
-    this.undo.put([this.threadId, this.count++], packRecord(this.txn, name, key, db.getBinary(key)));
+    // getBinary answers a copy: lmdb-js reuses only the buffer of getBinaryFast.
+    this.undo.put([this.threadId, this.count++], [this.txn, name, key, db.getBinary(key) ?? null]);
   }
-}
-
-function openUndo(env: RootDatabase): Database<Buffer, UndoKey> {
-  return env.openDB<Buffer, UndoKey>({ name: UNDO_DB_NAME, encoding: 'binary' });
-}
-
-function txnBytes(txn: number): Buffer {
-  const out = Buffer.allocUnsafe(4);
-  out.writeUInt32LE(txn, 0);
-  return out;
 }
 
 /**
@@ -138,7 +90,7 @@ function txnBytes(txn: number): Buffer {
  * every thread (none runs: the engine's open). Returns how many rows were put back.
  */
 export async function rollBackTornWrites(env: RootDatabase, logger: Logger, threadId?: number): Promise<number> {
-  const undo = openUndo(env);
+  const undo = env.openDB<UndoRecord | number, UndoKey>({ name: UNDO_DB_NAME });
   const dbs = new Map<string, Database>();
   const dbOf = (name: string): Database => {
     let db = dbs.get(name);
@@ -151,19 +103,23 @@ export async function rollBackTornWrites(env: RootDatabase, logger: Logger, thre
   for (const { key, value } of undo.getRange(range)) {
     const thread = threads.get(key[0]) ?? { complete: 0, records: [] };
     threads.set(key[0], thread);
-    if (key[1] === COMPLETE_MARK) thread.complete = value.readUInt32LE(0);
-    // Copied: a range's values may share a buffer that the next row overwrites.
-    else thread.records.push({ key, record: unpackRecord(Buffer.from(value)) });
+    if (key[1] === COMPLETE_MARK) thread.complete = value as number;
+    else {
+      // The old bytes copied: a range's decoded binary may view a buffer the next row reuses.
+      const [txn, name, rowKey, before] = value as UndoRecord;
+      thread.records.push({ key, record: [txn, name, rowKey, before === null ? null : Uint8Array.from(before)] });
+    }
   }
   if (threads.size === 0) return 0;
   let restored = 0;
   await env.transaction(() => {
     for (const [thread, { complete, records }] of threads) {
       // Newest first: a row written twice in the transaction ends as it was before the first write.
-      for (const { record } of [...records].reverse()) {
-        if (record.txn <= complete) continue;
-        if (record.before === null) dbOf(record.name).remove(record.key);
-        else dbOf(record.name).put(record.key, asBinary(record.before));
+      for (const { record } of records.reverse()) {
+        const [txn, name, rowKey, before] = record;
+        if (txn <= complete) continue;
+        if (before === null) dbOf(name).remove(rowKey);
+        else dbOf(name).put(rowKey, asBinary(before));
         restored++;
       }
       for (const { key } of records) undo.remove(key);
