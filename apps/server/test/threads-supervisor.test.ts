@@ -4,9 +4,9 @@
  * are in flight. Each send is answered (stored, or refused OVERLOADED so the client resends) or
  * its connection drops with the thread; none hangs. The thread is restarted, joins the mesh
  * again, and service resumes: every acknowledged send is in the inbox exactly once, and new
- * sends through either thread are stored. (Before torn-writes.ts, an end inside a write
- * transaction left a conversation record without its watermark — every later append to the
- * inbox refused — or an entry without its dedup row — a resend stored twice.) /metrics merges both threads.
+ * sends through either thread are stored. /metrics merges both threads. (Before torn-writes.ts,
+ * an end inside a write transaction left a conversation record without its watermark — every
+ * later append to the inbox refused — or an entry without its dedup row — a resend stored twice.)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
