@@ -93,12 +93,7 @@ const INITIAL_MAP_SIZE = 256 * 1024 * 1024;
 export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promise<EmbeddedEngine> {
   const logger = (options.logger ?? silentLogger).child({ component: 'embedded-store' });
   await mkdir(options.dir, { recursive: true });
-  const env = open({
-    path: options.dir,
-    noSubdir: false, // `dir` is a directory even when its name has a dot
-    maxDbs: DB_COUNT + 5, // + settings (settings.ts) and spare room
-    mapSize: INITIAL_MAP_SIZE,
-  });
+  const env = openEnv(options.dir);
   // A thread's end can tear its transaction (torn-writes.ts): its writes are journaled there.
   const journal = new WriteJournal(env, isMainThread || options.journalWrites === false ? undefined : threadId);
   const db = <V, K extends Key>(name: string): Database<V, K> => journal.watch(name, env.openDB<V, K>({ name }));
@@ -179,12 +174,22 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
  * and before another starts in its place. Returns the rows put back.
  */
 export async function rollBackThreadWrites(options: { dir: string; threadId: number; logger?: Logger }): Promise<number> {
-  const env = open({ path: options.dir, noSubdir: false, maxDbs: DB_COUNT + 5, mapSize: INITIAL_MAP_SIZE });
+  const env = openEnv(options.dir);
   try {
     return await rollBackTornWrites(env, options.logger ?? silentLogger, options.threadId);
   } finally {
     await closeEnv(env);
   }
+}
+
+/** The engine's LMDB environment: one opening for the engine and for a rollback alike. */
+function openEnv(dir: string): RootDatabase {
+  return open({
+    path: dir,
+    noSubdir: false, // `dir` is a directory even when its name has a dot
+    maxDbs: DB_COUNT + 5, // + settings (settings.ts), the undo records (torn-writes.ts) and spare room
+    mapSize: INITIAL_MAP_SIZE,
+  });
 }
 
 async function closeEnv(env: RootDatabase): Promise<void> {
